@@ -1,0 +1,183 @@
+# omnibox - one non-recursive makefile.  Everything it builds goes to $(B).
+#
+#   make                 build/omnibox-compile (and the library it uses)
+#   make check           install missing packages, build, run every test
+#   make demo            install missing packages, build, show the examples
+#   make golden          rewrite golden/*/expect.* after an intended change
+#   make golden-check    diff golden/ against what the compiler emits now
+#   make SANITIZE=address,undefined check
+#   make fuzz [FUZZ_SECONDS=600]   make bench   make format
+#   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall   make clean
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.DEFAULT_GOAL := all
+
+B ?= build
+ifneq ($(SANITIZE),)
+B := build/sanitize
+SANFLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DESTDIR ?=
+CC ?= cc
+FUZZ_CC ?= clang
+RE2C ?= re2c
+LEMON ?= lemon
+LEMPAR ?= /usr/share/lemon/lempar.c
+FUZZ_SECONDS ?= 60
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
+	-Wwrite-strings -Wvla -Wformat=2 -Wundef -Wimplicit-fallthrough
+# Warnings are errors in development builds; a packager may pass WERROR=.
+WERROR ?= -Werror
+CFLAGS ?= -O2 -g
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -I. -I$(B)/grammar $(SANFLAGS)
+ALL_CFLAGS = $(BASE_CFLAGS) $(WARN) $(WERROR) $(CFLAGS) -MMD -MP
+# Generated C is not ours to lint.
+GEN_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -w -MMD -MP
+ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
+LIBS := -lyaml
+
+# ---- sources -------------------------------------------------------------
+
+LIB_SRC := \
+	compiler/arena.c \
+	compiler/diag.c \
+	compiler/yaml_tree.c \
+	compiler/validate.c \
+	compiler/policy.c \
+	compiler/textbuf.c \
+	compiler/udiff.c \
+	compiler/fileio.c \
+	grammar/egress.c \
+	grammar/egress_match.c \
+	emitters/emit_ir.c \
+	emitters/emit_egress.c \
+	emitters/emit.c \
+	emitters/json.c
+GEN_SRC := $(B)/grammar/egress_lex.c $(B)/grammar/egress_gram.c
+GEN_HDR := $(B)/grammar/egress_gram.h
+
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(GEN_SRC:$(B)/%.c=$(B)/obj/gen/%.o)
+LIB := $(B)/libomnibox.a
+
+COMPILE := $(B)/omnibox-compile
+UNIT := frontend egress_parse egress_match
+UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
+BENCH_BIN := $(B)/bench/bench_match
+FUZZ := yaml egress
+FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
+
+# ---- build ---------------------------------------------------------------
+
+all: $(COMPILE)
+
+$(B)/obj/%.o: %.c | $(GEN_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/obj/gen/%.o: $(B)/%.c | $(GEN_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(GEN_CFLAGS) -c -o $@ $<
+
+$(B)/grammar/egress_gram.c $(B)/grammar/egress_gram.h &: grammar/egress_gram.y
+	@mkdir -p $(@D)
+	$(LEMON) -q -d$(B)/grammar -T$(LEMPAR) $<
+
+$(B)/grammar/egress_lex.c: grammar/egress_lex.re $(GEN_HDR)
+	@mkdir -p $(@D)
+	$(RE2C) -W --no-generation-date --no-version -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(COMPILE): $(B)/obj/compiler/main.o $(LIB)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+# ---- tests ---------------------------------------------------------------
+
+$(B)/tests/test_%: $(B)/obj/tests/unit/test_%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
+
+unit: $(UNIT_BIN)
+	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t --short-filename; done
+
+golden: $(COMPILE)
+	tests/golden.sh update $(COMPILE)
+
+golden-check: $(COMPILE)
+	tests/golden.sh check $(COMPILE)
+
+check-cli: $(COMPILE)
+	tests/cli.sh $(COMPILE)
+
+deps:
+	@.ci/install-deps
+
+check: deps
+	$(MAKE) --no-print-directory unit golden-check check-cli
+
+# ---- fuzzing and benchmarks ---------------------------------------------
+
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -I. -I$(B)/grammar -g -O1 \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_OBJ := $(LIB_SRC:%.c=$(B)/fuzzobj/%.o) $(GEN_SRC:$(B)/%.c=$(B)/fuzzobj/gen/%.o)
+
+$(B)/fuzzobj/%.o: %.c | $(GEN_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/fuzzobj/gen/%.o: $(B)/%.c | $(GEN_HDR)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -w -MMD -MP -c -o $@ $<
+
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+
+fuzz: deps $(FUZZ_BIN)
+	@set -e; for f in $(FUZZ); do \
+		mkdir -p $(B)/fuzz/corpus-$$f; \
+		echo "== fuzz_$$f for $(FUZZ_SECONDS)s"; \
+		$(B)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-dict=tests/fuzz/$$f.dict $(B)/fuzz/corpus-$$f tests/fuzz/corpus/$$f; \
+	done
+
+$(B)/bench/%: $(B)/obj/tests/bench/%.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+bench: $(COMPILE) $(BENCH_BIN)
+	tests/bench/run.sh $(B)
+
+# ---- demo, install, housekeeping ----------------------------------------
+
+demo: deps
+	$(MAKE) --no-print-directory all
+	tests/demo.sh $(B)
+
+install: $(COMPILE)
+	install -d $(DESTDIR)$(BINDIR)
+	install -m 0755 $(COMPILE) $(DESTDIR)$(BINDIR)/omnibox-compile
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/omnibox-compile
+
+FORMAT_SRC = $(wildcard compiler/*.[ch] grammar/*.[ch] emitters/*.[ch] runtime/*.[ch] \
+	tests/unit/*.c tests/fuzz/*.c tests/bench/*.c)
+
+format:
+	clang-format -i $(FORMAT_SRC)
+
+clean:
+	rm -rf build
+
+.PHONY: all unit golden golden-check check-cli deps check fuzz bench demo install uninstall \
+	format clean
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

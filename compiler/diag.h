@@ -1,0 +1,67 @@
+/*
+ * diag.h - GCC-style diagnostics with the source line and a caret.
+ *
+ *   agent.yaml:14:7: error: unknown key 'write_path' in os_env.sandbox (did you mean 'write_paths'?)
+ *      14 |       write_path: [.]
+ *         |       ^~~~~~~~~~
+ *
+ * Diagnostics are collected, sorted by position and printed together, so a
+ * file's errors come out in reading order whatever order the checks ran in.
+ * At most DIAG_MAX_ERRORS errors are kept.
+ */
+#ifndef OMNIBOX_DIAG_H
+#define OMNIBOX_DIAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "arena.h"
+#include "loc.h"
+
+#define DIAG_MAX_ERRORS 20
+
+enum diag_level { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE };
+
+struct diag_entry {
+	enum diag_level level;
+	struct loc loc;
+	const char *message;
+	size_t seq; /* emission order, to keep the sort stable */
+};
+
+struct diag {
+	struct arena *arena;
+	const char *name;  /* the file name as given on the command line */
+	const char *text;  /* the source, LEN bytes (may be NULL) */
+	size_t len;
+	struct diag_entry *v;
+	size_t n, cap;
+	unsigned errors, warnings;
+	bool truncated;    /* more than DIAG_MAX_ERRORS errors were reported */
+};
+
+/* Start collecting diagnostics about NAME, whose contents are TEXT/LEN. */
+void diag_init(struct diag *d, struct arena *a, const char *name, const char *text, size_t len);
+
+void diag_error(struct diag *d, struct loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void diag_warning(struct diag *d, struct loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void diag_note(struct diag *d, struct loc loc, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * The length of the line break at P (before END): 1 or 2 for \n, \r\n and
+ * \r; 2 or 3 for U+0085, U+2028 and U+2029, which YAML also counts as
+ * breaks; 0 when P is not at a break.
+ */
+size_t diag_break_len(const char *p, const char *end);
+
+/*
+ * Print everything collected, in source order, to F; warnings are left out
+ * when WITH_WARNINGS is false.  Clears the list.
+ */
+void diag_print(struct diag *d, FILE *f, bool with_warnings);
+
+#endif

@@ -1,0 +1,387 @@
+/*
+ * main.c - omnibox-compile: agent YAML in, sandbox profiles out.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../emitters/emit.h"
+#include "arena.h"
+#include "diag.h"
+#include "fileio.h"
+#include "policy.h"
+#include "textbuf.h"
+#include "udiff.h"
+
+#define OMNIBOX_VERSION "0.1.0"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_STALE = 1,
+	EXIT_USAGE = 2,
+	EXIT_INVALID = 65,
+	EXIT_UNAVAILABLE = 69,
+	EXIT_INTERNAL = 70,
+	EXIT_IO = 74,
+};
+
+struct options {
+	const char *input;
+	int target;	 /* a TARGET_*, or -1 for all */
+	bool target_set;
+	const char *emit;
+	const char *output;
+	const char *terminal;
+	const char *check;
+	bool quiet, verbose;
+};
+
+static const char usage_text[] =
+	"usage: omnibox-compile [OPTIONS] AGENT.yaml\n"
+	"\n"
+	"Compile the os_env sandbox policy of an agent YAML into native sandbox profiles.\n"
+	"\n"
+	"  -t, --target=linux|darwin|windows|all   default: the host's platform\n"
+	"  -e, --emit=KIND      one output of the target (default: ir):\n"
+	"                         ir      the validated policy as JSON, with source lines\n"
+	"                         egress  the normalised egress rule table\n"
+	"  -o, --output=PATH    write to PATH instead of stdout; with --target=all, PATH is\n"
+	"                       a directory that receives every output\n"
+	"      --terminal=NAME  compile the effective policy of terminals.NAME\n"
+	"      --check=DIR      compare DIR (as written by --target=all -o DIR, or for the\n"
+	"                       given --target) with what would be written now; exit 1 and\n"
+	"                       print a unified diff when it is stale\n"
+	"  -q, --quiet          no warnings\n"
+	"  -v, --verbose        say which files were written or checked\n"
+	"      --version        print the version\n"
+	"      --help           print this help\n"
+	"\n"
+	"AGENT.yaml may be '-' for standard input.  Nothing is written when there is an\n"
+	"error, and an output file is replaced whole or not at all.\n"
+	"\n"
+	"exit status: 0 ok; 1 --check found differences; 2 usage error; 65 invalid policy\n"
+	"(diagnostics on stderr); 70 internal error; 74 I/O error.\n";
+
+static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("omnibox-compile: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'omnibox-compile --help'.\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+static int
+host_target(void)
+{
+#if defined(__APPLE__)
+	return TARGET_DARWIN;
+#elif defined(_WIN32)
+	return TARGET_WINDOWS;
+#else
+	return TARGET_LINUX;
+#endif
+}
+
+static void
+parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_TERMINAL = 256, OPT_CHECK, OPT_VERSION, OPT_HELP };
+	static const struct option longopts[] = {
+		{"target", required_argument, NULL, 't'},
+		{"emit", required_argument, NULL, 'e'},
+		{"output", required_argument, NULL, 'o'},
+		{"terminal", required_argument, NULL, OPT_TERMINAL},
+		{"check", required_argument, NULL, OPT_CHECK},
+		{"quiet", no_argument, NULL, 'q'},
+		{"verbose", no_argument, NULL, 'v'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"help", no_argument, NULL, OPT_HELP},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->target = host_target();
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":t:e:o:qv", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			o->target_set = true;
+			if (!strcmp(optarg, "all"))
+				o->target = -1;
+			else if ((o->target = target_parse(optarg)) < 0)
+				usage_error("unknown target '%s' (linux, darwin, windows or all)",
+					    optarg);
+			break;
+		case 'e':
+			o->emit = optarg;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_TERMINAL:
+			o->terminal = optarg;
+			break;
+		case OPT_CHECK:
+			o->check = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case OPT_VERSION:
+			printf("omnibox-compile %s\n", OMNIBOX_VERSION);
+			exit(EXIT_OK);
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			exit(EXIT_OK);
+		case ':':
+			usage_error("option '%s' needs a value", argv[optind - 1]);
+			break;
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		usage_error("%s", "no AGENT.yaml given");
+	if (optind + 1 < argc)
+		usage_error("one AGENT.yaml at a time; '%s' is one too many", argv[optind + 1]);
+	o->input = argv[optind];
+	if (o->check && !o->target_set)
+		o->target = -1;
+	if (o->check && (o->output || o->emit))
+		usage_error("%s", "--check compares a whole directory; it takes no --output or --emit");
+	if (o->target < 0 && !o->check && !o->output)
+		usage_error("%s", "--target=all writes several files: give --output=DIR");
+	if (o->target < 0 && o->emit)
+		usage_error("%s", "--emit selects one output, --target=all writes them all");
+}
+
+/* One file of an output directory: where it goes and what it holds. */
+struct artifact {
+	char *rel; /* "policy.ir.json", "linux/bwrap.args" */
+	struct textbuf data;
+};
+
+struct artifacts {
+	struct artifact *v;
+	size_t n, cap;
+};
+
+static int
+run_emitter(const struct emitter *e, const struct policy *p, enum target t, struct diag *d,
+	    struct textbuf *out)
+{
+	if (e->per_target && emit_check_target(p, t, d) < 0)
+		return -1;
+	return e->emit(p, t, d, out);
+}
+
+/* Every output for the selected target(s), in a fixed order. */
+static int
+collect_artifacts(const struct policy *p, int target, struct diag *d, struct artifacts *set,
+		  struct arena *a)
+{
+	int rc = 0;
+
+	for (const struct emitter *e = emitters; e->name; e++) {
+		for (int t = 0; t < TARGET_COUNT; t++) {
+			struct artifact *art;
+
+			if (target >= 0 && t != target)
+				continue;
+			if (!(e->targets & TARGET_BIT(t)))
+				continue;
+			art = ARENA_PUSH(a, set->v, set->n, set->cap);
+			art->rel = e->per_target
+					   ? arena_printf(a, "%s/%s", target_name((enum target)t),
+							  e->file)
+					   : arena_strdup(a, e->file);
+			if (run_emitter(e, p, (enum target)t, d, &art->data) < 0)
+				rc = -1;
+			if (!e->per_target)
+				break; /* one copy, whatever the target */
+		}
+	}
+	return rc;
+}
+
+static void
+free_artifacts(struct artifacts *set)
+{
+	for (size_t i = 0; i < set->n; i++)
+		tb_free(&set->v[i].data);
+}
+
+static int
+check_directory(const struct options *o, const struct artifacts *set)
+{
+	struct textbuf diff = {0};
+	int stale = 0;
+
+	for (size_t i = 0; i < set->n; i++) {
+		const struct artifact *art = &set->v[i];
+		char *path, *old_label, *new_label;
+		struct textbuf old = {0};
+		int rc;
+
+		if (asprintf(&path, "%s/%s", o->check, art->rel) < 0)
+			abort();
+		rc = file_read(path, &old, FILE_READ_MAX);
+		if (rc == -ENOENT) {
+			tb_printf(&diff, "Missing: %s (would be written)\n", path);
+			stale = 1;
+		} else if (rc < 0) {
+			fprintf(stderr, "omnibox-compile: %s: %s\n", path, strerror(-rc));
+			free(path);
+			tb_free(&diff);
+			return EXIT_IO;
+		} else {
+			if (asprintf(&old_label, "a/%s", art->rel) < 0 ||
+			    asprintf(&new_label, "b/%s", art->rel) < 0)
+				abort();
+			if (udiff(old_label, old.data ? old.data : "", old.len, new_label,
+				  art->data.data ? art->data.data : "", art->data.len, &diff))
+				stale = 1;
+			else if (o->verbose)
+				fprintf(stderr, "omnibox-compile: %s is up to date\n", path);
+			free(old_label);
+			free(new_label);
+		}
+		tb_free(&old);
+		free(path);
+	}
+	if (diff.len)
+		fwrite(diff.data, 1, diff.len, stdout);
+	tb_free(&diff);
+	if (stale)
+		fprintf(stderr, "omnibox-compile: %s is stale; regenerate it with -o\n", o->check);
+	return stale ? EXIT_STALE : EXIT_OK;
+}
+
+static int
+write_directory(const struct options *o, const struct artifacts *set)
+{
+	for (size_t i = 0; i < set->n; i++) {
+		char *path;
+		int rc;
+
+		if (asprintf(&path, "%s/%s", o->output, set->v[i].rel) < 0)
+			abort();
+		rc = file_write_atomic(path, set->v[i].data.data ? set->v[i].data.data : "",
+				       set->v[i].data.len, true);
+		if (rc < 0) {
+			fprintf(stderr, "omnibox-compile: %s: %s\n", path, strerror(-rc));
+			free(path);
+			return EXIT_IO;
+		}
+		if (o->verbose)
+			fprintf(stderr, "omnibox-compile: wrote %s\n", path);
+		free(path);
+	}
+	return EXIT_OK;
+}
+
+static int
+emit_one(const struct options *o, const struct policy *p, struct diag *d)
+{
+	const struct emitter *e;
+	struct textbuf out = {0};
+	int rc;
+
+	if (o->emit) {
+		e = emitter_find(o->emit);
+		if (!e)
+			usage_error("unknown output kind '%s' (see --help)", o->emit);
+		if (!(e->targets & TARGET_BIT(o->target)))
+			usage_error("--emit=%s is not an output of this target", o->emit);
+	} else {
+		e = emitter_default((enum target)o->target);
+	}
+	if (e->binary && !o->output && isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "omnibox-compile: --emit=%s is binary; give --output=FILE\n",
+			e->name);
+		return EXIT_USAGE;
+	}
+	if (run_emitter(e, p, (enum target)o->target, d, &out) < 0) {
+		tb_free(&out);
+		return EXIT_INVALID;
+	}
+	if (o->output) {
+		rc = file_write_atomic(o->output, out.data ? out.data : "", out.len, false);
+		if (rc < 0) {
+			fprintf(stderr, "omnibox-compile: %s: %s\n", o->output, strerror(-rc));
+			tb_free(&out);
+			return EXIT_IO;
+		}
+		if (o->verbose)
+			fprintf(stderr, "omnibox-compile: wrote %s\n", o->output);
+	} else if (out.len && fwrite(out.data, 1, out.len, stdout) != out.len) {
+		tb_free(&out);
+		return EXIT_IO;
+	}
+	tb_free(&out);
+	return EXIT_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options o;
+	struct textbuf src = {0};
+	struct arena *a;
+	struct diag d;
+	struct policy *p;
+	const char *name;
+	int rc;
+
+	parse_options(argc, argv, &o);
+	name = strcmp(o.input, "-") ? o.input : "<stdin>";
+	rc = strcmp(o.input, "-") ? file_read(o.input, &src, FILE_READ_MAX)
+				  : file_read_fd(STDIN_FILENO, &src, FILE_READ_MAX);
+	if (rc < 0) {
+		fprintf(stderr, "omnibox-compile: %s: %s\n", name,
+			rc == -EFBIG ? "file is larger than 16 MiB" : strerror(-rc));
+		return EXIT_IO;
+	}
+	a = arena_new();
+	diag_init(&d, a, name, src.data ? src.data : "", src.len);
+	p = policy_compile(a, &d, name, src.data ? src.data : "", src.len);
+	rc = p ? EXIT_OK : EXIT_INVALID;
+	if (p && o.terminal && !(p = policy_select_terminal(a, &d, p, o.terminal)))
+		rc = EXIT_USAGE;
+	if (p) {
+		struct artifacts set = {0};
+
+		if (o.check || o.target < 0) {
+			if (collect_artifacts(p, o.target, &d, &set, a) < 0)
+				rc = EXIT_INVALID;
+			else
+				rc = o.check ? check_directory(&o, &set) : write_directory(&o, &set);
+			free_artifacts(&set);
+		} else {
+			rc = emit_one(&o, p, &d);
+		}
+	}
+	fflush(stdout);
+	diag_print(&d, stderr, !o.quiet);
+	arena_free(a);
+	tb_free(&src);
+	return rc;
+}

@@ -1,0 +1,209 @@
+/*
+ * policy.h - the IR: one agent's sandbox policy, platform-neutral and
+ * unresolved.
+ *
+ * Built by policy_compile() from the YAML, owned by one arena, never
+ * modified after validation.  Lists keep source order; emitters sort where
+ * the order carries no meaning.  Every element carries the location it came
+ * from so emitted text can point back at the YAML (a loc with line 0 is a
+ * default, not written in the file).
+ *
+ * Paths are symbolic: absolute, or relative to the workspace ({CWD}) or the
+ * home directory ({HOME}).  Nothing here depends on the machine.
+ */
+#ifndef OMNIBOX_POLICY_H
+#define OMNIBOX_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../grammar/egress.h"
+#include "arena.h"
+#include "diag.h"
+#include "loc.h"
+
+enum sandbox_type {
+	SANDBOX_AUTO,		   /* absent or "auto": the target platform's backend */
+	SANDBOX_NONE,		   /* "none" or null: explicit opt-out */
+	SANDBOX_LINUX_BWRAP,
+	SANDBOX_DARWIN_SEATBELT,
+	SANDBOX_WINDOWS_JOBOBJECT,
+};
+
+enum path_base {
+	PATH_ABSOLUTE, /* rel is the absolute path without its leading '/' */
+	PATH_CWD,      /* relative to the workspace */
+	PATH_HOME,     /* relative to the home directory */
+	PATH_LAUNCH,   /* relative to the launch directory (os_env.cwd only) */
+};
+
+struct ir_path {
+	enum path_base base;
+	const char *rel;     /* '/'-joined segments, no "." or empty ones; "" = the base itself */
+	const char *symbolic; /* "{CWD}/src", "{HOME}/.gitconfig", "/opt/x" */
+	const char *written; /* as in the YAML */
+	struct loc loc;
+};
+
+struct ir_pathlist {
+	struct ir_path *v;
+	size_t n, cap;
+	bool present; /* the key was written (even as an empty list) */
+	struct loc loc; /* the key */
+};
+
+struct ir_str {
+	const char *s;
+	struct loc loc;
+};
+
+struct ir_strlist {
+	struct ir_str *v;
+	size_t n, cap;
+	bool present;
+	struct loc loc;
+};
+
+struct ir_bool {
+	bool value;
+	struct loc loc; /* line 0: the default */
+};
+
+struct ir_u64 {
+	uint64_t value;
+	bool present;
+	struct loc loc;
+};
+
+enum scan_overflow { OVERFLOW_WARN, OVERFLOW_ERROR, OVERFLOW_UNLIMITED };
+
+enum cred_type {
+	CRED_HTTPS_BEARER,
+	CRED_HTTPS_BASIC,
+	CRED_GIT_HTTPS,
+	CRED_GH_BASIC,
+	CRED_DATABRICKS_CLI,
+};
+
+enum cred_source_kind { CRED_SOURCE_NONE, CRED_SOURCE_ENV, CRED_SOURCE_FILE, CRED_SOURCE_COMMAND };
+
+enum cred_scheme { CRED_SCHEME_BEARER, CRED_SCHEME_BASIC, CRED_SCHEME_TOKEN };
+
+/* One host a credential is bound to, with the Authorization scheme used there. */
+struct cred_target {
+	const char *host;    /* exact, lower-cased */
+	const char *path;    /* as written after the host, or NULL; informational */
+	enum cred_scheme scheme;
+	struct loc loc;
+};
+
+struct credential {
+	enum cred_type type;
+	struct loc loc; /* the entry */
+	enum cred_source_kind source_kind;
+	struct ir_str source; /* env name, file path or command */
+	struct cred_target *targets;
+	size_t n_targets, cap_targets;
+	struct ir_strlist env; /* variables that receive the placeholder */
+	struct ir_str username; /* basic schemes; NULL s = default */
+	struct ir_strlist profiles; /* databricks_cli */
+	struct ir_str default_profile;
+};
+
+/* The `limits` extension (spec/windows.md).  Zero / !present = no limit. */
+struct limits {
+	bool present;
+	struct loc loc;
+	struct ir_u64 memory;	  /* bytes */
+	struct ir_u64 processes;
+	struct ir_u64 cpu_time;	  /* seconds */
+	struct ir_u64 cpu_rate;	  /* percent 1..100 */
+	struct ir_u64 open_files;
+};
+
+struct sandbox {
+	enum sandbox_type type;
+	struct loc type_loc; /* line 0: not written */
+	struct loc loc;	     /* the sandbox key, line 0 when absent */
+	struct ir_pathlist write_paths, read_paths, write_files, mask_paths,
+		deny_unix_socket_paths;
+	struct ir_bool allow_network;
+	struct egress_rule *egress;
+	size_t n_egress, cap_egress;
+	bool egress_present;
+	struct loc egress_loc;
+	struct ir_bool egress_allow_private;
+	struct credential *creds;
+	size_t n_creds, cap_creds;
+	struct loc creds_loc;
+	struct ir_strlist cwd_allow_hidden; /* defaults to [".venv"] */
+	struct ir_bool scan_recursive;
+	struct ir_u64 scan_max_entries;	    /* defaults to 50000 */
+	enum scan_overflow scan_overflow;
+	struct loc scan_overflow_loc;
+	struct ir_strlist env_passthrough;
+	struct limits limits;
+};
+
+struct os_env {
+	struct loc loc;	     /* the os_env key; line 0 when absent */
+	struct ir_str cwd;   /* NULL s: the launch directory */
+	struct ir_path cwd_path; /* cwd as a path; PATH_LAUNCH when relative (valid when cwd.s) */
+	struct ir_bool start_in_scratch, fork;
+	struct sandbox sandbox;
+};
+
+struct ir_kv {
+	const char *key, *value;
+	struct loc loc;
+};
+
+struct terminal {
+	const char *name;
+	struct loc loc;
+	struct ir_str command; /* defaults to "bash" */
+	struct ir_strlist args;
+	bool inherit;	       /* os_env: inherit, or absent */
+	struct loc os_env_loc;
+	struct os_env *os_env; /* its own, when !inherit */
+	struct ir_bool allow_sandbox_override, allow_cwd_override;
+	struct ir_kv *env;
+	size_t n_env, cap_env;
+	struct ir_strlist env_unset;
+};
+
+struct policy {
+	const char *source;  /* the file name as given */
+	bool has_os_env;
+	struct os_env os_env; /* the agent's, or a selected terminal's effective one */
+	struct terminal *terminals;
+	size_t n_terminals, cap_terminals;
+	const struct terminal *terminal; /* set by policy_select_terminal() */
+};
+
+/*
+ * Parse and validate LEN bytes of agent YAML named NAME.  Diagnostics go to
+ * D.  Returns the policy (owned by A) or NULL when there were errors.
+ */
+struct policy *policy_compile(struct arena *a, struct diag *d, const char *name, const char *text,
+			      size_t len);
+
+/*
+ * The effective policy of terminal NAME: its own os_env, or the agent's
+ * when it inherits.  Returns NULL (with a diagnostic) when there is no
+ * such terminal.
+ */
+struct policy *policy_select_terminal(struct arena *a, struct diag *d, const struct policy *p,
+				      const char *name);
+
+const char *sandbox_type_name(enum sandbox_type t);
+const char *cred_type_name(enum cred_type t);
+const char *cred_scheme_name(enum cred_scheme s);
+const char *scan_overflow_name(enum scan_overflow o);
+
+/* The defaults the schema gives. */
+#define POLICY_DEFAULT_SCAN_MAX 50000
+#define POLICY_DEFAULT_ALLOW_HIDDEN ".venv"
+
+#endif

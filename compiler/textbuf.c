@@ -1,0 +1,119 @@
+/*
+ * textbuf.c - growable byte buffer.
+ */
+#include "textbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void
+tb_reserve(struct textbuf *tb, size_t extra)
+{
+	size_t need = tb->len + extra + 1;
+	size_t cap;
+	char *p;
+
+	if (need <= tb->cap)
+		return;
+	cap = tb->cap ? tb->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(tb->data, cap);
+	if (!p) {
+		fputs("omnibox: out of memory\n", stderr);
+		abort();
+	}
+	tb->data = p;
+	tb->cap = cap;
+}
+
+void
+tb_free(struct textbuf *tb)
+{
+	free(tb->data);
+	tb->data = NULL;
+	tb->len = tb->cap = 0;
+}
+
+void
+tb_reset(struct textbuf *tb)
+{
+	tb->len = 0;
+	if (tb->data)
+		tb->data[0] = '\0';
+}
+
+void
+tb_write(struct textbuf *tb, const void *p, size_t n)
+{
+	tb_reserve(tb, n);
+	if (n)
+		memcpy(tb->data + tb->len, p, n);
+	tb->len += n;
+	tb->data[tb->len] = '\0';
+}
+
+void
+tb_putc(struct textbuf *tb, char c)
+{
+	tb_write(tb, &c, 1);
+}
+
+void
+tb_puts(struct textbuf *tb, const char *s)
+{
+	tb_write(tb, s, strlen(s));
+}
+
+void
+tb_printf(struct textbuf *tb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	tb_reserve(tb, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(tb->data + tb->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	tb->len += (size_t)n;
+}
+
+void
+tb_json_string(struct textbuf *tb, const char *s)
+{
+	const unsigned char *p;
+
+	tb_putc(tb, '"');
+	for (p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			tb_puts(tb, "\\\"");
+			break;
+		case '\\':
+			tb_puts(tb, "\\\\");
+			break;
+		case '\n':
+			tb_puts(tb, "\\n");
+			break;
+		case '\t':
+			tb_puts(tb, "\\t");
+			break;
+		case '\r':
+			tb_puts(tb, "\\r");
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				tb_printf(tb, "\\u%04x", *p);
+			else
+				tb_putc(tb, (char)*p);
+		}
+	}
+	tb_putc(tb, '"');
+}

@@ -1,0 +1,1385 @@
+/*
+ * validate.c - the schema: YAML node tree to IR (spec/schema.md).
+ *
+ * Every check reports and carries on, so one run lists every error of a
+ * file.  A value that fails its check is left at its default; the IR is
+ * only handed out when no error was reported.
+ */
+#include "policy.h"
+#include "validate.h"
+#include "yaml_tree.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct vctx {
+	struct arena *a;
+	struct diag *d;
+	const struct ydoc *doc;
+};
+
+/* ---- keys ---------------------------------------------------------------- */
+
+static size_t
+edit_distance(const char *s, const char *t)
+{
+	size_t ls = strlen(s), lt = strlen(t), row[64], prev, tmp;
+
+	if (ls >= 63 || lt >= 63)
+		return 99;
+	for (size_t j = 0; j <= lt; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= ls; i++) {
+		prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lt; j++) {
+			size_t best = prev + (s[i - 1] != t[j - 1]);
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			tmp = row[j];
+			row[j] = best;
+			prev = tmp;
+		}
+	}
+	return row[lt];
+}
+
+const char *
+validate_suggest(const char *word, const char *const *candidates)
+{
+	const char *best = NULL;
+	size_t best_d = 99, limit = strlen(word) < 6 ? 1 : 2;
+
+	for (size_t i = 0; candidates[i]; i++) {
+		size_t dist = edit_distance(word, candidates[i]);
+
+		if (dist < best_d) {
+			best_d = dist;
+			best = candidates[i];
+		}
+	}
+	return best_d <= limit ? best : NULL;
+}
+
+static bool
+in_list(const char *word, const char *const *list)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (!strcmp(word, list[i]))
+			return true;
+	return false;
+}
+
+static const char *const os_env_keys[] = {"type", "cwd", "sandbox", "start_in_scratch", "fork",
+					  NULL};
+static const char *const sandbox_keys[] = {"type",
+					   "write_paths",
+					   "read_paths",
+					   "write_files",
+					   "allow_network",
+					   "egress_rules",
+					   "egress_allow_private_destinations",
+					   "credential_proxy",
+					   "cwd_allow_hidden",
+					   "cwd_hidden_scan_recursive",
+					   "cwd_hidden_scan_max_entries",
+					   "cwd_hidden_scan_overflow",
+					   "mask_paths",
+					   "env_passthrough",
+					   "limits",
+					   "deny_unix_socket_paths",
+					   NULL};
+static const char *const terminal_keys[] = {"command",
+					    "args",
+					    "os_env",
+					    "allow_sandbox_override",
+					    "allow_cwd_override",
+					    "env",
+					    "env_unset",
+					    "inherit_env",
+					    "scrollback",
+					    "log_file",
+					    "session_prefix",
+					    "tmux_allow_passthrough",
+					    "tmux_start_on_attach",
+					    NULL};
+static const char *const cred_keys[] = {"type",	    "source",	"target",  "targets",
+					"env",	    "username", "profiles", "default",
+					NULL};
+static const char *const source_keys[] = {"env", "file", "command", NULL};
+static const char *const limits_keys[] = {"memory", "processes", "cpu_time", "cpu_rate",
+					  "open_files", NULL};
+
+/*
+ * Check that every key of mapping M is a string, known and unique.  WHERE
+ * names the block in messages; OTHER, when a key is unknown here but known
+ * in the block OTHER_NAME, turns the suggestion into "it belongs in ...".
+ */
+static void
+check_keys(struct vctx *c, const struct ynode *m, const char *where, const char *const *known,
+	   const char *const *other, const char *other_name)
+{
+	for (size_t i = 0; i < m->n_pairs; i++) {
+		const struct ynode *k = m->pairs[i].key;
+		const char *hint;
+
+		if (k->kind != YNODE_SCALAR || k->type == YSCALAR_NULL) {
+			diag_error(c->d, k->loc, "keys in %s must be names, got %s", where,
+				   ynode_describe(c->a, k));
+			continue;
+		}
+		for (size_t j = 0; j < i; j++) {
+			const struct ynode *prev = m->pairs[j].key;
+
+			if (prev->kind == YNODE_SCALAR && prev->len == k->len &&
+			    !memcmp(prev->value, k->value, k->len)) {
+				diag_error(c->d, k->loc, "duplicate key '%s' in %s (first at line %u)",
+					   k->value, where, prev->loc.line);
+				break;
+			}
+		}
+		if (in_list(k->value, known))
+			continue;
+		if (other && in_list(k->value, other)) {
+			diag_error(c->d, k->loc, "unknown key '%s' in %s (it belongs in %s)", k->value,
+				   where, other_name);
+			continue;
+		}
+		hint = validate_suggest(k->value, known);
+		if (hint)
+			diag_error(c->d, k->loc, "unknown key '%s' in %s (did you mean '%s'?)",
+				   k->value, where, hint);
+		else
+			diag_error(c->d, k->loc, "unknown key '%s' in %s", k->value, where);
+	}
+}
+
+/* ---- typed values ---------------------------------------------------------- */
+
+static bool
+tag_is(const struct ynode *n, const char *name)
+{
+	return !n->tag || !strcmp(n->tag + (strncmp(n->tag, "tag:yaml.org,2002:", 18) ? 0 : 18),
+				  name);
+}
+
+static bool
+is_string(const struct ynode *n)
+{
+	return n->kind == YNODE_SCALAR && n->type == YSCALAR_STRING && tag_is(n, "str");
+}
+
+/* "got X", with a hint for the usual YAML traps. */
+static const char *
+got(struct vctx *c, const struct ynode *n, bool want_bool)
+{
+	const char *what = ynode_describe(c->a, n);
+
+	if (n->kind == YNODE_SCALAR && n->type == YSCALAR_NULL && !strcmp(n->value, "~"))
+		return "got null (a bare ~ is null in YAML; write \"~\" for the home directory)";
+	if (n->kind == YNODE_SCALAR && n->type == YSCALAR_NULL)
+		return "got null (remove the key to use the default)";
+	if (want_bool && n->kind == YNODE_SCALAR && n->type == YSCALAR_STRING) {
+		static const char *const yaml11[] = {"yes", "no", "on", "off", "y", "n", NULL};
+
+		for (size_t i = 0; yaml11[i]; i++)
+			if (!strcasecmp(n->value, yaml11[i]))
+				return arena_printf(c->a, "got %s (YAML 1.2 booleans are only true "
+							  "and false)",
+						    what);
+		if (n->style != YSTYLE_PLAIN &&
+		    (!strcasecmp(n->value, "true") || !strcasecmp(n->value, "false")))
+			return arena_printf(c->a, "got %s (quoted, so not a boolean)", what);
+	}
+	return arena_printf(c->a, "got %s", what);
+}
+
+static bool
+want_bool(struct vctx *c, const struct ynode *n, const char *what, struct ir_bool *out)
+{
+	if (n->kind == YNODE_SCALAR && n->type == YSCALAR_BOOL && tag_is(n, "bool")) {
+		out->value = n->bval;
+		out->loc = n->loc;
+		return true;
+	}
+	diag_error(c->d, n->loc, "%s must be true or false, %s", what, got(c, n, true));
+	return false;
+}
+
+static bool
+has_control(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return true;
+	return false;
+}
+
+/* A non-empty string without control characters. */
+static bool
+want_string(struct vctx *c, const struct ynode *n, const char *what, struct ir_str *out)
+{
+	if (!is_string(n)) {
+		diag_error(c->d, n->loc, "%s must be a string, %s", what, got(c, n, false));
+		return false;
+	}
+	if (n->len == 0) {
+		diag_error(c->d, n->loc, "%s is empty", what);
+		return false;
+	}
+	if (has_control(n->value, n->len)) {
+		diag_error(c->d, n->loc, "%s contains a control character", what);
+		return false;
+	}
+	out->s = n->value;
+	out->loc = n->loc;
+	return true;
+}
+
+/* Any scalar but null, as its text: for arguments and environment values. */
+static bool
+want_text(struct vctx *c, const struct ynode *n, const char *what, struct ir_str *out)
+{
+	if (n->kind != YNODE_SCALAR || n->type == YSCALAR_NULL) {
+		diag_error(c->d, n->loc, "%s must be a string, %s", what, got(c, n, false));
+		return false;
+	}
+	if (memchr(n->value, '\0', n->len)) {
+		diag_error(c->d, n->loc, "%s contains a NUL byte", what);
+		return false;
+	}
+	out->s = n->value;
+	out->loc = n->loc;
+	return true;
+}
+
+static bool
+want_uint(struct vctx *c, const struct ynode *n, const char *what, uint64_t min, uint64_t max,
+	  struct ir_u64 *out)
+{
+	if (n->kind != YNODE_SCALAR || n->type != YSCALAR_INT || !tag_is(n, "int")) {
+		diag_error(c->d, n->loc, "%s must be an integer, %s", what, got(c, n, false));
+		return false;
+	}
+	if (n->negative || n->ival < min || n->ival > max) {
+		diag_error(c->d, n->loc, "%s must be between %llu and %llu, got %s", what,
+			   (unsigned long long)min, (unsigned long long)max, n->value);
+		return false;
+	}
+	out->value = n->ival;
+	out->present = true;
+	out->loc = n->loc;
+	return true;
+}
+
+static bool
+want_seq(struct vctx *c, const struct ynode *n, const char *what)
+{
+	if (n->kind == YNODE_SEQ && tag_is(n, "seq"))
+		return true;
+	if (is_string(n))
+		diag_error(c->d, n->loc, "%s must be a list, %s (write [%s%s%s] for a one-item list)",
+			   what, got(c, n, false), n->style == YSTYLE_PLAIN ? "" : "\"",
+			   n->value, n->style == YSTYLE_PLAIN ? "" : "\"");
+	else
+		diag_error(c->d, n->loc, "%s must be a list, %s", what, got(c, n, false));
+	return false;
+}
+
+static bool
+want_map(struct vctx *c, const struct ynode *n, const char *what)
+{
+	if (n->kind == YNODE_MAP && tag_is(n, "map"))
+		return true;
+	diag_error(c->d, n->loc, "%s must be a mapping, %s", what, got(c, n, false));
+	return false;
+}
+
+static bool
+env_name_ok(const char *s)
+{
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return false;
+	for (s++; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+static bool
+want_env_name(struct vctx *c, const struct ynode *n, const char *what, struct ir_str *out)
+{
+	if (!want_string(c, n, what, out))
+		return false;
+	if (!env_name_ok(out->s)) {
+		diag_error(c->d, n->loc,
+			   "%s: '%s' is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)",
+			   what, out->s);
+		return false;
+	}
+	return true;
+}
+
+enum list_kind { LIST_STRING, LIST_ENV_NAME, LIST_BASENAME };
+
+/* A list of strings of KIND, duplicates dropped (the first one stays). */
+static void
+want_strlist(struct vctx *c, const struct ynode *n, const char *what, enum list_kind kind,
+	     struct ir_strlist *out)
+{
+	out->present = true;
+	out->loc = n->loc;
+	out->n = 0;
+	if (!want_seq(c, n, what))
+		return;
+	for (size_t i = 0; i < n->n_items; i++) {
+		const struct ynode *it = n->items[i];
+		const char *iwhat = arena_printf(c->a, "%s[%zu]", what, i);
+		struct ir_str s = {0};
+		bool dup = false;
+
+		if (kind == LIST_ENV_NAME) {
+			if (!want_env_name(c, it, iwhat, &s))
+				continue;
+		} else if (!want_string(c, it, iwhat, &s)) {
+			continue;
+		}
+		if (kind == LIST_BASENAME) {
+			if (strchr(s.s, '/') || strchr(s.s, '\\') || !strcmp(s.s, ".") ||
+			    !strcmp(s.s, "..")) {
+				diag_error(c->d, it->loc,
+					   "%s must be a single file name like '.git', not '%s'",
+					   iwhat, s.s);
+				continue;
+			}
+			if (s.s[0] != '.')
+				diag_warning(c->d, it->loc,
+					     "%s '%s' does not start with '.', so it never "
+					     "matches a dotfile",
+					     iwhat, s.s);
+		}
+		for (size_t j = 0; j < out->n && !dup; j++)
+			dup = !strcmp(out->v[j].s, s.s);
+		if (!dup)
+			*ARENA_PUSH(c->a, out->v, out->n, out->cap) = s;
+	}
+}
+
+/* ---- paths ------------------------------------------------------------------ */
+
+/*
+ * Turn a written path into its symbolic form.  '~' and '~/' mean the home
+ * directory, a leading '/' an absolute path, anything else a path relative to
+ * RELATIVE_TO.  "." and empty segments go; ".." stays, because only the
+ * machine knows what it climbs through (symlinks) and the runtime resolves it.
+ */
+static bool
+parse_path(struct vctx *c, const struct ynode *n, const char *what, enum path_base relative_to,
+	   struct ir_path *out)
+{
+	static const char *const base_name[] = {"", "{CWD}", "{HOME}", "{LAUNCH}"};
+	struct ir_str s = {0};
+	const char *p;
+	char *rel, *w;
+
+	if (!want_string(c, n, what, &s))
+		return false;
+	p = s.s;
+	out->written = s.s;
+	out->loc = n->loc;
+	if (strchr(p, '$'))
+		diag_warning(c->d, n->loc,
+			     "%s '%s' contains '$': variables are never expanded, so this is a "
+			     "literal path",
+			     what, p);
+	if (p[0] == '~' && (p[1] == '\0' || p[1] == '/')) {
+		out->base = PATH_HOME;
+		p++;
+	} else if (p[0] == '~') {
+		diag_error(c->d, n->loc,
+			   "%s '%s': only '~' and '~/...' name the home directory; write the "
+			   "absolute path",
+			   what, p);
+		return false;
+	} else if (p[0] == '/') {
+		out->base = PATH_ABSOLUTE;
+	} else {
+		out->base = relative_to;
+	}
+	rel = w = arena_alloc(c->a, strlen(p) + 1);
+	while (*p) {
+		const char *seg = p;
+		size_t len;
+
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - seg);
+		if (*p == '/')
+			p++;
+		if (len == 0 || (len == 1 && seg[0] == '.'))
+			continue;
+		if (w != rel)
+			*w++ = '/';
+		memcpy(w, seg, len);
+		w += len;
+	}
+	*w = '\0';
+	out->rel = rel;
+	if (out->base == PATH_ABSOLUTE)
+		out->symbolic = arena_printf(c->a, "/%s", rel);
+	else if (*rel)
+		out->symbolic = arena_printf(c->a, "%s/%s", base_name[out->base], rel);
+	else
+		out->symbolic = base_name[out->base];
+	return true;
+}
+
+/* Grants that expose far more than a coding task needs earn a warning. */
+static void
+warn_broad_grant(struct vctx *c, const struct ir_path *p, const char *what)
+{
+	static const char *const home_parents[] = {"home", "Users", "var/home", "export/home",
+						   NULL};
+	const char *exposure = NULL;
+
+	if (p->base == PATH_ABSOLUTE && p->rel[0] == '\0')
+		exposure = "the whole file system";
+	else if (p->base == PATH_ABSOLUTE && in_list(p->rel, home_parents))
+		exposure = "every user's home directory";
+	else if (p->base == PATH_HOME && p->rel[0] == '\0')
+		exposure = "the whole home directory";
+	else if (p->base == PATH_HOME && !strncmp(p->rel, "..", 2) &&
+		 (p->rel[2] == '\0' || p->rel[2] == '/'))
+		exposure = "a directory above the home directory";
+	if (exposure)
+		diag_warning(c->d, p->loc, "%s '%s' grants %s (dotfiles are still masked)", what,
+			     p->written, exposure);
+}
+
+static void
+want_pathlist(struct vctx *c, const struct ynode *n, const char *what, struct ir_pathlist *out,
+	      bool is_grant)
+{
+	out->present = true;
+	out->loc = n->loc;
+	out->n = 0;
+	if (!want_seq(c, n, what))
+		return;
+	for (size_t i = 0; i < n->n_items; i++) {
+		const char *iwhat = arena_printf(c->a, "%s[%zu]", what, i);
+		struct ir_path p = {0};
+		bool dup = false;
+
+		if (!parse_path(c, n->items[i], iwhat, PATH_CWD, &p))
+			continue;
+		if (is_grant)
+			warn_broad_grant(c, &p, iwhat);
+		for (size_t j = 0; j < out->n && !dup; j++)
+			dup = !strcmp(out->v[j].symbolic, p.symbolic);
+		if (!dup)
+			*ARENA_PUSH(c->a, out->v, out->n, out->cap) = p;
+	}
+}
+
+/* ---- egress rules and credentials -------------------------------------------- */
+
+static void
+want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sandbox *sb)
+{
+	sb->egress_present = true;
+	sb->egress_loc = n->loc;
+	if (!want_seq(c, n, what))
+		return;
+	for (size_t i = 0; i < n->n_items; i++) {
+		const struct ynode *it = n->items[i];
+		struct egress_rule r;
+		struct egress_error err;
+		bool dup = false;
+
+		if (!is_string(it)) {
+			diag_error(c->d, it->loc, "%s[%zu] must be a string, %s", what, i,
+				   got(c, it, false));
+			continue;
+		}
+		if (egress_parse_rule(c->a, it->value, it->len, &r, &err) < 0) {
+			diag_error(c->d, ydoc_scalar_loc(c->doc, it, err.offset, err.length), "%s",
+				   err.message);
+			continue;
+		}
+		r.loc = it->loc;
+		for (size_t j = 0; j < sb->n_egress && !dup; j++) {
+			const struct egress_rule *o = &sb->egress[j];
+
+			dup = o->methods == r.methods && o->wildcard == r.wildcard &&
+			      !strcmp(o->host, r.host) && !strcmp(o->path, r.path);
+		}
+		if (!dup)
+			*ARENA_PUSH(c->a, sb->egress, sb->n_egress, sb->cap_egress) = r;
+	}
+	if (n->n_items == 0)
+		diag_warning(c->d, n->loc,
+			     "%s is empty: no HTTP filtering, the network follows allow_network",
+			     what);
+}
+
+static const char *const cred_type_names[] = {"https_bearer", "https_basic", "git_https",
+					      "gh_basic", "databricks_cli", NULL};
+
+static bool
+host_char_ok(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '-' || ch == '.';
+}
+
+/* "host[/path]": the exact host a credential is bound to. */
+static bool
+parse_cred_target(struct vctx *c, const struct ynode *n, const char *what, struct cred_target *t)
+{
+	struct ir_str s = {0};
+	const char *slash, *scheme;
+	size_t hlen;
+	char *host;
+
+	if (!want_string(c, n, what, &s))
+		return false;
+	scheme = strstr(s.s, "://");
+	if (scheme) {
+		diag_error(c->d, ydoc_scalar_loc(c->doc, n, 0, (size_t)(scheme - s.s) + 3),
+			   "%s: write the host without a scheme ('%.*s')", what,
+			   (int)(scheme - s.s) + 3, s.s);
+		return false;
+	}
+	slash = strchr(s.s, '/');
+	hlen = slash ? (size_t)(slash - s.s) : strlen(s.s);
+	for (size_t i = 0; i < hlen; i++) {
+		if (s.s[i] == '*') {
+			diag_error(c->d, ydoc_scalar_loc(c->doc, n, i, 1),
+				   "%s: a credential binds to an exact host, not a wildcard", what);
+			return false;
+		}
+		if (!host_char_ok(s.s[i])) {
+			diag_error(c->d, ydoc_scalar_loc(c->doc, n, i, 1),
+				   "%s: invalid character '%c' in host%s", what, s.s[i],
+				   s.s[i] == ':' ? " (ports are not part of a binding)" : "");
+			return false;
+		}
+	}
+	if (hlen == 0 || s.s[0] == '.' || s.s[hlen - 1] == '.' || memmem(s.s, hlen, "..", 2)) {
+		diag_error(c->d, n->loc, "%s: '%.*s' is not a host name", what, (int)hlen, s.s);
+		return false;
+	}
+	host = arena_strndup(c->a, s.s, hlen);
+	for (char *h = host; *h; h++)
+		if (*h >= 'A' && *h <= 'Z')
+			*h = (char)(*h + 32);
+	t->host = host;
+	t->path = slash ? slash : NULL;
+	t->loc = n->loc;
+	return true;
+}
+
+static void
+cred_add_target(struct vctx *c, struct credential *cr, struct cred_target t)
+{
+	*ARENA_PUSH(c->a, cr->targets, cr->n_targets, cr->cap_targets) = t;
+}
+
+static void
+want_cred_source(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr)
+{
+	const struct ynode *v;
+	size_t set = 0;
+
+	if (!want_map(c, n, what))
+		return;
+	check_keys(c, n, what, source_keys, NULL, NULL);
+	for (size_t i = 0; source_keys[i]; i++)
+		set += ynode_get(n, source_keys[i]) != NULL;
+	if (set != 1) {
+		diag_error(c->d, n->loc, "%s must set exactly one of env, file or command", what);
+		return;
+	}
+	if ((v = ynode_get(n, "env"))) {
+		if (want_env_name(c, v, arena_printf(c->a, "%s.env", what), &cr->source))
+			cr->source_kind = CRED_SOURCE_ENV;
+	} else if ((v = ynode_get(n, "file"))) {
+		if (want_string(c, v, arena_printf(c->a, "%s.file", what), &cr->source))
+			cr->source_kind = CRED_SOURCE_FILE;
+	} else if ((v = ynode_get(n, "command"))) {
+		if (want_string(c, v, arena_printf(c->a, "%s.command", what), &cr->source))
+			cr->source_kind = CRED_SOURCE_COMMAND;
+	}
+}
+
+/* Keys an entry of type T must not have. */
+static void
+cred_forbid(struct vctx *c, const struct ynode *n, const char *what, const char *type,
+	    const char *const *keys)
+{
+	for (size_t i = 0; keys[i]; i++) {
+		const struct ynode *v = ynode_get(n, keys[i]);
+
+		if (v)
+			diag_error(c->d, v->loc, "%s: %s does not take '%s'", what, type, keys[i]);
+	}
+}
+
+static void
+want_credential(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr)
+{
+	static const char *const databricks_forbidden[] = {"source", "target", "targets", "env",
+							   "username", NULL};
+	static const char *const host_forbidden[] = {"profiles", "default", NULL};
+	const struct ynode *type, *v, *target, *targets;
+	struct ir_str tname = {0};
+	size_t t;
+
+	cr->loc = n->loc;
+	if (!want_map(c, n, what))
+		return;
+	check_keys(c, n, what, cred_keys, NULL, NULL);
+	type = ynode_get(n, "type");
+	if (!type) {
+		diag_error(c->d, n->loc,
+			   "%s needs a 'type' (https_bearer, https_basic, git_https, gh_basic or "
+			   "databricks_cli)",
+			   what);
+		return;
+	}
+	if (!want_string(c, type, arena_printf(c->a, "%s.type", what), &tname))
+		return;
+	for (t = 0; cred_type_names[t] && strcmp(cred_type_names[t], tname.s); t++)
+		;
+	if (!cred_type_names[t]) {
+		const char *hint = validate_suggest(tname.s, cred_type_names);
+
+		diag_error(c->d, type->loc, "unknown credential type '%s'%s%s%s", tname.s,
+			   hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+		return;
+	}
+	cr->type = (enum cred_type)t;
+
+	if (cr->type == CRED_DATABRICKS_CLI) {
+		cred_forbid(c, n, what, tname.s, databricks_forbidden);
+		v = ynode_get(n, "profiles");
+		if (!v) {
+			diag_error(c->d, n->loc, "%s: databricks_cli needs a 'profiles' list", what);
+			return;
+		}
+		want_strlist(c, v, arena_printf(c->a, "%s.profiles", what), LIST_STRING,
+			     &cr->profiles);
+		if (cr->profiles.n == 0 && v->kind == YNODE_SEQ && v->n_items == 0)
+			diag_error(c->d, v->loc, "%s.profiles is empty", what);
+		if (cr->profiles.n < v->n_items && v->kind == YNODE_SEQ) {
+			/* want_strlist dropped duplicates silently; here they are errors. */
+			for (size_t i = 1; i < v->n_items; i++)
+				for (size_t j = 0; j < i; j++)
+					if (is_string(v->items[i]) && is_string(v->items[j]) &&
+					    !strcmp(v->items[i]->value, v->items[j]->value)) {
+						diag_error(c->d, v->items[i]->loc,
+							   "%s.profiles lists '%s' twice", what,
+							   v->items[i]->value);
+						break;
+					}
+		}
+		if ((v = ynode_get(n, "default")) &&
+		    want_string(c, v, arena_printf(c->a, "%s.default", what),
+				&cr->default_profile)) {
+			bool found = false;
+
+			for (size_t i = 0; i < cr->profiles.n; i++)
+				found |= !strcmp(cr->profiles.v[i].s, cr->default_profile.s);
+			if (!found)
+				diag_error(c->d, v->loc, "%s.default '%s' is not one of its profiles",
+					   what, cr->default_profile.s);
+		}
+		return;
+	}
+
+	cred_forbid(c, n, what, tname.s, host_forbidden);
+	if ((v = ynode_get(n, "source")))
+		want_cred_source(c, v, arena_printf(c->a, "%s.source", what), cr);
+	else
+		diag_error(c->d, n->loc, "%s needs a 'source' ({env: NAME}, {file: PATH} or "
+					 "{command: CMD})",
+			   what);
+
+	target = ynode_get(n, "target");
+	targets = ynode_get(n, "targets");
+	if (target && targets) {
+		diag_error(c->d, targets->loc, "%s: give 'target' or 'targets', not both", what);
+	} else if (target) {
+		struct cred_target tg = {0};
+
+		if (parse_cred_target(c, target, arena_printf(c->a, "%s.target", what), &tg))
+			cred_add_target(c, cr, tg);
+	} else if (targets) {
+		const char *twhat = arena_printf(c->a, "%s.targets", what);
+
+		if (want_seq(c, targets, twhat)) {
+			if (targets->n_items == 0)
+				diag_error(c->d, targets->loc, "%s is empty", twhat);
+			for (size_t i = 0; i < targets->n_items; i++) {
+				struct cred_target tg = {0};
+
+				if (parse_cred_target(c, targets->items[i],
+						      arena_printf(c->a, "%s[%zu]", twhat, i),
+						      &tg))
+					cred_add_target(c, cr, tg);
+			}
+		}
+	} else if (cr->type == CRED_GH_BASIC) {
+		static const char *const gh_hosts[] = {"github.com", "api.github.com"};
+
+		for (size_t i = 0; i < 2; i++) {
+			struct cred_target tg = {gh_hosts[i], NULL, CRED_SCHEME_BASIC, n->loc};
+
+			cred_add_target(c, cr, tg);
+		}
+	} else {
+		diag_error(c->d, n->loc, "%s needs a 'target' host or a 'targets' list", what);
+	}
+
+	/*
+	 * The scheme the proxy speaks upstream.  gh_basic splits: git traffic
+	 * to the git host uses Basic, the REST/GraphQL host ("api.*") uses
+	 * "token" and gets the placeholder through GH_TOKEN/GITHUB_TOKEN,
+	 * because the GitHub CLI will not send a request without a local token.
+	 */
+	for (size_t i = 0; i < cr->n_targets; i++) {
+		struct cred_target *tg = &cr->targets[i];
+
+		switch (cr->type) {
+		case CRED_HTTPS_BEARER:
+			tg->scheme = CRED_SCHEME_BEARER;
+			break;
+		case CRED_GH_BASIC:
+			tg->scheme = strncmp(tg->host, "api.", 4) ? CRED_SCHEME_BASIC
+								  : CRED_SCHEME_TOKEN;
+			break;
+		default:
+			tg->scheme = CRED_SCHEME_BASIC;
+		}
+	}
+
+	if ((v = ynode_get(n, "env"))) {
+		const char *ewhat = arena_printf(c->a, "%s.env", what);
+
+		if (cr->type != CRED_HTTPS_BEARER && cr->type != CRED_HTTPS_BASIC) {
+			diag_error(c->d, v->loc, "%s: %s does not take 'env' (only https_bearer and "
+						 "https_basic do)",
+				   what, tname.s);
+		} else if (v->kind == YNODE_SEQ) {
+			want_strlist(c, v, ewhat, LIST_ENV_NAME, &cr->env);
+		} else {
+			struct ir_str e = {0};
+
+			cr->env.present = true;
+			cr->env.loc = v->loc;
+			if (want_env_name(c, v, ewhat, &e))
+				*ARENA_PUSH(c->a, cr->env.v, cr->env.n, cr->env.cap) = e;
+		}
+	} else if (cr->type == CRED_GH_BASIC) {
+		static const char *const gh_env[] = {"GH_TOKEN", "GITHUB_TOKEN"};
+
+		for (size_t i = 0; i < 2; i++) {
+			struct ir_str e = {gh_env[i], n->loc};
+
+			*ARENA_PUSH(c->a, cr->env.v, cr->env.n, cr->env.cap) = e;
+		}
+	}
+	if ((v = ynode_get(n, "username"))) {
+		if (cr->type == CRED_HTTPS_BEARER)
+			diag_error(c->d, v->loc, "%s: https_bearer does not take 'username'", what);
+		else
+			want_string(c, v, arena_printf(c->a, "%s.username", what), &cr->username);
+	}
+}
+
+static void
+want_credentials(struct vctx *c, const struct ynode *n, const char *what, struct sandbox *sb)
+{
+	sb->creds_loc = n->loc;
+	if (!want_seq(c, n, what))
+		return;
+	if (n->n_items == 0)
+		diag_error(c->d, n->loc, "%s is empty (remove it, or list credentials)", what);
+	for (size_t i = 0; i < n->n_items; i++) {
+		struct credential *cr = ARENA_PUSH(c->a, sb->creds, sb->n_creds, sb->cap_creds);
+
+		want_credential(c, n->items[i], arena_printf(c->a, "%s[%zu]", what, i), cr);
+	}
+}
+
+/* ---- limits ------------------------------------------------------------------- */
+
+/*
+ * "<digits><unit>" where UNITS maps each unit to its multiplier.  Errors
+ * point inside the scalar: at the number, or at the unit.
+ */
+struct unit {
+	const char *name;
+	uint64_t mult;
+};
+
+static bool
+want_quantity(struct vctx *c, const struct ynode *n, const char *what, const struct unit *units,
+	      const char *unit_help, uint64_t max, struct ir_u64 *out)
+{
+	const char *s;
+	size_t i = 0;
+	uint64_t v = 0;
+
+	if (n->kind != YNODE_SCALAR || n->type == YSCALAR_NULL || n->type == YSCALAR_BOOL) {
+		diag_error(c->d, n->loc, "%s must be a quantity like %s, %s", what, unit_help,
+			   got(c, n, false));
+		return false;
+	}
+	s = n->value;
+	while (i < n->len && s[i] >= '0' && s[i] <= '9') {
+		unsigned digit = (unsigned)(s[i] - '0');
+
+		if (v > (UINT64_MAX - digit) / 10) {
+			diag_error(c->d, ydoc_scalar_loc(c->doc, n, 0, i + 1), "%s is too large",
+				   what);
+			return false;
+		}
+		v = v * 10 + digit;
+		i++;
+	}
+	if (i == 0) {
+		diag_error(c->d, ydoc_scalar_loc(c->doc, n, 0, n->len ? n->len : 1),
+			   "%s must start with a number, like %s", what, unit_help);
+		return false;
+	}
+	if (i == n->len) {
+		diag_error(c->d, n->loc, "%s needs a unit (%s)", what, unit_help);
+		return false;
+	}
+	for (size_t u = 0; units[u].name; u++) {
+		if (strcmp(s + i, units[u].name))
+			continue;
+		if (v == 0) {
+			diag_error(c->d, ydoc_scalar_loc(c->doc, n, 0, i), "%s must be above zero",
+				   what);
+			return false;
+		}
+		if (v > max / units[u].mult) {
+			diag_error(c->d, n->loc, "%s is too large", what);
+			return false;
+		}
+		out->value = v * units[u].mult;
+		out->present = true;
+		out->loc = n->loc;
+		return true;
+	}
+	diag_error(c->d, ydoc_scalar_loc(c->doc, n, i, n->len - i), "%s: unknown unit '%s' (%s)",
+		   what, s + i, unit_help);
+	return false;
+}
+
+static void
+want_limits(struct vctx *c, const struct ynode *n, const char *what, struct limits *l)
+{
+	static const struct unit sizes[] = {
+		{"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30}, {"TiB", 1ull << 40},
+		{"KB", 1000ull},     {"MB", 1000000ull},  {"GB", 1000000000ull},
+		{"TB", 1000000000000ull}, {NULL, 0}};
+	static const struct unit durations[] = {{"s", 1}, {"m", 60}, {"h", 3600}, {NULL, 0}};
+	static const struct unit percent[] = {{"%", 1}, {NULL, 0}};
+	const struct ynode *v;
+
+	l->present = true;
+	l->loc = n->loc;
+	if (!want_map(c, n, what))
+		return;
+	check_keys(c, n, what, limits_keys, NULL, NULL);
+	if ((v = ynode_get(n, "memory")))
+		want_quantity(c, v, arena_printf(c->a, "%s.memory", what), sizes,
+			      "512MiB, 2GiB; KiB MiB GiB TiB or KB MB GB TB", UINT64_MAX,
+			      &l->memory);
+	if ((v = ynode_get(n, "cpu_time")))
+		want_quantity(c, v, arena_printf(c->a, "%s.cpu_time", what), durations,
+			      "90s, 10m, 2h", UINT32_MAX, &l->cpu_time);
+	if ((v = ynode_get(n, "cpu_rate")) &&
+	    want_quantity(c, v, arena_printf(c->a, "%s.cpu_rate", what), percent, "50%", 100000,
+			  &l->cpu_rate) &&
+	    l->cpu_rate.value > 100) {
+		diag_error(c->d, v->loc, "%s.cpu_rate must be between 1%% and 100%%, got %s", what,
+			   v->value);
+		l->cpu_rate.present = false;
+	}
+	if ((v = ynode_get(n, "processes")))
+		want_uint(c, v, arena_printf(c->a, "%s.processes", what), 1, 1u << 22,
+			  &l->processes);
+	if ((v = ynode_get(n, "open_files")))
+		want_uint(c, v, arena_printf(c->a, "%s.open_files", what), 1, 1u << 30,
+			  &l->open_files);
+}
+
+/* ---- os_env.sandbox ------------------------------------------------------------- */
+
+static const char *const sandbox_type_names[] = {"auto", "none", "linux_bwrap",
+						 "darwin_seatbelt", "windows_jobobject", NULL};
+
+static void
+sandbox_defaults(struct sandbox *sb)
+{
+	static struct ir_str venv = {POLICY_DEFAULT_ALLOW_HIDDEN, {0, 0, 0}};
+
+	memset(sb, 0, sizeof(*sb));
+	sb->allow_network.value = true;
+	sb->cwd_allow_hidden.v = &venv;
+	sb->cwd_allow_hidden.n = 1;
+	sb->scan_max_entries.value = POLICY_DEFAULT_SCAN_MAX;
+	sb->scan_overflow = OVERFLOW_WARN;
+}
+
+static void
+want_sandbox_type(struct vctx *c, const struct ynode *n, const char *what, struct sandbox *sb)
+{
+	size_t t;
+
+	sb->type_loc = n->loc;
+	if (n->kind == YNODE_SCALAR && n->type == YSCALAR_NULL) {
+		sb->type = SANDBOX_NONE;
+		return;
+	}
+	if (!is_string(n)) {
+		diag_error(c->d, n->loc, "%s must be a string or null, %s", what, got(c, n, false));
+		return;
+	}
+	for (t = 0; sandbox_type_names[t] && strcmp(n->value, sandbox_type_names[t]); t++)
+		;
+	if (sandbox_type_names[t]) {
+		sb->type = (enum sandbox_type)t;
+		return;
+	}
+	{
+		const char *hint = validate_suggest(n->value, sandbox_type_names);
+
+		if (hint)
+			diag_error(c->d, n->loc, "unknown sandbox type '%s' (did you mean '%s'?)",
+				   n->value, hint);
+		else
+			diag_error(c->d, n->loc,
+				   "unknown sandbox type '%s' (expected auto, none, linux_bwrap, "
+				   "darwin_seatbelt or windows_jobobject)",
+				   n->value);
+	}
+}
+
+static void
+want_sandbox(struct vctx *c, const struct ynode *n, const char *w, struct sandbox *sb)
+{
+	const struct ynode *v, *k;
+	const char *what;
+
+	/* Lists and blocks are located at their key, where a reader looks for them. */
+#define KEY(name)                                                                                  \
+	((v = ynode_get(n, name)) && (k = ynode_key(n, name)) &&                                   \
+	 (what = arena_printf(c->a, "%s." name, w)))
+
+	if (!want_map(c, n, w))
+		return;
+	check_keys(c, n, w, sandbox_keys, os_env_keys, "os_env");
+	if (KEY("type"))
+		want_sandbox_type(c, v, what, sb);
+	if (KEY("write_paths")) {
+		want_pathlist(c, v, what, &sb->write_paths, true);
+		sb->write_paths.loc = k->loc;
+	}
+	if (KEY("read_paths")) {
+		want_pathlist(c, v, what, &sb->read_paths, true);
+		sb->read_paths.loc = k->loc;
+	}
+	if (KEY("write_files")) {
+		want_pathlist(c, v, what, &sb->write_files, true);
+		sb->write_files.loc = k->loc;
+	}
+	if (KEY("mask_paths")) {
+		want_pathlist(c, v, what, &sb->mask_paths, false);
+		sb->mask_paths.loc = k->loc;
+	}
+	if (KEY("deny_unix_socket_paths")) {
+		want_pathlist(c, v, what, &sb->deny_unix_socket_paths, false);
+		sb->deny_unix_socket_paths.loc = k->loc;
+	}
+	if (KEY("allow_network"))
+		want_bool(c, v, what, &sb->allow_network);
+	if (KEY("egress_rules")) {
+		want_egress(c, v, what, sb);
+		sb->egress_loc = k->loc;
+	}
+	if (KEY("egress_allow_private_destinations"))
+		want_bool(c, v, what, &sb->egress_allow_private);
+	if (KEY("credential_proxy")) {
+		want_credentials(c, v, what, sb);
+		sb->creds_loc = k->loc;
+	}
+	if (KEY("cwd_allow_hidden")) {
+		sb->cwd_allow_hidden.v = NULL;
+		sb->cwd_allow_hidden.n = sb->cwd_allow_hidden.cap = 0;
+		want_strlist(c, v, what, LIST_BASENAME, &sb->cwd_allow_hidden);
+		sb->cwd_allow_hidden.loc = k->loc;
+	}
+	if (KEY("cwd_hidden_scan_recursive"))
+		want_bool(c, v, what, &sb->scan_recursive);
+	if (KEY("cwd_hidden_scan_max_entries"))
+		want_uint(c, v, what, 1, UINT32_MAX, &sb->scan_max_entries);
+	if (KEY("cwd_hidden_scan_overflow")) {
+		static const char *const modes[] = {"warn", "error", "unlimited", NULL};
+		size_t m;
+
+		sb->scan_overflow_loc = v->loc;
+		if (!is_string(v)) {
+			diag_error(c->d, v->loc, "%s must be warn, error or unlimited, %s", what,
+				   got(c, v, false));
+		} else {
+			for (m = 0; modes[m] && strcmp(modes[m], v->value); m++)
+				;
+			if (modes[m])
+				sb->scan_overflow = (enum scan_overflow)m;
+			else
+				diag_error(c->d, v->loc,
+					   "%s must be warn, error or unlimited, got '%s'", what,
+					   v->value);
+		}
+	}
+	if (KEY("env_passthrough")) {
+		want_strlist(c, v, what, LIST_ENV_NAME, &sb->env_passthrough);
+		sb->env_passthrough.loc = k->loc;
+	}
+	if (KEY("limits")) {
+		want_limits(c, v, what, &sb->limits);
+		sb->limits.loc = k->loc;
+	}
+#undef KEY
+}
+
+/* Does the credential's host pass some egress rule's host? */
+static bool
+egress_covers_host(const struct sandbox *sb, const char *host)
+{
+	struct egress_matcher *m = egress_matcher_new(sb->egress, sb->n_egress);
+	bool ok;
+
+	if (!m) {
+		fputs("omnibox: out of memory\n", stderr);
+		abort();
+	}
+	ok = egress_match_host(m, host, strlen(host)) >= 0;
+	egress_matcher_free(m);
+	return ok;
+}
+
+/* The rules that tie several settings together (schema: cross-field rules). */
+static void
+check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
+{
+	const struct sandbox *sb = &env->sandbox;
+	bool hardened = sb->type == SANDBOX_AUTO || sb->type == SANDBOX_LINUX_BWRAP ||
+			sb->type == SANDBOX_DARWIN_SEATBELT;
+
+	if (sb->n_egress && !hardened)
+		diag_error(c->d, sb->egress_loc,
+			   "%s.egress_rules need a linux_bwrap or darwin_seatbelt sandbox, not %s",
+			   w, sandbox_type_name(sb->type));
+	if (sb->n_creds && !hardened)
+		diag_error(c->d, sb->creds_loc,
+			   "%s.credential_proxy needs a linux_bwrap or darwin_seatbelt sandbox, "
+			   "not %s",
+			   w, sandbox_type_name(sb->type));
+	if (sb->n_creds && !sb->n_egress)
+		diag_error(c->d, sb->creds_loc,
+			   "%s.credential_proxy needs a non-empty egress_rules list: the egress "
+			   "proxy is what swaps the credentials in",
+			   w);
+	if (sb->type == SANDBOX_NONE && sb->allow_network.loc.line && !sb->allow_network.value)
+		diag_error(c->d, sb->allow_network.loc,
+			   "%s.allow_network: false cannot be enforced without a sandbox (type is "
+			   "none)",
+			   w);
+	if (sb->type == SANDBOX_NONE) {
+		const struct ir_pathlist *lists[] = {&sb->write_paths, &sb->read_paths,
+						     &sb->write_files, &sb->mask_paths,
+						     &sb->deny_unix_socket_paths};
+		static const char *const names[] = {"write_paths", "read_paths", "write_files",
+						    "mask_paths", "deny_unix_socket_paths"};
+
+		for (size_t i = 0; i < 5; i++)
+			if (lists[i]->present)
+				diag_warning(c->d, lists[i]->loc,
+					     "%s.%s has no effect: the sandbox type is none", w,
+					     names[i]);
+	}
+
+	/* Credentials: one binding per host, and only hosts egress can reach. */
+	for (size_t i = 0; i < sb->n_creds; i++) {
+		const struct credential *cr = &sb->creds[i];
+
+		if (sb->type == SANDBOX_DARWIN_SEATBELT &&
+		    (cr->type == CRED_GH_BASIC || cr->type == CRED_DATABRICKS_CLI))
+			diag_error(c->d, cr->loc,
+				   "credential type %s cannot be used with darwin_seatbelt: its "
+				   "clients ignore SSL_CERT_FILE on macOS",
+				   cred_type_name(cr->type));
+		for (size_t t = 0; t < cr->n_targets; t++) {
+			const struct cred_target *tg = &cr->targets[t];
+			bool reported = false;
+
+			for (size_t j = 0; j <= i && !reported; j++) {
+				const struct credential *o = &sb->creds[j];
+				size_t lim = j == i ? t : o->n_targets;
+
+				for (size_t u = 0; u < lim && !reported; u++) {
+					if (strcmp(o->targets[u].host, tg->host))
+						continue;
+					diag_error(c->d, tg->loc,
+						   "host '%s' is already bound to a credential at "
+						   "line %u",
+						   tg->host, o->targets[u].loc.line);
+					reported = true;
+				}
+			}
+			if (!reported && sb->n_egress && !egress_covers_host(sb, tg->host))
+				diag_error(c->d, tg->loc,
+					   "credential host '%s' is not allowed by any egress rule, "
+					   "so the credential could never be used",
+					   tg->host);
+		}
+	}
+
+	if (env->start_in_scratch.value && env->fork.value)
+		diag_error(c->d, env->start_in_scratch.loc,
+			   "start_in_scratch cannot be combined with fork");
+	else if (env->start_in_scratch.value && sb->type == SANDBOX_NONE)
+		diag_error(c->d, env->start_in_scratch.loc,
+			   "start_in_scratch needs a sandbox (the sandbox type is none)");
+}
+
+/* ---- os_env ----------------------------------------------------------------- */
+
+static void
+want_os_env(struct vctx *c, const struct ynode *n, const char *w, struct os_env *env)
+{
+	const struct ynode *v;
+	const char *what;
+
+	memset(env, 0, sizeof(*env));
+	sandbox_defaults(&env->sandbox);
+	env->loc = n->loc;
+	if (!want_map(c, n, w))
+		return;
+	check_keys(c, n, w, os_env_keys, sandbox_keys, arena_printf(c->a, "%s.sandbox", w));
+	if ((v = ynode_get(n, "type"))) {
+		struct ir_str t = {0};
+
+		what = arena_printf(c->a, "%s.type", w);
+		if (want_string(c, v, what, &t) && strcmp(t.s, "caller_process"))
+			diag_error(c->d, v->loc,
+				   "unsupported %s '%s' (the only supported value is "
+				   "caller_process)",
+				   what, t.s);
+	}
+	if ((v = ynode_get(n, "cwd")) &&
+	    parse_path(c, v, arena_printf(c->a, "%s.cwd", w), PATH_LAUNCH, &env->cwd_path)) {
+		env->cwd.s = env->cwd_path.written;
+		env->cwd.loc = v->loc;
+	}
+	if ((v = ynode_get(n, "start_in_scratch")))
+		want_bool(c, v, arena_printf(c->a, "%s.start_in_scratch", w), &env->start_in_scratch);
+	if ((v = ynode_get(n, "fork")) &&
+	    want_bool(c, v, arena_printf(c->a, "%s.fork", w), &env->fork) && env->fork.value)
+		diag_warning(c->d, v->loc,
+			     "%s.fork is not supported: omnibox-run refuses to launch rather than "
+			     "run on the real workspace",
+			     w);
+	if ((v = ynode_get(n, "sandbox"))) {
+		env->sandbox.loc = ynode_key(n, "sandbox")->loc;
+		if (v->kind == YNODE_SCALAR && v->type == YSCALAR_NULL) {
+			env->sandbox.type = SANDBOX_NONE;
+			env->sandbox.type_loc = v->loc;
+		} else {
+			want_sandbox(c, v, arena_printf(c->a, "%s.sandbox", w), &env->sandbox);
+		}
+	}
+	check_sandbox_rules(c, env, arena_printf(c->a, "%s.sandbox", w));
+}
+
+/* ---- terminals ---------------------------------------------------------------- */
+
+static void
+want_terminal(struct vctx *c, const struct ynode *n, const char *w, const struct policy *p,
+	      struct terminal *t)
+{
+	const struct ynode *v;
+
+	t->loc = n->loc;
+	t->command.s = "bash";
+	t->inherit = true;
+	if (!want_map(c, n, w))
+		return;
+	check_keys(c, n, w, terminal_keys, NULL, NULL);
+	if ((v = ynode_get(n, "command")))
+		want_string(c, v, arena_printf(c->a, "%s.command", w), &t->command);
+	if ((v = ynode_get(n, "args"))) {
+		const char *what = arena_printf(c->a, "%s.args", w);
+
+		t->args.present = true;
+		t->args.loc = v->loc;
+		if (want_seq(c, v, what))
+			for (size_t i = 0; i < v->n_items; i++) {
+				struct ir_str s = {0};
+
+				if (want_text(c, v->items[i], arena_printf(c->a, "%s[%zu]", what, i),
+					      &s))
+					*ARENA_PUSH(c->a, t->args.v, t->args.n, t->args.cap) = s;
+			}
+	}
+	if ((v = ynode_get(n, "os_env"))) {
+		t->os_env_loc = v->loc;
+		if (is_string(v) && !strcmp(v->value, "inherit")) {
+			t->inherit = true;
+		} else if (v->kind == YNODE_MAP) {
+			t->inherit = false;
+			t->os_env = arena_alloc(c->a, sizeof(*t->os_env));
+			want_os_env(c, v, arena_printf(c->a, "%s.os_env", w), t->os_env);
+			t->os_env->loc = ynode_key(n, "os_env")->loc;
+		} else {
+			diag_error(c->d, v->loc, "%s.os_env must be 'inherit' or a mapping, %s", w,
+				   got(c, v, false));
+		}
+	}
+	if ((v = ynode_get(n, "allow_sandbox_override")))
+		want_bool(c, v, arena_printf(c->a, "%s.allow_sandbox_override", w),
+			  &t->allow_sandbox_override);
+	if ((v = ynode_get(n, "allow_cwd_override")))
+		want_bool(c, v, arena_printf(c->a, "%s.allow_cwd_override", w),
+			  &t->allow_cwd_override);
+	if ((v = ynode_get(n, "env"))) {
+		const char *what = arena_printf(c->a, "%s.env", w);
+
+		if (want_map(c, v, what)) {
+			for (size_t i = 0; i < v->n_pairs; i++) {
+				struct ir_str name = {0}, val = {0};
+				struct ir_kv *kv;
+
+				if (!want_env_name(c, v->pairs[i].key, what, &name))
+					continue;
+				if (!want_text(c, v->pairs[i].value,
+					       arena_printf(c->a, "%s.%s", what, name.s), &val))
+					continue;
+				kv = ARENA_PUSH(c->a, t->env, t->n_env, t->cap_env);
+				kv->key = name.s;
+				kv->value = val.s;
+				kv->loc = name.loc;
+			}
+		}
+	}
+	if ((v = ynode_get(n, "env_unset")))
+		want_strlist(c, v, arena_printf(c->a, "%s.env_unset", w), LIST_ENV_NAME,
+			     &t->env_unset);
+	/* Accepted for compatibility; typed but without effect on the sandbox. */
+	{
+		struct ir_bool b;
+		struct ir_str s;
+		struct ir_u64 u;
+
+		if ((v = ynode_get(n, "inherit_env")))
+			want_bool(c, v, arena_printf(c->a, "%s.inherit_env", w), &b);
+		if ((v = ynode_get(n, "tmux_allow_passthrough")))
+			want_bool(c, v, arena_printf(c->a, "%s.tmux_allow_passthrough", w), &b);
+		if ((v = ynode_get(n, "tmux_start_on_attach")))
+			want_bool(c, v, arena_printf(c->a, "%s.tmux_start_on_attach", w), &b);
+		if ((v = ynode_get(n, "log_file")))
+			want_string(c, v, arena_printf(c->a, "%s.log_file", w), &s);
+		if ((v = ynode_get(n, "session_prefix")))
+			want_string(c, v, arena_printf(c->a, "%s.session_prefix", w), &s);
+		if ((v = ynode_get(n, "scrollback")))
+			want_uint(c, v, arena_printf(c->a, "%s.scrollback", w), 0, UINT32_MAX, &u);
+	}
+	{
+		const struct os_env *eff = t->inherit ? &p->os_env : t->os_env;
+
+		if (t->allow_sandbox_override.value && eff->sandbox.n_egress)
+			diag_error(c->d, t->allow_sandbox_override.loc,
+				   "%s.allow_sandbox_override cannot be true: the terminal's "
+				   "sandbox has egress_rules (line %u), which an override would "
+				   "drop",
+				   w, eff->sandbox.egress_loc.line);
+	}
+}
+
+/* ---- the document ---------------------------------------------------------------- */
+
+struct policy *
+validate_document(struct arena *a, struct diag *d, const struct ydoc *doc, const char *name)
+{
+	struct vctx c = {a, d, doc};
+	struct policy *p = arena_alloc(a, sizeof(*p));
+	const struct ynode *root = doc->root, *v;
+	struct loc none = {0, 0, 0};
+	unsigned before = d->errors;
+
+	p->source = name;
+	memset(&p->os_env, 0, sizeof(p->os_env));
+	sandbox_defaults(&p->os_env.sandbox);
+	if (!root || (root->kind == YNODE_SCALAR && root->type == YSCALAR_NULL)) {
+		diag_error(d, none, "the file is empty: expected an agent definition (a mapping)");
+		return NULL;
+	}
+	if (root->kind != YNODE_MAP) {
+		diag_error(d, root->loc, "the top level must be a mapping, got %s",
+			   ynode_describe(a, root));
+		return NULL;
+	}
+	for (size_t i = 0; i < root->n_pairs; i++) {
+		const struct ynode *k = root->pairs[i].key;
+
+		if (k->kind != YNODE_SCALAR)
+			continue;
+		for (size_t j = 0; j < i; j++) {
+			const struct ynode *prev = root->pairs[j].key;
+
+			if (prev->kind == YNODE_SCALAR && !strcmp(prev->value, k->value) &&
+			    (!strcmp(k->value, "os_env") || !strcmp(k->value, "terminals")))
+				diag_error(d, k->loc, "duplicate key '%s' (first at line %u)",
+					   k->value, prev->loc.line);
+		}
+	}
+	if ((v = ynode_get(root, "os_env"))) {
+		p->has_os_env = true;
+		want_os_env(&c, v, "os_env", &p->os_env);
+		p->os_env.loc = ynode_key(root, "os_env")->loc;
+	}
+	if ((v = ynode_get(root, "terminals")) &&
+	    !(v->kind == YNODE_SCALAR && v->type == YSCALAR_NULL) && want_map(&c, v, "terminals")) {
+		for (size_t i = 0; i < v->n_pairs; i++) {
+			const struct ynode *k = v->pairs[i].key;
+			struct terminal *t;
+
+			if (!is_string(k) || k->len == 0) {
+				diag_error(d, k->loc, "terminal names must be strings, got %s",
+					   ynode_describe(a, k));
+				continue;
+			}
+			for (size_t j = 0; j < p->n_terminals; j++)
+				if (!strcmp(p->terminals[j].name, k->value))
+					diag_error(d, k->loc,
+						   "duplicate terminal '%s' (first at line %u)",
+						   k->value, p->terminals[j].loc.line);
+			t = ARENA_PUSH(a, p->terminals, p->n_terminals, p->cap_terminals);
+			t->name = k->value;
+			want_terminal(&c, v->pairs[i].value,
+				      arena_printf(a, "terminals.%s", k->value), p, t);
+			t->loc = k->loc;
+		}
+	}
+	return d->errors == before && !d->truncated ? p : NULL;
+}

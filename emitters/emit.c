@@ -1,0 +1,67 @@
+/*
+ * emit.c - the table of emitters and targets.
+ */
+#include "emit.h"
+
+#include <string.h>
+
+const struct emitter emitters[] = {
+	{"ir", "policy.ir.json", TARGET_ALL_BITS, false, false, emit_ir},
+	{"egress", "egress.rules", TARGET_ALL_BITS, false, false, emit_egress},
+	{NULL, NULL, 0, false, false, NULL},
+};
+
+const struct emitter *
+emitter_find(const char *name)
+{
+	for (const struct emitter *e = emitters; e->name; e++)
+		if (!strcmp(e->name, name))
+			return e;
+	return NULL;
+}
+
+const struct emitter *
+emitter_default(enum target t)
+{
+	(void)t;
+	return emitter_find("ir");
+}
+
+const char *
+target_name(enum target t)
+{
+	static const char *const names[] = {"linux", "darwin", "windows"};
+
+	return names[t];
+}
+
+int
+target_parse(const char *name)
+{
+	for (int t = 0; t < TARGET_COUNT; t++)
+		if (!strcmp(name, target_name((enum target)t)))
+			return t;
+	return -1;
+}
+
+enum sandbox_type
+target_backend(enum target t)
+{
+	static const enum sandbox_type backend[] = {SANDBOX_LINUX_BWRAP, SANDBOX_DARWIN_SEATBELT,
+						    SANDBOX_WINDOWS_JOBOBJECT};
+
+	return backend[t];
+}
+
+int
+emit_check_target(const struct policy *p, enum target t, struct diag *d)
+{
+	enum sandbox_type st = p->os_env.sandbox.type;
+
+	if (st == SANDBOX_AUTO || st == SANDBOX_NONE || st == target_backend(t))
+		return 0;
+	diag_error(d, p->os_env.sandbox.type_loc,
+		   "sandbox type %s has no %s form (compile for its own target, or use auto)",
+		   sandbox_type_name(st), target_name(t));
+	return -1;
+}

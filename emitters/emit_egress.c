@@ -1,0 +1,100 @@
+/*
+ * emit_egress.c - the normalised egress rule table (--emit=egress).
+ *
+ * What the proxy will enforce, one rule per line in the order it checks
+ * them, then the credential bindings.  Column-aligned for review.
+ */
+#include "emit.h"
+
+#include <string.h>
+
+static void
+methods_text(unsigned methods, char *buf, size_t cap)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (methods == EGRESS_ANY) {
+		snprintf(buf, cap, "*");
+		return;
+	}
+	for (unsigned bit = 1; bit & EGRESS_ANY; bit <<= 1)
+		if (methods & bit)
+			n += (size_t)snprintf(buf + n, cap - n, "%s%s", n ? "," : "",
+					      egress_method_name(bit));
+}
+
+int
+emit_egress(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	char methods[96];
+	int wm = 7, wh = 4;
+
+	(void)t;
+	(void)d;
+	tb_printf(out, "# egress rules of %s%s%s\n", p->source, p->terminal ? ", terminal " : "",
+		  p->terminal ? p->terminal->name : "");
+	if (!sb->n_egress) {
+		tb_printf(out, "# none: no HTTP filtering; the network is %s (allow_network)\n",
+			  sb->allow_network.value ? "on" : "off");
+		return 0;
+	}
+	tb_puts(out, "# default deny: a request passes when any rule matches; the first match "
+		     "is logged\n");
+	tb_printf(out, "# private and special-purpose destinations: %s\n",
+		  sb->egress_allow_private.value ? "allowed (egress_allow_private_destinations)"
+						 : "refused");
+	for (size_t i = 0; i < sb->n_egress; i++) {
+		const struct egress_rule *r = &sb->egress[i];
+		int hl = (int)strlen(r->host) + (r->wildcard ? 2 : 0);
+
+		methods_text(r->methods, methods, sizeof(methods));
+		if ((int)strlen(methods) > wm)
+			wm = (int)strlen(methods);
+		if (hl > wh)
+			wh = hl;
+	}
+	tb_printf(out, "#line  %-*s  %-*s  path\n", wm, "methods", wh, "host");
+	for (size_t i = 0; i < sb->n_egress; i++) {
+		const struct egress_rule *r = &sb->egress[i];
+		char host[300];
+
+		methods_text(r->methods, methods, sizeof(methods));
+		snprintf(host, sizeof(host), "%s%s", r->wildcard ? "*." : "", r->host);
+		tb_printf(out, "%5u  %-*s  %-*s  %s\n", r->loc.line, wm, methods, wh, host,
+			  r->path);
+	}
+	if (!sb->n_creds)
+		return 0;
+	tb_puts(out, "# credentials: swapped in by the proxy over TLS to exactly these hosts\n");
+	for (size_t i = 0; i < sb->n_creds; i++) {
+		const struct credential *cr = &sb->creds[i];
+
+		if (cr->type == CRED_DATABRICKS_CLI) {
+			tb_printf(out, "%5u  credential %s profiles", cr->loc.line,
+				  cred_type_name(cr->type));
+			for (size_t k = 0; k < cr->profiles.n; k++)
+				tb_printf(out, " %s", cr->profiles.v[k].s);
+			tb_puts(out, " (hosts resolved at launch)\n");
+			continue;
+		}
+		for (size_t k = 0; k < cr->n_targets; k++) {
+			const struct cred_target *tg = &cr->targets[k];
+			static const char *const src[] = {"?", "env", "file", "command"};
+
+			tb_printf(out, "%5u  credential %-*s  %s %s from %s", tg->loc.line, wh,
+				  tg->host, cred_type_name(cr->type), cred_scheme_name(tg->scheme),
+				  src[cr->source_kind]);
+			/* gh_basic hands its placeholder to the API host's client only. */
+			if (cr->env.n &&
+			    (cr->type != CRED_GH_BASIC || tg->scheme == CRED_SCHEME_TOKEN)) {
+				tb_puts(out, ", placeholder in");
+				for (size_t e = 0; e < cr->env.n; e++)
+					tb_printf(out, " %s", cr->env.v[e].s);
+			}
+			tb_putc(out, '\n');
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,101 @@
+/*
+ * egress.h - the egress rule language: parsing and matching.
+ *
+ * A rule is "METHODS HOST[/PATH-GLOB]" (spec/egress.md).  egress_parse_rule()
+ * turns one rule into a struct egress_rule; egress_matcher_new() compiles a
+ * set of rules into a structure that answers "does any rule allow this
+ * request, and which one?" without scanning every rule.
+ *
+ * Nothing here touches the filesystem or the network.
+ */
+#ifndef OMNIBOX_EGRESS_H
+#define OMNIBOX_EGRESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../compiler/arena.h"
+#include "../compiler/loc.h"
+
+/* HTTP methods a rule can name, as bits of egress_rule.methods. */
+enum {
+	EGRESS_GET = 1u << 0,
+	EGRESS_HEAD = 1u << 1,
+	EGRESS_POST = 1u << 2,
+	EGRESS_PUT = 1u << 3,
+	EGRESS_DELETE = 1u << 4,
+	EGRESS_PATCH = 1u << 5,
+	EGRESS_OPTIONS = 1u << 6,
+	EGRESS_TRACE = 1u << 7,
+	EGRESS_ANY = (1u << 8) - 1, /* "*" */
+};
+
+struct egress_rule {
+	unsigned methods;    /* EGRESS_* bits; EGRESS_ANY when the rule says "*" */
+	const char *host;    /* lower-cased, without a leading "*." */
+	bool wildcard;       /* "*.host": the host itself and every subdomain */
+	const char *path;    /* glob starting with a slash; all paths when the rule has none */
+	bool path_given;     /* the rule text named a path */
+	struct loc loc;      /* where the rule was written; the matcher ignores it */
+};
+
+struct egress_error {
+	size_t offset;       /* byte offset of the offending character in the text */
+	size_t length;       /* bytes to underline, at least 1 */
+	char message[200];   /* e.g. "unknown HTTP method 'FETCH'" */
+};
+
+/*
+ * Parse the LEN bytes at TEXT (not NUL-terminated; NUL bytes are an error,
+ * never a terminator) as one rule.  On success fills *RULE, with strings
+ * allocated from A, and returns 0.  On failure fills *ERR and returns -1.
+ */
+int egress_parse_rule(struct arena *a, const char *text, size_t len, struct egress_rule *rule,
+		      struct egress_error *err);
+
+/* The method bit for NAME (LEN bytes, any case), or 0 when it is not a method. */
+unsigned egress_method_bit(const char *name, size_t len);
+
+/* The canonical upper-case name of one method bit. */
+const char *egress_method_name(unsigned bit);
+
+struct egress_matcher;
+
+/*
+ * Compile N rules.  The matcher copies what it needs; RULES may be freed
+ * afterwards.  Returns NULL only when out of memory.
+ */
+struct egress_matcher *egress_matcher_new(const struct egress_rule *rules, size_t n);
+void egress_matcher_free(struct egress_matcher *m);
+
+/*
+ * Decide a request.  METHOD is the request method (any case), HOST the
+ * request host without port, TARGET the request target's path with its
+ * optional "?query" (a fragment is dropped).  Returns the index of the
+ * lowest-numbered rule that allows the request, or -1 when it is denied
+ * (no rule matches, or the host or path is malformed or ambiguous).
+ */
+ssize_t egress_match(const struct egress_matcher *m, const char *method, size_t method_len,
+		     const char *host, size_t host_len, const char *target, size_t target_len);
+
+/*
+ * Would any rule accept HOST, whatever the method and path?  Used to refuse
+ * a CONNECT before any TLS.  Returns the lowest such rule index, or -1.
+ */
+ssize_t egress_match_host(const struct egress_matcher *m, const char *host, size_t host_len);
+
+/* HOST consists only of [A-Za-z0-9.-], is non-empty and has no trailing dot. */
+bool egress_host_is_safe(const char *host, size_t len);
+
+/*
+ * Normalise a request target for matching: drop the fragment, remove dot
+ * segments from the path (the query is kept verbatim).  Writes at most CAP
+ * bytes (NUL-terminated) to OUT and returns the length, or -1 when the
+ * target must be denied: not starting with '/', climbing above '/',
+ * encoded separators or dots (%2f %5c %2e, any case), control bytes, or
+ * too long for OUT.
+ */
+ssize_t egress_normalize_target(const char *target, size_t len, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,92 @@
+#!/bin/sh
+# golden.sh check|update COMPILER
+#
+# Every golden/NNN-topic/agent.yaml is compiled to each output kind below and
+# compared with golden/NNN-topic/expect.KIND (or expect.KIND.err with the
+# diagnostics, when the policy cannot be expressed for that kind's target).
+# Every golden/eNNN-topic/agent.yaml must fail: its diagnostics and exit
+# status are compared with expect.stderr and expect.rc.  The warnings a valid
+# policy earns are compared with expect.warnings.  An optional file
+# `args` adds command-line arguments (e.g. --terminal=bash).
+#
+# `update` rewrites the expect files; review them with `git diff golden/`.
+set -u
+
+mode=$1
+compiler=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+root=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# kind target expect-file
+kinds="ir linux expect.ir.json
+egress linux expect.egress"
+
+fail=0
+count=0
+
+# compare EXPECTED ACTUAL: in check mode diff them, in update mode copy.
+compare() {
+	if [ "$mode" = update ]; then
+		if ! cmp -s "$2" "$1" 2>/dev/null; then
+			cp "$2" "$1"
+			echo "updated ${1#"$root"/}"
+		fi
+	elif [ ! -f "$1" ]; then
+		echo "FAIL ${1#"$root"/}: missing (run 'make golden')"
+		fail=1
+	elif ! diff -u "$1" "$2" >"$tmp/diff"; then
+		echo "FAIL ${1#"$root"/}:"
+		sed 's/^/    /' "$tmp/diff"
+		fail=1
+	fi
+}
+
+for dir in "$root"/golden/*/; do
+	dir=${dir%/}
+	name=$(basename "$dir")
+	[ -f "$dir/agent.yaml" ] || continue
+	count=$((count + 1))
+	args=
+	[ -f "$dir/args" ] && args=$(cat "$dir/args")
+	cd "$dir" || exit 2
+	case $name in
+	e*)
+		# shellcheck disable=SC2086
+		"$compiler" $args agent.yaml >"$tmp/out" 2>"$tmp/err"
+		echo $? >"$tmp/rc"
+		if [ "$(cat "$tmp/rc")" = 0 ]; then
+			echo "FAIL golden/$name: compiled, but an error was expected"
+			fail=1
+		fi
+		compare "$dir/expect.stderr" "$tmp/err"
+		compare "$dir/expect.rc" "$tmp/rc"
+		;;
+	*)
+		while read -r kind target file; do
+			# shellcheck disable=SC2086
+			if "$compiler" $args --target="$target" --emit="$kind" agent.yaml \
+				>"$tmp/out" 2>"$tmp/err"; then
+				compare "$dir/$file" "$tmp/out"
+				[ "$mode" = update ] && rm -f "$dir/$file.err"
+				# The warnings of a valid policy are part of its contract.
+				if [ "$kind" = ir ] && { [ -s "$tmp/err" ] || [ -f "$dir/expect.warnings" ]; }; then
+					compare "$dir/expect.warnings" "$tmp/err"
+				fi
+			else
+				compare "$dir/$file.err" "$tmp/err"
+				[ "$mode" = update ] && rm -f "$dir/$file"
+			fi
+		done <<KINDS
+$kinds
+KINDS
+		;;
+	esac
+done
+
+if [ $fail = 0 ]; then
+	echo "golden: $count policies, all outputs as expected"
+else
+	echo "golden: differences found; if they are intended, run 'make golden' and review git diff golden/"
+fi
+exit $fail
