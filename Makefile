@@ -39,7 +39,11 @@ ALL_CFLAGS = $(BASE_CFLAGS) $(WARN) $(WERROR) $(CFLAGS) -MMD -MP
 # Generated C is not ours to lint.
 GEN_CFLAGS = $(BASE_CFLAGS) $(CFLAGS) -w -MMD -MP
 ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
-LIBS := -lyaml
+# `make V=1` shows the commands.
+Q := $(if $(V),,@)
+say = $(if $(V),,@printf '  %-7s %s\n' $(1) $(2);)
+LIBS := -lyaml -lseccomp
+RUN_LIBS := -levent
 
 # ---- sources -------------------------------------------------------------
 
@@ -57,6 +61,11 @@ LIB_SRC := \
 	emitters/emit_ir.c \
 	emitters/emit_egress.c \
 	emitters/emit.c \
+	emitters/emit_bwrap.c \
+	emitters/emit_env.c \
+	emitters/emit_seccomp.c \
+	runtime/resolve.c \
+	runtime/scan.c \
 	emitters/json.c
 GEN_SRC := $(B)/grammar/egress_lex.c $(B)/grammar/egress_gram.c
 GEN_HDR := $(B)/grammar/egress_gram.h
@@ -65,44 +74,66 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/obj/%.o) $(GEN_SRC:$(B)/%.c=$(B)/obj/gen/%.o)
 LIB := $(B)/libomnibox.a
 
 COMPILE := $(B)/omnibox-compile
-UNIT := frontend egress_parse egress_match
+RUN := $(B)/omnibox-run
+INIT := $(B)/omnibox-init
+# omnibox-init runs inside sandboxes that may not see the host's libraries:
+# static, except under the sanitizers (which need their shared runtimes).
+INIT_LDFLAGS := $(if $(SANITIZE),,-static)
+UNIT := frontend egress_parse egress_match scan seccomp
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
-BENCH_BIN := $(B)/bench/bench_match
+BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
+	$(B)/bench/bench_seccomp
+PROBE := $(B)/tests/probe
 FUZZ := yaml egress
 FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
 
 # ---- build ---------------------------------------------------------------
 
-all: $(COMPILE)
+all: $(COMPILE) $(RUN) $(INIT)
 
 $(B)/obj/%.o: %.c | $(GEN_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/obj/gen/%.o: $(B)/%.c | $(GEN_HDR)
 	@mkdir -p $(@D)
-	$(CC) $(GEN_CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(GEN_CFLAGS) -c -o $@ $<
 
 $(B)/grammar/egress_gram.c $(B)/grammar/egress_gram.h &: grammar/egress_gram.y
 	@mkdir -p $(@D)
-	$(LEMON) -q -d$(B)/grammar -T$(LEMPAR) $<
+	$(call say,LEMON,$<)$(LEMON) -q -d$(B)/grammar -T$(LEMPAR) $<
 
 $(B)/grammar/egress_lex.c: grammar/egress_lex.re $(GEN_HDR)
 	@mkdir -p $(@D)
-	$(RE2C) -W --no-generation-date --no-version -o $@ $<
+	$(call say,RE2C,$<)$(RE2C) -W --no-generation-date --no-version -o $@ $<
 
 $(LIB): $(LIB_OBJ)
-	@rm -f $@
-	$(AR) rcs $@ $^
+	$(Q)rm -f $@
+	$(call say,AR,$@)$(AR) rcs $@ $^
 
 $(COMPILE): $(B)/obj/compiler/main.o $(LIB)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(RUN): $(B)/obj/runtime/run.o $(LIB)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(RUN_LIBS)
+
+$(INIT): $(B)/obj/runtime/init.o
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
 # ---- tests ---------------------------------------------------------------
 
 $(B)/tests/test_%: $(B)/obj/tests/unit/test_%.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
+
+# The seccomp tests run the filter in their own BPF interpreter too.
+$(B)/tests/test_seccomp: $(B)/obj/tests/unit/test_seccomp.o $(B)/obj/tests/unit/bpf_interp.o $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion -lpthread
+
+$(PROBE): tests/linux/probe.c
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra $(WERROR) -static -o $@ $< -lpthread
 
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t --short-filename; done
@@ -116,11 +147,17 @@ golden-check: $(COMPILE)
 check-cli: $(COMPILE)
 	tests/cli.sh $(COMPILE)
 
+check-linux: $(RUN) $(INIT) $(PROBE)
+	tests/linux/acceptance.sh $(B)
+
 deps:
 	@.ci/install-deps
 
+fuzz-deps:
+	@.ci/install-deps clang libclang-rt-14-dev
+
 check: deps
-	$(MAKE) --no-print-directory unit golden-check check-cli
+	$(MAKE) --no-print-directory unit golden-check check-cli check-linux
 
 # ---- fuzzing and benchmarks ---------------------------------------------
 
@@ -130,27 +167,28 @@ FUZZ_OBJ := $(LIB_SRC:%.c=$(B)/fuzzobj/%.o) $(GEN_SRC:$(B)/%.c=$(B)/fuzzobj/gen/
 
 $(B)/fuzzobj/%.o: %.c | $(GEN_HDR)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -MMD -MP -c -o $@ $<
+	$(call say,CC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -MMD -MP -c -o $@ $<
 
 $(B)/fuzzobj/gen/%.o: $(B)/%.c | $(GEN_HDR)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -w -MMD -MP -c -o $@ $<
+	$(call say,CC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -w -MMD -MP -c -o $@ $<
 
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ)
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
+	$(call say,LD,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
 
-fuzz: deps $(FUZZ_BIN)
+fuzz: $(FUZZ_BIN)
 	@set -e; for f in $(FUZZ); do \
 		mkdir -p $(B)/fuzz/corpus-$$f; \
 		echo "== fuzz_$$f for $(FUZZ_SECONDS)s"; \
 		$(B)/fuzz/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(B)/fuzz/ \
 			-dict=tests/fuzz/$$f.dict $(B)/fuzz/corpus-$$f tests/fuzz/corpus/$$f; \
 	done
 
 $(B)/bench/%: $(B)/obj/tests/bench/%.o $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpthread
 
 bench: $(COMPILE) $(BENCH_BIN)
 	tests/bench/run.sh $(B)
@@ -161,7 +199,7 @@ demo: deps
 	$(MAKE) --no-print-directory all
 	tests/demo.sh $(B)
 
-install: $(COMPILE)
+install: $(COMPILE) $(RUN) $(INIT)
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(COMPILE) $(DESTDIR)$(BINDIR)/omnibox-compile
 
@@ -177,7 +215,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-cli deps check fuzz bench demo install uninstall \
+.PHONY: all unit golden golden-check check-cli check-linux deps fuzz-deps check fuzz bench demo install uninstall \
 	format clean
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -173,7 +173,8 @@ diag_print(struct diag *d, FILE *f, bool with_warnings)
 	static const char *const level_name[] = {"error", "warning", "note"};
 	size_t i;
 
-	qsort(d->v, d->n, sizeof(d->v[0]), diag_cmp);
+	if (d->n)
+		qsort(d->v, d->n, sizeof(d->v[0]), diag_cmp);
 	for (i = 0; i < d->n; i++) {
 		const struct diag_entry *e = &d->v[i];
 

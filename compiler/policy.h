@@ -174,7 +174,7 @@ struct terminal {
 };
 
 struct policy {
-	const char *source;  /* the file name as given */
+	const char *source;  /* the file's base name (outputs must not depend on where it was) */
 	bool has_os_env;
 	struct os_env os_env; /* the agent's, or a selected terminal's effective one */
 	struct terminal *terminals;

@@ -51,7 +51,7 @@ const char *
 validate_suggest(const char *word, const char *const *candidates)
 {
 	const char *best = NULL;
-	size_t best_d = 99, limit = strlen(word) < 6 ? 1 : 2;
+	size_t len = strlen(word), best_d = 99, limit = len < 3 ? 0 : len < 6 ? 1 : 2;
 
 	for (size_t i = 0; candidates[i]; i++) {
 		size_t dist = edit_distance(word, candidates[i]);
@@ -61,7 +61,7 @@ validate_suggest(const char *word, const char *const *candidates)
 			best = candidates[i];
 		}
 	}
-	return best_d <= limit ? best : NULL;
+	return best_d <= limit && best_d > 0 ? best : NULL;
 }
 
 static bool
@@ -1327,7 +1327,9 @@ validate_document(struct arena *a, struct diag *d, const struct ydoc *doc, const
 	struct loc none = {0, 0, 0};
 	unsigned before = d->errors;
 
-	p->source = name;
+	/* Outputs name the file, not where it sat on this machine, so they
+	 * are byte-identical wherever the compiler ran. */
+	p->source = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
 	memset(&p->os_env, 0, sizeof(p->os_env));
 	sandbox_defaults(&p->os_env.sandbox);
 	if (!root || (root->kind == YNODE_SCALAR && root->type == YSCALAR_NULL)) {

@@ -304,6 +304,15 @@ report_parser_error(struct builder *b, const yaml_parser_t *p)
 		diag_error(b->d, l, "invalid YAML input: %s", p->problem ? p->problem : "?");
 		return;
 	}
+	if (p->problem_mark.line < b->n_lines) {
+		yaml_mark_t m = p->problem_mark;
+		size_t off = builder_offset(b, &m);
+
+		if (off < b->len && b->text[off] == '\t') {
+			diag_error(b->d, l, "YAML syntax error: a tab cannot indent YAML; use spaces");
+			return;
+		}
+	}
 	if (p->context)
 		diag_error(b->d, l, "YAML syntax error: %s %s that started at line %zu", p->problem,
 			   p->context, p->context_mark.line + 1);

@@ -2,12 +2,17 @@
  * emit.c - the table of emitters and targets.
  */
 #include "emit.h"
+#include "seccomp.h"
 
 #include <string.h>
 
 const struct emitter emitters[] = {
 	{"ir", "policy.ir.json", TARGET_ALL_BITS, false, false, emit_ir},
 	{"egress", "egress.rules", TARGET_ALL_BITS, false, false, emit_egress},
+	{"bwrap", "bwrap.args", TARGET_BIT(TARGET_LINUX), true, false, emit_bwrap},
+	{"seccomp", "seccomp.pfc", TARGET_BIT(TARGET_LINUX), true, false, emit_seccomp},
+	{"seccomp-bpf", "seccomp.bpf", TARGET_BIT(TARGET_LINUX), true, true, emit_seccomp_bpf},
+	{"env", "env", TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN), true, false, emit_env},
 	{NULL, NULL, 0, false, false, NULL},
 };
 
@@ -23,8 +28,7 @@ emitter_find(const char *name)
 const struct emitter *
 emitter_default(enum target t)
 {
-	(void)t;
-	return emitter_find("ir");
+	return emitter_find(t == TARGET_LINUX ? "bwrap" : "ir");
 }
 
 const char *

@@ -20,7 +20,10 @@ trap 'rm -rf "$tmp"' EXIT
 
 # kind target expect-file
 kinds="ir linux expect.ir.json
-egress linux expect.egress"
+egress linux expect.egress
+bwrap linux expect.bwrap
+seccomp linux expect.seccomp
+env linux expect.env"
 
 fail=0
 count=0

@@ -1,0 +1,76 @@
+/*
+ * seccomp.h - the seccomp filter bwrap installs (`bwrap --seccomp FD`)
+ * before the agent's first instruction.
+ *
+ * The filter is the same for every policy: nothing in the policy changes
+ * it.  It allows by default and refuses, with an errno, the system calls
+ * that reach kernel attack surface or escape the sandbox (namespaces,
+ * mounts, modules, ptrace, keyrings, io_uring, ...), listed in
+ * seccomp_rule_table[].  libseccomp resolves each name per ABI and builds
+ * the BPF program.  Output is deterministic: the same bytes on every run
+ * and machine with the same libseccomp.
+ */
+#ifndef OMNIBOX_EMIT_SECCOMP_H
+#define OMNIBOX_EMIT_SECCOMP_H
+
+#include <seccomp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../compiler/diag.h"
+#include "../compiler/policy.h"
+#include "../compiler/textbuf.h"
+#include "emit.h"
+
+/* An ABI the filter knows.  Calls from any other fail with KILL_PROCESS. */
+struct seccomp_arch {
+	const char *name; /* as libseccomp's PFC output spells it */
+	uint32_t token;	  /* SCMP_ARCH_* */
+};
+
+/* x86_64, x86, x32, aarch64, arm: in the order the filter tests them. */
+extern const struct seccomp_arch seccomp_arch_table[];
+extern const size_t seccomp_arch_table_len;
+
+/*
+ * One rule: NAME fails with ERR, always (!checked) or only when
+ * args[arg] OP value holds; for SCMP_CMP_MASKED_EQ the test is
+ * (args[arg] & mask) == value.  Comparisons are on the 64-bit argument on
+ * 64-bit ABIs and on its low 32 bits on the others (x86, x32, arm), as
+ * libseccomp generates them.  Several rules for one name: any that holds
+ * refuses the call.
+ */
+struct seccomp_rule {
+	const char *name;
+	int err;
+	bool checked;
+	unsigned arg;
+	enum scmp_compare op; /* SCMP_CMP_EQ, SCMP_CMP_GT or SCMP_CMP_MASKED_EQ */
+	uint64_t mask;
+	uint64_t value;
+};
+
+extern const struct seccomp_rule seccomp_rule_table[];
+extern const size_t seccomp_rule_table_len;
+
+/*
+ * Build the filter and append it to OUT: libseccomp's pseudo filter code
+ * (PFC, text) when PFC is true, else the BPF program as an array of
+ * struct sock_filter in the byte order of this machine, ready for
+ * `bwrap --seccomp`.  BINARY_TREE selects libseccomp's binary-tree search
+ * of the syscall numbers (SCMP_FLTATR_CTL_OPTIMIZE 2), the default
+ * everywhere but in the benchmark.  Returns 0, or -1 with a message in ERR
+ * (ERRLEN bytes, always terminated); OUT may then hold part of the output.
+ */
+int seccomp_generate(bool binary_tree, bool pfc, struct textbuf *out, char *err, size_t errlen);
+
+/*
+ * The emitters (see emit.h).  emit_seccomp: a comment header and the PFC
+ * text, for review and golden files.  emit_seccomp_bpf: the raw program.
+ * Both ignore P and T; they fail only when libseccomp does, reported to D.
+ */
+int emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
+int emit_seccomp_bpf(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
+
+#endif

@@ -1,0 +1,96 @@
+/*
+ * init.c - omnibox-init, the first process inside the sandbox.
+ *
+ *   omnibox-init --exec PATH -- ARGV...
+ *
+ * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1),
+ * already under the seccomp filter.  It starts the agent, passes on the
+ * signals omnibox-run forwards, reaps orphans, and exits with the agent's
+ * status (128+N for a signal).  When it exits, the kernel kills everything
+ * left in the namespace: an agent cannot leave a daemon behind.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const int forwarded[] = {SIGINT,	 SIGTERM, SIGHUP,   SIGQUIT, SIGUSR1,
+				SIGUSR2, SIGWINCH, SIGCONT, SIGALRM, SIGTSTP};
+
+static void
+usage(void)
+{
+	fputs("usage: omnibox-init --exec PATH -- ARGV...\n"
+	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
+	      stderr);
+	exit(125);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *exec_path = NULL;
+	sigset_t set, old;
+	pid_t child;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--exec") && i + 1 < argc)
+			exec_path = argv[++i];
+		else if (!strcmp(argv[i], "--"))
+			break;
+		else
+			usage();
+	}
+	if (i >= argc - 1 || !exec_path)
+		usage();
+	argv += i + 1;
+
+	/* Take every signal synchronously; the agent gets default dispositions. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	for (size_t k = 0; k < sizeof(forwarded) / sizeof(forwarded[0]); k++)
+		sigaddset(&set, forwarded[k]);
+	sigprocmask(SIG_BLOCK, &set, &old);
+
+	child = fork();
+	if (child < 0) {
+		perror("omnibox-init: fork");
+		return 125;
+	}
+	if (child == 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execv(exec_path, argv);
+		fprintf(stderr, "omnibox-init: cannot run %s: %s\n", exec_path, strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si);
+
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			kill(child, sig);
+			continue;
+		}
+		for (;;) {
+			int status;
+			pid_t pid = waitpid(-1, &status, WNOHANG);
+
+			if (pid <= 0)
+				break;
+			if (pid != child)
+				continue; /* an orphan, reaped */
+			if (WIFEXITED(status))
+				return WEXITSTATUS(status);
+			if (WIFSIGNALED(status))
+				return 128 + WTERMSIG(status);
+		}
+	}
+}

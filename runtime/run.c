@@ -1,0 +1,598 @@
+/*
+ * run.c - omnibox-run: compile a policy and launch the agent inside it.
+ *
+ * The policy is compiled in this process with the same library as
+ * omnibox-compile (one parser), resolved against this machine, and handed to
+ * bubblewrap: the arguments through `--args FD`, the seccomp filter through
+ * `--seccomp FD` (sealed memfds, nothing on disk an agent could swap), the
+ * environment rebuilt from the allow-list (values never on bwrap's command
+ * line, which /proc makes world-readable).  omnibox-run stays the parent:
+ * it forwards signals, removes the scratch dir, and returns the command's
+ * status.  Whenever something cannot be set up it exits 125 and runs
+ * nothing: there is no unsandboxed fallback.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../compiler/fileio.h"
+#include "../compiler/policy.h"
+#include "../emitters/bwrap.h"
+#include "../emitters/envlist.h"
+#include "../emitters/seccomp.h"
+#include "resolve.h"
+
+#define EXIT_SETUP 125
+#define OMNIBOX_VERSION "0.1.0"
+
+extern char **environ;
+
+struct options {
+	const char *input;
+	const char *terminal;
+	const char *cwd;
+	bool dry_run, quiet;
+	char **command;
+	size_t n_command;
+};
+
+static const char usage_text[] =
+	"usage: omnibox-run [OPTIONS] AGENT.yaml [-- COMMAND [ARG...]]\n"
+	"\n"
+	"Run COMMAND (or a terminal of the agent) inside the sandbox its policy describes.\n"
+	"\n"
+	"      --terminal=NAME  run terminals.NAME: its command and arguments under its own\n"
+	"                       or the inherited os_env\n"
+	"      --cwd=DIR        the workspace (default: os_env.cwd, else the current directory)\n"
+	"      --dry-run        print the resolved launch (bwrap arguments, environment names)\n"
+	"                       and exit without running anything\n"
+	"  -q, --quiet          no warnings\n"
+	"      --version        print the version\n"
+	"      --help           print this help\n"
+	"\n"
+	"exit status: the command's own; 128+N if it was killed by signal N; 125 when\n"
+	"omnibox-run itself fails (invalid policy, missing bwrap, setup error), in which\n"
+	"case nothing ran.\n";
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("omnibox-run: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(EXIT_SETUP);
+}
+
+static void
+parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_TERMINAL = 256, OPT_CWD, OPT_DRY, OPT_VERSION, OPT_HELP };
+	static const struct option longopts[] = {
+		{"terminal", required_argument, NULL, OPT_TERMINAL},
+		{"cwd", required_argument, NULL, OPT_CWD},
+		{"dry-run", no_argument, NULL, OPT_DRY},
+		{"quiet", no_argument, NULL, 'q'},
+		{"version", no_argument, NULL, OPT_VERSION},
+		{"help", no_argument, NULL, OPT_HELP},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	opterr = 0;
+	/* "+": stop at the first non-option, so COMMAND's own options stay its own. */
+	while ((c = getopt_long(argc, argv, "+q", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_TERMINAL:
+			o->terminal = optarg;
+			break;
+		case OPT_CWD:
+			o->cwd = optarg;
+			break;
+		case OPT_DRY:
+			o->dry_run = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case OPT_VERSION:
+			printf("omnibox-run %s\n", OMNIBOX_VERSION);
+			exit(0);
+		case OPT_HELP:
+			fputs(usage_text, stdout);
+			exit(0);
+		default:
+			die("unknown option '%s' (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		die("no AGENT.yaml given (see --help)");
+	o->input = argv[optind++];
+	if (optind < argc && !strcmp(argv[optind], "--"))
+		optind++;
+	else if (optind < argc)
+		die("unexpected '%s': put the command after '--'", argv[optind]);
+	o->command = argv + optind;
+	o->n_command = (size_t)(argc - optind);
+}
+
+/* PROGRAM on PATH, or NULL. */
+static char *
+which(struct arena *a, const char *program)
+{
+	const char *path = getenv("PATH");
+
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *end = strchr(path, ':');
+		size_t len = end ? (size_t)(end - path) : strlen(path);
+		char *cand = arena_printf(a, "%.*s/%s", (int)len, path, program);
+
+		if (len && access(cand, X_OK) == 0)
+			return cand;
+		if (!end)
+			break;
+		path = end + 1;
+	}
+	return NULL;
+}
+
+/* omnibox-init next to this program, or in ../libexec/omnibox. */
+static char *
+find_init(struct arena *a)
+{
+	char self[PATH_MAX], *slash, *cand;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	cand = arena_printf(a, "%s/omnibox-init", self);
+	if (access(cand, X_OK) == 0)
+		return cand;
+	cand = arena_printf(a, "%s/../libexec/omnibox/omnibox-init", self);
+	if (access(cand, X_OK) == 0)
+		return resolve_canonical(a, cand);
+	return NULL;
+}
+
+/* A sealed memfd holding DATA: readable by bwrap, unchangeable by anyone. */
+static int
+sealed_memfd(const char *name, const void *data, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	const char *p = data;
+
+	if (fd < 0)
+		return -1;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0) {
+			close(fd);
+			return -1;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0 ||
+	    lseek(fd, 0, SEEK_SET) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* ---- the janitor: removes the scratch dir even if omnibox-run is killed ---- */
+
+static int
+start_janitor(const char *scratch, const struct launch_plan *plan)
+{
+	int pipefd[2];
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		char c;
+
+		/* Out of the terminal's process group: a Ctrl-C is for the agent. */
+		setpgid(0, 0);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		/* Hold nothing of omnibox-run's: not its terminal, not bwrap's pipes. */
+		{
+			int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+			if (null >= 0) {
+				dup2(null, 0);
+				dup2(null, 1);
+				dup2(null, 2);
+			}
+			for (int fd = 3; fd < 1024; fd++)
+				if (fd != pipefd[0])
+					close(fd);
+		}
+		while (read(pipefd[0], &c, 1) != 0 && errno == EINTR)
+			;
+		/* omnibox-run is gone: the sandbox dies with it (--die-with-parent),
+		 * possibly still writing for a moment; retry until the tree is gone. */
+		for (int i = 0; i < 50; i++) {
+			if (rmtree(scratch) == 0)
+				break;
+			usleep(40000);
+		}
+		launch_cleanup(plan);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	return pipefd[1];
+}
+
+/* ---- running bwrap ---------------------------------------------------------- */
+
+struct run_state {
+	struct event_base *base;
+	pid_t bwrap;
+	pid_t sandbox_pid; /* omnibox-init, from --json-status-fd; 0 until known */
+	int status;
+	bool done;
+	int status_fd;
+	char status_buf[4096];
+	size_t status_len;
+};
+
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct run_state *st = arg;
+
+	(void)what;
+	if (sig == SIGCHLD) {
+		int status;
+
+		if (waitpid(st->bwrap, &status, WNOHANG) == st->bwrap) {
+			st->status = status;
+			st->done = true;
+			event_base_loopexit(st->base, NULL);
+		}
+		return;
+	}
+	/* To omnibox-init, which hands it to the agent; before the sandbox
+	 * exists, to bwrap itself. */
+	kill(st->sandbox_pid ? st->sandbox_pid : st->bwrap, (int)sig);
+}
+
+static void
+on_status(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_state *st = arg;
+	ssize_t n;
+	char *p;
+
+	(void)what;
+	n = read(fd, st->status_buf + st->status_len, sizeof(st->status_buf) - 1 - st->status_len);
+	if (n <= 0)
+		return;
+	st->status_len += (size_t)n;
+	st->status_buf[st->status_len] = '\0';
+	p = strstr(st->status_buf, "\"child-pid\"");
+	if (p && !st->sandbox_pid) {
+		p = strchr(p, ':');
+		if (p)
+			st->sandbox_pid = (pid_t)strtol(p + 1, NULL, 10);
+	}
+	if (st->status_len > sizeof(st->status_buf) / 2) {
+		st->status_len = 0; /* keep the buffer small; the pid is known by now */
+	}
+}
+
+static int
+exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_SETUP;
+}
+
+static int
+run_bwrap(const char *bwrap, const struct launch_plan *plan, int args_fd, int seccomp_fd,
+	  int status_pipe[2])
+{
+	static const int forward[] = {SIGINT,  SIGTERM,	 SIGHUP, SIGQUIT,
+				      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+	struct event *evs[sizeof(forward) / sizeof(forward[0]) + 2];
+	struct run_state st = {0};
+	size_t n_evs = 0, argc = 0;
+	char **argv, fdbuf[16];
+
+	argv = calloc(8 + plan->ctx.n_init_args + plan->argc, sizeof(char *));
+	if (!argv)
+		die("out of memory");
+	snprintf(fdbuf, sizeof(fdbuf), "%d", args_fd);
+	argv[argc++] = (char *)"bwrap";
+	argv[argc++] = (char *)"--args";
+	argv[argc++] = fdbuf;
+	argv[argc++] = (char *)"--";
+	argv[argc++] = (char *)BWRAP_INIT_PATH;
+	for (size_t i = 0; i < plan->ctx.n_init_args; i++)
+		argv[argc++] = (char *)plan->ctx.init_args[i];
+	argv[argc++] = (char *)"--";
+	for (size_t i = 0; i < plan->argc; i++)
+		argv[argc++] = plan->argv[i];
+	argv[argc] = NULL;
+
+	st.base = event_base_new();
+	if (!st.base)
+		die("cannot create the event loop");
+	st.status_fd = status_pipe[0];
+	evs[n_evs] = evsignal_new(st.base, SIGCHLD, on_signal, &st);
+	event_add(evs[n_evs++], NULL);
+	for (size_t i = 0; i < sizeof(forward) / sizeof(forward[0]); i++) {
+		evs[n_evs] = evsignal_new(st.base, forward[i], on_signal, &st);
+		event_add(evs[n_evs++], NULL);
+	}
+	evs[n_evs] = event_new(st.base, status_pipe[0], EV_READ | EV_PERSIST, on_status, &st);
+	event_add(evs[n_evs++], NULL);
+
+	st.bwrap = fork();
+	if (st.bwrap < 0)
+		die("fork: %s", strerror(errno));
+	if (st.bwrap == 0) {
+		sigset_t none;
+
+		/* Its own process group: terminal signals reach omnibox-run,
+		 * which forwards them to the agent instead of killing bwrap. */
+		setpgid(0, 0);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		fcntl(args_fd, F_SETFD, 0);
+		fcntl(seccomp_fd, F_SETFD, 0);
+		fcntl(status_pipe[1], F_SETFD, 0);
+		execve(bwrap, argv, plan->env);
+		fprintf(stderr, "omnibox-run: cannot run %s: %s\n", bwrap, strerror(errno));
+		_exit(EXIT_SETUP);
+	}
+	close(status_pipe[1]);
+	while (!st.done)
+		if (event_base_loop(st.base, EVLOOP_ONCE) < 0)
+			break;
+	/* Read what is left of the status stream. */
+	on_status(status_pipe[0], EV_READ, &st);
+	for (size_t i = 0; i < n_evs; i++)
+		event_free(evs[i]);
+	event_base_free(st.base);
+	free(argv);
+	if (!st.sandbox_pid) {
+		fprintf(stderr, "omnibox-run: bwrap could not set up the sandbox (status %d); "
+				"nothing ran\n",
+			exit_status_of(st.status));
+		return EXIT_SETUP;
+	}
+	return exit_status_of(st.status);
+}
+
+/* ---- main ------------------------------------------------------------------------- */
+
+/*
+ * sandbox type none is the policy's explicit opt-out: the command runs as
+ * is, but still in its workspace and with the environment allow-list,
+ * which applies to every launch path.
+ */
+static int
+run_unsandboxed(const struct options *o, const struct policy *p, struct arena *a,
+		const char *launch_dir)
+{
+	const struct terminal *t = p->terminal;
+	const char *ws = launch_dir;
+	char **env = NULL, **cmd;
+	size_t n = 0, cap = 0;
+
+	if (o->cwd)
+		ws = o->cwd;
+	else if (p->os_env.cwd.s)
+		ws = p->os_env.cwd_path.base == PATH_HOME
+			     ? arena_printf(a, "%s/%s", getenv("HOME") ? getenv("HOME") : "/",
+					    p->os_env.cwd_path.rel)
+		     : p->os_env.cwd_path.base == PATH_ABSOLUTE
+			     ? p->os_env.cwd_path.symbolic
+			     : arena_printf(a, "%s/%s", launch_dir, p->os_env.cwd_path.rel);
+	for (size_t i = 0; environ[i]; i++)
+		if (env_name_passes(&p->os_env.sandbox, environ[i]))
+			*ARENA_PUSH(a, env, n, cap) = environ[i];
+	for (size_t i = 0; t && i < t->n_env; i++)
+		*ARENA_PUSH(a, env, n, cap) = arena_printf(a, "%s=%s", t->env[i].key, t->env[i].value);
+	*ARENA_PUSH(a, env, n, cap) = NULL;
+	if (o->n_command) {
+		cmd = o->command;
+	} else if (t) {
+		cmd = arena_alloc(a, (t->args.n + 2) * sizeof(*cmd));
+		cmd[0] = (char *)t->command.s;
+		for (size_t i = 0; i < t->args.n; i++)
+			cmd[i + 1] = (char *)t->args.v[i].s;
+	} else {
+		die("no command: give one after '--', or a terminal with --terminal");
+	}
+	if (chdir(ws) < 0)
+		die("the workspace %s: %s", ws, strerror(errno));
+	if (!o->quiet)
+		fprintf(stderr, "omnibox-run: sandbox type none: running %s without a sandbox, as "
+				"the policy says\n",
+			cmd[0]);
+	if (o->dry_run) {
+		printf("# sandbox type none: %s runs unsandboxed in %s\n", cmd[0], ws);
+		return 0;
+	}
+	execvpe(cmd[0], cmd, env);
+	die("cannot run %s: %s", cmd[0], strerror(errno));
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options o;
+	struct textbuf src = {0}, text = {0}, nul = {0}, bpf = {0};
+	struct launch_request rq = {0};
+	struct launch_plan plan;
+	struct arena *a = arena_new();
+	struct policy *p;
+	struct diag d;
+	char launch_dir[PATH_MAX], err[4096], *bwrap, *init, *scratch;
+	const char *home, *tmp;
+	int rc, seccomp_fd = -1, args_fd, status_pipe[2] = {-1, -1}, janitor;
+
+	signal(SIGPIPE, SIG_IGN);
+	parse_options(argc, argv, &o);
+	rc = file_read(o.input, &src, FILE_READ_MAX);
+	if (rc < 0)
+		die("%s: %s", o.input, strerror(-rc));
+	diag_init(&d, a, o.input, src.data ? src.data : "", src.len);
+	p = policy_compile(a, &d, o.input, src.data ? src.data : "", src.len);
+	if (p && o.terminal)
+		p = policy_select_terminal(a, &d, p, o.terminal);
+	diag_print(&d, stderr, !o.quiet);
+	if (!p)
+		die("%s: invalid policy; nothing ran", o.input);
+
+	if (p->os_env.fork.value)
+		die("%s:%u: os_env.fork is not supported; remove it to run on the workspace "
+		    "itself",
+		    o.input, p->os_env.fork.loc.line);
+	switch (p->os_env.sandbox.type) {
+	case SANDBOX_AUTO:
+	case SANDBOX_LINUX_BWRAP:
+		break;
+	case SANDBOX_NONE:
+		if (!getcwd(launch_dir, sizeof(launch_dir)))
+			die("getcwd: %s", strerror(errno));
+		return run_unsandboxed(&o, p, a, launch_dir);
+	default:
+		die("%s:%u: sandbox type %s cannot run on Linux; use linux_bwrap or auto",
+		    o.input, p->os_env.sandbox.type_loc.line,
+		    sandbox_type_name(p->os_env.sandbox.type));
+	}
+	if (o.cwd && p->terminal && !p->terminal->allow_cwd_override.value)
+		die("--cwd: terminal '%s' does not allow a cwd override (allow_cwd_override)",
+		    p->terminal->name);
+
+	bwrap = which(a, "bwrap");
+	if (!bwrap)
+		die("bwrap (bubblewrap) is not on PATH; install it (Debian/Ubuntu: apt install "
+		    "bubblewrap; Fedora: dnf install bubblewrap)");
+	init = find_init(a);
+	if (!init)
+		die("omnibox-init is missing next to omnibox-run; reinstall omnibox");
+	if (!getcwd(launch_dir, sizeof(launch_dir)))
+		die("getcwd: %s", strerror(errno));
+	home = getenv("HOME");
+	if (!home || home[0] != '/') {
+		struct passwd *pw = getpwuid(getuid());
+
+		home = pw ? pw->pw_dir : "/";
+	}
+	tmp = getenv("TMPDIR");
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	if (o.dry_run) {
+		scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmp);
+	} else {
+		scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmp);
+		if (!mkdtemp(scratch))
+			die("cannot create the scratch dir in %s: %s", tmp, strerror(errno));
+	}
+
+	if (seccomp_generate(true, false, &bpf, err, sizeof(err)) < 0) {
+		if (!o.dry_run)
+			rmdir(scratch);
+		die("seccomp: %s", err);
+	}
+	seccomp_fd = sealed_memfd("omnibox-seccomp", bpf.data, bpf.len);
+	if (seccomp_fd < 0 || pipe2(status_pipe, O_CLOEXEC) < 0 ||
+	    fcntl(status_pipe[0], F_SETFL, O_NONBLOCK) < 0) {
+		if (!o.dry_run)
+			rmdir(scratch);
+		die("cannot pass the seccomp filter to bwrap: %s", strerror(errno));
+	}
+
+	rq.policy = p;
+	rq.launch_dir = launch_dir;
+	rq.cwd = o.cwd;
+	rq.home = home;
+	rq.scratch = scratch;
+	rq.init = init;
+	rq.command = o.command;
+	rq.n_command = o.n_command;
+	rq.environ = environ;
+	rq.create_placeholders = !o.dry_run;
+	rq.seccomp_fd = seccomp_fd;
+	rq.status_fd = status_pipe[1];
+	if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0) {
+		if (!o.dry_run)
+			rmtree(scratch);
+		die("%s; nothing ran", err);
+	}
+	bwrap_build(plan.policy, &plan.ctx, &d, &text, &nul);
+	if (!o.quiet || o.dry_run)
+		for (size_t i = 0; i < plan.n_notes; i++)
+			fprintf(stderr, "omnibox-run: %s\n", plan.notes[i]);
+	if (o.dry_run) {
+		fputs(text.data, stdout);
+		printf("# environment (values not shown):");
+		for (size_t i = 0; plan.env[i]; i++)
+			printf(" %.*s", (int)strcspn(plan.env[i], "="), plan.env[i]);
+		printf("\n# scratch dir: %s (a new one per launch, mode 0700, removed on exit)\n",
+		       scratch);
+		return 0;
+	}
+
+	args_fd = sealed_memfd("omnibox-args", nul.data, nul.len);
+	if (args_fd < 0) {
+		rmtree(scratch);
+		launch_cleanup(&plan);
+		die("cannot pass the arguments to bwrap: %s", strerror(errno));
+	}
+	janitor = start_janitor(scratch, &plan);
+	if (janitor < 0) {
+		rmtree(scratch);
+		launch_cleanup(&plan);
+		die("cannot start the cleanup process: %s", strerror(errno));
+	}
+	rc = run_bwrap(bwrap, &plan, args_fd, seccomp_fd, status_pipe);
+	rmtree(scratch);
+	launch_cleanup(&plan);
+	close(janitor);
+	tb_free(&src);
+	tb_free(&text);
+	tb_free(&nul);
+	tb_free(&bpf);
+	arena_free(a);
+	return rc;
+}

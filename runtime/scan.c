@@ -1,0 +1,716 @@
+/*
+ * scan.c - the dotfile scan: an iterative, breadth-first walk that reads
+ * directories with getdents64() and classifies entries by d_type.
+ *
+ * Every directory still to be listed is a struct dir_rec in one growing
+ * array; dirs[head..n_dirs) is the main queue.  node_modules, .venv and
+ * .mypy_cache wait in a second queue and move to the main one, one at a
+ * time, only when it is empty.  All paths live in one growing text
+ * buffer and are referred to by offset, so nothing is allocated per entry.
+ *
+ * Directories are opened with openat() relative to their parent's
+ * descriptor and O_NOFOLLOW, so a path the scan reports never went
+ * through a symlink.  Descriptors are cached in FD_SLOTS slots keyed by
+ * depth: breadth-first order lists the children of one parent one after
+ * another, so the parent's slot usually hits, and at most FD_SLOTS
+ * descriptors are open however deep or wide the tree is.
+ */
+#include "scan.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DENTS_BUF_SIZE (128u << 10)
+#define FD_SLOTS 16
+#define UNFINISHED_SHOWN 10
+#define NO_PARENT SIZE_MAX
+#define OPEN_DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+/* A d_type for "nothing to record" (gone, or cannot tell): no DT_* has it. */
+#define TYPE_SKIP 255
+
+/* One record as getdents64() lays it out. */
+struct dent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+struct dir_rec {
+	size_t path;   /* offset of its NUL-terminated path in scan.text */
+	size_t len;    /* length of that path */
+	size_t name;   /* offset of the basename within the path */
+	size_t parent; /* index in scan.dirs, or NO_PARENT for a root */
+	size_t depth;  /* 0 for a root */
+};
+
+struct hit_rec {
+	size_t path;
+	enum scan_kind kind;
+};
+
+struct offsets {
+	size_t *v;
+	size_t n, cap;
+};
+
+struct scan {
+	const struct scan_options *o;
+	uint64_t limit, visited;
+	bool overflowed;
+	size_t cut; /* on overflow: the directory whose listing was cut short */
+
+	char *text;
+	size_t text_len, text_cap;
+	struct dir_rec *dirs;
+	size_t n_dirs, cap_dirs, head;
+	struct dir_rec *later; /* the deferred queue */
+	size_t n_later, cap_later, later_head;
+	struct dir_rec *kids; /* subdirectories of the directory being listed */
+	size_t n_kids, cap_kids;
+	size_t *chain; /* scratch for dir_open() */
+	size_t n_chain, cap_chain;
+
+	struct hit_rec *hits;
+	size_t n_hits, cap_hits;
+	struct offsets symlinks, unreadable, skipped_roots;
+
+	const char **roots; /* sorted, deduplicated: for scan_is_root() */
+	size_t n_roots;
+	struct {
+		size_t dir;
+		int fd;
+	} slots[FD_SLOTS];
+	char *dents;
+
+	char *err;
+	size_t errlen;
+	int errnum;
+};
+
+static const char *const deferred_names[] = {"node_modules", ".venv", ".mypy_cache"};
+
+/*
+ * Make room for NEED elements of SIZE bytes in the array that ARRP points
+ * to (any object pointer), whose capacity is *CAP.  0, or -1 when out of
+ * memory.  memcpy moves the pointer so that no type is accessed as another.
+ */
+static int
+reserve(void *arrp, size_t need, size_t *cap, size_t size)
+{
+	size_t n = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 4 / size)
+			return -1;
+		n *= 2;
+	}
+	memcpy(&p, arrp, sizeof(p));
+	p = realloc(p, n * size);
+	if (!p)
+		return -1;
+	memcpy(arrp, &p, sizeof(p));
+	*cap = n;
+	return 0;
+}
+
+#define RESERVE(arr, need, cap) reserve(&(arr), (need), &(cap), sizeof(*(arr)))
+
+static int __attribute__((format(printf, 3, 4)))
+scan_fail(struct scan *s, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	s->errnum = errnum;
+	if (s->errlen == 0)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(s->err, s->errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int
+scan_nomem(struct scan *s)
+{
+	return scan_fail(s, ENOMEM, "dotfile scan: out of memory");
+}
+
+static int
+scan_push_offset(struct scan *s, struct offsets *list, size_t off)
+{
+	if (RESERVE(list->v, list->n + 1, list->cap) < 0)
+		return scan_nomem(s);
+	list->v[list->n++] = off;
+	return 0;
+}
+
+/* Append PARENT/NAME (NAME_LEN bytes) to the text; its offset in *OFF. */
+static int
+scan_add_path(struct scan *s, const struct dir_rec *parent, const char *name, size_t name_len,
+	      size_t *off)
+{
+	/* The root "/" already ends in a slash. */
+	size_t sep = parent->len > 1, len = parent->len + sep + name_len;
+
+	if (RESERVE(s->text, s->text_len + len + 1, s->text_cap) < 0)
+		return scan_nomem(s);
+	*off = s->text_len;
+	memcpy(s->text + *off, s->text + parent->path, parent->len);
+	s->text[*off + parent->len] = '/';
+	memcpy(s->text + *off + parent->len + sep, name, name_len);
+	s->text[*off + len] = '\0';
+	s->text_len += len + 1;
+	return 0;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Whether PATH is one of the roots.  A root inside another root is listed
+ * as a root of its own; reaching it again from above would list it twice,
+ * and reporting it as a hit would mask a directory the user granted.
+ */
+static bool
+scan_is_root(const struct scan *s, const char *path)
+{
+	return s->n_roots > 1 &&
+	       bsearch(&path, s->roots, s->n_roots, sizeof(*s->roots), cmp_str) != NULL;
+}
+
+static bool
+scan_allowed(const struct scan *s, const char *name)
+{
+	for (size_t i = 0; i < s->o->n_allow; i++)
+		if (strcmp(s->o->allow[i], name) == 0)
+			return true;
+	return false;
+}
+
+static bool
+is_deferred(const char *name)
+{
+	for (size_t i = 0; i < sizeof(deferred_names) / sizeof(*deferred_names); i++)
+		if (strcmp(deferred_names[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* The cached descriptor of dirs[J], or -1. */
+static int
+slot_get(const struct scan *s, size_t j)
+{
+	size_t k = s->dirs[j].depth % FD_SLOTS;
+
+	return s->slots[k].dir == j ? s->slots[k].fd : -1;
+}
+
+/* Put FD, the descriptor of dirs[J], in its cache slot; close the one it replaces. */
+static void
+slot_set(struct scan *s, size_t j, int fd)
+{
+	size_t k = s->dirs[j].depth % FD_SLOTS;
+
+	if (s->slots[k].fd >= 0)
+		close(s->slots[k].fd);
+	s->slots[k].fd = fd;
+	s->slots[k].dir = j;
+}
+
+/*
+ * A fresh descriptor for dirs[I], positioned at its first entry, or a
+ * negative errno.  It belongs to the cache; do not close it.  Ancestors
+ * whose descriptors were evicted are reopened one component at a time
+ * from the nearest cached one, never by a multi-component path that
+ * could cross a symlink; only a root is opened by its absolute path,
+ * which the caller vouched for.
+ */
+static int
+dir_open(struct scan *s, size_t i)
+{
+	size_t j = i;
+	int fd;
+
+	s->n_chain = 0;
+	do {
+		if (RESERVE(s->chain, s->n_chain + 1, s->cap_chain) < 0)
+			return -ENOMEM;
+		s->chain[s->n_chain++] = j;
+		j = s->dirs[j].parent;
+	} while (j != NO_PARENT && slot_get(s, j) < 0);
+	fd = j == NO_PARENT ? AT_FDCWD : slot_get(s, j);
+
+	while (s->n_chain > 0) {
+		size_t k = s->chain[--s->n_chain];
+		const struct dir_rec *d = &s->dirs[k];
+		const char *path = s->text + d->path;
+
+		fd = openat(fd, d->parent == NO_PARENT ? path : path + d->name, OPEN_DIR_FLAGS);
+		if (fd < 0)
+			return -errno;
+		slot_set(s, k, fd);
+	}
+	return fd;
+}
+
+/* dirs[I] could not be opened: decide whether that matters. */
+static int
+scan_open_failed(struct scan *s, size_t i, int errnum)
+{
+	const struct dir_rec *d = &s->dirs[i];
+	const char *path = s->text + d->path;
+
+	if (errnum == EACCES || errnum == EPERM)
+		return scan_push_offset(s, &s->unreadable, d->path);
+	if (errnum == ENOENT || errnum == ENOTDIR || errnum == ELOOP) {
+		/*
+		 * A root that is missing, a file or a symlink is the caller's
+		 * to report.  A subdirectory that has gone, or has become a
+		 * file or a symlink since it was listed, holds nothing to hide.
+		 */
+		if (d->parent == NO_PARENT)
+			return scan_push_offset(s, &s->skipped_roots, d->path);
+		return 0;
+	}
+	/*
+	 * Anything else (EIO, EMFILE, ...) fails the scan: a subtree skipped
+	 * without a word could hold a secret that would then stay visible.
+	 */
+	if (errnum == ENOMEM)
+		return scan_nomem(s);
+	return scan_fail(s, errnum, "dotfile scan: cannot open %s: %s", path, strerror(errnum));
+}
+
+/* The DT_* type of NAME in the directory DIRFD, for file systems that do not say. */
+static int
+scan_stat_type(struct scan *s, size_t i, int dirfd, const char *name, unsigned char *type)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno == ENOENT) {
+			*type = TYPE_SKIP;
+			return 0;
+		}
+		if (errno == EACCES) {
+			/*
+			 * Readable but not searchable: we cannot tell what the
+			 * entries are, and the agent cannot reach them either.
+			 * Record the directory once, for the caller to report.
+			 */
+			*type = TYPE_SKIP;
+			if (s->unreadable.n > 0 &&
+			    s->unreadable.v[s->unreadable.n - 1] == s->dirs[i].path)
+				return 0;
+			return scan_push_offset(s, &s->unreadable, s->dirs[i].path);
+		}
+		return scan_fail(s, errno, "dotfile scan: cannot stat %s/%s: %s",
+				 s->text + s->dirs[i].path, name, strerror(errno));
+	}
+	*type = IFTODT(st.st_mode);
+	return 0;
+}
+
+/* NAME, of type TYPE in dirs[I], starts with '.' and is not allowed. */
+static int
+scan_hidden(struct scan *s, size_t i, const char *name, unsigned char type)
+{
+	size_t off;
+
+	if (scan_add_path(s, &s->dirs[i], name, strlen(name), &off) < 0)
+		return -1;
+	if (scan_is_root(s, s->text + off)) {
+		s->text_len = off;
+		return 0;
+	}
+	/*
+	 * A bind mount onto a symlink fails in bwrap, and the link's target
+	 * is either outside the sandbox or scanned where it lives; the
+	 * caller only logs these.
+	 */
+	if (type == DT_LNK)
+		return scan_push_offset(s, &s->symlinks, off);
+	if (RESERVE(s->hits, s->n_hits + 1, s->cap_hits) < 0)
+		return scan_nomem(s);
+	s->hits[s->n_hits].path = off;
+	s->hits[s->n_hits].kind = type == DT_DIR   ? SCAN_DIR
+				  : type == DT_REG ? SCAN_FILE
+						   : SCAN_OTHER;
+	s->n_hits++;
+	return 0;
+}
+
+/* NAME, a visible subdirectory of dirs[I], is to be listed later. */
+static int
+scan_add_kid(struct scan *s, size_t i, const char *name)
+{
+	const struct dir_rec *d = &s->dirs[i];
+	size_t off;
+
+	if (scan_add_path(s, d, name, strlen(name), &off) < 0)
+		return -1;
+	if (scan_is_root(s, s->text + off)) {
+		s->text_len = off;
+		return 0;
+	}
+	if (RESERVE(s->kids, s->n_kids + 1, s->cap_kids) < 0)
+		return scan_nomem(s);
+	s->kids[s->n_kids++] = (struct dir_rec){
+	    .path = off,
+	    .len = s->text_len - 1 - off,
+	    .name = d->len + (d->len > 1),
+	    .parent = i,
+	    .depth = d->depth + 1,
+	};
+	return 0;
+}
+
+static int
+cmp_kid(const void *a, const void *b, void *text)
+{
+	const struct dir_rec *x = a, *y = b;
+
+	return strcmp((const char *)text + x->path + x->name,
+		      (const char *)text + y->path + y->name);
+}
+
+/*
+ * Queue the subdirectories just found, sorted by name so that which
+ * directories a capped scan reaches does not depend on the order the
+ * file system returns entries in.
+ */
+static int
+scan_queue_kids(struct scan *s)
+{
+	if (s->n_kids == 0)
+		return 0;
+	qsort_r(s->kids, s->n_kids, sizeof(*s->kids), cmp_kid, s->text);
+	if (RESERVE(s->dirs, s->n_dirs + s->n_kids, s->cap_dirs) < 0 ||
+	    RESERVE(s->later, s->n_later + s->n_kids, s->cap_later) < 0)
+		return scan_nomem(s);
+	for (size_t k = 0; k < s->n_kids; k++) {
+		const struct dir_rec *kid = &s->kids[k];
+
+		if (is_deferred(s->text + kid->path + kid->name))
+			s->later[s->n_later++] = *kid;
+		else
+			s->dirs[s->n_dirs++] = *kid;
+	}
+	s->n_kids = 0;
+	return 0;
+}
+
+/* List dirs[I]: record its hidden entries and queue its subdirectories. */
+static int
+scan_list(struct scan *s, size_t i)
+{
+	bool recursive = s->o->recursive;
+	int fd = dir_open(s, i);
+
+	if (fd < 0)
+		return scan_open_failed(s, i, -fd);
+	for (;;) {
+		ssize_t n = getdents64(fd, s->dents, DENTS_BUF_SIZE);
+
+		if (n == 0)
+			break;
+		if (n < 0)
+			return scan_fail(s, errno, "dotfile scan: cannot list %s: %s",
+					 s->text + s->dirs[i].path, strerror(errno));
+		for (ssize_t off = 0; off < n;) {
+			const struct dent64 *d = (const struct dent64 *)(s->dents + off);
+			const char *name = d->d_name;
+			unsigned char type = d->d_type;
+			bool hidden = false;
+
+			off += d->d_reclen;
+			if (name[0] == '.') {
+				if (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))
+					continue;
+				hidden = !scan_allowed(s, name);
+			}
+			/*
+			 * Overflow only when there is an entry the cap leaves
+			 * unread: a tree of exactly max_entries is complete.
+			 */
+			if (s->visited == s->limit) {
+				s->overflowed = true;
+				s->cut = i;
+				return scan_queue_kids(s);
+			}
+			s->visited++;
+			/* The common case, a visible file, costs nothing more. */
+			if (!hidden && (!recursive || (type != DT_DIR && type != DT_UNKNOWN)))
+				continue;
+			if (type == DT_UNKNOWN && scan_stat_type(s, i, fd, name, &type) < 0)
+				return -1;
+			if (type == TYPE_SKIP)
+				continue;
+			if (hidden) {
+				if (scan_hidden(s, i, name, type) < 0)
+					return -1;
+			} else if (type == DT_DIR) {
+				if (scan_add_kid(s, i, name) < 0)
+					return -1;
+			}
+		}
+	}
+	return scan_queue_kids(s);
+}
+
+static int
+scan_walk(struct scan *s)
+{
+	while (!s->overflowed) {
+		if (s->head == s->n_dirs) {
+			if (s->later_head == s->n_later)
+				return 0;
+			/* The main queue is empty: one deferred directory joins it. */
+			if (RESERVE(s->dirs, s->n_dirs + 1, s->cap_dirs) < 0)
+				return scan_nomem(s);
+			s->dirs[s->n_dirs++] = s->later[s->later_head++];
+		}
+		if (scan_list(s, s->head++) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* "/", or absolute with no empty, "." or ".." component and no trailing slash. */
+static bool
+is_canonical(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	if (p[1] == '\0')
+		return true;
+	for (const char *c = p; *c == '/'; c = c + 1 + strcspn(c + 1, "/")) {
+		size_t n = strcspn(c + 1, "/");
+
+		if (n == 0 || (c[1] == '.' && (n == 1 || (n == 2 && c[2] == '.'))))
+			return false;
+	}
+	return true;
+}
+
+static int
+scan_add_roots(struct scan *s, const char *const *roots, size_t n_roots)
+{
+	s->roots = malloc((n_roots ? n_roots : 1) * sizeof(*s->roots));
+	if (!s->roots)
+		return scan_nomem(s);
+	for (size_t i = 0; i < n_roots; i++) {
+		size_t len = strlen(roots[i]);
+		bool dup = false;
+
+		if (!is_canonical(roots[i]))
+			return scan_fail(
+			    s, EINVAL,
+			    "dotfile scan: root \"%s\" is not an absolute canonical path",
+			    roots[i]);
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = strcmp(roots[i], roots[j]) == 0;
+		if (dup)
+			continue;
+		/* Queued in the caller's order; the first root gets the budget first. */
+		if (RESERVE(s->dirs, s->n_dirs + 1, s->cap_dirs) < 0 ||
+		    RESERVE(s->text, s->text_len + len + 1, s->text_cap) < 0)
+			return scan_nomem(s);
+		memcpy(s->text + s->text_len, roots[i], len + 1);
+		s->dirs[s->n_dirs++] = (struct dir_rec){
+		    .path = s->text_len, .len = len, .name = 0, .parent = NO_PARENT, .depth = 0};
+		s->text_len += len + 1;
+		s->roots[s->n_roots++] = roots[i];
+	}
+	qsort(s->roots, s->n_roots, sizeof(*s->roots), cmp_str);
+	return 0;
+}
+
+static int
+cmp_hit(const void *a, const void *b)
+{
+	return strcmp(((const struct scan_hit *)a)->path, ((const struct scan_hit *)b)->path);
+}
+
+/* The paths at LIST as pointers into TEXT, sorted and unique unless KEEP_ORDER. */
+static int
+scan_export(struct scan *s, const struct offsets *list, bool keep_order, const char ***out,
+	    size_t *n_out)
+{
+	const char **v = malloc((list->n ? list->n : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return scan_nomem(s);
+	for (size_t i = 0; i < list->n; i++)
+		v[i] = s->text + list->v[i];
+	if (!keep_order)
+		qsort(v, list->n, sizeof(*v), cmp_str);
+	for (size_t i = 0; i < list->n; i++)
+		if (keep_order || n == 0 || strcmp(v[n - 1], v[i]) != 0)
+			v[n++] = v[i];
+	*out = v;
+	*n_out = n;
+	return 0;
+}
+
+/* Directories left unlisted, in the order the scan would have reached them. */
+static int
+scan_collect_unfinished(struct scan *s, struct offsets *list, size_t *total)
+{
+	*total = 1 + (s->n_dirs - s->head) + (s->n_later - s->later_head);
+	if (scan_push_offset(s, list, s->dirs[s->cut].path) < 0)
+		return -1;
+	for (size_t i = s->head; i < s->n_dirs && list->n < UNFINISHED_SHOWN; i++)
+		if (scan_push_offset(s, list, s->dirs[i].path) < 0)
+			return -1;
+	for (size_t i = s->later_head; i < s->n_later && list->n < UNFINISHED_SHOWN; i++)
+		if (scan_push_offset(s, list, s->later[i].path) < 0)
+			return -1;
+	return 0;
+}
+
+static void
+scan_error_overflow(struct scan *s, const struct scan_result *r)
+{
+	size_t len;
+
+	s->errnum = EOVERFLOW;
+	if (s->errlen == 0)
+		return;
+	snprintf(s->err, s->errlen,
+		 "dotfile scan stopped after %" PRIu64
+		 " entries (cwd_hidden_scan_max_entries) with %zu director%s unscanned: ",
+		 s->visited, r->n_unfinished_total, r->n_unfinished_total == 1 ? "y" : "ies");
+	for (size_t i = 0; i < r->n_unfinished; i++) {
+		len = strlen(s->err);
+		snprintf(s->err + len, s->errlen - len, "%s%s", i ? ", " : "", r->unfinished[i]);
+	}
+	len = strlen(s->err);
+	if (r->n_unfinished_total > r->n_unfinished)
+		snprintf(s->err + len, s->errlen - len, " and %zu more",
+			 r->n_unfinished_total - r->n_unfinished);
+	len = strlen(s->err);
+	snprintf(s->err + len, s->errlen - len,
+		 "; raise cwd_hidden_scan_max_entries or set cwd_hidden_scan_overflow: unlimited");
+}
+
+/* Move what the walk found into R. */
+static int
+scan_finish(struct scan *s, struct scan_result *r)
+{
+	struct offsets unfinished = {0};
+	size_t n = 0;
+	int rc = -1;
+
+	r->overflowed = s->overflowed;
+	r->visited = s->visited;
+	r->hits = malloc((s->n_hits ? s->n_hits : 1) * sizeof(*r->hits));
+	if (!r->hits)
+		return scan_nomem(s);
+	for (size_t i = 0; i < s->n_hits; i++)
+		r->hits[i] = (struct scan_hit){s->text + s->hits[i].path, s->hits[i].kind};
+	qsort(r->hits, s->n_hits, sizeof(*r->hits), cmp_hit);
+	for (size_t i = 0; i < s->n_hits; i++)
+		if (n == 0 || strcmp(r->hits[n - 1].path, r->hits[i].path) != 0)
+			r->hits[n++] = r->hits[i];
+	r->n_hits = n;
+	if (s->overflowed && scan_collect_unfinished(s, &unfinished, &r->n_unfinished_total) < 0)
+		goto out;
+	if (scan_export(s, &s->symlinks, false, &r->skipped_symlinks, &r->n_skipped_symlinks) < 0 ||
+	    scan_export(s, &s->unreadable, false, &r->unreadable, &r->n_unreadable) < 0 ||
+	    scan_export(s, &s->skipped_roots, false, &r->skipped_roots, &r->n_skipped_roots) < 0 ||
+	    scan_export(s, &unfinished, true, &r->unfinished, &r->n_unfinished) < 0)
+		goto out;
+	r->text = s->text;
+	s->text = NULL;
+	rc = 0;
+out:
+	free(unfinished.v);
+	return rc;
+}
+
+static void
+scan_release(struct scan *s)
+{
+	for (size_t i = 0; i < FD_SLOTS; i++)
+		if (s->slots[i].fd >= 0)
+			close(s->slots[i].fd);
+	free(s->text);
+	free(s->dirs);
+	free(s->later);
+	free(s->kids);
+	free(s->chain);
+	free(s->hits);
+	free(s->symlinks.v);
+	free(s->unreadable.v);
+	free(s->skipped_roots.v);
+	free(s->roots);
+	free(s->dents);
+}
+
+int
+scan_run(const char *const *roots, size_t n_roots, const struct scan_options *o,
+	 struct scan_result *out, char *err, size_t errlen)
+{
+	struct scan s = {.o = o, .err = err, .errlen = errlen};
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (errlen)
+		err[0] = '\0';
+	for (size_t i = 0; i < FD_SLOTS; i++)
+		s.slots[i].fd = -1;
+	s.limit = o->overflow == SCAN_UNLIMITED ? UINT64_MAX : o->max_entries;
+	if (s.limit == 0) {
+		scan_fail(&s, EINVAL, "dotfile scan: max_entries must be positive");
+		goto out;
+	}
+	s.dents = malloc(DENTS_BUF_SIZE);
+	if (!s.dents) {
+		scan_nomem(&s);
+		goto out;
+	}
+	if (scan_add_roots(&s, roots, n_roots) < 0 || scan_walk(&s) < 0 || scan_finish(&s, out) < 0)
+		goto out;
+	if (s.overflowed && o->overflow == SCAN_ERROR) {
+		scan_error_overflow(&s, out);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0)
+		scan_result_free(out);
+	scan_release(&s);
+	if (rc < 0)
+		errno = s.errnum;
+	return rc;
+}
+
+void
+scan_result_free(struct scan_result *r)
+{
+	free(r->hits);
+	free(r->skipped_symlinks);
+	free(r->unreadable);
+	free(r->skipped_roots);
+	free(r->unfinished);
+	free(r->text);
+	memset(r, 0, sizeof(*r));
+}

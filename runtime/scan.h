@@ -1,0 +1,88 @@
+/*
+ * scan.h - find the dotfiles a sandboxed agent must not see.
+ *
+ * Before omnibox-run starts the agent it walks the directories the agent
+ * can see (the workspace and each granted root) and collects every entry
+ * whose name starts with '.' and is not on an allow-list: .env, .aws/,
+ * .ssh/, .git/ and so on.  The caller masks each one inside the sandbox.
+ *
+ * The walk never follows a symbolic link, never descends into an entry it
+ * reports, and visits node_modules, .venv and .mypy_cache directories only
+ * after everything else, so that a capped scan spends its budget on the
+ * project's own files.  It depends on libc alone.
+ */
+#ifndef OMNIBOX_SCAN_H
+#define OMNIBOX_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* What to do when the scan reaches max_entries. */
+enum scan_overflow_mode {
+	SCAN_WARN,	/* stop, return the partial result with overflowed set */
+	SCAN_ERROR,	/* stop and fail */
+	SCAN_UNLIMITED, /* no cap: max_entries is ignored */
+};
+
+struct scan_options {
+	const char *const *allow; /* basenames that stay visible, e.g. ".venv" */
+	size_t n_allow;
+	bool recursive;	      /* false: only the immediate children of each root */
+	uint64_t max_entries; /* > 0 unless overflow is SCAN_UNLIMITED */
+	enum scan_overflow_mode overflow;
+};
+
+enum scan_kind { SCAN_DIR, SCAN_FILE, SCAN_OTHER /* socket, fifo, device */ };
+
+struct scan_hit {
+	const char *path; /* absolute */
+	enum scan_kind kind;
+};
+
+/*
+ * Every path is absolute.  hits, skipped_symlinks, unreadable and
+ * skipped_roots are sorted by byte order and hold no duplicates;
+ * unfinished is in the order the scan would have visited the directories.
+ * All memory belongs to the result: release it with scan_result_free().
+ */
+struct scan_result {
+	struct scan_hit *hits; /* entries to mask */
+	size_t n_hits;
+	const char **skipped_symlinks; /* hidden names that are symlinks: not masked */
+	size_t n_skipped_symlinks;
+	const char **unreadable; /* directories that could not be listed (EACCES) */
+	size_t n_unreadable;
+	const char **skipped_roots; /* roots that do not exist or are not directories */
+	size_t n_skipped_roots;
+	bool overflowed;	 /* the cap stopped the scan */
+	uint64_t visited;	 /* directory entries read, "." and ".." excluded */
+	const char **unfinished; /* on overflow: the first directories left unlisted... */
+	size_t n_unfinished;
+	size_t n_unfinished_total; /* ...and how many there were in all */
+	char *text;		   /* private: the storage behind every path above */
+};
+
+/*
+ * Scan ROOTS (N_ROOTS absolute, canonical directory paths; duplicates and
+ * roots nested in other roots are fine) as O says and fill *OUT.
+ *
+ * A root that is missing or not a directory is listed in skipped_roots; a
+ * directory the process may not read is listed in unreadable.  Neither is
+ * a failure.  A root that lies inside another root is scanned once, as a
+ * root, and is itself never reported as a hit: it was granted explicitly.
+ *
+ * Returns 0 on success, including a SCAN_WARN overflow.  Returns -1 with
+ * errno set and a one-line message in ERR (ERRLEN bytes) when the cap is
+ * reached under SCAN_ERROR (EOVERFLOW), on bad arguments (EINVAL), when
+ * memory runs out (ENOMEM) or when a directory cannot be read for another
+ * reason (that errno): a scan that silently skipped a subtree could leave
+ * a secret visible.  On failure *OUT is left empty, safe to free.
+ */
+int scan_run(const char *const *roots, size_t n_roots, const struct scan_options *o,
+	     struct scan_result *out, char *err, size_t errlen);
+
+/* Release everything R owns and empty it.  R may be empty already. */
+void scan_result_free(struct scan_result *r);
+
+#endif

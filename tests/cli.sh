@@ -1,0 +1,112 @@
+#!/bin/sh
+# cli.sh COMPILER - the command-line contract of omnibox-compile: exit codes,
+# atomic output, --target=all directories and --check.
+set -u
+
+compiler=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cd "$tmp" || exit 2
+failures=0
+tests=0
+
+# expect_rc WANT DESCRIPTION -- COMMAND...: run COMMAND, check its status.
+expect_rc() {
+	want=$1
+	what=$2
+	shift 3
+	tests=$((tests + 1))
+	"$@" >out 2>err
+	got=$?
+	if [ "$got" != "$want" ]; then
+		echo "FAIL: $what: exit $got, expected $want"
+		sed 's/^/    stderr: /' err | head -5
+		failures=$((failures + 1))
+		return 1
+	fi
+	return 0
+}
+
+# check DESCRIPTION -- COMMAND...: COMMAND must succeed.
+check() {
+	what=$1
+	shift 2
+	tests=$((tests + 1))
+	if ! "$@"; then
+		echo "FAIL: $what"
+		failures=$((failures + 1))
+	fi
+}
+
+cat >agent.yaml <<'YAML'
+name: cli
+os_env:
+  sandbox:
+    write_paths: [.]
+    egress_rules: ["GET example.com/**"]
+terminals:
+  bash: {}
+YAML
+printf 'os_env:\n  sandbox:\n    allow_network: no\n' >bad.yaml
+
+expect_rc 0 "--help" -- "$compiler" --help
+check "--help names the usage" -- grep -q '^usage: omnibox-compile' out
+check "--help lists the exit codes" -- grep -q '65 invalid policy' out
+expect_rc 0 "--version" -- "$compiler" --version
+check "--version prints a version" -- grep -Eq '^omnibox-compile [0-9]+\.[0-9]+\.[0-9]+$' out
+
+expect_rc 2 "no input" -- "$compiler"
+expect_rc 2 "unknown option" -- "$compiler" --frobnicate agent.yaml
+check "usage errors point at --help" -- grep -q "Try 'omnibox-compile --help'" err
+expect_rc 2 "unknown target" -- "$compiler" --target=beos agent.yaml
+expect_rc 2 "unknown output kind" -- "$compiler" --emit=pdf agent.yaml
+expect_rc 2 "two inputs" -- "$compiler" agent.yaml agent.yaml
+expect_rc 2 "--target=all without a directory" -- "$compiler" --target=all agent.yaml
+expect_rc 2 "--emit with --target=all" -- "$compiler" --target=all --emit=ir -o d agent.yaml
+expect_rc 2 "unknown terminal" -- "$compiler" --terminal=zsh agent.yaml
+check "unknown terminal is named" -- grep -q "no terminal named 'zsh'" err
+
+expect_rc 74 "missing input" -- "$compiler" missing.yaml
+check "missing input says why" -- grep -q 'missing.yaml: No such file or directory' err
+mkdir adir
+expect_rc 74 "directory as input" -- "$compiler" adir
+expect_rc 74 "output in a missing directory" -- "$compiler" -o nodir/x.json agent.yaml
+
+expect_rc 65 "invalid policy" -- "$compiler" bad.yaml
+check "invalid policy is located" -- grep -q '^bad.yaml:3:20: error: ' err
+expect_rc 65 "invalid policy with -o" -- "$compiler" -o new.json bad.yaml
+check "no output file after an error" -- test ! -e new.json
+echo keep >old.json
+expect_rc 65 "invalid policy over an existing file" -- "$compiler" -o old.json bad.yaml
+check "existing output untouched after an error" -- grep -qx keep old.json
+check "no temporary files left" -- sh -c '! ls | grep -q tmp-'
+
+expect_rc 0 "stdout" -- "$compiler" --emit=ir agent.yaml
+cp out stdout.json
+expect_rc 0 "-o FILE" -- "$compiler" --emit=ir -o file.json agent.yaml
+check "-o writes what stdout shows" -- cmp -s stdout.json file.json
+expect_rc 0 "standard input" -- sh -c "'$compiler' --emit=ir - <agent.yaml"
+check "standard input is named <stdin>" -- grep -q '"source": "<stdin>"' out
+expect_rc 0 "terminal" -- "$compiler" --terminal=bash agent.yaml
+check "terminal is recorded" -- grep -q '"terminal": "bash"' out
+expect_rc 0 "same output twice" -- "$compiler" agent.yaml
+check "output is deterministic" -- cmp -s out stdout.json
+
+expect_rc 0 "--target=all -o DIR" -- "$compiler" --target=all -o gen agent.yaml
+check "the IR is written" -- test -s gen/policy.ir.json
+check "the egress table is written" -- test -s gen/egress.rules
+expect_rc 0 "--check on a fresh directory" -- "$compiler" --check=gen agent.yaml
+check "--check prints nothing when up to date" -- test ! -s out
+sed -i 's/example.com/example.org/' agent.yaml
+expect_rc 1 "--check after the policy changed" -- "$compiler" --check=gen agent.yaml
+check "--check prints a unified diff" -- grep -q '^-    [0-9]*  GET      example.com' out
+check "--check diff has a header" -- grep -q '^+++ b/egress.rules' out
+check "--check says the directory is stale" -- grep -q 'gen is stale' err
+rm gen/egress.rules
+expect_rc 1 "--check with a missing file" -- "$compiler" --check=gen agent.yaml
+check "--check names the missing file" -- grep -q 'Missing: gen/egress.rules' out
+expect_rc 2 "--check with --output" -- "$compiler" --check=gen -o x agent.yaml
+expect_rc 65 "--check of an invalid policy" -- "$compiler" --check=gen bad.yaml
+
+echo "cli: $tests checks, $failures failed"
+[ "$failures" = 0 ]

@@ -1,0 +1,465 @@
+#!/bin/sh
+# acceptance.sh BUILD_DIR - the Linux acceptance behaviours (spec: linux.md),
+# each a real command in a real bwrap sandbox under the real seccomp filter,
+# run as root and as an unprivileged user (nobody).
+set -u
+
+B=$(cd "$1" && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
+T=$(mktemp -d /tmp/omnibox-acceptance.XXXXXX)
+chmod 755 "$T"
+trap 'cleanup' EXIT INT TERM
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+
+failures=0
+tests=0
+skips=0
+
+fail() {
+	echo "FAIL [$who] $name: $*"
+	if [ -n "${out:-}" ]; then
+		printf '%s\n' "$out" | head -20 | sed 's/^/    | /'
+	fi
+	failures=$((failures + 1))
+}
+
+# main_run_pid: the omnibox-run started from $TB for POLICY, not its cleanup
+# child (same command line) nor runuser (which names it).
+main_run_pid() {
+	for pid in $(pgrep -f "^$TB/omnibox-run -q $1"); do
+		parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
+		case $(tr '\0' ' ' <"/proc/$parent/cmdline" 2>/dev/null) in
+		"$TB/omnibox-run"*) ;;
+		*)
+			echo "$pid"
+			return
+			;;
+		esac
+	done
+}
+
+# expect_out STRING: the last sandbox output contains STRING (a fixed string).
+expect_out() {
+	tests=$((tests + 1))
+	case $out in
+	*"$1"*) ;;
+	*) fail "expected output to contain '$1'" ;;
+	esac
+}
+
+expect_no_out() {
+	tests=$((tests + 1))
+	case $out in
+	*"$1"*) fail "output must not contain '$1'" ;;
+	*) ;;
+	esac
+}
+
+expect_rc() {
+	tests=$((tests + 1))
+	[ "$rc" = "$1" ] || fail "exit status $rc, expected $1"
+}
+
+# as_user CMD...: run CMD as the user under test, with a fixed environment
+# that holds secrets the sandbox must not pass on.
+as_user() {
+	if [ "$who" = root ]; then
+		env -i PATH="$TB:$WS/tools:/usr/local/bin:/usr/bin:/bin" HOME="$H" TMPDIR=/tmp LANG=C.UTF-8 \
+			AWS_SECRET_ACCESS_KEY=aws-host-secret OPENAI_API_KEY=openai-host-secret \
+			PASSME=passed-through "$@"
+	else
+		runuser -u nobody -- env -i PATH="$TB:$WS/tools:/usr/local/bin:/usr/bin:/bin" HOME="$H" \
+			TMPDIR=/tmp LANG=C.UTF-8 AWS_SECRET_ACCESS_KEY=aws-host-secret \
+			OPENAI_API_KEY=openai-host-secret PASSME=passed-through "$@"
+	fi
+}
+
+# sbx POLICY-NAME CMD...: run CMD in the sandbox of $P/POLICY-NAME.yaml, from
+# the workspace; sets $out (stdout and stderr) and $rc.
+sbx() {
+	policy=$P/$1.yaml
+	shift
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$policy" -- "$@" 2>&1)
+	rc=$?
+}
+
+policy() {
+	cat >"$P/$1.yaml"
+	chmod 644 "$P/$1.yaml"
+}
+
+# A fresh home, workspace and policy set for user $who.
+setup_user() {
+	U=$T/$who
+	H=$U/home
+	WS=$U/ws
+	P=$U/policies
+	TB=$U/bin
+	mkdir -p "$H/.ssh" "$H/.aws" "$H/code/.ssh" "$H/code/project" "$WS/.aws" "$WS/.venv/lib" \
+		"$WS/services/api" "$WS/src" "$WS/secrets" "$P" "$TB"
+	echo "ssh-host-key" >"$H/.ssh/id_rsa"
+	echo "aws-home-key" >"$H/.aws/credentials"
+	echo "notes" >"$H/notes.txt"
+	echo "code-ssh-key" >"$H/code/.ssh/id_ed25519"
+	echo "readme" >"$H/code/project/README"
+	echo "SECRET=dotenv-secret" >"$WS/.env"
+	echo "aws-ws-key" >"$WS/.aws/credentials"
+	echo "venv-ok" >"$WS/.venv/lib/site.py"
+	echo "API_KEY=nested-secret" >"$WS/services/api/.env"
+	echo "int main(void) { return 0; }" >"$WS/src/main.c"
+	echo "prod-key" >"$WS/secrets/production.key"
+	echo "secret-dir-file" >"$WS/secrets/inner"
+	ln -s /etc/shadow "$WS/shadow-link"
+	ln -s "$H/.ssh/id_rsa" "$WS/key-link"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$TB/"
+	mkdir -p "$WS/tools"
+	cp "$B/tests/probe" "$WS/tools/"
+	chmod 755 "$TB" "$TB"/* "$WS/tools" "$WS/tools/probe"
+	if [ "$who" = nobody ]; then
+		chown -R nobody:nogroup "$U"
+	fi
+	chmod 755 "$U"
+
+	policy default <<-EOF
+	os_env:
+	  type: caller_process
+	EOF
+	policy write-ws <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	EOF
+	policy recursive <<-EOF
+	os_env:
+	  sandbox:
+	    cwd_hidden_scan_recursive: true
+	EOF
+	policy read-home <<-EOF
+	os_env:
+	  sandbox:
+	    read_paths: ["$H", "$H/code"]
+	EOF
+	policy read-home-allow-aws <<-EOF
+	os_env:
+	  sandbox:
+	    read_paths: ["$H"]
+	    cwd_allow_hidden: [.aws]
+	EOF
+	policy masks <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    mask_paths: [secrets/production.key, secrets, notyet/secret.txt, src/later.key]
+	EOF
+	policy passthrough <<-EOF
+	os_env:
+	  sandbox:
+	    env_passthrough: [PASSME]
+	EOF
+	policy offline <<-EOF
+	os_env:
+	  sandbox:
+	    allow_network: false
+	EOF
+	policy sockets <<-EOF
+	os_env:
+	  sandbox:
+	    read_paths: ["$U/sock"]
+	    deny_unix_socket_paths: ["$U/sock/control.sock"]
+	EOF
+}
+
+t_default_policy() {
+	name="default policy: workspace read-only, outside read-only, scratch writable"
+	sbx default sh -c 'echo x > newfile; echo x > /usr/newfile; echo x > "$HOME/x";
+		echo data > "$TMPDIR/f" && cat "$TMPDIR/f"; echo "tmp=$TMPDIR";
+		stat -c "mode=%a" "$TMPDIR"; cat src/main.c'
+	expect_out "newfile: Read-only file system"
+	expect_out "/usr/newfile: Read-only file system"
+	expect_out "data"
+	expect_out "tmp=/tmp/omnibox-"
+	expect_out "mode=700"
+	expect_out "int main(void)"
+	tests=$((tests + 1))
+	[ ! -e "$WS/newfile" ] || fail "a file appeared in the read-only workspace"
+	scratch=$(printf '%s\n' "$out" | sed -n 's/^tmp=//p')
+	tests=$((tests + 1))
+	[ -n "$scratch" ] && [ ! -e "$scratch" ] || fail "scratch dir $scratch still exists"
+}
+
+t_write_workspace() {
+	name="write_paths: [.] makes the workspace writable, on the host"
+	sbx write-ws sh -c 'echo written > out.txt && echo ok'
+	expect_rc 0
+	tests=$((tests + 1))
+	[ "$(cat "$WS/out.txt" 2>/dev/null)" = written ] || fail "out.txt not written on the host"
+	rm -f "$WS/out.txt"
+}
+
+t_dotfiles() {
+	name="dotfiles: .env and .aws hidden, .venv visible, nested .env only with recursive"
+	sbx default sh -c 'cat .env; ls -A .aws; cat .aws/credentials; cat .venv/lib/site.py;
+		cat services/api/.env'
+	expect_no_out "dotenv-secret"
+	expect_no_out "aws-ws-key"
+	expect_out "venv-ok"
+	expect_out "nested-secret"
+	name="dotfiles, recursive: nested services/api/.env hidden"
+	sbx recursive sh -c 'cat services/api/.env; echo end'
+	expect_no_out "nested-secret"
+	expect_out "end"
+}
+
+t_read_paths_dotfiles() {
+	name="read_paths roots have their own dotfiles masked"
+	sbx read-home sh -c 'cat "$HOME/notes.txt"; cat "$HOME/.ssh/id_rsa"; cat "$HOME/.aws/credentials";
+		cat "$HOME/code/.ssh/id_ed25519"; cat "$HOME/code/project/README"'
+	expect_out "notes"
+	expect_out "readme"
+	expect_no_out "ssh-host-key"
+	expect_no_out "aws-home-key"
+	expect_no_out "code-ssh-key"
+	name="read_paths: a basename in cwd_allow_hidden stays visible"
+	sbx read-home-allow-aws sh -c 'cat "$HOME/.aws/credentials"; cat "$HOME/.ssh/id_rsa"'
+	expect_out "aws-home-key"
+	expect_no_out "ssh-host-key"
+}
+
+t_mask_paths() {
+	name="mask_paths hides a file and a directory; a missing path cannot be created"
+	sbx masks sh -c 'cat secrets/production.key; ls -A secrets; cat secrets/inner;
+		mkdir -p notyet && echo x > notyet/secret.txt; echo x > src/later.key; echo done'
+	expect_no_out "prod-key"
+	expect_no_out "secret-dir-file"
+	expect_out "done"
+	tests=$((tests + 1))
+	[ ! -e "$WS/notyet" ] || fail "the masked path notyet/ exists on the host after the run"
+	tests=$((tests + 1))
+	[ ! -e "$WS/src/later.key" ] || fail "the masked file src/later.key was created"
+}
+
+t_symlink_escapes() {
+	name="symlinks in the workspace to /etc/shadow and ~/.ssh/id_rsa read nothing"
+	sbx default sh -c 'cat shadow-link; cat key-link; echo end'
+	expect_no_out "root:"
+	expect_no_out "ssh-host-key"
+	expect_out "end"
+}
+
+t_environment() {
+	name="host secrets are absent; env_passthrough passes a name"
+	sbx default sh -c 'env'
+	expect_no_out "aws-host-secret"
+	expect_no_out "openai-host-secret"
+	expect_no_out "PASSME"
+	expect_out "HOME=$H"
+	sbx passthrough sh -c 'echo "PASSME=$PASSME"'
+	expect_out "PASSME=passed-through"
+}
+
+t_network_off() {
+	name="allow_network: false: no TCP connect, only lo"
+	sbx offline sh -c 'probe tcp-connect 127.0.0.1 9; probe tcp-connect 1.1.1.1 80;
+		cut -d: -f1 /proc/net/dev | tail -n +3 | tr -d " "'
+	expect_out "ECONNREFUSED"
+	expect_out "ENETUNREACH"
+	tests=$((tests + 1))
+	ifaces=$(printf '%s\n' "$out" | grep -v -e ECONN -e ENETUNREACH | tr '\n' ' ')
+	[ "$ifaces" = "lo " ] || fail "interfaces: '$ifaces', expected only lo"
+}
+
+t_seccomp() {
+	name="seccomp: namespaces, mounts, ptrace, keys, bpf, netlink/packet, CLONE_NEWNET refused"
+	sbx default sh -c 'for p in unshare-user mount ptrace-traceme keyctl bpf socket-netlink \
+		socket-packet socket-vsock clone-newnet clone-newuser io_uring; do echo "$p=$(probe $p)"; done;
+		echo "clone3=$(probe clone3)"; for p in thread fork execve socket-inet socket-unix; do
+		echo "$p=$(probe $p)"; done; unshare -U true 2>&1 | head -1'
+	for p in unshare-user mount ptrace-traceme keyctl bpf socket-netlink socket-packet \
+		socket-vsock clone-newnet clone-newuser io_uring; do
+		expect_out "$p=EPERM"
+	done
+	expect_out "clone3=ENOSYS"
+	for p in thread fork execve socket-inet socket-unix; do
+		expect_out "$p=ok"
+	done
+	expect_out "Operation not permitted"
+}
+
+t_seccomp_i386() {
+	name="seccomp through the i386 ABI (int \$0x80)"
+	if ! "$B/tests/probe" i386-getpid >/dev/null 2>&1; then
+		echo "SKIP [$who] $name: this machine has no i386 system call entry (int \$0x80 faults)"
+		skips=$((skips + 1))
+		return
+	fi
+	sbx default sh -c 'for p in i386-unshare i386-mount i386-keyctl i386-socketcall-netlink \
+		i386-socket-netlink; do echo "$p=$(probe $p)"; done; echo "inet=$(probe i386-socket-inet)"'
+	for p in i386-unshare i386-mount i386-keyctl i386-socketcall-netlink i386-socket-netlink; do
+		expect_out "$p=EPERM"
+	done
+	expect_out "inet=ok"
+}
+
+t_exit_status() {
+	name="the command's exit status, and 128+N for a signal"
+	sbx default sh -c 'exit 7'
+	expect_rc 7
+	sbx default sh -c 'kill -TERM $$'
+	expect_rc 143
+	sbx default sh -c 'kill -KILL $$'
+	expect_rc 137
+	sbx default /bin/true
+	expect_rc 0
+}
+
+t_kill_run() {
+	name="killing omnibox-run kills the whole sandbox and removes the scratch dir"
+	# A duration unique to this run and user, so pgrep finds only ours.
+	if [ "$who" = root ]; then marker="1001.$$"; else marker="1002.$$"; fi
+	(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/default.yaml" -- sh -c \
+		"echo \$TMPDIR; sleep $marker & sleep $marker; wait") >"$T/kill.out" 2>&1 &
+	bg=$!
+	pids="$pids $bg"
+	i=0
+	while ! pgrep -f "^sleep $marker" >/dev/null && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	scratch=$(head -1 "$T/kill.out")
+	run_pid=$(main_run_pid "$P/default.yaml")
+	tests=$((tests + 1))
+	if [ -z "$run_pid" ]; then
+		fail "omnibox-run did not start"
+		return
+	fi
+	kill -KILL "$run_pid"
+	i=0
+	while pgrep -f "^sleep $marker" >/dev/null && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	tests=$((tests + 1))
+	pgrep -f "^sleep $marker" >/dev/null && fail "the sandbox survived omnibox-run"
+	i=0
+	while [ -n "$scratch" ] && [ -e "$scratch" ] && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	tests=$((tests + 1))
+	[ -n "$scratch" ] && [ ! -e "$scratch" ] || fail "scratch dir '$scratch' left behind: $(cat "$T/kill.out")"
+}
+
+t_signal_forwarding() {
+	name="a signal to omnibox-run reaches the command"
+	(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/default.yaml" -- sh -c \
+		'trap "echo got-term; exit 3" TERM; echo ready; while :; do sleep 0.1; done') >"$T/sig.out" 2>&1 &
+	bg=$!
+	i=0
+	while ! grep -q ready "$T/sig.out" && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	run_pid=$(main_run_pid "$P/default.yaml")
+	kill -TERM "$run_pid"
+	wait "$bg"
+	rc=$?
+	out=$(cat "$T/sig.out")
+	expect_out "got-term"
+	expect_rc 3
+}
+
+t_missing_bwrap() {
+	name="bwrap missing from PATH: exit 125 with an install hint, nothing runs"
+	out=$(cd "$WS" && as_user env PATH="$TB" "$TB/omnibox-run" "$P/write-ws.yaml" -- \
+		/bin/sh -c 'echo ran > ran.txt' 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "apt install bubblewrap"
+	tests=$((tests + 1))
+	[ ! -e "$WS/ran.txt" ] || fail "the command ran without bwrap"
+}
+
+t_escapes() {
+	name="escapes: /proc/self/root, hard links and mknod to masked files, remount, ptrace"
+	sbx write-ws sh -c 'echo x > /proc/self/root/etc/omnibox-escape; ls /proc/self/root/root 2>&1;
+		echo "link=$(probe link .env stolen)"; echo "mknod=$(probe mknod dev-null-copy)";
+		echo "remount=$(probe remount-root-rw)"; echo "ptrace=$(probe ptrace-sibling)";
+		echo "tiocsti=$(probe tiocsti)"; cat stolen 2>/dev/null'
+	expect_no_out "dotenv-secret"
+	expect_out "link=EXDEV"
+	expect_out "mknod=EPERM"
+	expect_out "remount=EPERM"
+	expect_out "ptrace=EPERM"
+	expect_out "tiocsti=EPERM"
+	tests=$((tests + 1))
+	[ ! -e /etc/omnibox-escape ] || fail "wrote through /proc/self/root"
+	rm -f "$WS/stolen" "$WS/dev-null-copy"
+}
+
+t_unix_socket() {
+	name="a Unix socket in deny_unix_socket_paths cannot be reached"
+	mkdir -p "$U/sock"
+	chmod 777 "$U/sock"
+	"$B/tests/probe" listen-unix "$U/sock/control.sock" >"$T/listen.out" &
+	lp=$!
+	pids="$pids $lp"
+	i=0
+	while ! grep -q listening "$T/listen.out" && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	out=$(as_user "$B/tests/probe" connect-unix "$U/sock/control.sock" 2>&1)
+	tests=$((tests + 1))
+	[ "$out" = ok ] || fail "the host cannot reach its own socket: $out"
+	sbx sockets probe connect-unix "$U/sock/control.sock"
+	expect_out "ECONNREFUSED"
+	expect_no_out "ok"
+	kill "$lp"
+}
+
+t_root_powers() {
+	name="no capabilities, /proc/sys read-only, no host processes"
+	sbx default sh -c 'sh -c "grep -E \"^Cap(Eff|Prm)\" /proc/self/status";
+		echo omnibox > /proc/sys/kernel/hostname; ls /proc | grep -c "^[0-9]"'
+	expect_out "CapEff:	0000000000000000"
+	expect_out "CapPrm:	0000000000000000"
+	tests=$((tests + 1))
+	nproc=$(printf '%s\n' "$out" | tail -1)
+	[ "$nproc" -lt 10 ] 2>/dev/null || fail "$nproc processes visible in /proc"
+	expect_out "/proc/sys/kernel/hostname"
+}
+
+run_all() {
+	setup_user
+	t_default_policy
+	t_write_workspace
+	t_dotfiles
+	t_read_paths_dotfiles
+	t_mask_paths
+	t_symlink_escapes
+	t_environment
+	t_network_off
+	t_seccomp
+	t_seccomp_i386
+	t_exit_status
+	t_kill_run
+	t_signal_forwarding
+	t_missing_bwrap
+	t_escapes
+	t_unix_socket
+	t_root_powers
+}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "acceptance: must run as root, to test both as root and as nobody" >&2
+	exit 1
+fi
+for who in root nobody; do
+	run_all
+done
+echo "acceptance: $tests checks, $failures failed, $skips skipped"
+[ "$failures" = 0 ]

@@ -1,0 +1,279 @@
+/*
+ * probe.c - one system call, reported: what the acceptance tests run inside
+ * a real sandbox to observe what the kernel allows.
+ *
+ *   probe NAME [ARGS]   prints "ok" or the errno name (EPERM, ENOSYS, ...)
+ *
+ * Built static so it runs in any sandbox whatever libraries it can see.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#ifndef AF_VSOCK
+#define AF_VSOCK 40
+#endif
+
+static int
+report(long rc)
+{
+	if (rc >= 0) {
+		puts("ok");
+		return 0;
+	}
+	switch (errno) {
+#define E(x)                                                                                       \
+	case x:                                                                                    \
+		puts(#x);                                                                          \
+		break;
+		E(EPERM)
+		E(ENOSYS)
+		E(EACCES)
+		E(EROFS)
+		E(ENOENT)
+		E(EXDEV)
+		E(EINVAL)
+		E(ECONNREFUSED)
+		E(ENETUNREACH)
+		E(EAFNOSUPPORT)
+		E(EIO)
+		E(ENOTTY)
+		E(EEXIST)
+		E(EBUSY)
+		E(ENOTDIR)
+#undef E
+	default:
+		printf("errno %d\n", errno);
+	}
+	return 1;
+}
+
+static void *
+thread_main(void *arg)
+{
+	return arg;
+}
+
+#if defined(__x86_64__)
+/* A system call through the i386 ABI from 64-bit code. */
+static long
+int80(long nr, long a, long b, long c)
+{
+	long ret;
+
+	__asm__ volatile("int $0x80" : "=a"(ret) : "a"(nr), "b"(a), "c"(b), "d"(c) : "memory");
+	if (ret < 0 && ret > -4096) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+#endif
+
+static long
+raw_clone(unsigned long flags)
+{
+	long rc = syscall(SYS_clone, flags, 0, 0, 0, 0);
+
+	if (rc == 0)
+		_exit(0);
+	if (rc > 0)
+		waitpid((pid_t)rc, NULL, __WALL);
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "";
+
+	if (!strcmp(what, "unshare-user"))
+		return report(unshare(CLONE_NEWUSER));
+	if (!strcmp(what, "unshare-net"))
+		return report(unshare(CLONE_NEWNET));
+	if (!strcmp(what, "mount"))
+		return report(mount("none", "/tmp", "tmpfs", 0, NULL));
+	if (!strcmp(what, "remount-root-rw"))
+		return report(mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND, NULL));
+	if (!strcmp(what, "ptrace-traceme"))
+		return report(ptrace(PTRACE_TRACEME, 0, NULL, NULL));
+	if (!strcmp(what, "ptrace-sibling")) {
+		pid_t pid = fork();
+		long rc;
+
+		if (pid == 0) {
+			pause();
+			_exit(0);
+		}
+		rc = ptrace(PTRACE_ATTACH, pid, NULL, NULL);
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return report(rc);
+	}
+	if (!strcmp(what, "keyctl"))
+		return report(syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3, 0));
+	if (!strcmp(what, "bpf"))
+		return report(syscall(SYS_bpf, 0, NULL, 0));
+	if (!strcmp(what, "socket-netlink"))
+		return report(socket(AF_NETLINK, SOCK_RAW, 0));
+	if (!strcmp(what, "socket-packet"))
+		return report(socket(AF_PACKET, SOCK_RAW, 0));
+	if (!strcmp(what, "socket-vsock"))
+		return report(socket(AF_VSOCK, SOCK_STREAM, 0));
+	if (!strcmp(what, "socket-inet"))
+		return report(socket(AF_INET, SOCK_STREAM, 0));
+	if (!strcmp(what, "socket-unix"))
+		return report(socket(AF_UNIX, SOCK_STREAM, 0));
+	if (!strcmp(what, "clone-newnet"))
+		return report(raw_clone(CLONE_NEWNET | SIGCHLD));
+	if (!strcmp(what, "clone-newuser"))
+		return report(raw_clone(CLONE_NEWUSER | SIGCHLD));
+	if (!strcmp(what, "clone3")) {
+		struct clone_args ca;
+
+		memset(&ca, 0, sizeof(ca));
+		ca.exit_signal = SIGCHLD;
+		{
+			long rc = syscall(SYS_clone3, &ca, sizeof(ca));
+
+			if (rc == 0)
+				_exit(0);
+			if (rc > 0)
+				waitpid((pid_t)rc, NULL, 0);
+			return report(rc);
+		}
+	}
+	if (!strcmp(what, "io_uring"))
+		return report(syscall(SYS_io_uring_setup, 1, NULL));
+	if (!strcmp(what, "thread")) {
+		pthread_t t;
+		int rc = pthread_create(&t, NULL, thread_main, NULL);
+
+		if (rc == 0)
+			pthread_join(t, NULL);
+		errno = rc;
+		return report(rc ? -1 : 0);
+	}
+	if (!strcmp(what, "fork")) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid == 0)
+			_exit(3);
+		if (pid < 0)
+			return report(-1);
+		waitpid(pid, &status, 0);
+		return report(WIFEXITED(status) && WEXITSTATUS(status) == 3 ? 0 : -1);
+	}
+	if (!strcmp(what, "execve")) {
+		pid_t pid = fork();
+		int status;
+
+		if (pid == 0) {
+			execl("/bin/sh", "sh", "-c", "exit 4", (char *)NULL);
+			_exit(1);
+		}
+		waitpid(pid, &status, 0);
+		errno = EINVAL;
+		return report(WIFEXITED(status) && WEXITSTATUS(status) == 4 ? 0 : -1);
+	}
+	if (!strcmp(what, "mknod") && argc > 2)
+		return report(mknod(argv[2], S_IFCHR | 0666, makedev(1, 3)));
+	if (!strcmp(what, "link") && argc > 3)
+		return report(link(argv[2], argv[3]));
+	if (!strcmp(what, "tiocsti")) {
+		/* A fresh pty of our own, so nothing real is typed into. */
+		int master = posix_openpt(O_RDWR | O_NOCTTY), slave;
+		char c = 'x';
+
+		if (master < 0 || grantpt(master) < 0 || unlockpt(master) < 0)
+			return report(-1);
+		slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+		if (slave < 0)
+			return report(-1);
+		return report(ioctl(slave, TIOCSTI, &c));
+	}
+	if (!strcmp(what, "connect-unix") && argc > 2) {
+		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", argv[2]);
+		return report(connect(fd, (struct sockaddr *)&sun, sizeof(sun)));
+	}
+	if (!strcmp(what, "listen-unix") && argc > 2) {
+		/* Host side: a server the sandbox must not reach.  Runs until killed. */
+		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", argv[2]);
+		unlink(argv[2]);
+		if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(fd, 8) < 0)
+			return report(-1);
+		chmod(argv[2], 0777);
+		puts("listening");
+		fflush(stdout);
+		for (;;) {
+			int c = accept(fd, NULL, NULL);
+
+			if (c >= 0)
+				close(c);
+		}
+	}
+	if (!strcmp(what, "tcp-connect") && argc > 3) {
+		struct sockaddr_in sin = {.sin_family = AF_INET};
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+		sin.sin_port = htons((uint16_t)atoi(argv[3]));
+		inet_pton(AF_INET, argv[2], &sin.sin_addr);
+		return report(connect(fd, (struct sockaddr *)&sin, sizeof(sin)));
+	}
+#if defined(__x86_64__)
+	/* i386 numbers: getpid 20, unshare 310, mount 21, keyctl 288, socketcall 102. */
+	if (!strcmp(what, "i386-getpid"))
+		return report(int80(20, 0, 0, 0));
+	if (!strcmp(what, "i386-unshare"))
+		return report(int80(310, CLONE_NEWUSER, 0, 0));
+	if (!strcmp(what, "i386-mount"))
+		return report(int80(21, 0, 0, 0));
+	if (!strcmp(what, "i386-keyctl"))
+		return report(int80(288, 0, -3, 0));
+	if (!strcmp(what, "i386-socketcall-netlink")) {
+		/* socketcall(SYS_SOCKET, {AF_NETLINK, SOCK_RAW, 0}): the array must sit
+		 * below 4 GiB for the 32-bit ABI to read it. */
+		uint32_t *args = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+
+		args[0] = AF_NETLINK;
+		args[1] = SOCK_RAW;
+		args[2] = 0;
+		return report(int80(102, 1, (long)(uintptr_t)args, 0));
+	}
+	if (!strcmp(what, "i386-socket-netlink"))
+		return report(int80(359, AF_NETLINK, SOCK_RAW, 0));
+	if (!strcmp(what, "i386-socket-inet"))
+		return report(int80(359, AF_INET, SOCK_STREAM, 0));
+#endif
+	fprintf(stderr, "probe: unknown probe '%s'\n", what);
+	return 2;
+}

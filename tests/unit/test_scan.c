@@ -1,0 +1,612 @@
+/*
+ * test_scan.c - the dotfile scan on real trees built under /tmp: what is
+ * hidden, what is descended, symlinks, the entry cap and its modes,
+ * nested and missing roots, unreadable directories, deterministic order,
+ * d_type fallback and the bound on open descriptors.
+ *
+ * Results are compared as strings of paths relative to the test's
+ * directory, in the result's order, separated by spaces; a hit that is a
+ * directory ends in '/', one that is neither file nor directory in '!'.
+ */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/scan.h"
+
+static char tmp[64];
+static char locked[PATH_MAX]; /* a directory a test made unreadable, for teardown */
+static struct scan_result res;
+static char err[1024];
+static const char *const default_allow[] = {".venv"};
+
+/*
+ * The scan reads directories through glibc's getdents64().  Defining it
+ * here takes precedence over libc in this binary, so a test can pretend
+ * to be on a file system that leaves d_type unset.
+ */
+static bool hide_dtype;
+static unsigned long dtypes_hidden;
+
+ssize_t
+getdents64(int fd, void *buf, size_t len)
+{
+	ssize_t n = syscall(SYS_getdents64, fd, buf, len);
+
+	for (ssize_t off = 0; hide_dtype && off < n;) {
+		struct dirent64 *d = (struct dirent64 *)((char *)buf + off);
+
+		d->d_type = DT_UNKNOWN;
+		dtypes_hidden++;
+		off += d->d_reclen;
+	}
+	return n;
+}
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void
+setup(void)
+{
+	strcpy(tmp, "/tmp/omnibox-scan-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmp), "mkdtemp: %s", strerror(errno));
+	/* Traversable by uid 65534 for the unreadable-directory test run as root. */
+	cr_assert_eq(chmod(tmp, 0755), 0);
+}
+
+static void
+teardown(void)
+{
+	scan_result_free(&res);
+	if (locked[0])
+		chmod(locked, 0755);
+	nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+TestSuite(scan, .init = setup, .fini = teardown);
+
+static const char *
+at(const char *rel)
+{
+	static char bufs[4][PATH_MAX];
+	static int next;
+	char *p = bufs[next++ % 4];
+
+	snprintf(p, PATH_MAX, "%s/%s", tmp, rel);
+	return p;
+}
+
+static void
+mkdirs(const char *rel)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s", at(rel));
+	for (char *c = p + strlen(tmp) + 1; *c; c++) {
+		if (*c != '/')
+			continue;
+		*c = '\0';
+		cr_assert(mkdir(p, 0755) == 0 || errno == EEXIST, "mkdir %s: %s", p,
+			  strerror(errno));
+		*c = '/';
+	}
+}
+
+/* Create each space-separated path: a directory if it ends in '/', else an empty file. */
+static void
+tree(const char *spec)
+{
+	char copy[4096], *save, *tok;
+
+	snprintf(copy, sizeof(copy), "%s", spec);
+	for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		int fd;
+
+		mkdirs(tok);
+		if (tok[strlen(tok) - 1] == '/')
+			continue;
+		fd = open(at(tok), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		cr_assert_geq(fd, 0, "create %s: %s", tok, strerror(errno));
+		close(fd);
+	}
+}
+
+static void
+symlink_at(const char *target, const char *rel)
+{
+	mkdirs(rel);
+	cr_assert_eq(symlink(target, at(rel)), 0, "symlink %s: %s", rel, strerror(errno));
+}
+
+static const char *
+rel(const char *path)
+{
+	size_t n = strlen(tmp);
+
+	if (strncmp(path, tmp, n) == 0 && path[n] == '/')
+		return path + n + 1;
+	return strcmp(path, tmp) == 0 ? "." : path;
+}
+
+static const char *
+hits(const struct scan_result *r)
+{
+	static char buf[8192];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < r->n_hits && len < sizeof(buf); i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s%s", i ? " " : "",
+					rel(r->hits[i].path),
+					r->hits[i].kind == SCAN_DIR	? "/"
+					: r->hits[i].kind == SCAN_OTHER ? "!"
+									: "");
+	return buf;
+}
+
+static const char *
+paths(const char *const *v, size_t n)
+{
+	static char bufs[2][8192];
+	static int next;
+	char *buf = bufs[next++ % 2];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && len < 8192; i++)
+		len += (size_t)snprintf(buf + len, 8192 - len, "%s%s", i ? " " : "", rel(v[i]));
+	return buf;
+}
+
+static struct scan_options
+options(bool recursive)
+{
+	return (struct scan_options){
+	    .allow = default_allow,
+	    .n_allow = 1,
+	    .recursive = recursive,
+	    .max_entries = 1000000,
+	    .overflow = SCAN_WARN,
+	};
+}
+
+/* Scan the test directory alone into res; the scan must succeed. */
+static void
+run(const struct scan_options *o)
+{
+	const char *roots[] = {tmp};
+
+	scan_result_free(&res);
+	cr_assert_eq(scan_run(roots, 1, o, &res, err, sizeof(err)), 0, "scan failed: %s", err);
+}
+
+Test(scan, top_level_dotfiles_are_hidden_and_venv_stays_visible)
+{
+	struct scan_options o = options(false);
+
+	tree(".env .aws/credentials .ssh/ .venv/bin/python README.md src/main.c");
+	run(&o);
+	cr_assert_str_eq(hits(&res), ".aws/ .env .ssh/");
+	cr_assert_eq(res.visited, 6, "every child of the root counts once: %lu",
+		     (unsigned long)res.visited);
+	cr_assert_not(res.overflowed);
+}
+
+Test(scan, nested_env_is_hidden_only_when_recursive)
+{
+	struct scan_options o = options(false);
+
+	tree(".env services/api/.env services/api/main.go");
+	run(&o);
+	cr_assert_str_eq(hits(&res), ".env");
+	o.recursive = true;
+	run(&o);
+	cr_assert_str_eq(hits(&res), ".env services/api/.env");
+}
+
+Test(scan, hidden_directories_are_not_descended)
+{
+	struct scan_options o = options(true);
+
+	tree(".git/hooks/.sample .git/config .aws/.inner/x");
+	run(&o);
+	cr_assert_str_eq(hits(&res), ".aws/ .git/");
+	cr_assert_eq(res.visited, 2);
+}
+
+Test(scan, allowed_directories_are_descended_when_recursive)
+{
+	struct scan_options o = options(true);
+
+	tree(".venv/lib/.cache/x .venv/.gitignore");
+	run(&o);
+	cr_assert_str_eq(hits(&res), ".venv/.gitignore .venv/lib/.cache/");
+}
+
+Test(scan, allow_list_replaces_the_default)
+{
+	static const char *const allow[] = {".aws", ".github"};
+	struct scan_options o = options(false);
+
+	tree(".venv/ .aws/config .github/workflows/ci.yml .env");
+	o.allow = allow;
+	o.n_allow = 2;
+	run(&o);
+	cr_assert_str_eq(hits(&res), ".env .venv/");
+}
+
+Test(scan, empty_allow_list_hides_venv_too)
+{
+	struct scan_options o = options(false);
+
+	tree(".venv/bin/python .env");
+	o.allow = NULL;
+	o.n_allow = 0;
+	run(&o);
+	cr_assert_str_eq(hits(&res), ".env .venv/");
+}
+
+Test(scan, symlinked_dotfile_is_skipped_and_reported)
+{
+	struct scan_options o = options(true);
+
+	tree("real.env realdir/ sub/");
+	symlink_at("real.env", ".env");
+	symlink_at("../realdir", "sub/.config");
+	symlink_at("/nonexistent", ".dangling");
+	run(&o);
+	cr_assert_str_eq(hits(&res), "");
+	cr_assert_str_eq(paths(res.skipped_symlinks, res.n_skipped_symlinks),
+			 ".dangling .env sub/.config");
+}
+
+Test(scan, symlinked_directory_is_not_followed)
+{
+	struct scan_options o = options(true);
+	const char *roots[1];
+
+	tree("outside/.secret outside/deeper/.token inside/own/.env");
+	symlink_at("../outside", "inside/link");
+	symlink_at("own", "inside/again");
+	roots[0] = at("inside");
+	cr_assert_eq(scan_run(roots, 1, &o, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(hits(&res), "inside/own/.env");
+	cr_assert_eq(res.visited, 4, "link, again, own and own/.env: %lu",
+		     (unsigned long)res.visited);
+}
+
+/* COUNT empty files named f000... in the directory REL. */
+static void
+files(const char *rel_dir, int count)
+{
+	char name[PATH_MAX];
+
+	for (int i = 0; i < count; i++) {
+		snprintf(name, sizeof(name), "%s/f%03d", rel_dir, i);
+		tree(name);
+	}
+}
+
+Test(scan, node_modules_is_visited_last_at_every_level)
+{
+	struct scan_options o = options(true);
+
+	/* The project has 7 entries; each node_modules has 100. */
+	files("node_modules", 100);
+	files("src/node_modules", 100);
+	tree("src/a/b/c/.env");
+	o.max_entries = 20;
+	run(&o);
+	cr_assert_str_eq(hits(&res), "src/a/b/c/.env");
+	cr_assert(res.overflowed);
+	cr_assert_str_eq(paths(res.unfinished, res.n_unfinished), "node_modules src/node_modules");
+}
+
+Test(scan, deferred_directories_wait_for_the_main_queue)
+{
+	struct scan_options o = options(true);
+
+	tree("node_modules/x .venv/x src/x lib/x");
+	o.max_entries = 4; /* the root's four entries, then lib is cut at once */
+	run(&o);
+	cr_assert(res.overflowed);
+	cr_assert_str_eq(paths(res.unfinished, res.n_unfinished), "lib src .venv node_modules");
+	cr_assert_eq(res.n_unfinished_total, 4);
+}
+
+Test(scan, cap_with_warn_returns_the_partial_list)
+{
+	struct scan_options o = options(true);
+
+	tree(".env a/f1 a/.env b/f1");
+	o.max_entries = 3;
+	run(&o);
+	cr_assert(res.overflowed);
+	cr_assert_eq(res.visited, 3);
+	cr_assert_str_eq(hits(&res), ".env");
+	cr_assert_str_eq(paths(res.unfinished, res.n_unfinished), "a b");
+	cr_assert_eq(res.n_unfinished_total, 2);
+}
+
+Test(scan, cap_with_error_fails_and_names_what_was_left)
+{
+	struct scan_options o = options(true);
+	const char *roots[] = {tmp};
+	char want[1024];
+
+	tree(".env a/f1 a/.env b/f1");
+	o.max_entries = 3;
+	o.overflow = SCAN_ERROR;
+	errno = 0;
+	cr_assert_eq(scan_run(roots, 1, &o, &res, err, sizeof(err)), -1);
+	cr_assert_eq(errno, EOVERFLOW);
+	snprintf(want, sizeof(want),
+		 "dotfile scan stopped after 3 entries (cwd_hidden_scan_max_entries) with 2 "
+		 "directories unscanned: %s/a, %s/b; raise cwd_hidden_scan_max_entries or set "
+		 "cwd_hidden_scan_overflow: unlimited",
+		 tmp, tmp);
+	cr_assert_str_eq(err, want);
+	cr_assert_null(res.hits, "a failed scan returns nothing");
+}
+
+Test(scan, unfinished_list_names_ten_and_counts_the_rest)
+{
+	struct scan_options o = options(true);
+
+	for (int i = 0; i < 12; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "d%02d/x", i);
+		tree(name);
+	}
+	o.max_entries = 12;
+	o.overflow = SCAN_ERROR;
+	cr_assert_eq(scan_run((const char *const[]){tmp}, 1, &o, &res, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "with 12 directories unscanned: ") != NULL, "%s", err);
+	cr_assert(strstr(err, "/d09 and 2 more; raise") != NULL, "%s", err);
+	cr_assert_null(strstr(err, "/d10"), "%s", err);
+}
+
+Test(scan, reaching_the_cap_exactly_is_not_an_overflow)
+{
+	struct scan_options o = options(true);
+
+	tree(".env a/.env a/b");
+	o.max_entries = 4;
+	o.overflow = SCAN_ERROR;
+	run(&o);
+	cr_assert_not(res.overflowed);
+	cr_assert_eq(res.visited, 4);
+	cr_assert_str_eq(hits(&res), ".env a/.env");
+}
+
+Test(scan, unlimited_ignores_max_entries)
+{
+	struct scan_options o = options(true);
+
+	tree(".env a/.env a/b/c/.env");
+	o.max_entries = 1;
+	o.overflow = SCAN_UNLIMITED;
+	run(&o);
+	cr_assert_not(res.overflowed);
+	cr_assert_str_eq(hits(&res), ".env a/.env a/b/c/.env");
+}
+
+Test(scan, nested_roots_are_scanned_once)
+{
+	struct scan_options o = options(true);
+	const char *roots[4];
+
+	tree(".env sub/.env sub/deep/.env .config/app/.token");
+	/* at() returns one of four rotating buffers: take the paths last. */
+	roots[0] = tmp, roots[1] = at("sub"), roots[2] = tmp, roots[3] = at(".config");
+	cr_assert_eq(scan_run(roots, 4, &o, &res, err, sizeof(err)), 0, "%s", err);
+	/* .config was granted as a root: scanned, but not masked. */
+	cr_assert_str_eq(hits(&res), ".config/app/.token .env sub/.env sub/deep/.env");
+	cr_assert_eq(res.visited, 8, "each entry once: %lu", (unsigned long)res.visited);
+}
+
+Test(scan, missing_and_non_directory_roots_are_skipped)
+{
+	struct scan_options o = options(true);
+	const char *roots[3];
+
+	tree("file .env");
+	symlink_at(".", "link");
+	roots[0] = at("gone"), roots[1] = at("file"), roots[2] = tmp;
+	cr_assert_eq(scan_run(roots, 3, &o, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(paths(res.skipped_roots, res.n_skipped_roots), "file gone");
+	cr_assert_str_eq(hits(&res), ".env");
+	scan_result_free(&res);
+	roots[0] = at("link");
+	cr_assert_eq(scan_run(roots, 1, &o, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(paths(res.skipped_roots, res.n_skipped_roots), "link");
+}
+
+Test(scan, roots_must_be_canonical_and_the_cap_positive)
+{
+	struct scan_options o = options(true);
+	const char *bad[] = {"relative", "/tmp/", "/tmp//x", "/tmp/./x", "/tmp/../tmp"};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		errno = 0;
+		cr_assert_eq(scan_run(&bad[i], 1, &o, &res, err, sizeof(err)), -1, "%s", bad[i]);
+		cr_assert_eq(errno, EINVAL, "%s", bad[i]);
+	}
+	o.max_entries = 0;
+	cr_assert_eq(scan_run((const char *const[]){tmp}, 1, &o, &res, err, sizeof(err)), -1);
+	cr_assert_eq(errno, EINVAL);
+}
+
+/* Scan with the credentials of uid/gid 65534; "unreadable|hits" into OUT. */
+static void
+scan_as_nobody(const struct scan_options *o, char *out, size_t cap)
+{
+	int fds[2], status;
+	ssize_t n;
+	pid_t pid;
+
+	cr_assert_eq(pipe(fds), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct scan_result r = {0};
+		char line[8192];
+
+		close(fds[0]);
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		if (scan_run((const char *const[]){tmp}, 1, o, &r, err, sizeof(err)) < 0)
+			_exit(3);
+		n = snprintf(line, sizeof(line), "%s|%s", paths(r.unreadable, r.n_unreadable),
+			     hits(&r));
+		_exit(write(fds[1], line, (size_t)n) == n ? 0 : 4);
+	}
+	close(fds[1]);
+	n = read(fds[0], out, cap - 1);
+	out[n > 0 ? n : 0] = '\0';
+	close(fds[0]);
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+		cr_skip_test("running as root without CAP_SETUID: cannot test as uid 65534");
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "child status %d", status);
+}
+
+Test(scan, unreadable_directory_is_recorded_and_skipped)
+{
+	struct scan_options o = options(true);
+	char got[8192];
+	int fd;
+
+	tree("locked/.env open/.env");
+	snprintf(locked, sizeof(locked), "%s", at("locked"));
+	cr_assert_eq(chmod(locked, 0), 0);
+	fd = open(locked, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		run(&o);
+		snprintf(got, sizeof(got), "%s|%s", paths(res.unreadable, res.n_unreadable),
+			 hits(&res));
+	} else {
+		/* Privileged: mode 000 does not stop us, so scan as nobody instead. */
+		close(fd);
+		if (geteuid() != 0)
+			cr_skip_test(
+			    "mode 000 does not stop this uid and it cannot switch to 65534");
+		scan_as_nobody(&o, got, sizeof(got));
+	}
+	cr_assert_str_eq(got, "locked|open/.env");
+}
+
+Test(scan, sockets_and_fifos_are_reported_as_other)
+{
+	struct scan_options o = options(false);
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	cr_assert_geq(sock, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", at(".agent.sock"));
+	cr_assert_eq(bind(sock, (struct sockaddr *)&sa, sizeof(sa)), 0, "%s", strerror(errno));
+	close(sock);
+	cr_assert_eq(mkfifo(at(".pipe"), 0600), 0);
+	tree(".env");
+	run(&o);
+	cr_assert_str_eq(hits(&res), ".agent.sock! .env .pipe!");
+}
+
+Test(scan, output_is_sorted_and_the_same_every_time)
+{
+	struct scan_options o = options(true);
+	char first[8192];
+	const char *want = ".a .b/ .z A/.x a/.q a/b/.c b-c/.k b/.m";
+
+	tree(".z b/.m a/b/.c A/.x .b/ a/.q .a b-c/.k");
+	run(&o);
+	snprintf(first, sizeof(first), "%s", hits(&res));
+	run(&o);
+	cr_assert_str_eq(hits(&res), first);
+	cr_assert_str_eq(first, want, "byte order: \"b-c\" sorts before \"b/\"");
+}
+
+Test(scan, unknown_dtype_falls_back_to_lstat)
+{
+	struct scan_options o = options(true);
+	const char *want = ".aws/ .env .pipe! sub/.env";
+
+	tree(".env .aws/x sub/.env sub/deeper/ .venv/lib/");
+	cr_assert_eq(mkfifo(at(".pipe"), 0600), 0);
+	symlink_at("sub", "link");
+	symlink_at("sub", ".linkdir");
+	hide_dtype = true;
+	run(&o);
+	cr_assert_gt(dtypes_hidden, 0, "the getdents64 override was not used");
+	cr_assert_str_eq(hits(&res), want);
+	cr_assert_str_eq(paths(res.skipped_symlinks, res.n_skipped_symlinks), ".linkdir");
+	cr_assert_eq(res.visited, 10);
+}
+
+static int
+open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+Test(scan, deep_trees_use_a_bounded_number_of_descriptors)
+{
+	struct scan_options o = options(true);
+	struct rlimit old, low;
+	char rel_path[PATH_MAX] = "";
+	int before, fd;
+
+	/* 200 levels, with a sibling at each one so that the descriptor cache must reopen. */
+	for (int i = 0; i < 200; i++) {
+		strcat(rel_path, "e");
+		cr_assert_eq(mkdir(at(rel_path), 0755), 0);
+		rel_path[strlen(rel_path) - 1] = 'd';
+		cr_assert_eq(mkdir(at(rel_path), 0755), 0);
+		strcat(rel_path, "/");
+	}
+	strcat(rel_path, ".env");
+	tree(rel_path);
+
+	/* Allow 24 more descriptors than are open now: one per level would not fit. */
+	fd = dup(0);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	getrlimit(RLIMIT_NOFILE, &old);
+	low = old;
+	low.rlim_cur = (rlim_t)fd + 24;
+	before = open_fds();
+	cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+	run(&o);
+	setrlimit(RLIMIT_NOFILE, &old);
+	cr_assert_eq(open_fds(), before, "the scan leaked descriptors");
+	cr_assert_eq(res.n_hits, 1);
+	cr_assert_str_eq(rel(res.hits[0].path), rel_path);
+}

@@ -1,0 +1,1420 @@
+/*
+ * test_seccomp.c - the seccomp filter, in user space and in the kernel.
+ *
+ * User space: the emitted BPF, with and without libseccomp's binary tree,
+ * runs in tests/unit/bpf_interp.c for every syscall number of every ABI
+ * and must agree with the rule table; then with argument vectors for the
+ * calls the filter inspects, against expectations written out here.
+ *
+ * Kernel: a child installs the filter and makes the real calls.  As root,
+ * every refusal is checked to come from the filter: the same call without
+ * it must not fail the same way.  (Unprivileged, the kernel refuses some of
+ * them with EPERM by itself, so that control is skipped.)
+ */
+#include <criterion/criterion.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/if_ether.h>
+#include <linux/keyctl.h>
+#include <linux/net.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compiler/arena.h"
+#include "emitters/seccomp.h"
+#include "tests/unit/bpf_interp.h"
+
+#define RET_EPERM (SECCOMP_RET_ERRNO | EPERM)
+#define RET_ENOSYS (SECCOMP_RET_ERRNO | ENOSYS)
+#define SWEEP_MAX 1100u
+#define LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- the programs ------------------------------------------------------- */
+
+struct prog {
+	const char *label;
+	struct textbuf tb;
+	const struct sock_filter *insns;
+	size_t n;
+};
+
+static struct prog tree = {.label = "binary-tree"}, flat = {.label = "linear"};
+
+static void
+prog_build(struct prog *p, bool binary_tree)
+{
+	char err[256];
+
+	cr_assert_eq(seccomp_generate(binary_tree, false, &p->tb, err, sizeof(err)), 0,
+		     "seccomp_generate(%s): %s", p->label, err);
+	cr_assert(p->tb.len && p->tb.len % sizeof(struct sock_filter) == 0,
+		  "the %s program is %zu bytes, not a whole number of instructions", p->label,
+		  p->tb.len);
+	p->insns = (const struct sock_filter *)p->tb.data;
+	p->n = p->tb.len / sizeof(struct sock_filter);
+}
+
+static void
+programs_build(void)
+{
+	prog_build(&tree, true);
+	prog_build(&flat, false);
+}
+
+static void
+programs_free(void)
+{
+	tb_free(&tree.tb);
+	tb_free(&flat.tb);
+}
+
+TestSuite(seccomp_rules, .init = programs_build, .fini = programs_free);
+TestSuite(seccomp_text);
+TestSuite(bpf_interp);
+TestSuite(seccomp_kernel, .init = programs_build, .fini = programs_free);
+TestSuite(seccomp_ia32, .init = programs_build, .fini = programs_free);
+
+/* ---- ABIs, verdicts and the table as a reference ------------------------ */
+
+struct abi {
+	const char *name;
+	uint32_t token;	     /* SCMP_ARCH_*, to resolve names */
+	uint32_t audit_arch; /* seccomp_data.arch */
+	uint32_t nr_bit;     /* in every syscall number: x32's bit 30 */
+	bool wide;	     /* the filter compares all 64 bits of an argument */
+};
+
+/* clang-format off */
+static const struct abi abis[] = {
+	{"x86_64", SCMP_ARCH_X86_64, AUDIT_ARCH_X86_64, 0, true},
+	{"x86", SCMP_ARCH_X86, AUDIT_ARCH_I386, 0, false},
+	{"x32", SCMP_ARCH_X32, AUDIT_ARCH_X86_64, 0x40000000, false},
+	{"aarch64", SCMP_ARCH_AARCH64, AUDIT_ARCH_AARCH64, 0, true},
+	{"arm", SCMP_ARCH_ARM, AUDIT_ARCH_ARM, 0, false},
+};
+/* clang-format on */
+#define N_ABIS LEN(abis)
+#define ABI_X86 (&abis[1])
+
+struct vname {
+	char s[40];
+};
+
+static struct vname
+vname(uint32_t v)
+{
+	struct vname n;
+	const char *e = strerrorname_np((int)(v & SECCOMP_RET_DATA));
+
+	if (v == SECCOMP_RET_ALLOW)
+		snprintf(n.s, sizeof(n.s), "ALLOW");
+	else if ((v & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO)
+		snprintf(n.s, sizeof(n.s), "ERRNO(%s)", e ? e : "?");
+	else if (v == SECCOMP_RET_KILL_PROCESS)
+		snprintf(n.s, sizeof(n.s), "KILL_PROCESS");
+	else
+		snprintf(n.s, sizeof(n.s), "0x%08x", v);
+	return n;
+}
+
+static uint32_t
+verdict(const struct prog *p, uint32_t arch, uint32_t nr, const uint64_t args[6])
+{
+	struct seccomp_data sd = {.nr = (int)nr, .arch = arch};
+	char err[256];
+	uint32_t ret;
+
+	memcpy(sd.args, args, sizeof(sd.args));
+	cr_assert_eq(bpf_interp_run(p->insns, p->n, &sd, &ret, err, sizeof(err)), 0,
+		     "the %s program would not load: %s", p->label, err);
+	return ret;
+}
+
+/* Run both programs on one call (NR as the kernel sees it) and check each gives WANT. */
+static void __attribute__((format(printf, 5, 6)))
+check_call(const struct abi *abi, uint32_t nr, const uint64_t args[6], uint32_t want,
+	   const char *fmt, ...)
+{
+	const struct prog *progs[] = {&tree, &flat};
+	char what[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < 2; i++) {
+		uint32_t got = verdict(progs[i], abi->audit_arch, nr, args);
+
+		if (got != want)
+			cr_assert_fail("%s %s: the %s filter says %s, expected %s", abi->name, what,
+				       progs[i]->label, vname(got).s, vname(want).s);
+	}
+}
+
+/* The number of NAME on ABI, as the kernel sees it, or -1 when the ABI lacks it. */
+static long
+nr_of(const struct abi *abi, const char *name)
+{
+	int nr = seccomp_syscall_resolve_name_arch(abi->token, name);
+
+	if (nr >= 0)
+		return nr;
+	/* On x86 libseccomp names socket calls by their socketcall form; find the direct one. */
+	for (uint32_t i = 0; i <= SWEEP_MAX; i++) {
+		char *s = seccomp_syscall_resolve_num_arch(abi->token, (int)(abi->nr_bit | i));
+		bool hit = s && !strcmp(s, name);
+
+		free(s);
+		if (hit)
+			return abi->nr_bit | i;
+	}
+	return -1;
+}
+
+static bool
+cond_holds(const struct seccomp_rule *r, uint64_t arg, bool wide)
+{
+	uint64_t v = wide ? arg : (uint32_t)arg;
+
+	switch (r->op) {
+	case SCMP_CMP_EQ:
+		return v == r->value;
+	case SCMP_CMP_GT:
+		return v > r->value;
+	case SCMP_CMP_MASKED_EQ:
+		return (v & r->mask) == r->value;
+	default:
+		cr_assert_fail("rule for %s: comparison %d is not modelled here", r->name, r->op);
+	}
+	return false;
+}
+
+/* What the rule table says about NAME (NULL: no such call) with ARGS. */
+static uint32_t
+table_verdict(const char *name, const uint64_t args[6], bool wide)
+{
+	for (size_t i = 0; name && i < seccomp_rule_table_len; i++) {
+		const struct seccomp_rule *r = &seccomp_rule_table[i];
+
+		if (!strcmp(r->name, name) && (!r->checked || cond_holds(r, args[r->arg], wide)))
+			return SECCOMP_RET_ERRNO | (uint32_t)r->err;
+	}
+	return SECCOMP_RET_ALLOW;
+}
+
+/* ---- every syscall number of every ABI against the table ---------------- */
+
+static void
+sweep(const struct abi *abi)
+{
+	/* Beyond the tables: ARM's private calls, the largest number, -1. */
+	static const uint32_t odd[] = {0xf0001, 0xf0002, 0xf0005, 0xf0006, 0x7fffffff, 0xffffffff};
+	static const uint64_t zero[6];
+
+	for (uint32_t i = 0; i <= SWEEP_MAX + LEN(odd); i++) {
+		uint32_t nr = i <= SWEEP_MAX ? abi->nr_bit | i : odd[i - SWEEP_MAX - 1];
+		char *name = seccomp_syscall_resolve_num_arch(abi->token, (int)nr);
+
+		check_call(abi, nr, zero, table_verdict(name, zero, abi->wide),
+			   "syscall %u (%s), arguments 0", nr, name ? name : "unknown");
+		free(name);
+	}
+}
+
+Test(seccomp_rules, every_x86_64_syscall_number_gets_what_the_table_says)
+{
+	sweep(&abis[0]);
+}
+
+Test(seccomp_rules, every_x86_syscall_number_gets_what_the_table_says)
+{
+	sweep(&abis[1]);
+}
+
+Test(seccomp_rules, every_x32_syscall_number_gets_what_the_table_says)
+{
+	sweep(&abis[2]);
+}
+
+Test(seccomp_rules, every_aarch64_syscall_number_gets_what_the_table_says)
+{
+	sweep(&abis[3]);
+}
+
+Test(seccomp_rules, every_arm_syscall_number_gets_what_the_table_says)
+{
+	sweep(&abis[4]);
+}
+
+/* ---- the table against the specification -------------------------------- */
+
+/* Refused with EPERM, unconditionally, wherever they exist. */
+/* clang-format off */
+static const char *const spec_denied[] = {
+	"init_module", "finit_module", "delete_module", "create_module", "query_module",
+	"get_kernel_syms", "mount", "umount", "umount2", "pivot_root", "chroot", "open_tree",
+	"move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
+	"open_by_handle_at", "nfsservctl", "sysfs", "_sysctl", "ustat", "uselib", "quotactl",
+	"quotactl_fd", "unshare", "setns", "bpf", "perf_event_open", "userfaultfd", "kcmp",
+	"lookup_dcookie", "fanotify_init", "clock_settime", "clock_settime64", "settimeofday",
+	"stime", "reboot", "kexec_load", "kexec_file_load", "syslog", "swapon", "swapoff", "acct",
+	"mbind", "migrate_pages", "move_pages", "set_mempolicy", "get_mempolicy",
+	"set_mempolicy_home_node", "ioperm", "iopl", "vm86", "vm86old", "sethostname",
+	"setdomainname", "vhangup", "ptrace", "process_vm_readv", "process_vm_writev",
+	"pidfd_getfd", "process_madvise", "add_key", "request_key", "keyctl", "io_uring_setup",
+	"io_uring_enter", "io_uring_register",
+};
+/* clang-format on */
+
+static bool
+spec_denies(const char *name)
+{
+	for (size_t i = 0; i < LEN(spec_denied); i++)
+		if (!strcmp(spec_denied[i], name))
+			return true;
+	return false;
+}
+
+Test(seccomp_rules, every_call_the_specification_denies_fails_with_eperm_where_it_exists)
+{
+	static const uint64_t zero[6];
+
+	for (size_t i = 0; i < LEN(spec_denied); i++) {
+		size_t present = 0;
+
+		for (size_t a = 0; a < N_ABIS; a++) {
+			long nr = nr_of(&abis[a], spec_denied[i]);
+
+			if (nr < 0)
+				continue;
+			present++;
+			check_call(&abis[a], (uint32_t)nr, zero, RET_EPERM, "%s", spec_denied[i]);
+		}
+		cr_assert(present, "%s exists on none of the ABIs: a typo?", spec_denied[i]);
+	}
+}
+
+Test(seccomp_rules, the_table_refuses_unconditionally_only_what_the_specification_lists)
+{
+	for (size_t i = 0; i < seccomp_rule_table_len; i++) {
+		const struct seccomp_rule *r = &seccomp_rule_table[i];
+
+		if (r->checked)
+			continue;
+		if (!strcmp(r->name, "clone3"))
+			cr_assert_eq(r->err, ENOSYS, "clone3 must fail with ENOSYS, not %d",
+				     r->err);
+		else
+			cr_assert(spec_denies(r->name) && r->err == EPERM,
+				  "the table refuses %s (errno %d) unconditionally; the "
+				  "specification does not",
+				  r->name, r->err);
+	}
+}
+
+Test(seccomp_rules, every_rule_refuses_its_call_on_each_abi_that_has_it)
+{
+	for (size_t a = 0; a < N_ABIS; a++) {
+		for (size_t i = 0; i < seccomp_rule_table_len; i++) {
+			const struct seccomp_rule *r = &seccomp_rule_table[i];
+			long nr = nr_of(&abis[a], r->name);
+			uint64_t args[6] = {0};
+
+			if (nr < 0)
+				continue;
+			cr_assert_leq((uint32_t)nr & ~abis[a].nr_bit, SWEEP_MAX,
+				      "%s is %ld on %s, beyond the sweep", r->name, nr,
+				      abis[a].name);
+			if (r->checked)
+				args[r->arg] = r->op == SCMP_CMP_GT ? r->value + 1 : r->value;
+			check_call(&abis[a], (uint32_t)nr, args,
+				   SECCOMP_RET_ERRNO | (uint32_t)r->err,
+				   "%s with args[%u] = %#llx (rule %zu)", r->name, r->arg,
+				   (unsigned long long)args[r->arg], i);
+		}
+	}
+}
+
+Test(seccomp_rules, i386_only_calls_exist_and_are_refused_on_x86_alone)
+{
+	static const char *const only_x86[] = {"vm86", "vm86old", "stime"};
+	static const uint64_t zero[6];
+
+	for (size_t i = 0; i < LEN(only_x86); i++) {
+		long nr = nr_of(ABI_X86, only_x86[i]);
+
+		cr_assert_geq(nr, 0, "libseccomp does not know %s on x86", only_x86[i]);
+		check_call(ABI_X86, (uint32_t)nr, zero, RET_EPERM, "%s", only_x86[i]);
+		for (size_t a = 0; a < N_ABIS; a++)
+			if (&abis[a] != ABI_X86)
+				cr_assert_lt(nr_of(&abis[a], only_x86[i]), 0, "%s exists on %s",
+					     only_x86[i], abis[a].name);
+	}
+}
+
+Test(seccomp_rules, wait4_and_everyday_calls_are_allowed_on_every_abi)
+{
+	/* clang-format off */
+	static const char *const everyday[] = {
+		"wait4", "waitid", "read", "write", "openat", "close", "mmap", "execve", "fork",
+		"vfork", "exit_group", "getpid", "kill", "futex", "socketpair", "connect", "sendto",
+		"recvfrom", "prctl", "seccomp", "ioctl", "clone",
+	};
+	/* clang-format on */
+	static const uint64_t zero[6];
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		cr_assert_geq(nr_of(&abis[a], "wait4"), 0, "no wait4 on %s", abis[a].name);
+		for (size_t i = 0; i < LEN(everyday); i++) {
+			long nr = nr_of(&abis[a], everyday[i]);
+
+			if (nr >= 0)
+				check_call(&abis[a], (uint32_t)nr, zero, SECCOMP_RET_ALLOW, "%s",
+					   everyday[i]);
+		}
+	}
+}
+
+Test(seccomp_rules, clone3_fails_with_enosys_on_every_abi)
+{
+	static const uint64_t zero[6];
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		long nr = nr_of(&abis[a], "clone3");
+
+		cr_assert_geq(nr, 0, "no clone3 on %s", abis[a].name);
+		check_call(&abis[a], (uint32_t)nr, zero, RET_ENOSYS, "clone3");
+	}
+}
+
+/* ---- argument checks ------------------------------------------------------ */
+
+static const uint64_t ns_flags[] = {CLONE_NEWNS,   CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+				    CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET};
+#define THREAD_FLAGS                                                                               \
+	(CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |        \
+	 CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID)
+
+Test(seccomp_rules, clone_with_any_namespace_flag_fails_with_eperm)
+{
+	static const uint64_t with[] = {0, SIGCHLD, THREAD_FLAGS, CLONE_VM | CLONE_VFORK | SIGCHLD};
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		long nr = nr_of(&abis[a], "clone");
+		uint64_t all = 0;
+
+		cr_assert_geq(nr, 0, "no clone on %s", abis[a].name);
+		for (size_t f = 0; f < LEN(ns_flags); f++) {
+			all |= ns_flags[f];
+			for (size_t w = 0; w < LEN(with); w++) {
+				uint64_t args[6] = {ns_flags[f] | with[w]};
+
+				check_call(&abis[a], (uint32_t)nr, args, RET_EPERM, "clone(%#llx)",
+					   (unsigned long long)args[0]);
+				args[0] |= 1ull << 40;
+				check_call(&abis[a], (uint32_t)nr, args, RET_EPERM,
+					   "clone(%#llx), upper bits set",
+					   (unsigned long long)args[0]);
+			}
+		}
+		check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){all | SIGCHLD}, RET_EPERM,
+			   "clone with every namespace flag");
+	}
+}
+
+Test(seccomp_rules, clone_for_threads_and_processes_is_allowed)
+{
+	/* CLONE_NEWTIME's bit, for clone, is exit signal 128. */
+	static const uint64_t flags[] = {0,
+					 SIGCHLD,
+					 THREAD_FLAGS,
+					 CLONE_VM | CLONE_VFORK | SIGCHLD,
+					 CLONE_PIDFD | SIGCHLD,
+					 CLONE_NEWTIME};
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		long nr = nr_of(&abis[a], "clone");
+
+		for (size_t f = 0; f < LEN(flags); f++)
+			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){flags[f]},
+				   SECCOMP_RET_ALLOW, "clone(%#llx)", (unsigned long long)flags[f]);
+	}
+}
+
+static bool
+family_allowed(uint64_t family)
+{
+	return family == AF_UNIX || family == AF_INET || family == AF_INET6;
+}
+
+Test(seccomp_rules, socket_allows_only_unix_inet_and_inet6)
+{
+	static const uint64_t large[] = {AF_MAX, 255, 0x7fffffff, 0x80000000, 0xffffffff};
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		long nr = nr_of(&abis[a], "socket");
+
+		cr_assert_geq(nr, 0, "no socket on %s", abis[a].name);
+		for (uint64_t fam = 0; fam < AF_MAX; fam++)
+			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam, SOCK_STREAM},
+				   family_allowed(fam) ? SECCOMP_RET_ALLOW : RET_EPERM,
+				   "socket(%llu)", (unsigned long long)fam);
+		for (size_t i = 0; i < LEN(large); i++)
+			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){large[i]}, RET_EPERM,
+				   "socket(%#llx)", (unsigned long long)large[i]);
+	}
+}
+
+Test(seccomp_rules, upper_bits_never_let_a_forbidden_family_through)
+{
+	static const uint64_t forbidden[] = {AF_UNSPEC, AF_AX25,  AF_X25,	AF_NETLINK,
+					     AF_PACKET, AF_VSOCK, AF_BLUETOOTH, AF_INET6 + 1};
+	static const uint64_t upper[] = {1, 0x80000000, 0xffffffff};
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		long nr = nr_of(&abis[a], "socket");
+
+		for (size_t f = 0; f < LEN(forbidden); f++)
+			for (size_t u = 0; u < LEN(upper); u++) {
+				uint64_t fam = upper[u] << 32 | forbidden[f];
+
+				check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam}, RET_EPERM,
+					   "socket(%#llx)", (unsigned long long)fam);
+			}
+	}
+}
+
+/*
+ * AF_INET with garbage above: the kernel would create an AF_INET socket.
+ * 64-bit ABIs compare all 64 bits and refuse it (closed, by design); the
+ * others see only the low half, which is what the kernel uses.
+ */
+Test(seccomp_rules, an_allowed_family_with_upper_bits_fails_closed_on_64_bit_abis)
+{
+	for (size_t a = 0; a < N_ABIS; a++) {
+		long nr = nr_of(&abis[a], "socket");
+		uint64_t fam = 1ull << 32 | AF_INET;
+
+		check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam},
+			   abis[a].wide ? RET_EPERM : SECCOMP_RET_ALLOW, "socket(%#llx)",
+			   (unsigned long long)fam);
+	}
+}
+
+Test(seccomp_rules, ioctl_refuses_terminal_injection_whatever_the_upper_bits)
+{
+	static const uint64_t bad[] = {TIOCSTI, TIOCLINUX}, good[] = {TCGETS, FIONREAD, TIOCGWINSZ};
+	static const uint64_t upper[] = {0, 1, 0xffffffff};
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		long nr = nr_of(&abis[a], "ioctl");
+
+		cr_assert_geq(nr, 0, "no ioctl on %s", abis[a].name);
+		for (size_t u = 0; u < LEN(upper); u++) {
+			for (size_t i = 0; i < LEN(bad); i++)
+				check_call(&abis[a], (uint32_t)nr,
+					   (uint64_t[6]){0, upper[u] << 32 | bad[i]}, RET_EPERM,
+					   "ioctl(0, %#llx)",
+					   (unsigned long long)(upper[u] << 32 | bad[i]));
+			for (size_t i = 0; i < LEN(good); i++)
+				check_call(&abis[a], (uint32_t)nr,
+					   (uint64_t[6]){0, upper[u] << 32 | good[i]},
+					   SECCOMP_RET_ALLOW, "ioctl(0, %#llx)",
+					   (unsigned long long)(upper[u] << 32 | good[i]));
+		}
+	}
+}
+
+Test(seccomp_rules, x86_socketcall_refuses_sys_socket_and_allows_the_rest)
+{
+	long nr = nr_of(ABI_X86, "socketcall");
+
+	cr_assert_geq(nr, 0, "no socketcall on x86");
+	check_call(ABI_X86, (uint32_t)nr, (uint64_t[6]){SYS_SOCKET, 0x1000}, RET_EPERM,
+		   "socketcall(SYS_SOCKET)");
+	for (uint64_t call = SYS_BIND; call <= SYS_SENDMMSG; call++)
+		check_call(ABI_X86, (uint32_t)nr, (uint64_t[6]){call, 0x1000}, SECCOMP_RET_ALLOW,
+			   "socketcall(%llu)", (unsigned long long)call);
+	for (size_t a = 0; a < N_ABIS; a++)
+		if (&abis[a] != ABI_X86)
+			cr_assert_lt(nr_of(&abis[a], "socketcall"), 0, "socketcall exists on %s",
+				     abis[a].name);
+}
+
+Test(seccomp_rules, calls_from_an_unknown_abi_kill_the_process)
+{
+	static const uint32_t arches[] = {AUDIT_ARCH_PPC64LE, AUDIT_ARCH_RISCV64, AUDIT_ARCH_S390X,
+					  AUDIT_ARCH_MIPS, 0};
+	static const uint32_t nrs[] = {0, 1, 59, 61, 165, 435};
+	static const uint64_t zero[6];
+	const struct prog *progs[] = {&tree, &flat};
+
+	for (size_t p = 0; p < 2; p++)
+		for (size_t a = 0; a < LEN(arches); a++)
+			for (size_t i = 0; i < LEN(nrs); i++) {
+				uint32_t got = verdict(progs[p], arches[a], nrs[i], zero);
+
+				cr_assert_eq(got, SECCOMP_RET_KILL_PROCESS,
+					     "arch %#x syscall %u: the %s filter says %s",
+					     arches[a], nrs[i], progs[p]->label, vname(got).s);
+			}
+}
+
+/* ---- the text ------------------------------------------------------------- */
+
+static char *
+generate(bool binary_tree, bool pfc, size_t *len)
+{
+	struct textbuf tb = {0};
+	char err[256];
+
+	cr_assert_eq(seccomp_generate(binary_tree, pfc, &tb, err, sizeof(err)), 0,
+		     "seccomp_generate: %s", err);
+	*len = tb.len;
+	return tb.data;
+}
+
+/* The section of PFC for ARCH: from its heading to the next arch (or the end). */
+static char *
+pfc_section(const char *pfc, const char *arch)
+{
+	char head[64];
+	const char *s, *e;
+
+	snprintf(head, sizeof(head), "# filter for arch %s (", arch);
+	s = strstr(pfc, head);
+	cr_assert_not_null(s, "no section for %s in the PFC text", arch);
+	e = strstr(s + 1, "# filter for arch ");
+	if (!e)
+		e = strstr(s, "# invalid architecture action");
+	cr_assert_not_null(e, "the %s section does not end", arch);
+	return strndup(s, (size_t)(e - s));
+}
+
+Test(seccomp_text, the_pfc_tests_the_five_abis_in_order_and_kills_the_rest)
+{
+	for (int t = 0; t < 2; t++) {
+		size_t len;
+		char *pfc = generate(t, true, &len);
+		const char *prev = pfc;
+
+		for (size_t a = 0; a < N_ABIS; a++) {
+			char head[64];
+			const char *at;
+
+			snprintf(head, sizeof(head), "# filter for arch %s (", abis[a].name);
+			at = strstr(pfc, head);
+			cr_assert_not_null(at, "no \"%s\" in the PFC text", head);
+			cr_assert_gt(at, prev, "%s is out of order in the PFC text", abis[a].name);
+			prev = at;
+		}
+		cr_assert_not_null(
+		    strstr(prev, "# invalid architecture action\naction KILL_PROCESS;"),
+		    "the PFC text does not kill other architectures");
+		free(pfc);
+	}
+}
+
+Test(seccomp_text, i386_only_calls_appear_in_the_x86_section_alone)
+{
+	static const char *const only_x86[] = {"\"vm86\"", "\"vm86old\"", "\"stime\""};
+	size_t len;
+	char *pfc = generate(true, true, &len);
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		char *sec = pfc_section(pfc, abis[a].name);
+		bool x86 = &abis[a] == ABI_X86;
+
+		for (size_t i = 0; i < LEN(only_x86); i++)
+			cr_assert_eq(strstr(sec, only_x86[i]) != NULL, x86,
+				     "%s %s in the %s section", only_x86[i],
+				     x86 ? "missing" : "present", abis[a].name);
+		free(sec);
+	}
+	free(pfc);
+}
+
+/* libseccomp prints a call an ABI lacks under a pseudo number such as 4294957225. */
+Test(seccomp_text, the_pfc_names_no_call_an_abi_lacks)
+{
+	size_t len;
+	char *pfc = generate(true, true, &len);
+	size_t calls = 0;
+
+	for (const char *p = pfc; (p = strstr(p, "# filter for syscall \"")); p++) {
+		const char *num = strstr(p, "\" (");
+		unsigned long long nr;
+
+		cr_assert_not_null(num);
+		nr = strtoull(num + 3, NULL, 10);
+		cr_assert_lt(nr, 0x80000000ull, "a pseudo syscall number in: %.60s", p);
+		calls++;
+	}
+	cr_assert_gt(calls, 5 * 60, "only %zu rules in the PFC text", calls);
+	free(pfc);
+}
+
+Test(seccomp_text, two_generations_give_identical_bytes)
+{
+	for (int t = 0; t < 2; t++)
+		for (int pfc = 0; pfc < 2; pfc++) {
+			size_t l1, l2;
+			char *a = generate(t, pfc, &l1), *b = generate(t, pfc, &l2);
+
+			cr_assert(l1 == l2 && !memcmp(a, b, l1),
+				  "two %s %s outputs differ (%zu and %zu bytes)",
+				  t ? "binary-tree" : "linear", pfc ? "PFC" : "BPF", l1, l2);
+			free(a);
+			free(b);
+		}
+}
+
+Test(seccomp_text, the_linear_and_binary_tree_programs_differ)
+{
+	size_t l1, l2;
+	char *a = generate(true, false, &l1), *b = generate(false, false, &l2);
+
+	cr_assert(l1 != l2 || memcmp(a, b, l1), "the optimisation switch changes nothing");
+	free(a);
+	free(b);
+}
+
+static char *
+emit(int (*fn)(const struct policy *, enum target, struct diag *, struct textbuf *), size_t *len)
+{
+	static const struct policy none;
+	struct arena *arena = arena_new();
+	struct textbuf tb = {0};
+	struct diag d;
+
+	diag_init(&d, arena, "agent.yaml", NULL, 0);
+	cr_assert_eq(fn(&none, TARGET_LINUX, &d, &tb), 0, "the emitter failed");
+	cr_assert_eq(d.errors, 0);
+	arena_free(arena);
+	*len = tb.len;
+	return tb.data;
+}
+
+Test(seccomp_text, emit_seccomp_is_a_comment_header_then_the_pfc)
+{
+	size_t len, plen;
+	char *text = emit(emit_seccomp, &len), *pfc = generate(true, true, &plen);
+	char *again;
+
+	cr_assert(len > plen && !strcmp(text + len - plen, pfc),
+		  "the text does not end with the binary-tree PFC");
+	for (const char *p = text; p < text + len - plen; p = strchr(p, '\n') + 1)
+		cr_assert_eq(*p, '#', "a header line is not a comment: %.40s", p);
+	cr_assert_not_null(strstr(text, "x86_64 x86 x32 aarch64 arm"), "no ABI list");
+	cr_assert_not_null(strstr(text, "same for every policy"));
+	cr_assert_not_null(strstr(text, "Default action ALLOW"));
+	again = emit(emit_seccomp, &plen);
+	cr_assert(plen == len && !memcmp(text, again, len), "two runs differ");
+	free(text);
+	free(pfc);
+	free(again);
+}
+
+Test(seccomp_text, emit_seccomp_bpf_is_the_binary_tree_program)
+{
+	size_t len, blen;
+	char *bin = emit(emit_seccomp_bpf, &len), *bpf = generate(true, false, &blen);
+
+	cr_assert(len == blen && !memcmp(bin, bpf, len), "emit_seccomp_bpf differs");
+	free(bin);
+	free(bpf);
+}
+
+/* ---- the interpreter itself ----------------------------------------------- */
+
+#define PROG(...)                                                                                  \
+	(const struct sock_filter[]){__VA_ARGS__},                                                 \
+	    sizeof((const struct sock_filter[]){__VA_ARGS__}) / sizeof(struct sock_filter)
+#define LD_NR BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0)
+
+static uint32_t
+run_on(const struct sock_filter *prog, size_t n, int nr)
+{
+	struct seccomp_data sd = {.nr = nr, .arch = AUDIT_ARCH_X86_64};
+	char err[200];
+	uint32_t ret;
+
+	cr_assert_eq(bpf_interp_run(prog, n, &sd, &ret, err, sizeof(err)), 0, "refused: %s", err);
+	return ret;
+}
+
+#define REFUSES(why, ...)                                                                          \
+	do {                                                                                       \
+		char err_[200] = "";                                                               \
+		cr_assert_eq(bpf_interp_check(PROG(__VA_ARGS__), err_, sizeof(err_)), -1,          \
+			     "accepted a program with %s", why);                                   \
+		cr_assert_not_null(strstr(err_, why), "refused \"%s\" for: %s", why, err_);        \
+	} while (0)
+
+/* clang-format off */
+static const struct sock_filter arithmetic[] = {
+	LD_NR,
+	BPF_STMT(BPF_ALU | BPF_ADD | BPF_K, 5),
+	BPF_STMT(BPF_LDX | BPF_IMM, 3),
+	BPF_STMT(BPF_ALU | BPF_MUL | BPF_X, 0),
+	BPF_STMT(BPF_ALU | BPF_SUB | BPF_K, 1),
+	BPF_STMT(BPF_ALU | BPF_DIV | BPF_K, 2),
+	BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xff),
+	BPF_STMT(BPF_ALU | BPF_OR | BPF_K, 0x100),
+	BPF_STMT(BPF_ALU | BPF_XOR | BPF_K, 1),
+	BPF_STMT(BPF_ALU | BPF_LSH | BPF_K, 4),
+	BPF_STMT(BPF_ALU | BPF_RSH | BPF_K, 2),
+	BPF_STMT(BPF_ALU | BPF_NEG, 0),
+	BPF_STMT(BPF_ST, 3),
+	BPF_STMT(BPF_LD | BPF_IMM, 0),
+	BPF_STMT(BPF_LDX | BPF_MEM, 3),
+	BPF_STMT(BPF_MISC | BPF_TXA, 0),
+	BPF_STMT(BPF_RET | BPF_A, 0),
+};
+
+static const struct sock_filter length[] = {
+	BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0),
+	BPF_STMT(BPF_RET | BPF_A, 0),
+};
+
+static const struct sock_filter divide_by_zero_x[] = {
+	BPF_STMT(BPF_LD | BPF_IMM, 9),
+	BPF_STMT(BPF_LDX | BPF_IMM, 0),
+	BPF_STMT(BPF_ALU | BPF_DIV | BPF_X, 0),
+	BPF_STMT(BPF_RET | BPF_K, 5),
+};
+
+/* nr == 1 -> 10; nr > 5 -> (nr & 8 ? 30 : 20); nr >= 3 -> 40; else 50 */
+static const struct sock_filter branches[] = {
+	LD_NR,
+	BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 1),
+	BPF_STMT(BPF_RET | BPF_K, 10),
+	BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 5, 0, 3),
+	BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, 8, 1, 0),
+	BPF_STMT(BPF_RET | BPF_K, 20),
+	BPF_STMT(BPF_RET | BPF_K, 30),
+	BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 3, 1, 0),
+	BPF_STMT(BPF_JMP | BPF_JA, 1),
+	BPF_STMT(BPF_RET | BPF_K, 40),
+	BPF_STMT(BPF_RET | BPF_K, 50),
+};
+/* clang-format on */
+
+Test(bpf_interp, arithmetic_scratch_and_registers_compute_as_in_the_kernel)
+{
+	uint32_t want = 7;
+
+	want = (((((((want + 5) * 3 - 1) / 2) & 0xff) | 0x100) ^ 1) << 4) >> 2;
+	want = 0u - want;
+	cr_assert_eq(run_on(arithmetic, LEN(arithmetic), 7), want);
+	cr_assert_eq(run_on(length, LEN(length), 0), sizeof(struct seccomp_data));
+	/* Division by a zero X ends the program with 0. */
+	cr_assert_eq(run_on(divide_by_zero_x, LEN(divide_by_zero_x), 0), 0);
+}
+
+Test(bpf_interp, jumps_take_the_branch_their_comparison_selects)
+{
+	static const struct {
+		int nr;
+		uint32_t want;
+	} cases[] = {{1, 10}, {6, 20}, {9, 30}, {3, 40}, {5, 40}, {0, 50}, {2, 50}};
+
+	for (size_t i = 0; i < LEN(cases); i++)
+		cr_assert_eq(run_on(branches, LEN(branches), cases[i].nr), cases[i].want, "nr %d",
+			     cases[i].nr);
+}
+
+Test(bpf_interp, refuses_what_the_kernel_refuses)
+{
+	REFUSES("not allowed", BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 0), BPF_STMT(BPF_RET | BPF_K, 0));
+	REFUSES("not allowed", BPF_STMT(BPF_ALU | BPF_MOD | BPF_K, 3),
+		BPF_STMT(BPF_RET | BPF_K, 0));
+	REFUSES("leaves the program", LD_NR, BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0));
+	REFUSES("leaves the program", BPF_STMT(BPF_JMP | BPF_JA, 1), BPF_STMT(BPF_RET | BPF_K, 0));
+	REFUSES("outside struct seccomp_data", BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 64),
+		BPF_STMT(BPF_RET | BPF_K, 0));
+	REFUSES("unaligned", BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 2), BPF_STMT(BPF_RET | BPF_K, 0));
+	REFUSES("does not end with a return", BPF_STMT(BPF_RET | BPF_K, 0), LD_NR);
+	REFUSES("read before written", BPF_STMT(BPF_LD | BPF_MEM, 0), BPF_STMT(BPF_RET | BPF_A, 0));
+	REFUSES("read before written", LD_NR, BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 1, 0, 1),
+		BPF_STMT(BPF_ST, 0), BPF_STMT(BPF_LD | BPF_MEM, 0), BPF_STMT(BPF_RET | BPF_A, 0));
+	REFUSES("scratch word 16", BPF_STMT(BPF_ST, 16), BPF_STMT(BPF_RET | BPF_K, 0));
+	REFUSES("division by constant 0", BPF_STMT(BPF_ALU | BPF_DIV | BPF_K, 0),
+		BPF_STMT(BPF_RET | BPF_K, 0));
+}
+
+Test(bpf_interp, refuses_an_empty_program)
+{
+	static const struct sock_filter none[1] = {BPF_STMT(BPF_RET | BPF_K, 0)};
+	char err[200];
+
+	cr_assert_eq(bpf_interp_check(none, 0, err, sizeof(err)), -1);
+	cr_assert_not_null(strstr(err, "0 instructions"), "refused for: %s", err);
+}
+
+/* ---- the filter in the kernel --------------------------------------------- */
+
+struct outcome {
+	long ret;
+	int err;
+	int status; /* of the child */
+};
+
+static const char *
+errname(int e)
+{
+	const char *s = strerrorname_np(e);
+
+	return s ? s : "?";
+}
+
+/*
+ * Run PROBE in a child, under FILTER unless it is NULL, and return what it
+ * returned, its errno and how the child ended.  ret is -2 when installing
+ * the filter failed.
+ */
+static struct outcome
+run_probe(const struct prog *filter, long (*probe)(void))
+{
+	struct outcome o = {-3, 0, 0};
+	int fds[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe2(fds, O_CLOEXEC), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		struct sock_fprog fp = {0};
+
+		close(fds[0]);
+		if (filter) {
+			fp.len = (unsigned short)filter->n;
+			fp.filter = (struct sock_filter *)filter->insns;
+			if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+			    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp)) {
+				o.ret = -2;
+				o.err = errno;
+				_exit(write(fds[1], &o, sizeof(o)) == sizeof(o) ? 0 : 1);
+			}
+		}
+		errno = 0;
+		o.ret = probe();
+		o.err = errno;
+		_exit(write(fds[1], &o, sizeof(o)) == sizeof(o) ? 0 : 1);
+	}
+	close(fds[1]);
+	if (read(fds[0], &o, sizeof(o)) != sizeof(o))
+		o.ret = -3;
+	close(fds[0]);
+	cr_assert_eq(waitpid(pid, &o.status, 0), pid);
+	return o;
+}
+
+static void
+assert_outcome_reported(const char *what, struct outcome o)
+{
+	cr_assert_neq(o.ret, -2, "%s: installing the filter failed: %s", what, errname(o.err));
+	cr_assert(WIFEXITED(o.status) && o.ret != -3, "%s: the child died (%s %d) without a report",
+		  what, WIFSIGNALED(o.status) ? "signal" : "status",
+		  WIFSIGNALED(o.status) ? WTERMSIG(o.status) : WEXITSTATUS(o.status));
+}
+
+static void
+assert_refused(const char *what, long (*probe)(void), const struct prog *filter, int e)
+{
+	struct outcome o = run_probe(filter, probe);
+
+	assert_outcome_reported(what, o);
+	cr_assert(o.ret == -1 && o.err == e,
+		  "%s under the %s filter: returned %ld, errno %s; expected %s", what,
+		  filter->label, o.ret, errname(o.err), errname(e));
+	if (geteuid() != 0)
+		return;
+	o = run_probe(NULL, probe);
+	assert_outcome_reported(what, o);
+	cr_assert(o.ret != -1 || o.err != e,
+		  "%s fails with %s even without the filter: this test proves nothing", what,
+		  errname(e));
+}
+
+static void
+assert_works(const char *what, long (*probe)(void))
+{
+	struct outcome o = run_probe(&tree, probe);
+
+	assert_outcome_reported(what, o);
+	cr_assert_geq(o.ret, 0, "%s under the filter: returned %ld, errno %s", what, o.ret,
+		      errname(o.err));
+}
+
+#define REFUSED(probe, e) assert_refused(#probe, probe, &tree, e)
+#define WORKS(probe) assert_works(#probe, probe)
+
+/* A call that also forks a child (clone without CLONE_VM) must not leave it running. */
+static long
+reap(long pid)
+{
+	int saved = errno;
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid((pid_t)pid, NULL, 0);
+	errno = saved;
+	return pid;
+}
+
+static long
+unshare_user(void)
+{
+	return unshare(CLONE_NEWUSER);
+}
+
+/* Without the filter: ENOENT, as the target does not exist (and nothing is mounted). */
+static long
+mount_tmpfs(void)
+{
+	return syscall(SYS_mount, "none", "/nonexistent/omnibox-seccomp", "tmpfs", 0, NULL);
+}
+
+static long
+ptrace_traceme(void)
+{
+	return ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+}
+
+static long
+keyctl_session(void)
+{
+	return syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+}
+
+/* Without the filter: EINVAL, no such command. */
+static long
+bpf_call(void)
+{
+	return syscall(SYS_bpf, 0x7fff, NULL, 0);
+}
+
+static long
+socket_netlink(void)
+{
+	return socket(AF_NETLINK, SOCK_RAW, 0);
+}
+
+static long
+socket_packet(void)
+{
+	return socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+}
+
+static long
+clone_newnet(void)
+{
+	return reap(syscall(SYS_clone, CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0));
+}
+
+static long
+clone_newuser_upper_bits(void)
+{
+	return reap(syscall(SYS_clone, (1ul << 40) | CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0));
+}
+
+/* Without the filter: EINVAL, the argument block is too small. */
+static long
+clone3_call(void)
+{
+	return syscall(SYS_clone3, NULL, 0);
+}
+
+static long
+io_uring_setup_call(void)
+{
+	uint32_t params[30] = {0}; /* struct io_uring_params is 120 bytes */
+
+	return syscall(SYS_io_uring_setup, 4, params);
+}
+
+static int
+pty_slave(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+
+	if (m < 0 || grantpt(m) || unlockpt(m))
+		return -1;
+	return open(ptsname(m), O_RDWR | O_NOCTTY);
+}
+
+static long
+tiocsti(void)
+{
+	char c = ' ';
+	int fd = pty_slave();
+
+	return fd < 0 ? -100 : ioctl(fd, TIOCSTI, &c);
+}
+
+static long
+tiocsti_upper_bits(void)
+{
+	char c = ' ';
+	int fd = pty_slave();
+
+	return fd < 0 ? -100 : syscall(SYS_ioctl, fd, (1ul << 32) | TIOCSTI, &c);
+}
+
+Test(seccomp_kernel, unshare_of_a_user_namespace_fails_with_eperm)
+{
+	REFUSED(unshare_user, EPERM);
+}
+
+Test(seccomp_kernel, mount_fails_with_eperm)
+{
+	REFUSED(mount_tmpfs, EPERM);
+}
+
+Test(seccomp_kernel, the_linear_filter_refuses_too)
+{
+	assert_refused("mount_tmpfs", mount_tmpfs, &flat, EPERM);
+	assert_refused("clone3_call", clone3_call, &flat, ENOSYS);
+}
+
+Test(seccomp_kernel, ptrace_fails_with_eperm)
+{
+	REFUSED(ptrace_traceme, EPERM);
+}
+
+Test(seccomp_kernel, keyctl_fails_with_eperm)
+{
+	REFUSED(keyctl_session, EPERM);
+}
+
+Test(seccomp_kernel, bpf_fails_with_eperm)
+{
+	REFUSED(bpf_call, EPERM);
+}
+
+Test(seccomp_kernel, netlink_and_packet_sockets_fail_with_eperm)
+{
+	REFUSED(socket_netlink, EPERM);
+	REFUSED(socket_packet, EPERM);
+}
+
+Test(seccomp_kernel, clone_of_a_network_namespace_fails_with_eperm)
+{
+	REFUSED(clone_newnet, EPERM);
+	REFUSED(clone_newuser_upper_bits, EPERM);
+}
+
+Test(seccomp_kernel, clone3_fails_with_enosys)
+{
+	REFUSED(clone3_call, ENOSYS);
+}
+
+Test(seccomp_kernel, io_uring_setup_fails_with_eperm)
+{
+	REFUSED(io_uring_setup_call, EPERM);
+}
+
+Test(seccomp_kernel, tiocsti_on_a_pty_fails_with_eperm)
+{
+	REFUSED(tiocsti, EPERM);
+	REFUSED(tiocsti_upper_bits, EPERM);
+}
+
+static void *
+thread_main(void *arg)
+{
+	return arg;
+}
+
+static long
+threads(void)
+{
+	static int token;
+	pthread_t t;
+	void *back = NULL;
+	int rc = pthread_create(&t, NULL, thread_main, &token);
+
+	if (!rc)
+		rc = pthread_join(t, &back);
+	errno = rc;
+	return rc || back != &token ? -1 : 0;
+}
+
+static long
+fork_and_wait(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(42);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 42 ? 0 : -1;
+}
+
+static long
+exec_true(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static long
+file_io(void)
+{
+	char path[] = "/tmp/omnibox-seccomp-XXXXXX", buf[6] = "";
+	int fd = mkstemp(path);
+	bool ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, "hello", 5) == 5 && lseek(fd, 0, SEEK_SET) == 0 && read(fd, buf, 5) == 5 &&
+	     !strcmp(buf, "hello");
+	unlink(path);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static long
+socket_inet(void)
+{
+	return socket(AF_INET, SOCK_STREAM, 0);
+}
+
+static long
+socket_inet6_and_unix(void)
+{
+	long fd = socket(AF_INET6, SOCK_DGRAM, 0);
+
+	return fd < 0 ? fd : socket(AF_UNIX, SOCK_STREAM, 0);
+}
+
+static long
+ioctl_fionread(void)
+{
+	int fds[2], n = -1;
+
+	if (pipe(fds) || write(fds[1], "abc", 3) != 3 || ioctl(fds[0], FIONREAD, &n))
+		return -1;
+	return n == 3 ? 0 : -1;
+}
+
+Test(seccomp_kernel, threads_fork_exec_file_io_and_inet_sockets_work)
+{
+	WORKS(threads);
+	WORKS(fork_and_wait);
+	WORKS(exec_true);
+	WORKS(file_io);
+	WORKS(socket_inet);
+	WORKS(socket_inet6_and_unix);
+	WORKS(ioctl_fionread);
+}
+
+/* ---- the i386 ABI, through int $0x80 ------------------------------------- */
+
+#if defined(__x86_64__)
+
+/* i386 numbers, from arch/x86/entry/syscalls/syscall_32.tbl. */
+enum {
+	I386_GETPID = 20,
+	I386_MOUNT = 21,
+	I386_SOCKETCALL = 102,
+	I386_KEYCTL = 288,
+	I386_UNSHARE = 310,
+	I386_SOCKET = 359,
+};
+
+/* A 32-bit system call from 64-bit code; pointers must be below 4 GiB. */
+static long
+int80(long nr, long a, long b, long c)
+{
+	long ret;
+
+	__asm__ volatile("int $0x80"
+			 : "=a"(ret)
+			 : "a"(nr), "b"(a), "c"(b), "d"(c)
+			 : "memory", "r8", "r9", "r10", "r11");
+	if ((int)ret < 0 && (int)ret > -4096) {
+		errno = -(int)ret;
+		return -1;
+	}
+	return (int)ret;
+}
+
+/* Whether int $0x80 works here (without a filter); if not, why not in WHY. */
+static bool
+ia32_works(char *why, size_t n)
+{
+	int status;
+	pid_t pid = fork();
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		/* The fault, if any, must kill the child (not go to a sanitizer's handler). */
+		signal(SIGSEGV, SIG_DFL);
+		_exit(int80(I386_GETPID, 0, 0, 0) == getpid() ? 0 : 1);
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	if (WIFSIGNALED(status))
+		snprintf(why, n, "int $0x80 kills the process (signal %d): no ia32 emulation",
+			 WTERMSIG(status));
+	else if (WEXITSTATUS(status))
+		snprintf(why, n, "int $0x80 getpid does not return the pid: ia32 emulation off");
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+static void
+require_ia32(void)
+{
+	char why[128];
+
+	if (!ia32_works(why, sizeof(why)))
+		cr_skip_test("%s", why);
+}
+
+/* Three 32-bit words below 4 GiB, for socketcall's argument block. */
+static long
+i386_socketcall(int call, uint32_t a0, uint32_t a1, uint32_t a2)
+{
+	uint32_t *args = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
+
+	if (args == MAP_FAILED)
+		return -100;
+	args[0] = a0;
+	args[1] = a1;
+	args[2] = a2;
+	return int80(I386_SOCKETCALL, call, (long)(uintptr_t)args, 0);
+}
+
+static long
+i386_unshare_user(void)
+{
+	return int80(I386_UNSHARE, CLONE_NEWUSER, 0, 0);
+}
+
+/* Without the filter: EFAULT, no target path. */
+static long
+i386_mount(void)
+{
+	return int80(I386_MOUNT, 0, 0, 0);
+}
+
+static long
+i386_keyctl(void)
+{
+	return int80(I386_KEYCTL, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+}
+
+static long
+i386_socketcall_netlink(void)
+{
+	return i386_socketcall(SYS_SOCKET, AF_NETLINK, SOCK_RAW, 0);
+}
+
+static long
+i386_socketcall_inet(void)
+{
+	return i386_socketcall(SYS_SOCKET, AF_INET, SOCK_STREAM, 0);
+}
+
+static long
+i386_socket_netlink(void)
+{
+	return int80(I386_SOCKET, AF_NETLINK, SOCK_RAW, 0);
+}
+
+static long
+i386_socket_inet(void)
+{
+	return int80(I386_SOCKET, AF_INET, SOCK_STREAM, 0);
+}
+
+/* Reaches the kernel, which finds no socket: EBADF. */
+static long
+i386_socketcall_connect(void)
+{
+	long r = i386_socketcall(SYS_CONNECT, (uint32_t)-1, 0, 0);
+
+	return r == -1 && errno == EBADF ? 0 : -1;
+}
+
+static long
+i386_getpid(void)
+{
+	return int80(I386_GETPID, 0, 0, 0) == getpid() ? 0 : -1;
+}
+
+/* Runs without ia32 emulation: the numbers above must be the ones the filter's x86 part uses. */
+Test(seccomp_ia32, the_i386_numbers_used_here_are_libseccomps)
+{
+	static const struct {
+		const char *name;
+		long nr;
+	} nrs[] = {{"getpid", I386_GETPID},	    {"mount", I386_MOUNT},
+		   {"socketcall", I386_SOCKETCALL}, {"keyctl", I386_KEYCTL},
+		   {"unshare", I386_UNSHARE},	    {"socket", I386_SOCKET}};
+
+	for (size_t i = 0; i < LEN(nrs); i++)
+		cr_assert_eq(nr_of(ABI_X86, nrs[i].name), nrs[i].nr, "%s is %ld on x86, not %ld",
+			     nrs[i].name, nr_of(ABI_X86, nrs[i].name), nrs[i].nr);
+}
+
+Test(seccomp_ia32, i386_unshare_mount_and_keyctl_fail_with_eperm)
+{
+	require_ia32();
+	REFUSED(i386_unshare_user, EPERM);
+	REFUSED(i386_mount, EPERM);
+	REFUSED(i386_keyctl, EPERM);
+}
+
+Test(seccomp_ia32, i386_socketcall_sys_socket_fails_with_eperm_for_any_family)
+{
+	require_ia32();
+	REFUSED(i386_socketcall_netlink, EPERM);
+	REFUSED(i386_socketcall_inet, EPERM);
+}
+
+Test(seccomp_ia32, i386_direct_socket_checks_the_family)
+{
+	require_ia32();
+	REFUSED(i386_socket_netlink, EPERM);
+	WORKS(i386_socket_inet);
+}
+
+Test(seccomp_ia32, i386_getpid_and_other_socketcalls_work)
+{
+	require_ia32();
+	WORKS(i386_getpid);
+	WORKS(i386_socketcall_connect);
+}
+
+#endif
