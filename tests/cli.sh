@@ -87,9 +87,9 @@ expect_rc 0 "-o FILE" -- "$compiler" --emit=ir -o file.json agent.yaml
 check "-o writes what stdout shows" -- cmp -s stdout.json file.json
 expect_rc 0 "standard input" -- sh -c "'$compiler' --emit=ir - <agent.yaml"
 check "standard input is named <stdin>" -- grep -q '"source": "<stdin>"' out
-expect_rc 0 "terminal" -- "$compiler" --terminal=bash agent.yaml
+expect_rc 0 "terminal" -- "$compiler" --emit=ir --terminal=bash agent.yaml
 check "terminal is recorded" -- grep -q '"terminal": "bash"' out
-expect_rc 0 "same output twice" -- "$compiler" agent.yaml
+expect_rc 0 "same output twice" -- "$compiler" --emit=ir agent.yaml
 check "output is deterministic" -- cmp -s out stdout.json
 
 expect_rc 0 "--target=all -o DIR" -- "$compiler" --target=all -o gen agent.yaml
