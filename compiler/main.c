@@ -19,8 +19,11 @@
 #include "policy.h"
 #include "textbuf.h"
 #include "udiff.h"
+#include "../runtime/resolve.h"
 
 #define OMNIBOX_VERSION "0.1.0"
+
+extern char **environ;
 
 enum {
 	EXIT_OK = 0,
@@ -41,10 +44,14 @@ struct options {
 	const char *terminal;
 	const char *check;
 	bool quiet, verbose;
+	bool resolve;
+	const char *cwd, *home;
+	char **command; /* after "--", for --resolve */
+	size_t n_command;
 };
 
 static const char usage_text[] =
-	"usage: omnibox-compile [OPTIONS] AGENT.yaml\n"
+	"usage: omnibox-compile [OPTIONS] AGENT.yaml [-- COMMAND [ARG...]]\n"
 	"\n"
 	"Compile the os_env sandbox policy of an agent YAML into native sandbox profiles.\n"
 	"\n"
@@ -55,6 +62,11 @@ static const char usage_text[] =
 	"  -o, --output=PATH    write to PATH instead of stdout; with --target=all, PATH is\n"
 	"                       a directory that receives every output\n"
 	"      --terminal=NAME  compile the effective policy of terminals.NAME\n"
+	"      --resolve        print the launch omnibox-run would execute on this machine:\n"
+	"                       canonical paths, the dotfile scan done, the scratch dir\n"
+	"                       named (linux); a command may follow '--'\n"
+	"      --cwd=DIR        the workspace for --resolve (default: os_env.cwd, else .)\n"
+	"      --home=DIR       the home directory for --resolve (default: $HOME)\n"
 	"      --check=DIR      compare DIR (as written by --target=all -o DIR, or for the\n"
 	"                       given --target) with what would be written now; exit 1 and\n"
 	"                       print a unified diff when it is stale\n"
@@ -99,13 +111,16 @@ host_target(void)
 static void
 parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_TERMINAL = 256, OPT_CHECK, OPT_VERSION, OPT_HELP };
+	enum { OPT_TERMINAL = 256, OPT_CHECK, OPT_VERSION, OPT_HELP, OPT_RESOLVE, OPT_CWD, OPT_HOME };
 	static const struct option longopts[] = {
 		{"target", required_argument, NULL, 't'},
 		{"emit", required_argument, NULL, 'e'},
 		{"output", required_argument, NULL, 'o'},
 		{"terminal", required_argument, NULL, OPT_TERMINAL},
 		{"check", required_argument, NULL, OPT_CHECK},
+		{"resolve", no_argument, NULL, OPT_RESOLVE},
+		{"cwd", required_argument, NULL, OPT_CWD},
+		{"home", required_argument, NULL, OPT_HOME},
 		{"quiet", no_argument, NULL, 'q'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"version", no_argument, NULL, OPT_VERSION},
@@ -117,6 +132,14 @@ parse_options(int argc, char **argv, struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->target = host_target();
 	opterr = 0;
+	/* A command for --resolve follows "--"; getopt would mix it with ours. */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			o->command = argv + i + 1;
+			o->n_command = (size_t)(argc - i - 1);
+			argc = i;
+			break;
+		}
 	while ((c = getopt_long(argc, argv, ":t:e:o:qv", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
@@ -138,6 +161,15 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_CHECK:
 			o->check = optarg;
+			break;
+		case OPT_RESOLVE:
+			o->resolve = true;
+			break;
+		case OPT_CWD:
+			o->cwd = optarg;
+			break;
+		case OPT_HOME:
+			o->home = optarg;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -171,6 +203,17 @@ parse_options(int argc, char **argv, struct options *o)
 		usage_error("%s", "--target=all writes several files: give --output=DIR");
 	if (o->target < 0 && o->emit)
 		usage_error("%s", "--emit selects one output, --target=all writes them all");
+	if ((o->cwd || o->home) && !o->resolve)
+		usage_error("%s", "--cwd and --home describe the launch for --resolve");
+	if (o->n_command && !o->resolve)
+		usage_error("%s", "a command after '--' is only for --resolve");
+	if (o->resolve && (o->check || o->target < 0))
+		usage_error("%s", "--resolve describes one launch: one --target, no --check");
+	if (o->resolve && o->target != TARGET_LINUX)
+		usage_error("--resolve is not available for --target=%s yet",
+			    target_name((enum target)o->target));
+	if (o->resolve && o->emit && strcmp(o->emit, "bwrap"))
+		usage_error("%s", "--resolve prints the bwrap launch; it takes no other --emit");
 }
 
 /* One file of an output directory: where it goes and what it holds. */
@@ -340,6 +383,50 @@ emit_one(const struct options *o, const struct policy *p, struct diag *d)
 	return EXIT_OK;
 }
 
+/* The launch omnibox-run would execute here, as --dry-run prints it. */
+static int
+resolve_launch(const struct options *o, const struct policy *p, struct arena *a)
+{
+	struct launch_request rq = {0};
+	struct launch_plan plan;
+	struct textbuf out = {0};
+	char launch_dir[PATH_MAX], self[PATH_MAX], err[4096], *slash;
+	const char *tmp = getenv("TMPDIR");
+	ssize_t n;
+
+	if (!getcwd(launch_dir, sizeof(launch_dir))) {
+		fprintf(stderr, "omnibox-compile: getcwd: %s\n", strerror(errno));
+		return EXIT_IO;
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	rq.policy = p;
+	rq.launch_dir = launch_dir;
+	rq.cwd = o->cwd;
+	rq.home = o->home ? o->home : getenv("HOME") ? getenv("HOME") : "/";
+	rq.scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+	rq.init = launch_find_init(a, self);
+	if (!rq.init)
+		rq.init = "{INIT}";
+	rq.command = o->command;
+	rq.n_command = o->n_command;
+	rq.command_optional = true;
+	rq.environ = environ;
+	rq.seccomp_fd = -1;
+	rq.status_fd = -1;
+	if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0) {
+		fprintf(stderr, "omnibox-compile: --resolve: %s\n", err);
+		return EXIT_IO;
+	}
+	launch_describe(&plan, &out);
+	fwrite(out.data, 1, out.len, stdout);
+	tb_free(&out);
+	return EXIT_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -369,7 +456,10 @@ main(int argc, char **argv)
 	if (p) {
 		struct artifacts set = {0};
 
-		if (o.check || o.target < 0) {
+		if (o.resolve) {
+			rc = emit_check_target(p, TARGET_LINUX, &d) < 0 ? EXIT_INVALID
+									 : resolve_launch(&o, p, a);
+		} else if (o.check || o.target < 0) {
 			if (collect_artifacts(p, o.target, &d, &set, a) < 0)
 				rc = EXIT_INVALID;
 			else

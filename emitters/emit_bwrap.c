@@ -368,17 +368,15 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 
 	comment(&o, "8. the seccomp filter (--emit=seccomp), installed before the first "
 		    "instruction");
+	/* File descriptor numbers are the launch's to choose. */
+	if (c->seccomp_fd >= 0)
+		snprintf(fd, sizeof(fd), "%d", c->seccomp_fd);
+	args3(&o, "--seccomp", c->seccomp_fd >= 0 ? fd : "{SECCOMP_FD}", NULL);
 	if (c->resolved) {
-		if (c->seccomp_fd >= 0) {
-			snprintf(fd, sizeof(fd), "%d", c->seccomp_fd);
-			args3(&o, "--seccomp", fd, NULL);
-		}
-		if (c->status_fd >= 0) {
+		if (c->status_fd >= 0)
 			snprintf(fd, sizeof(fd), "%d", c->status_fd);
-			args3(&o, "--json-status-fd", fd, NULL);
-		}
-	} else {
-		args3(&o, "--seccomp", "{SECCOMP_FD}", NULL);
+		comment(&o, "bwrap reports the sandbox's PID here, for signal forwarding");
+		args3(&o, "--json-status-fd", c->status_fd >= 0 ? fd : "{STATUS_FD}", NULL);
 	}
 	/* What follows goes on bwrap's command line, not in --args. */
 	o.nul = NULL;

@@ -590,6 +590,12 @@ resolve_command(struct rctx *r)
 		for (n = 0; n < t->args.n; n++)
 			r->plan->argv[n + 1] = arena_strdup(r->a, t->args.v[n].s);
 		n++;
+	} else if (rq->command_optional) {
+		r->plan->argv = arena_alloc(r->a, 2 * sizeof(char *));
+		r->plan->argv[0] = arena_strdup(r->a, "{COMMAND}");
+		r->plan->argc = 1;
+		r->plan->exec_path = "{COMMAND}";
+		return 0;
 	} else {
 		return fail(r, "no command: give one after '--', or a terminal with --terminal");
 	}
@@ -772,6 +778,32 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 fail:
 	launch_cleanup(plan);
 	return -1;
+}
+
+void
+launch_describe(const struct launch_plan *plan, struct textbuf *out)
+{
+	bwrap_build(plan->policy, &plan->ctx, NULL, out, NULL);
+	tb_puts(out, "# environment (values not shown):");
+	for (size_t i = 0; plan->env[i]; i++)
+		tb_printf(out, " %.*s", (int)strcspn(plan->env[i], "="), plan->env[i]);
+	tb_printf(out, "\n# scratch dir: %s (a new one per launch, mode 0700, removed on exit)\n",
+		  plan->ctx.scratch);
+	for (size_t i = 0; i < plan->n_notes; i++)
+		tb_printf(out, "# %s\n", plan->notes[i]);
+}
+
+char *
+launch_find_init(struct arena *a, const char *exe_dir)
+{
+	char *cand = arena_printf(a, "%s/omnibox-init", exe_dir);
+
+	if (access(cand, X_OK) == 0)
+		return cand;
+	cand = arena_printf(a, "%s/../libexec/omnibox/omnibox-init", exe_dir);
+	if (access(cand, X_OK) == 0)
+		return resolve_canonical(a, cand);
+	return NULL;
 }
 
 void

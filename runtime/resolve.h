@@ -29,6 +29,7 @@ struct launch_request {
 	size_t n_command;
 	char *const *environ;	     /* the launching environment */
 	bool create_placeholders;    /* a real launch (not --dry-run / --resolve) */
+	bool command_optional;	     /* --resolve without a command: print {COMMAND} */
 	int seccomp_fd, status_fd;   /* for the argv; -1 when not known */
 };
 
@@ -59,6 +60,19 @@ int launch_resolve(struct arena *a, const struct launch_request *rq, struct laun
  * arena string, or NULL (with errno) when a component cannot be examined.
  */
 char *resolve_canonical(struct arena *a, const char *path);
+
+/*
+ * The bwrap argument text of PLAN followed by what else the launch sets:
+ * the environment's names (values may be secrets) and the scratch dir.
+ * For --dry-run and --resolve.
+ */
+void launch_describe(const struct launch_plan *plan, struct textbuf *out);
+
+/*
+ * omnibox-init for a program installed in EXE_DIR: beside it (the build
+ * tree) or in EXE_DIR/../libexec/omnibox (an installation).  NULL if absent.
+ */
+char *launch_find_init(struct arena *a, const char *exe_dir);
 
 /* Remove what launch_resolve() created on the host (placeholders). */
 void launch_cleanup(const struct launch_plan *plan);

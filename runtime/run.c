@@ -156,11 +156,11 @@ which(struct arena *a, const char *program)
 	return NULL;
 }
 
-/* omnibox-init next to this program, or in ../libexec/omnibox. */
+/* The directory this program was started from. */
 static char *
-find_init(struct arena *a)
+self_dir(struct arena *a)
 {
-	char self[PATH_MAX], *slash, *cand;
+	char self[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (n <= 0)
@@ -168,13 +168,7 @@ find_init(struct arena *a)
 	self[n] = '\0';
 	slash = strrchr(self, '/');
 	*slash = '\0';
-	cand = arena_printf(a, "%s/omnibox-init", self);
-	if (access(cand, X_OK) == 0)
-		return cand;
-	cand = arena_printf(a, "%s/../libexec/omnibox/omnibox-init", self);
-	if (access(cand, X_OK) == 0)
-		return resolve_canonical(a, cand);
-	return NULL;
+	return arena_strdup(a, self);
 }
 
 /* A sealed memfd holding DATA: readable by bwrap, unchangeable by anyone. */
@@ -507,7 +501,7 @@ main(int argc, char **argv)
 	if (!bwrap)
 		die("bwrap (bubblewrap) is not on PATH; install it (Debian/Ubuntu: apt install "
 		    "bubblewrap; Fedora: dnf install bubblewrap)");
-	init = find_init(a);
+	init = self_dir(a) ? launch_find_init(a, self_dir(a)) : NULL;
 	if (!init)
 		die("omnibox-init is missing next to omnibox-run; reinstall omnibox");
 	if (!getcwd(launch_dir, sizeof(launch_dir)))
@@ -560,16 +554,15 @@ main(int argc, char **argv)
 		die("%s; nothing ran", err);
 	}
 	bwrap_build(plan.policy, &plan.ctx, &d, &text, &nul);
-	if (!o.quiet || o.dry_run)
+	if (!o.quiet && !o.dry_run)
 		for (size_t i = 0; i < plan.n_notes; i++)
 			fprintf(stderr, "omnibox-run: %s\n", plan.notes[i]);
 	if (o.dry_run) {
-		fputs(text.data, stdout);
-		printf("# environment (values not shown):");
-		for (size_t i = 0; plan.env[i]; i++)
-			printf(" %.*s", (int)strcspn(plan.env[i], "="), plan.env[i]);
-		printf("\n# scratch dir: %s (a new one per launch, mode 0700, removed on exit)\n",
-		       scratch);
+		struct textbuf desc = {0};
+
+		launch_describe(&plan, &desc);
+		fputs(desc.data, stdout);
+		tb_free(&desc);
 		return 0;
 	}
 

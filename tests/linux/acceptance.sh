@@ -115,7 +115,7 @@ setup_user() {
 	echo "secret-dir-file" >"$WS/secrets/inner"
 	ln -s /etc/shadow "$WS/shadow-link"
 	ln -s "$H/.ssh/id_rsa" "$WS/key-link"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-compile" "$TB/"
 	mkdir -p "$WS/tools"
 	cp "$B/tests/probe" "$WS/tools/"
 	chmod 755 "$TB" "$TB"/* "$WS/tools" "$WS/tools/probe"
@@ -165,6 +165,58 @@ setup_user() {
 	  sandbox:
 	    allow_network: false
 	EOF
+	policy terminal <<-EOF
+	os_env:
+	  sandbox:
+	    allow_network: false
+	terminals:
+	  shell:
+	    command: sh
+	    args: [-c, 'echo term-ran "\$TERMVAR"; echo t > t.txt && echo wrote']
+	    env: {TERMVAR: from-terminal}
+	    os_env:
+	      sandbox:
+	        write_paths: [.]
+	  fixed:
+	    command: sh
+	    args: [-c, 'pwd']
+	EOF
+	policy invalid <<-EOF
+	os_env:
+	  sandbox:
+	    allow_network: no
+	EOF
+	policy overflow-error <<-EOF
+	os_env:
+	  sandbox:
+	    cwd_hidden_scan_recursive: true
+	    cwd_hidden_scan_max_entries: 5
+	    cwd_hidden_scan_overflow: error
+	    write_paths: [.]
+	EOF
+	policy overflow-warn <<-EOF
+	os_env:
+	  sandbox:
+	    cwd_hidden_scan_recursive: true
+	    cwd_hidden_scan_max_entries: 5
+	EOF
+	policy none <<-EOF
+	os_env:
+	  sandbox:
+	    type: none
+	EOF
+	policy fork <<-EOF
+	os_env:
+	  fork: true
+	EOF
+	mkdir -p "$U/opt/tool/bin" "$WS/.tools"
+	printf '#!/bin/sh\necho tool-ran\necho x > "$(dirname "$0")/new"\n' >"$U/opt/tool/bin/tool"
+	printf '#!/bin/sh\necho home-tool-ran\n' >"$H/hometool"
+	printf '#!/bin/sh\necho hidden-tool-ran\n' >"$WS/.tools/hidden"
+	chmod 755 "$U/opt/tool/bin/tool" "$H/hometool" "$WS/.tools/hidden"
+	if [ "$who" = nobody ]; then
+		chown -R nobody:nogroup "$U"
+	fi
 	policy sockets <<-EOF
 	os_env:
 	  sandbox:
@@ -433,6 +485,100 @@ t_root_powers() {
 	expect_out "/proc/sys/kernel/hostname"
 }
 
+t_terminal() {
+	name="--terminal runs the terminal's command, args and env under its own os_env"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --terminal=shell "$P/terminal.yaml" 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "term-ran from-terminal"
+	expect_out "wrote"
+	rm -f "$WS/t.txt"
+	name="--cwd picks the workspace; a terminal must allow it"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --cwd=src "$P/default.yaml" -- sh -c 'pwd; cat ../.env; ls -A ..' 2>&1)
+	rc=$?
+	expect_out "$WS/src"
+	expect_no_out "dotenv-secret"
+	expect_no_out "services"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --cwd=src --terminal=fixed "$P/terminal.yaml" 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "allow_cwd_override"
+}
+
+t_dry_run() {
+	name="--dry-run prints the resolved launch and runs nothing"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/write-ws.yaml" -- sh -c 'echo ran > ran.txt' 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "--bind
+$WS
+$WS"
+	expect_out "--ro-bind
+/dev/null
+$WS/.env"
+	expect_out "# scratch dir: /tmp/omnibox-XXXXXX"
+	expect_out "# environment (values not shown):"
+	expect_no_out "aws-host-secret"
+	tests=$((tests + 1))
+	[ ! -e "$WS/ran.txt" ] || fail "--dry-run ran the command"
+}
+
+t_fail_closed() {
+	name="fail closed: invalid policy, scan overflow with error, invisible command, fork"
+	sbx invalid sh -c 'echo ran > ran.txt'
+	expect_rc 125
+	expect_out "invalid.yaml:3:20: error:"
+	expect_out "nothing ran"
+	sbx overflow-error sh -c 'echo ran > ran.txt'
+	expect_rc 125
+	expect_out "cwd_hidden_scan_max_entries"
+	expect_out "cwd_hidden_scan_overflow: unlimited"
+	tests=$((tests + 1))
+	[ ! -e "$WS/ran.txt" ] || fail "the command ran after a scan overflow with error"
+	sbx default "$H/hometool"
+	expect_rc 125
+	expect_out "lives directly in $H"
+	expect_no_out "home-tool-ran"
+	sbx default "$WS/.tools/hidden"
+	expect_rc 125
+	expect_out "inside the hidden path $WS/.tools"
+	sbx fork /bin/true
+	expect_rc 125
+	expect_out "fork is not supported"
+	name="scan overflow with warn: the launch goes on, loudly"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" "$P/overflow-warn.yaml" -- sh -c 'echo ran' 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "ran"
+	expect_out "warning: the dotfile scan stopped after"
+}
+
+t_command_visibility() {
+	name="a command outside the system dirs: its own directory is bound read-only"
+	sbx default "$U/opt/tool/bin/tool"
+	expect_out "tool-ran"
+	expect_out "Read-only file system"
+	tests=$((tests + 1))
+	[ ! -e "$U/opt/tool/bin/new" ] || fail "the command's directory was writable"
+}
+
+t_none() {
+	name="sandbox type none: the explicit opt-out runs unsandboxed, with the env allow-list"
+	sbx none sh -c 'echo none > none.txt && echo wrote; env'
+	expect_rc 0
+	expect_out "wrote"
+	expect_no_out "aws-host-secret"
+	rm -f "$WS/none.txt"
+}
+
+t_resolve_matches_dry_run() {
+	name="omnibox-compile --resolve prints what omnibox-run --dry-run would run"
+	a=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/masks.yaml" -- /bin/true 2>&1 | grep -v -e '^--seccomp' -e '^--json-status-fd' -e '^[0-9]*$' -e '^{')
+	b=$(cd "$WS" && as_user "$TB/omnibox-compile" --resolve "$P/masks.yaml" -- /bin/true 2>&1 | grep -v -e '^--seccomp' -e '^--json-status-fd' -e '^[0-9]*$' -e '^{')
+	tests=$((tests + 1))
+	[ "$a" = "$b" ] || { out=$(printf '%s\n' "$a" >"$T/a"; printf '%s\n' "$b" >"$T/b"; diff "$T/a" "$T/b"); fail "--resolve and --dry-run differ"; }
+}
+
 run_all() {
 	setup_user
 	t_default_policy
@@ -452,6 +598,12 @@ run_all() {
 	t_escapes
 	t_unix_socket
 	t_root_powers
+	t_terminal
+	t_dry_run
+	t_fail_closed
+	t_command_visibility
+	t_none
+	t_resolve_matches_dry_run
 }
 
 if [ "$(id -u)" != 0 ]; then
