@@ -114,8 +114,17 @@ $(LIB): $(LIB_OBJ)
 $(COMPILE): $(B)/obj/compiler/main.o $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
-$(RUN): $(B)/obj/runtime/run.o $(LIB)
-	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(RUN_LIBS)
+# The seccomp filter is compiled once, at build time, and carried by omnibox-run.
+$(B)/gen/seccomp.bpf: $(COMPILE)
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)$(COMPILE) --quiet --target=linux --emit=seccomp-bpf -o $@ examples/minimal.yaml
+
+$(B)/obj/runtime/seccomp_blob.o: runtime/seccomp_blob.S $(B)/gen/seccomp.bpf
+	@mkdir -p $(@D)
+	$(call say,AS,$@)$(CC) -c -DSECCOMP_BPF_PATH='"$(B)/gen/seccomp.bpf"' -o $@ $<
+
+$(RUN): $(B)/obj/runtime/run.o $(B)/obj/runtime/seccomp_blob.o $(LIB)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 $(INIT): $(B)/obj/runtime/init.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^

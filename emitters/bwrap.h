@@ -33,6 +33,11 @@ struct bwrap_bind {
 	bool writable;
 };
 
+struct bwrap_link {
+	const char *path;   /* "/bin" */
+	const char *target; /* "usr/bin" */
+};
+
 struct bwrap_context {
 	bool resolved;	     /* the policy's paths are canonical and absolute */
 	const char *cwd;     /* the workspace */
@@ -49,6 +54,8 @@ struct bwrap_context {
 	size_t n_sockets;
 	const char *const *command_dirs;  /* install dirs of the command outside system dirs */
 	size_t n_command_dirs;
+	const struct bwrap_link *system_links; /* system dirs that are symlinks here (merged /usr) */
+	size_t n_system_links;
 	const char *const *root_dirs;	  /* top-level dirs of / when a grant is "/" */
 	size_t n_root_dirs;
 	int seccomp_fd;			  /* -1: none */

@@ -312,8 +312,18 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 	}
 
 	comment(&o, "1. system directories, read-only");
-	for (size_t i = 0; bwrap_system_dirs[i]; i++)
-		args3(&o, "--ro-bind-try", bwrap_system_dirs[i], bwrap_system_dirs[i]);
+	for (size_t i = 0; bwrap_system_dirs[i]; i++) {
+		const struct bwrap_link *link = NULL;
+
+		for (size_t k = 0; k < c->n_system_links; k++)
+			if (!strcmp(c->system_links[k].path, bwrap_system_dirs[i]))
+				link = &c->system_links[k];
+		/* A merged-/usr symlink is recreated, not mounted a second time. */
+		if (link)
+			args3(&o, "--symlink", link->target, link->path);
+		else
+			args3(&o, "--ro-bind-try", bwrap_system_dirs[i], bwrap_system_dirs[i]);
+	}
 	for (size_t i = 0; bwrap_etc_files[i]; i++) {
 		char path[64];
 

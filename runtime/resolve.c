@@ -724,6 +724,29 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 	plan->ctx.status_fd = rq->status_fd;
 	if (resolve_workspace(&r) < 0)
 		return -1;
+	{
+		struct bwrap_link *links = arena_alloc(a, 8 * sizeof(*links));
+		size_t n = 0;
+
+		for (size_t i = 0; bwrap_system_dirs[i] && n < 8; i++) {
+			char target[PATH_MAX];
+			ssize_t len = readlink(bwrap_system_dirs[i], target, sizeof(target) - 1);
+
+			/* Only a link to a system directory (usr/bin): anything
+			 * else is bound as the spec says, target and all. */
+			if (len <= 0)
+				continue;
+			target[len] = '\0';
+			if (target[0] == '/' ? !bwrap_path_is_system(target)
+					     : strncmp(target, "usr/", 4) != 0)
+				continue;
+			links[n].path = bwrap_system_dirs[i];
+			links[n].target = arena_strdup(a, target);
+			n++;
+		}
+		plan->ctx.system_links = links;
+		plan->ctx.n_system_links = n;
+	}
 	plan->ctx.cwd = plan->workspace;
 
 	resolve_list(&r, &sb->write_paths);

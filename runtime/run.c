@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,13 +32,15 @@
 #include "../compiler/policy.h"
 #include "../emitters/bwrap.h"
 #include "../emitters/envlist.h"
-#include "../emitters/seccomp.h"
 #include "resolve.h"
 
 #define EXIT_SETUP 125
 #define OMNIBOX_VERSION "0.1.0"
 
 extern char **environ;
+
+/* The filter, generated at build time (runtime/seccomp_blob.S). */
+extern const unsigned char omnibox_seccomp_bpf[], omnibox_seccomp_bpf_end[];
 
 struct options {
 	const char *input;
@@ -229,9 +232,13 @@ start_janitor(const char *scratch, const struct launch_plan *plan)
 				dup2(null, 1);
 				dup2(null, 2);
 			}
-			for (int fd = 3; fd < 1024; fd++)
-				if (fd != pipefd[0])
+			/* One system call where the kernel has close_range(2). */
+			if (pipefd[0] != 3)
+				dup2(pipefd[0], 3);
+			if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
+				for (int fd = 4; fd < 1024; fd++)
 					close(fd);
+			pipefd[0] = 3;
 		}
 		while (read(pipefd[0], &c, 1) != 0 && errno == EINTR)
 			;
@@ -258,6 +265,7 @@ struct run_state {
 	int status;
 	bool done;
 	int status_fd;
+	struct event *status_ev;
 	char status_buf[4096];
 	size_t status_len;
 };
@@ -292,7 +300,12 @@ on_status(evutil_socket_t fd, short what, void *arg)
 
 	(void)what;
 	n = read(fd, st->status_buf + st->status_len, sizeof(st->status_buf) - 1 - st->status_len);
-	if (n <= 0)
+	if (n == 0 && st->status_ev) {
+		/* End of the stream: stop watching, or the loop would spin on it. */
+		event_del(st->status_ev);
+		return;
+	}
+	if (n < 0)
 		return;
 	st->status_len += (size_t)n;
 	st->status_buf[st->status_len] = '\0';
@@ -355,6 +368,7 @@ run_bwrap(const char *bwrap, const struct launch_plan *plan, int args_fd, int se
 		event_add(evs[n_evs++], NULL);
 	}
 	evs[n_evs] = event_new(st.base, status_pipe[0], EV_READ | EV_PERSIST, on_status, &st);
+	st.status_ev = evs[n_evs];
 	event_add(evs[n_evs++], NULL);
 
 	st.bwrap = fork();
@@ -380,6 +394,7 @@ run_bwrap(const char *bwrap, const struct launch_plan *plan, int args_fd, int se
 		if (event_base_loop(st.base, EVLOOP_ONCE) < 0)
 			break;
 	/* Read what is left of the status stream. */
+	st.status_ev = NULL;
 	on_status(status_pipe[0], EV_READ, &st);
 	for (size_t i = 0; i < n_evs; i++)
 		event_free(evs[i]);
@@ -453,7 +468,7 @@ int
 main(int argc, char **argv)
 {
 	struct options o;
-	struct textbuf src = {0}, text = {0}, nul = {0}, bpf = {0};
+	struct textbuf src = {0}, text = {0}, nul = {0};
 	struct launch_request rq = {0};
 	struct launch_plan plan;
 	struct arena *a = arena_new();
@@ -523,12 +538,8 @@ main(int argc, char **argv)
 			die("cannot create the scratch dir in %s: %s", tmp, strerror(errno));
 	}
 
-	if (seccomp_generate(true, false, &bpf, err, sizeof(err)) < 0) {
-		if (!o.dry_run)
-			rmdir(scratch);
-		die("seccomp: %s", err);
-	}
-	seccomp_fd = sealed_memfd("omnibox-seccomp", bpf.data, bpf.len);
+	seccomp_fd = sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
+				  (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
 	if (seccomp_fd < 0 || pipe2(status_pipe, O_CLOEXEC) < 0 ||
 	    fcntl(status_pipe[0], F_SETFL, O_NONBLOCK) < 0) {
 		if (!o.dry_run)
@@ -585,7 +596,6 @@ main(int argc, char **argv)
 	tb_free(&src);
 	tb_free(&text);
 	tb_free(&nul);
-	tb_free(&bpf);
 	arena_free(a);
 	return rc;
 }
