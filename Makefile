@@ -65,6 +65,7 @@ LIB_SRC := \
 	emitters/emit_env.c \
 	emitters/emit_seccomp.c \
 	runtime/resolve.c \
+	runtime/cgroup.c \
 	runtime/scan.c \
 	emitters/json.c
 GEN_SRC := $(B)/grammar/egress_lex.c $(B)/grammar/egress_gram.c

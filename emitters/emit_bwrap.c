@@ -283,6 +283,45 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 		args3(o, "--ro-bind", "/dev/null", c->sockets[i]);
 }
 
+/*
+ * limits: rlimits set by omnibox-init on itself before the command (so the
+ * agent inherits them and cannot raise them), plus a cgroup where one is
+ * delegated.  What is approximate or conditional is said here and warned.
+ */
+static void
+emit_limits(const struct policy *p, struct diag *d, struct out *o)
+{
+	const struct limits *l = &p->os_env.sandbox.limits;
+
+	if (!l->present)
+		return;
+	comment(o, "limits (line %u): set by omnibox-init before the command", l->loc.line);
+	if (l->memory.present)
+		comment(o, "  memory %llu bytes: RLIMIT_AS (and memory.max in a delegated cgroup)",
+			(unsigned long long)l->memory.value);
+	if (l->processes.present) {
+		comment(o, "  processes %llu: pids.max in a delegated cgroup, else RLIMIT_NPROC, "
+			   "approximate: it counts every process of the user",
+			(unsigned long long)l->processes.value);
+		if (d)
+			diag_warning(d, l->processes.loc,
+				     "limits.processes is approximate on linux without a delegated "
+				     "cgroup: RLIMIT_NPROC counts every process of the user");
+	}
+	if (l->cpu_time.present)
+		comment(o, "  cpu_time %llu s: RLIMIT_CPU", (unsigned long long)l->cpu_time.value);
+	if (l->cpu_rate.present) {
+		comment(o, "  cpu_rate %llu%%: cpu.max in a delegated cgroup, else not enforced",
+			(unsigned long long)l->cpu_rate.value);
+		if (d)
+			diag_warning(d, l->cpu_rate.loc,
+				     "limits.cpu_rate is enforced on linux only in a delegated cgroup "
+				     "(cpu.max); without one it is not enforced");
+	}
+	if (l->open_files.present)
+		comment(o, "  open_files %llu: RLIMIT_NOFILE", (unsigned long long)l->open_files.value);
+}
+
 int
 bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	    struct textbuf *text, struct textbuf *nul)
@@ -375,6 +414,8 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 	} else {
 		args3(&o, "--chdir", c->cwd, NULL);
 	}
+
+	emit_limits(p, d, &o);
 
 	comment(&o, "8. the seccomp filter (--emit=seccomp), installed before the first "
 		    "instruction");

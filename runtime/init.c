@@ -1,7 +1,8 @@
 /*
  * init.c - omnibox-init, the first process inside the sandbox.
  *
- *   omnibox-init --exec PATH -- ARGV...
+ *   omnibox-init --exec PATH [--rlimit-as BYTES] [--rlimit-cpu SECONDS]
+ *                [--rlimit-nofile N] [--rlimit-nproc N] -- ARGV...
  *
  * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1),
  * already under the seccomp filter.  It starts the agent, passes on the
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,10 +35,36 @@ __lsan_is_turned_off(void)
 static void
 usage(void)
 {
-	fputs("usage: omnibox-init --exec PATH -- ARGV...\n"
+	fputs("usage: omnibox-init --exec PATH [--rlimit-as BYTES] [--rlimit-cpu SECONDS]\n"
+	      "                    [--rlimit-nofile N] [--rlimit-nproc N] -- ARGV...\n"
 	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
 	      stderr);
 	exit(125);
+}
+
+/*
+ * Soft and hard limit alike, so the agent cannot raise it again.  A limit
+ * that cannot be set fails the launch: the policy asked for it.
+ */
+static int
+set_limit(int resource, const char *value)
+{
+	char *end;
+	unsigned long long v;
+	struct rlimit rl;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (errno || *end || end == value || v == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	rl.rlim_cur = rl.rlim_max = (rlim_t)v;
+	if (resource == RLIMIT_CPU) {
+		/* SIGXCPU at the limit; SIGKILL a second later if it is caught. */
+		rl.rlim_max = (rlim_t)v + 1;
+	}
+	return setrlimit(resource, &rl);
 }
 
 int
@@ -48,12 +76,32 @@ main(int argc, char **argv)
 	int i;
 
 	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--exec") && i + 1 < argc)
+		static const struct {
+			const char *opt;
+			int resource;
+		} limits[] = {{"--rlimit-as", RLIMIT_AS},
+			      {"--rlimit-cpu", RLIMIT_CPU},
+			      {"--rlimit-nofile", RLIMIT_NOFILE},
+			      {"--rlimit-nproc", RLIMIT_NPROC}};
+		size_t k;
+
+		if (!strcmp(argv[i], "--exec") && i + 1 < argc) {
 			exec_path = argv[++i];
-		else if (!strcmp(argv[i], "--"))
+			continue;
+		}
+		if (!strcmp(argv[i], "--"))
 			break;
-		else
+		for (k = 0; k < sizeof(limits) / sizeof(limits[0]); k++)
+			if (!strcmp(argv[i], limits[k].opt) && i + 1 < argc)
+				break;
+		if (k == sizeof(limits) / sizeof(limits[0]))
 			usage();
+		i++;
+		if (set_limit(limits[k].resource, argv[i]) < 0) {
+			fprintf(stderr, "omnibox-init: %s %s: %s\n", limits[k].opt, argv[i],
+				strerror(errno));
+			return 125;
+		}
 	}
 	if (i >= argc - 1 || !exec_path)
 		usage();

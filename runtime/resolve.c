@@ -786,6 +786,25 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 
 	*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = "--exec";
 	*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = plan->exec_path;
+	{
+		/* Resource limits: set by omnibox-init on itself, inherited by the agent. */
+		const struct limits *l = &sb->limits;
+		const struct {
+			const char *opt;
+			const struct ir_u64 *v;
+		} rl[] = {{"--rlimit-as", &l->memory},
+			  {"--rlimit-cpu", &l->cpu_time},
+			  {"--rlimit-nofile", &l->open_files},
+			  {"--rlimit-nproc", &l->processes}};
+
+		for (size_t i = 0; i < sizeof(rl) / sizeof(rl[0]); i++) {
+			if (!rl[i].v->present)
+				continue;
+			*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = rl[i].opt;
+			*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) =
+				arena_printf(a, "%llu", (unsigned long long)rl[i].v->value);
+		}
+	}
 
 	plan->ctx.reexpose = r.reexpose;
 	plan->ctx.n_reexpose = r.n_reexpose;

@@ -32,6 +32,7 @@
 #include "../compiler/policy.h"
 #include "../emitters/bwrap.h"
 #include "../emitters/envlist.h"
+#include "cgroup.h"
 #include "resolve.h"
 
 #define EXIT_SETUP 125
@@ -332,7 +333,7 @@ exit_status_of(int status)
 
 static int
 run_bwrap(const char *bwrap, const struct launch_plan *plan, int args_fd, int seccomp_fd,
-	  int status_pipe[2])
+	  int status_pipe[2], const char *cgroup)
 {
 	static const int forward[] = {SIGINT,  SIGTERM,	 SIGHUP, SIGQUIT,
 				      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
@@ -385,6 +386,11 @@ run_bwrap(const char *bwrap, const struct launch_plan *plan, int args_fd, int se
 		fcntl(args_fd, F_SETFD, 0);
 		fcntl(seccomp_fd, F_SETFD, 0);
 		fcntl(status_pipe[1], F_SETFD, 0);
+		if (cgroup && cgroup_enter(cgroup) < 0) {
+			fprintf(stderr, "omnibox-run: cannot enter the cgroup %s; nothing ran\n",
+				cgroup);
+			_exit(EXIT_SETUP);
+		}
 		execve(bwrap, argv, plan->env);
 		fprintf(stderr, "omnibox-run: cannot run %s: %s\n", bwrap, strerror(errno));
 		_exit(EXIT_SETUP);
@@ -474,7 +480,7 @@ main(int argc, char **argv)
 	struct arena *a = arena_new();
 	struct policy *p;
 	struct diag d;
-	char launch_dir[PATH_MAX], err[4096], *bwrap, *init, *scratch;
+	char launch_dir[PATH_MAX], err[4096], *bwrap, *init, *scratch, *cgroup = NULL;
 	const char *home, *tmp;
 	int rc, seccomp_fd = -1, args_fd, status_pipe[2] = {-1, -1}, janitor;
 
@@ -583,13 +589,34 @@ main(int argc, char **argv)
 		launch_cleanup(&plan);
 		die("cannot pass the arguments to bwrap: %s", strerror(errno));
 	}
+	{
+		const struct limits *l = &plan.policy->os_env.sandbox.limits;
+		char why[512];
+
+		if (l->present)
+			cgroup = cgroup_create(a, l, why, sizeof(why));
+		if (l->present && !o.quiet) {
+			if (cgroup)
+				fprintf(stderr, "omnibox-run: limits: the sandbox runs in cgroup %s\n",
+					cgroup);
+			if (!cgroup && l->processes.present)
+				fprintf(stderr, "omnibox-run: limits.processes is approximate: "
+						"RLIMIT_NPROC counts every process of the user (%s)\n",
+					why);
+			if (!cgroup && l->cpu_rate.present)
+				fprintf(stderr, "omnibox-run: limits.cpu_rate is not enforced: %s\n",
+					why);
+		}
+	}
 	janitor = start_janitor(scratch, &plan);
 	if (janitor < 0) {
 		rmtree(scratch);
 		launch_cleanup(&plan);
 		die("cannot start the cleanup process: %s", strerror(errno));
 	}
-	rc = run_bwrap(bwrap, &plan, args_fd, seccomp_fd, status_pipe);
+	rc = run_bwrap(bwrap, &plan, args_fd, seccomp_fd, status_pipe, cgroup);
+	if (cgroup)
+		cgroup_remove(cgroup);
 	rmtree(scratch);
 	launch_cleanup(&plan);
 	close(janitor);

@@ -205,6 +205,11 @@ setup_user() {
 	  sandbox:
 	    type: none
 	EOF
+	policy limits <<-EOF
+	os_env:
+	  sandbox:
+	    limits: {memory: 256MiB, cpu_time: 1s, open_files: 32}
+	EOF
 	policy fork <<-EOF
 	os_env:
 	  fork: true
@@ -579,6 +584,20 @@ t_resolve_matches_dry_run() {
 	[ "$a" = "$b" ] || { out=$(printf '%s\n' "$a" >"$T/a"; printf '%s\n' "$b" >"$T/b"; diff "$T/a" "$T/b"); fail "--resolve and --dry-run differ"; }
 }
 
+t_limits() {
+	name="limits: memory over the limit fails to allocate, CPU time kills, open files capped"
+	sbx limits sh -c 'probe alloc 64; probe alloc 512; probe open-files 16; probe open-files 64'
+	expect_out "ok
+ENOMEM"
+	expect_out "opened"
+	expect_out "EMFILE"
+	sbx limits sh -c 'while :; do :; done'
+	expect_rc 152
+	sbx default sh -c 'probe alloc 512; probe open-files 64'
+	expect_out "ok
+ok"
+}
+
 run_all() {
 	setup_user
 	t_default_policy
@@ -604,6 +623,7 @@ run_all() {
 	t_command_visibility
 	t_none
 	t_resolve_matches_dry_run
+	t_limits
 }
 
 if [ "$(id -u)" != 0 ]; then

@@ -62,6 +62,9 @@ report(long rc)
 		E(EEXIST)
 		E(EBUSY)
 		E(ENOTDIR)
+		E(EMFILE)
+		E(ENOMEM)
+		E(EAGAIN)
 #undef E
 	default:
 		printf("errno %d\n", errno);
@@ -239,6 +242,28 @@ main(int argc, char **argv)
 			if (c >= 0)
 				close(c);
 		}
+	}
+	if (!strcmp(what, "alloc") && argc > 2) {
+		/* Touch every page, so the allocation is real. */
+		size_t mb = (size_t)atol(argv[2]);
+		char *p = malloc(mb << 20);
+
+		if (!p) {
+			errno = ENOMEM;
+			puts("ENOMEM");
+			return 1;
+		}
+		memset(p, 1, mb << 20);
+		return report(0);
+	}
+	if (!strcmp(what, "open-files") && argc > 2) {
+		int want = atoi(argv[2]), n = 0;
+
+		while (n < want && open("/dev/null", O_RDONLY) >= 0)
+			n++;
+		if (n < want)
+			printf("opened %d\n", n);
+		return report(n == want ? 0 : -1);
 	}
 	if (!strcmp(what, "tcp-connect") && argc > 3) {
 		struct sockaddr_in sin = {.sin_family = AF_INET};
