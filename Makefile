@@ -160,6 +160,17 @@ check-cli: $(COMPILE)
 check-linux: $(RUN) $(INIT) $(PROBE)
 	tests/linux/acceptance.sh $(B)
 
+# An installation works from its own tree and uninstalls without a trace.
+check-install: $(COMPILE) $(RUN) $(INIT)
+	@set -e; d=$$(mktemp -d); \
+	$(MAKE) --no-print-directory -s install DESTDIR=$$d PREFIX=/opt/omnibox; \
+	printf 'os_env:\n  sandbox:\n    allow_network: false\n' >$$d/agent.yaml; \
+	out=$$(cd $$d && $$d/opt/omnibox/bin/omnibox-run -q agent.yaml -- sh -c 'echo installed-ok'); \
+	test "$$out" = installed-ok; \
+	$$d/opt/omnibox/bin/omnibox-compile --quiet --emit=bwrap $$d/agent.yaml >/dev/null; \
+	$(MAKE) --no-print-directory -s uninstall DESTDIR=$$d PREFIX=/opt/omnibox; \
+	test -z "$$(find $$d/opt -type f)"; rm -rf $$d; echo "install: ok"
+
 deps:
 	@.ci/install-deps
 
@@ -167,7 +178,7 @@ fuzz-deps:
 	@.ci/install-deps clang libclang-rt-14-dev
 
 check: deps
-	$(MAKE) --no-print-directory unit golden-check check-cli check-linux
+	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-install
 
 # ---- fuzzing and benchmarks ---------------------------------------------
 
@@ -209,12 +220,17 @@ demo: deps
 	$(MAKE) --no-print-directory all
 	tests/demo.sh $(B)
 
+LIBEXECDIR ?= $(PREFIX)/libexec
+
 install: $(COMPILE) $(RUN) $(INIT)
-	install -d $(DESTDIR)$(BINDIR)
-	install -m 0755 $(COMPILE) $(DESTDIR)$(BINDIR)/omnibox-compile
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/omnibox
+	install -m 0755 $(COMPILE) $(RUN) $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(INIT) $(DESTDIR)$(LIBEXECDIR)/omnibox/omnibox-init
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/omnibox-compile
+	rm -f $(DESTDIR)$(BINDIR)/omnibox-compile $(DESTDIR)$(BINDIR)/omnibox-run
+	rm -f $(DESTDIR)$(LIBEXECDIR)/omnibox/omnibox-init
+	-rmdir $(DESTDIR)$(LIBEXECDIR)/omnibox
 
 FORMAT_SRC = $(wildcard compiler/*.[ch] grammar/*.[ch] emitters/*.[ch] runtime/*.[ch] \
 	tests/unit/*.c tests/fuzz/*.c tests/bench/*.c)
@@ -225,7 +241,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-cli check-linux deps fuzz-deps check fuzz bench demo install uninstall \
+.PHONY: all unit golden golden-check check-cli check-linux check-install deps fuzz-deps check fuzz bench demo install uninstall \
 	format clean
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -251,6 +251,11 @@ collect_artifacts(const struct policy *p, int target, struct diag *d, struct art
 				continue;
 			if (!(e->targets & TARGET_BIT(t)))
 				continue;
+			/* --target=all: a policy pinned to one backend has no other forms. */
+			if (target < 0 && e->per_target && p->os_env.sandbox.type != SANDBOX_AUTO &&
+			    p->os_env.sandbox.type != SANDBOX_NONE &&
+			    p->os_env.sandbox.type != target_backend((enum target)t))
+				continue;
 			art = ARENA_PUSH(a, set->v, set->n, set->cap);
 			art->rel = e->per_target
 					   ? arena_printf(a, "%s/%s", target_name((enum target)t),

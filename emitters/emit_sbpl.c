@@ -78,52 +78,46 @@ sbpl_regex_escape(struct textbuf *out, const char *s)
 
 /* ---- paths -------------------------------------------------------------------- */
 
-/* Collapse "." and ".." and empty segments of REL; ".." that climbs above
- * the start stays in front (the base is unknown here). */
+/* Collapse "." and ".." and empty segments of REL.  A ".." that climbs above
+ * the start is dropped for an absolute path ("/.." is "/") and kept in front
+ * otherwise (the base is unknown here). */
 static char *
 collapse_rel(struct arena *a, const char *rel, bool absolute)
 {
 	size_t n = strlen(rel);
-	char *out = arena_alloc(a, n + 2), *w = out;
-	size_t keep = 0; /* leading ".." segments written */
-	const char *p = rel;
+	const char **seg = arena_alloc(a, (n / 2 + 2) * sizeof(*seg));
+	size_t *len = arena_alloc(a, (n / 2 + 2) * sizeof(*len));
+	size_t depth = 0;
+	char *out = arena_alloc(a, n + 1), *w = out;
 
-	while (*p) {
-		const char *seg;
-		size_t len;
+	for (const char *p = rel; *p;) {
+		const char *s;
+		size_t l;
 
 		while (*p == '/')
 			p++;
-		seg = p;
+		s = p;
 		while (*p && *p != '/')
 			p++;
-		len = (size_t)(p - seg);
-		if (len == 0 || (len == 1 && seg[0] == '.'))
+		l = (size_t)(p - s);
+		if (l == 0 || (l == 1 && s[0] == '.'))
 			continue;
-		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
-			if ((size_t)(w - out) > keep * 3) {
-				/* drop the last real segment */
-				while (w > out && w[-1] != '/')
-					w--;
-				if (w > out)
-					w--;
-				if ((size_t)(w - out) < keep * 3)
-					w = out + (keep ? keep * 3 - 1 : 0);
+		if (l == 2 && s[0] == '.' && s[1] == '.') {
+			if (depth && !(len[depth - 1] == 2 && !memcmp(seg[depth - 1], "..", 2))) {
+				depth--;
 				continue;
 			}
 			if (absolute)
-				continue; /* "/.." is "/" */
-			if (w > out)
-				*w++ = '/';
-			memcpy(w, "..", 2);
-			w += 2;
-			keep++;
-			continue;
+				continue;
 		}
-		if (w > out)
+		seg[depth] = s;
+		len[depth++] = l;
+	}
+	for (size_t i = 0; i < depth; i++) {
+		if (i)
 			*w++ = '/';
-		memcpy(w, seg, len);
-		w += len;
+		memcpy(w, seg[i], len[i]);
+		w += len[i];
 	}
 	*w = '\0';
 	return out;
@@ -146,6 +140,16 @@ sbpl_darwin_path(struct arena *a, const char *path)
 	return arena_printf(a, "/%s", rel);
 }
 
+/* Does PATH hold a ".." segment at or after P? */
+static bool
+has_dotdot(const char *p)
+{
+	for (; *p; p++)
+		if (p[0] == '/' && p[1] == '.' && p[2] == '.' && (p[3] == '/' || p[3] == '\0'))
+			return true;
+	return false;
+}
+
 /* Is PATH equal to DIR or below it (no ".." on the way)? */
 static bool
 path_within(const char *path, const char *dir)
@@ -153,13 +157,10 @@ path_within(const char *path, const char *dir)
 	size_t n = strlen(dir);
 
 	if (!strcmp(dir, "/"))
-		return path[0] == '/' && !strstr(path, "/../") && strcmp(path + strlen(path) - 3 < path ? path : path + strlen(path) - 3, "/..");
+		return path[0] == '/' && !has_dotdot(path);
 	if (strncmp(path, dir, n) || (path[n] != '/' && path[n] != '\0'))
 		return false;
-	for (const char *p = path + n; *p; p++)
-		if (p[0] == '/' && p[1] == '.' && p[2] == '.' && (p[3] == '/' || p[3] == '\0'))
-			return false;
-	return true;
+	return !has_dotdot(path + n);
 }
 
 static bool
@@ -485,9 +486,9 @@ emit_grants(struct b *b)
 
 	put(b, "\n");
 	mark = b->out->len;
-	comment(b, "6. the command's install directory, read-only, when it lies outside the system "
-		   "directories and the grants%s",
-		b->c->resolved ? "" : " (added at launch)");
+	comment(b, "6. the command's install directory, read-only, when outside the system "
+		   "directories and grants%s;",
+		b->c->resolved ? "" : " (at launch)");
 	comment(b, "   never /, /Users, /private, /var or the home directory: the launch is "
 		   "refused instead");
 	for (size_t i = 0; i < b->c->n_command_dirs; i++) {
@@ -734,9 +735,10 @@ emit_dotfile_regex(struct b *b, const char **grants, size_t n_grants)
 	else
 		tb_printf(&tail, "/%s(/|$)", vis.data);
 	put(b, "\n");
-	comment(b, "8. denies, after every allow. Dotfiles: every path below a root with a "
-		   "component that starts with \".\",");
-	comment(b, "   %s; %s (cwd_hidden_scan_recursive%s)", allow.data,
+	comment(b, "8. denies, after every allow.  Dotfiles: every path below a root with a "
+		   "component");
+	comment(b, "   that starts with \".\", %s;", allow.data);
+	comment(b, "   %s (cwd_hidden_scan_recursive%s)",
 		rec ? "at every depth" : "top level only",
 		sb->scan_recursive.loc.line
 			? arena_printf(b->a, ", line %u", sb->scan_recursive.loc.line)
@@ -865,6 +867,8 @@ emit_masks(struct b *b)
 	}
 }
 
+static void push_unique(struct b *b, const char ***v, size_t *n, size_t *cap, const char *s);
+
 static void
 emit_library(struct b *b, const char **grants, size_t n_grants)
 {
@@ -878,25 +882,31 @@ emit_library(struct b *b, const char **grants, size_t n_grants)
 				rp->v[i].loc.line);
 			return;
 		}
-	comment(b, "~/Library (cookies, keychains, mail, browser profiles), unless a grant "
-		   "names it or a path inside it");
-	put(b, "(deny file-read* file-write*\n\t(require-all\n\t\t(subpath ");
-	put_path(b, lib, (struct loc){0}, "~/Library");
-	put(b, ")");
-	for (size_t g = 0; g < n_grants; g++) {
-		bool dup = false;
+	comment(b, "~/Library (cookies, keychains, mail, browser profiles), but for the grants "
+		   "inside it");
+	{
+		const char **ex = NULL;
+		size_t n = 0, cap = 0;
 
-		if (!path_below(grants[g], lib))
-			continue;
-		for (size_t h = 0; h < g && !dup; h++)
-			dup = !strcmp(grants[h], grants[g]);
-		if (dup)
-			continue;
-		put(b, "\n\t\t(require-not (subpath ");
-		put_path(b, grants[g], (struct loc){0}, "a grant");
-		put(b, "))");
+		for (size_t g = 0; g < n_grants; g++)
+			if (path_below(grants[g], lib))
+				push_unique(b, &ex, &n, &cap, grants[g]);
+		if (!n) {
+			put(b, "(deny file-read* file-write* (subpath ");
+			put_path(b, lib, (struct loc){0}, "~/Library");
+			put(b, "))\n");
+			return;
+		}
+		put(b, "(deny file-read* file-write*\n\t(require-all\n\t\t(subpath ");
+		put_path(b, lib, (struct loc){0}, "~/Library");
+		put(b, ")");
+		for (size_t i = 0; i < n; i++) {
+			put(b, "\n\t\t(require-not (subpath ");
+			put_path(b, ex[i], (struct loc){0}, "a grant");
+			put(b, "))");
+		}
+		put(b, "))\n");
 	}
-	put(b, "))\n");
 }
 
 static void
@@ -957,18 +967,19 @@ emit_rename_denies(struct b *b)
 			push_between(b, &lit, &n, &cap, best, m);
 	}
 	if (b->c->enumerate_hidden)
-		n_anc = hidden_anc ? 0 : hidden_ancestors(b, &hidden_anc);
+		n_anc = hidden_ancestors(b, &hidden_anc);
 
 	put(b, "\n");
-	comment(b, "9. rename laundering: a hidden path must not leave its rule's reach by a "
-		   "rename of");
-	comment(b, "   a directory above it: each root, each directory between a writable grant "
-		   "and a root or a masked path%s",
-		b->c->enumerate_hidden
-			? ", each directory holding a hidden path"
-			: (sb->scan_recursive.value ? ", and (every depth being masked) each "
-						      "directory below a root"
-						    : ""));
+	comment(b, "9. rename laundering: no hidden path may leave its rule's reach by the "
+		   "rename of a");
+	comment(b, "   directory above it: so no rename or removal of each root, of each "
+		   "directory between");
+	comment(b, "   a writable grant and a root or a masked path%s",
+		b->c->enumerate_hidden ? ", of each directory holding a hidden path"
+		: sb->scan_recursive.value ? ","
+					   : "");
+	if (!b->c->enumerate_hidden && sb->scan_recursive.value)
+		comment(b, "   and (every depth being masked) of each directory below a root");
 	if (!b->c->resolved)
 		comment(b, "   (directories between grants of different bases are added at launch)");
 	put(b, "(deny file-write-unlink");
@@ -1194,7 +1205,7 @@ sbpl_params_format(const struct sbpl_params *params, const char *source, struct 
 	for (int k = 0; k < SBPL_PARAM_COUNT; k++) {
 		if (!params->used[k])
 			continue;
-		tb_printf(out, "-D\n%s=%s\n", param_names[k], params->value[k]);
+		tb_printf(out, "-D %s=%s\n", param_names[k], params->value[k]);
 		any = true;
 	}
 	if (!any)

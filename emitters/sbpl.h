@@ -27,6 +27,14 @@
 #include "../compiler/arena.h"
 #include "../compiler/policy.h"
 #include "../compiler/textbuf.h"
+#include "emit.h"
+
+/*
+ * The emitters of emit.c's table: --emit=sbpl (the profile) and
+ * --emit=sbpl-params (its -D list), symbolic.
+ */
+int emit_sbpl(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
+int emit_sbpl_params(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 
 /* sandbox-exec refuses larger profiles; omnibox refuses to write them. */
 #define SBPL_MAX_SIZE (256u * 1024u)

@@ -1,0 +1,84 @@
+/*
+ * proxy.h - the default-deny HTTP(S) egress proxy (spec/egress.md).
+ *
+ * The proxy runs inside omnibox-run, outside the sandbox, on the caller's
+ * libevent loop: one thread, no thread per connection.  It listens on a
+ * Unix socket in the scratch dir; the relay inside the sandbox (relay.h)
+ * is the agent's only route to it.
+ *
+ *   - Plain HTTP: absolute-form requests ("GET http://host/path HTTP/1.1"),
+ *     each checked against the rules (method, host, path) and forwarded.
+ *   - HTTPS: "CONNECT host:port" is checked against the rules' hosts, the
+ *     destination is resolved and checked, then the tunnel is intercepted
+ *     with a leaf certificate from the per-launch CA and every request in
+ *     it is checked and forwarded over verified TLS.
+ *   - Destinations: one asynchronous lookup (evdns), every address checked
+ *     against the deny table (destination.h), connections only to checked
+ *     addresses, fail closed.
+ *   - Credentials: placeholders swapped for real secrets on their bound
+ *     host over TLS, refused everywhere else (credentials.h).
+ *
+ * Every decision is logged through config.log, one line each, with the
+ * rule that matched; secrets never reach the log.
+ */
+#ifndef OMNIBOX_PROXY_H
+#define OMNIBOX_PROXY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <event2/event.h>
+
+#include "../compiler/policy.h"
+
+/* One secret bound to one host. */
+struct proxy_cred {
+	const char *host;	 /* exact, lower-case */
+	enum cred_scheme scheme; /* how Authorization is written upstream */
+	const char *username;	 /* basic: the user name ("x-access-token" when NULL) */
+	const char *secret;	 /* the real secret (never logged) */
+	const char *placeholder; /* what the sandbox holds, or NULL (swap-on-access) */
+};
+
+struct proxy_config {
+	const char *socket_path;    /* listen here (created; an existing socket is replaced) */
+	const char *ca_bundle_path; /* written: the system CAs + the session CA (PEM), mode 0644 */
+	const char *system_ca_file; /* NULL: /etc/ssl/certs/ca-certificates.crt */
+	const struct egress_rule *rules;
+	size_t n_rules;
+	bool allow_private;	    /* egress_allow_private_destinations */
+	const struct proxy_cred *creds;
+	size_t n_creds;
+	const char *hosts_file;	    /* the resolver's hosts file; NULL: /etc/hosts */
+	const char *resolv_conf;    /* NULL: /etc/resolv.conf */
+	void (*log)(void *arg, const char *line); /* one line per decision; NULL: none */
+	void *log_arg;
+};
+
+struct proxy;
+
+/*
+ * Start the proxy on BASE.  Everything C points to is copied (secrets
+ * included), so C may be freed afterwards.  When this returns, the socket
+ * is listening (connections queue until the loop runs) and the CA bundle
+ * is written.  Returns NULL with a message in ERR when anything cannot be
+ * set up; the caller must not start the agent then.
+ */
+struct proxy *proxy_new(struct event_base *base, const struct proxy_config *c, char *err,
+			size_t errlen);
+
+/* Close every connection, stop listening, remove the socket, wipe the secrets. */
+void proxy_free(struct proxy *p);
+
+/* Counters, for tests and benchmarks. */
+struct proxy_stats {
+	unsigned long connections;  /* accepted */
+	unsigned long open;	    /* currently open client connections */
+	unsigned long requests;	    /* forwarded upstream */
+	unsigned long denied;	    /* answered 4xx/5xx by the proxy */
+	unsigned long dns_lookups;  /* asynchronous lookups started */
+};
+
+void proxy_get_stats(const struct proxy *p, struct proxy_stats *out);
+
+#endif

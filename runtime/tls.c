@@ -1,0 +1,418 @@
+/*
+ * tls.c - the per-launch CA, leaf certificates, and TLS contexts.
+ */
+#include "tls.h"
+
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/err.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509v3.h>
+
+struct leaf {
+	char *host;
+	X509 *cert;
+	time_t made, expires;
+	struct leaf *next;
+};
+
+#define LEAF_BUCKETS 256
+
+struct tls_ca {
+	EVP_PKEY *key, *leaf_key;
+	X509 *cert;
+	char *pem;
+	size_t pem_len;
+	time_t expires;
+	struct leaf *buckets[LEAF_BUCKETS];
+	size_t n_leaves;
+};
+
+/* The index of the SSL ex_data slot holding the expected SNI host. */
+static int host_index = -1;
+
+static void
+ssl_error(char *err, size_t errlen, const char *what)
+{
+	unsigned long e = ERR_get_error();
+	char buf[256];
+
+	ERR_error_string_n(e, buf, sizeof(buf));
+	snprintf(err, errlen, "%s: %s", what, e ? buf : "unknown error");
+	ERR_clear_error();
+}
+
+static EVP_PKEY *
+make_key(void)
+{
+	return EVP_EC_gen("P-256");
+}
+
+/* A random positive 127-bit serial number. */
+static int
+set_serial(X509 *x)
+{
+	unsigned char raw[16];
+	BIGNUM *bn;
+	int ok;
+
+	if (RAND_bytes(raw, sizeof(raw)) != 1)
+		return -1;
+	raw[0] &= 0x7f;
+	raw[0] |= 0x40; /* never zero-length, never negative */
+	bn = BN_bin2bn(raw, sizeof(raw), NULL);
+	if (!bn)
+		return -1;
+	ok = BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) != NULL;
+	BN_free(bn);
+	return ok ? 0 : -1;
+}
+
+static int
+add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
+{
+	X509V3_CTX ctx;
+	X509_EXTENSION *ext;
+	int ok;
+
+	X509V3_set_ctx(&ctx, issuer, cert, NULL, NULL, 0);
+	ext = X509V3_EXT_conf_nid(NULL, &ctx, nid, value);
+	if (!ext)
+		return -1;
+	ok = X509_add_ext(cert, ext, -1);
+	X509_EXTENSION_free(ext);
+	return ok ? 0 : -1;
+}
+
+static int
+set_validity(X509 *x, time_t from, time_t until)
+{
+	return ASN1_TIME_set(X509_getm_notBefore(x), from) && ASN1_TIME_set(X509_getm_notAfter(x), until)
+		       ? 0
+		       : -1;
+}
+
+struct tls_ca *
+tls_ca_new(time_t now, char *err, size_t errlen)
+{
+	struct tls_ca *ca = calloc(1, sizeof(*ca));
+	unsigned char id[6];
+	char cn[64];
+	X509_NAME *name;
+	BIO *bio = NULL;
+	BUF_MEM *mem;
+
+	if (!ca) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (host_index < 0)
+		host_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+	ca->key = make_key();
+	ca->leaf_key = make_key();
+	ca->cert = X509_new();
+	if (!ca->key || !ca->leaf_key || !ca->cert || host_index < 0 ||
+	    RAND_bytes(id, sizeof(id)) != 1)
+		goto fail;
+	/* A distinct name per launch, so bundles from two sessions never collide. */
+	snprintf(cn, sizeof(cn), "omnibox session CA %02x%02x%02x%02x%02x%02x", id[0], id[1], id[2],
+		 id[3], id[4], id[5]);
+	ca->expires = now + TLS_CA_LIFETIME;
+	name = X509_get_subject_name(ca->cert);
+	if (!X509_set_version(ca->cert, 2) || set_serial(ca->cert) < 0 ||
+	    set_validity(ca->cert, now - TLS_BACKDATE, ca->expires) < 0 ||
+	    !X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"omnibox",
+					-1, -1, 0) ||
+	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)cn, -1, -1,
+					0) ||
+	    !X509_set_issuer_name(ca->cert, name) || !X509_set_pubkey(ca->cert, ca->key) ||
+	    add_ext(ca->cert, ca->cert, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") < 0 ||
+	    add_ext(ca->cert, ca->cert, NID_key_usage, "critical,keyCertSign,cRLSign") < 0 ||
+	    add_ext(ca->cert, ca->cert, NID_subject_key_identifier, "hash") < 0 ||
+	    !X509_sign(ca->cert, ca->key, EVP_sha256()))
+		goto fail;
+	bio = BIO_new(BIO_s_mem());
+	if (!bio || !PEM_write_bio_X509(bio, ca->cert))
+		goto fail;
+	BIO_get_mem_ptr(bio, &mem);
+	ca->pem = malloc(mem->length + 1);
+	if (!ca->pem)
+		goto fail;
+	memcpy(ca->pem, mem->data, mem->length);
+	ca->pem[mem->length] = '\0';
+	ca->pem_len = mem->length;
+	BIO_free(bio);
+	return ca;
+fail:
+	ssl_error(err, errlen, "cannot make the session CA");
+	BIO_free(bio);
+	tls_ca_free(ca);
+	return NULL;
+}
+
+static void
+cache_clear(struct tls_ca *ca)
+{
+	for (size_t i = 0; i < LEAF_BUCKETS; i++) {
+		while (ca->buckets[i]) {
+			struct leaf *l = ca->buckets[i];
+
+			ca->buckets[i] = l->next;
+			X509_free(l->cert);
+			free(l->host);
+			free(l);
+		}
+	}
+	ca->n_leaves = 0;
+}
+
+void
+tls_ca_free(struct tls_ca *ca)
+{
+	if (!ca)
+		return;
+	cache_clear(ca);
+	EVP_PKEY_free(ca->key);
+	EVP_PKEY_free(ca->leaf_key);
+	X509_free(ca->cert);
+	free(ca->pem);
+	free(ca);
+}
+
+const char *
+tls_ca_pem(const struct tls_ca *ca, size_t *len)
+{
+	*len = ca->pem_len;
+	return ca->pem;
+}
+
+X509 *
+tls_ca_cert(const struct tls_ca *ca)
+{
+	return ca->cert;
+}
+
+EVP_PKEY *
+tls_leaf_key(const struct tls_ca *ca)
+{
+	return ca->leaf_key;
+}
+
+static X509 *
+make_leaf(struct tls_ca *ca, const char *host, time_t now, time_t expires)
+{
+	X509 *x = X509_new();
+	X509_NAME *name;
+	struct in_addr v4;
+	char san[300];
+	size_t hlen = strlen(host);
+
+	if (!x)
+		return NULL;
+	/* SAN is what clients check; the CN (64 bytes at most) is for people. */
+	if (inet_pton(AF_INET, host, &v4) == 1)
+		snprintf(san, sizeof(san), "IP:%s", host);
+	else
+		snprintf(san, sizeof(san), "DNS:%s", host);
+	name = X509_get_subject_name(x);
+	if (!X509_set_version(x, 2) || set_serial(x) < 0 ||
+	    set_validity(x, now - TLS_BACKDATE, expires) < 0 ||
+	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)host,
+					hlen > 64 ? 64 : (int)hlen, -1, 0) ||
+	    !X509_set_issuer_name(x, X509_get_subject_name(ca->cert)) ||
+	    !X509_set_pubkey(x, ca->leaf_key) ||
+	    add_ext(x, ca->cert, NID_basic_constraints, "critical,CA:FALSE") < 0 ||
+	    add_ext(x, ca->cert, NID_key_usage, "critical,digitalSignature") < 0 ||
+	    add_ext(x, ca->cert, NID_ext_key_usage, "serverAuth") < 0 ||
+	    add_ext(x, ca->cert, NID_subject_alt_name, san) < 0 ||
+	    add_ext(x, ca->cert, NID_authority_key_identifier, "keyid:always") < 0 ||
+	    !X509_sign(x, ca->key, EVP_sha256())) {
+		X509_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+static unsigned
+bucket_of(const char *host)
+{
+	unsigned h = 2166136261u;
+
+	for (; *host; host++)
+		h = (h ^ (unsigned char)*host) * 16777619u;
+	return h % LEAF_BUCKETS;
+}
+
+X509 *
+tls_leaf_get(struct tls_ca *ca, const char *host, time_t now)
+{
+	struct leaf **slot = &ca->buckets[bucket_of(host)], *l;
+	time_t expires;
+	X509 *x;
+
+	for (l = *slot; l; l = l->next)
+		if (!strcmp(l->host, host))
+			break;
+	/* Renew once half the lifetime is gone: a client that connects late
+	 * still gets hours of validity, never an expired leaf. */
+	if (l && now >= l->made && now - l->made < (l->expires - l->made) / 2)
+		return l->cert;
+	expires = now + TLS_LEAF_LIFETIME;
+	if (expires > ca->expires)
+		expires = ca->expires;
+	x = make_leaf(ca, host, now, expires);
+	if (!x)
+		return NULL;
+	if (l) {
+		X509_free(l->cert);
+	} else {
+		if (ca->n_leaves >= TLS_LEAF_CACHE_MAX) {
+			cache_clear(ca);
+			slot = &ca->buckets[bucket_of(host)];
+		}
+		l = calloc(1, sizeof(*l));
+		if (!l || !(l->host = strdup(host))) {
+			free(l);
+			X509_free(x);
+			return NULL;
+		}
+		l->next = *slot;
+		*slot = l;
+		ca->n_leaves++;
+	}
+	l->cert = x;
+	l->made = now;
+	l->expires = expires;
+	return x;
+}
+
+/* ---- contexts ---------------------------------------------------------------------- */
+
+static int
+alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen, const unsigned char *in,
+	    unsigned int inlen, void *arg)
+{
+	static const unsigned char h11[] = "\x08http/1.1";
+
+	(void)ssl;
+	(void)arg;
+	/* Only HTTP/1.1 can be inspected request by request; a client that
+	 * offers nothing else gets no ALPN answer and speaks HTTP/1.1. */
+	if (SSL_select_next_proto((unsigned char **)out, outlen, h11, sizeof(h11) - 1, in, inlen) ==
+	    OPENSSL_NPN_NEGOTIATED)
+		return SSL_TLSEXT_ERR_OK;
+	return SSL_TLSEXT_ERR_NOACK;
+}
+
+static int
+servername_check(SSL *ssl, int *alert, void *arg)
+{
+	const char *want = SSL_get_ex_data(ssl, host_index);
+	const char *sni = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+
+	(void)arg;
+	/* The tunnel was checked for the CONNECT host; a different SNI would
+	 * make the client believe it talks to another server. */
+	if (sni && (!want || strcasecmp(sni, want) != 0)) {
+		*alert = SSL_AD_UNRECOGNIZED_NAME;
+		return SSL_TLSEXT_ERR_ALERT_FATAL;
+	}
+	return SSL_TLSEXT_ERR_OK;
+}
+
+SSL_CTX *
+tls_server_ctx_new(char *err, size_t errlen)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+
+	if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION)) {
+		ssl_error(err, errlen, "cannot make the TLS server context");
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	/* Idle tunnels keep no record buffers: 10,000 of them must stay small. */
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
+	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
+	SSL_CTX_set_num_tickets(ctx, 0);
+	SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+	SSL_CTX_set_tlsext_servername_callback(ctx, servername_check);
+	return ctx;
+}
+
+int
+tls_server_prepare(SSL *ssl, struct tls_ca *ca, const char *host, time_t now)
+{
+	X509 *leaf = tls_leaf_get(ca, host, now);
+
+	if (!leaf || SSL_use_certificate(ssl, leaf) != 1 ||
+	    SSL_use_PrivateKey(ssl, ca->leaf_key) != 1 ||
+	    SSL_set_ex_data(ssl, host_index, (void *)host) != 1)
+		return -1;
+	return 0;
+}
+
+SSL_CTX *
+tls_client_ctx_new(const char *cas, size_t len, char *err, size_t errlen)
+{
+	static const unsigned char h11[] = "\x08http/1.1";
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	X509_STORE *store;
+	BIO *bio = NULL;
+	STACK_OF(X509_INFO) *infos = NULL;
+	int n = 0;
+
+	if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION))
+		goto fail;
+	store = SSL_CTX_get_cert_store(ctx);
+	bio = BIO_new_mem_buf(cas, (int)len);
+	if (!bio)
+		goto fail;
+	infos = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
+	if (!infos)
+		goto fail;
+	for (int i = 0; i < sk_X509_INFO_num(infos); i++) {
+		X509_INFO *info = sk_X509_INFO_value(infos, i);
+
+		if (info->x509 && X509_STORE_add_cert(store, info->x509) == 1)
+			n++;
+	}
+	sk_X509_INFO_pop_free(infos, X509_INFO_free);
+	BIO_free(bio);
+	if (n == 0) {
+		snprintf(err, errlen, "the system CA file holds no certificate");
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+	if (SSL_CTX_set_alpn_protos(ctx, h11, sizeof(h11) - 1) != 0)
+		goto fail;
+	return ctx;
+fail:
+	ssl_error(err, errlen, "cannot make the upstream TLS context");
+	BIO_free(bio);
+	SSL_CTX_free(ctx);
+	return NULL;
+}
+
+int
+tls_client_prepare(SSL *ssl, const char *host)
+{
+	struct in_addr v4;
+
+	if (inet_pton(AF_INET, host, &v4) == 1) {
+		/* An address literal: no SNI (RFC 6066), the certificate must name the IP. */
+		X509_VERIFY_PARAM *param = SSL_get0_param(ssl);
+
+		return X509_VERIFY_PARAM_set1_ip_asc(param, host) == 1 ? 0 : -1;
+	}
+	if (SSL_set_tlsext_host_name(ssl, host) != 1 || SSL_set1_host(ssl, host) != 1)
+		return -1;
+	return 0;
+}

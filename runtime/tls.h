@@ -1,0 +1,75 @@
+/*
+ * tls.h - the egress proxy's certificates and TLS contexts.
+ *
+ * Each launch gets a fresh certificate authority (EC P-256) whose private
+ * key lives only in this process's memory; only its certificate leaves, in
+ * the PEM bundle the sandbox trusts.  Leaf certificates for intercepted
+ * hosts are made on demand, cached, valid for TLS_LEAF_LIFETIME and
+ * replaced once less than half of that remains, so a long session never
+ * serves an expired leaf.  All leaves share one key, made at start.
+ *
+ * Upstream connections are verified against the system CA store read once
+ * when the proxy starts (never the bundle in the scratch dir, which the
+ * agent can write).
+ */
+#ifndef OMNIBOX_TLS_H
+#define OMNIBOX_TLS_H
+
+#include <stddef.h>
+#include <time.h>
+
+#include <openssl/ssl.h>
+
+#define TLS_CA_LIFETIME (365L * 24 * 3600)
+#define TLS_LEAF_LIFETIME (24L * 3600)
+/* Leaves are valid from a little before they are made (clock skew). */
+#define TLS_BACKDATE 300L
+/* Distinct hosts kept in the leaf cache before it is emptied and refilled. */
+#define TLS_LEAF_CACHE_MAX 1024
+
+struct tls_ca;
+
+/* A new CA and leaf key, valid from NOW.  NULL with a message in ERR. */
+struct tls_ca *tls_ca_new(time_t now, char *err, size_t errlen);
+void tls_ca_free(struct tls_ca *ca);
+
+/* The CA certificate in PEM; owned by CA. */
+const char *tls_ca_pem(const struct tls_ca *ca, size_t *len);
+
+/* The CA certificate itself (for tests); owned by CA. */
+X509 *tls_ca_cert(const struct tls_ca *ca);
+
+/*
+ * The leaf certificate for HOST (a DNS name, or a dotted-quad IPv4
+ * literal, which gets an iPAddress SAN), valid at NOW: from the cache, or
+ * made now when missing or when less than half its lifetime remains.
+ * Owned by the cache; take a reference (X509_up_ref, or SSL_use_certificate)
+ * to keep it past the next call.  NULL when OpenSSL fails.
+ */
+X509 *tls_leaf_get(struct tls_ca *ca, const char *host, time_t now);
+
+/* The private key of every leaf; owned by CA. */
+EVP_PKEY *tls_leaf_key(const struct tls_ca *ca);
+
+/*
+ * The context for the agent's side of intercepted tunnels: TLS 1.2+, ALPN
+ * offers only http/1.1, and a ClientHello whose SNI differs from the host
+ * set with tls_server_expect_host() is refused with an alert.
+ */
+SSL_CTX *tls_server_ctx_new(char *err, size_t errlen);
+
+/* Bind SSL (made from tls_server_ctx_new's context) to HOST: its leaf and its SNI check.
+ * HOST must outlive SSL.  Returns 0, or -1 when OpenSSL fails. */
+int tls_server_prepare(SSL *ssl, struct tls_ca *ca, const char *host, time_t now);
+
+/*
+ * The context for upstream connections: TLS 1.2+, peer verification
+ * against the PEM certificates in CAS/LEN (read once by the caller), ALPN
+ * http/1.1.  NULL with a message in ERR (also when CAS holds no certificate).
+ */
+SSL_CTX *tls_client_ctx_new(const char *cas, size_t len, char *err, size_t errlen);
+
+/* Set SNI and the name the upstream certificate must carry (or the IPv4 address). */
+int tls_client_prepare(SSL *ssl, const char *host);
+
+#endif
