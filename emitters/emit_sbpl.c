@@ -42,6 +42,18 @@ static const char *const too_wide_dirs[] = {"/",       "/Users",      "/private"
 					    "/private/var", "/private/tmp", "/tmp",	   "/Volumes",
 					    NULL};
 
+bool
+sbpl_path_is_system(const char *path)
+{
+	for (size_t i = 0; system_subpaths[i]; i++) {
+		size_t n = strlen(system_subpaths[i]);
+
+		if (!strncmp(path, system_subpaths[i], n) && (path[n] == '/' || path[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
 const char *
 sbpl_param_name(enum sbpl_param p)
 {

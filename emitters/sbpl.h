@@ -142,6 +142,9 @@ void sbpl_regex_escape(struct textbuf *out, const char *s);
  */
 char *sbpl_darwin_path(struct arena *a, const char *path);
 
+/* Is PATH (canonical) inside one of the read-only system directories? */
+bool sbpl_path_is_system(const char *path);
+
 /* Optional: a canonicaliser that also follows symlinks (the runtime's). */
 typedef char *(*sbpl_canonical_fn)(struct arena *a, const char *path);
 

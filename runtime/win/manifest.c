@@ -531,7 +531,7 @@ parse_line(struct parser *ps, const char *s, size_t len)
 	const char *eq;
 	size_t klen, vstart;
 	enum key k;
-	char *v;
+	char *v = NULL;
 
 	if (len == 0 || s[0] == '#')
 		return 0;

@@ -3,15 +3,40 @@
 # measured side by side in one run and printed as a ratio where a baseline
 # exists; absolute times on a shared machine mean little.
 set -eu
-B=$1
+B=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 largest=$(ls -S "$root"/examples/*.yaml | head -n 1)
+tmp=$(mktemp -d /tmp/omnibox-bench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
 
 echo "== compile latency: whole process, $(basename "$largest") (baseline: /bin/true)"
 "$B/bench/bench_exec" -n 300 \
 	"/bin/true=/bin/true" \
-	"compile --emit=ir=$B/omnibox-compile $largest --emit=ir" \
-	"compile --emit=egress=$B/omnibox-compile $largest --emit=egress"
+	"compile ir=$B/omnibox-compile $largest --emit=ir" \
+	"compile all targets=$B/omnibox-compile --quiet $largest --target=all -o $tmp/all"
 echo
-echo "== egress rule matching (compiled matcher vs a linear scan of the rules)"
+echo "== egress rule matching: the compiled matcher vs a linear scan of the rules"
 "$B/bench/bench_match"
+echo
+echo "== launch: omnibox-run vs bare bwrap, workspace of 10,000 entries"
+ws=$tmp/ws
+i=0
+while [ $i -lt 100 ]; do
+	mkdir -p "$ws/d$i"
+	(cd "$ws/d$i" && touch $(seq -f 'f%g' 1 98) .env)
+	i=$((i + 1))
+done
+touch "$ws/.env"
+mkdir -p "$ws/.git"
+echo "   ($(find "$ws" | wc -l) entries; default policy: top-level dotfiles; recursive: all 101 .env)"
+printf 'os_env:\n  sandbox:\n    cwd_hidden_scan_recursive: true\n' >"$tmp/recursive.yaml"
+"$B/bench/bench_exec" -n 100 \
+	"bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
+	"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
+	"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true"
+echo
+echo "== dotfile scan of a generated 1,000,000-entry tree, recursive"
+"$B/bench/bench_scan" "$tmp/tree"
+echo
+echo "== seccomp: ns per allowed, argument-checked system call"
+"$B/bench/bench_seccomp"

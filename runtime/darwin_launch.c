@@ -1,0 +1,629 @@
+/*
+ * darwin_launch.c - the Seatbelt launch of omnibox-run (spec/darwin.md).
+ */
+#include "darwin_launch.h"
+#include "resolve.h"
+
+#include "../emitters/envlist.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static bool
+within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return path[0] == '/';
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+static const char *
+env_get(char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; env && env[i]; i++)
+		if (!strncmp(env[i], name, n) && env[i][n] == '=')
+			return env[i] + n + 1;
+	return NULL;
+}
+
+static const char *
+canonical(struct arena *a, const struct darwin_launch_request *rq, const char *path)
+{
+	const char *s = rq->canonical ? rq->canonical(a, path) : NULL;
+
+	return sbpl_darwin_path(a, s ? s : path);
+}
+
+/* NAME on the PATH of the launching environment, as execvp would find it. */
+static const char *
+find_in_path(struct arena *a, const struct darwin_launch_request *rq, const char *name)
+{
+	const char *path = env_get(rq->environ, "PATH");
+
+	if (!path)
+		path = "/usr/bin:/bin:/usr/sbin:/sbin";
+	for (const char *p = path;;) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		struct stat st;
+
+		/* An empty or relative PATH entry would make the command depend on
+		 * the directory omnibox-run happens to be started in: skipped. */
+		if (len && p[0] == '/') {
+			char *cand = arena_printf(a, "%.*s/%s", (int)len, p, name);
+
+			if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
+				return cand;
+		}
+		if (!end)
+			return NULL;
+		p = end + 1;
+	}
+}
+
+struct visible {
+	const char **dirs;
+	size_t n, cap;
+};
+
+/* Is PATH readable in the sandbox without a grant of its own? */
+static bool
+already_visible(const struct darwin_launch_plan *plan, const char *path)
+{
+	const struct sandbox *sb = &plan->policy->os_env.sandbox;
+	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->write_files};
+
+	if (sbpl_path_is_system(path) || within(path, plan->workspace) ||
+	    within(path, plan->ctx.scratch))
+		return true;
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < lists[k]->n; i++)
+			if (within(path, lists[k]->v[i].symbolic))
+				return true;
+	return false;
+}
+
+/* Its directory joins the profile's section 6 (sbpl_build() refuses one
+ * that would expose /, /Users, /private, /var or the home directory). */
+static void
+make_visible(struct arena *a, const struct darwin_launch_plan *plan, struct visible *v,
+	     const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *dir;
+
+	if (already_visible(plan, path))
+		return;
+	dir = slash == path ? "/" : arena_strndup(a, path, (size_t)(slash - path));
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->dirs[i], dir))
+			return;
+	*ARENA_PUSH(a, v->dirs, v->n, v->cap) = dir;
+}
+
+/* A script's interpreter ("#!/usr/bin/env node" included) must be readable too. */
+static int
+script_interpreter(struct arena *a, const struct darwin_launch_request *rq, const char *script,
+		   const char **out, char *err, size_t errlen)
+{
+	char line[256], *p, *interp;
+	ssize_t n;
+	int fd = open(script, O_RDONLY | O_CLOEXEC);
+
+	*out = NULL;
+	if (fd < 0)
+		return 0;
+	n = read(fd, line, sizeof(line) - 1);
+	close(fd);
+	if (n < 3 || line[0] != '#' || line[1] != '!')
+		return 0;
+	line[n] = '\0';
+	line[strcspn(line, "\n")] = '\0';
+	for (p = line + 2; *p == ' ' || *p == '\t'; p++)
+		;
+	interp = p;
+	p += strcspn(p, " \t");
+	if (*p)
+		*p++ = '\0';
+	if (!strcmp(interp, "/usr/bin/env")) {
+		const char *found;
+
+		p += strspn(p, " \t");
+		p[strcspn(p, " \t")] = '\0';
+		if (!*p || *p == '-')
+			return 0;
+		found = find_in_path(a, rq, p);
+		if (!found)
+			return fail(err, errlen, "the interpreter '%s' of %s is not on PATH", p,
+				    script);
+		interp = (char *)found;
+	}
+	if (interp[0] == '/')
+		*out = canonical(a, rq, interp);
+	return 0;
+}
+
+static int
+resolve_command(struct arena *a, const struct darwin_launch_request *rq,
+		struct darwin_launch_plan *plan, struct visible *vis, char *err, size_t errlen)
+{
+	const struct terminal *t = plan->policy->terminal;
+	char **cmd = NULL;
+	size_t n = 0, cap = 0;
+	const char *name, *found, *interp;
+
+	if (rq->n_relay_argv) {
+		if (rq->relay_argv[0][0] != '/')
+			return fail(err, errlen, "the relay must be given by absolute path");
+		make_visible(a, plan, vis, canonical(a, rq, rq->relay_argv[0]));
+		for (size_t i = 0; i < rq->n_relay_argv; i++)
+			*ARENA_PUSH(a, cmd, n, cap) = arena_strdup(a, rq->relay_argv[i]);
+	}
+	if (rq->command && rq->n_command) {
+		name = rq->command[0];
+		for (size_t i = 0; i < rq->n_command; i++)
+			*ARENA_PUSH(a, cmd, n, cap) = arena_strdup(a, rq->command[i]);
+	} else if (t) {
+		name = t->command.s;
+		*ARENA_PUSH(a, cmd, n, cap) = arena_strdup(a, t->command.s);
+		for (size_t i = 0; i < t->args.n; i++)
+			*ARENA_PUSH(a, cmd, n, cap) = arena_strdup(a, t->args.v[i].s);
+	} else {
+		return fail(err, errlen,
+			    "no command: give one after '--', or a terminal with --terminal");
+	}
+	plan->n_command = n;
+	*ARENA_PUSH(a, cmd, n, cap) = NULL;
+	plan->command = cmd;
+	if (strchr(name, '/'))
+		found = name[0] == '/' ? name : arena_printf(a, "%s/%s", plan->start_dir, name);
+	else
+		found = find_in_path(a, rq, name);
+	if (!found || access(found, X_OK) < 0)
+		return fail(err, errlen, "command '%s' not found%s", name,
+			    strchr(name, '/') ? "" : " on PATH");
+	plan->exec_path = canonical(a, rq, found);
+	make_visible(a, plan, vis, plan->exec_path);
+	if (script_interpreter(a, rq, found, &interp, err, errlen) < 0)
+		return -1;
+	if (interp)
+		make_visible(a, plan, vis, interp);
+	return 0;
+}
+
+static void
+env_set(struct arena *a, char ***env, size_t *n, size_t *cap, const char *name, const char *value)
+{
+	size_t len = strlen(name);
+
+	for (size_t i = 0; i < *n; i++)
+		if (!strncmp((*env)[i], name, len) && (*env)[i][len] == '=') {
+			(*env)[i] = arena_printf(a, "%s=%s", name, value);
+			return;
+		}
+	*ARENA_PUSH(a, *env, *n, *cap) = arena_printf(a, "%s=%s", name, value);
+}
+
+/* The same allow-list as on Linux (envlist.h): rebuilt, never inherited whole. */
+static void
+build_env(struct arena *a, const struct darwin_launch_request *rq, struct darwin_launch_plan *plan)
+{
+	const struct sandbox *sb = &plan->policy->os_env.sandbox;
+	const struct terminal *t = plan->policy->terminal;
+	char **env = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; rq->environ && rq->environ[i]; i++)
+		if (strchr(rq->environ[i], '=') && env_name_passes(sb, rq->environ[i]))
+			*ARENA_PUSH(a, env, n, cap) = arena_strdup(a, rq->environ[i]);
+	for (size_t i = 0; env_scratch_names[i]; i++)
+		env_set(a, &env, &n, &cap, env_scratch_names[i], plan->ctx.scratch);
+	env_set(a, &env, &n, &cap, "PWD", plan->start_dir);
+	if (sb->n_egress) {
+		const char *url = arena_printf(a, "http://127.0.0.1:%s", rq->port);
+		const char *ca = arena_printf(a, "%s/%s", plan->ctx.scratch, ENV_CA_BUNDLE);
+
+		for (size_t i = 0; env_proxy_names[i]; i++)
+			env_set(a, &env, &n, &cap, env_proxy_names[i], url);
+		env_set(a, &env, &n, &cap, "NO_PROXY", "localhost,127.0.0.1,::1");
+		env_set(a, &env, &n, &cap, "no_proxy", "localhost,127.0.0.1,::1");
+		for (size_t i = 0; env_ca_names[i]; i++)
+			env_set(a, &env, &n, &cap, env_ca_names[i], ca);
+	}
+	if (t) {
+		for (size_t i = 0; i < t->n_env; i++)
+			env_set(a, &env, &n, &cap, t->env[i].key, t->env[i].value);
+		for (size_t i = 0; i < t->env_unset.n; i++) {
+			size_t len = strlen(t->env_unset.v[i].s);
+
+			for (size_t k = 0; k < n; k++)
+				if (!strncmp(env[k], t->env_unset.v[i].s, len) && env[k][len] == '=') {
+					env[k] = env[--n];
+					k--;
+				}
+		}
+	}
+	*ARENA_PUSH(a, env, n, cap) = NULL;
+	plan->env = env;
+}
+
+static bool
+has_control(const char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+int
+darwin_launch_prepare(struct arena *a, const struct darwin_launch_request *rq,
+		      struct darwin_launch_plan *plan, struct diag *d, char *err, size_t errlen)
+{
+	const struct sandbox *sb = &rq->policy->os_env.sandbox;
+	struct sbpl_resolve_request req = {
+		.launch_dir = rq->launch_dir,
+		.cwd = rq->cwd,
+		.home = rq->home,
+		.scratch = rq->scratch,
+		.port = rq->port,
+		.proxy_socket = rq->proxy_socket,
+		.dyld_cache_dir = rq->dyld_cache_dir,
+		.canonical = rq->canonical,
+	};
+	struct visible vis = {0};
+
+	memset(plan, 0, sizeof(*plan));
+	if (rq->policy->os_env.sandbox.type == SANDBOX_NONE)
+		return fail(err, errlen, "sandbox type none has no Seatbelt launch");
+	if (!rq->scratch || rq->scratch[0] != '/')
+		return fail(err, errlen, "no scratch dir");
+	if (sb->n_egress && (!rq->port || !rq->proxy_socket || !rq->n_relay_argv))
+		return fail(err, errlen, "egress_rules need the relay's port, the proxy's socket "
+					 "and the relay's command line");
+	/* Parameter values travel on sandbox-exec's command line and into
+	 * regular expressions: nothing there may hide a line break. */
+	if (has_control(rq->home) || has_control(rq->scratch) || has_control(rq->launch_dir) ||
+	    has_control(rq->cwd) || has_control(rq->proxy_socket))
+		return fail(err, errlen, "a control character in the workspace, home, scratch or "
+					 "socket path");
+	if (rq->port) {
+		char *end;
+		long port = strtol(rq->port, &end, 10);
+
+		if (*end || port < 1 || port > 65535 || rq->port[0] == '0')
+			return fail(err, errlen, "relay port '%s' is not a port number", rq->port);
+	}
+	if (sbpl_resolve_context(a, rq->policy, &req, d, &plan->policy, &plan->ctx) < 0)
+		return fail(err, errlen, "the policy cannot be resolved");
+	plan->workspace = plan->ctx.cwd;
+	plan->start_dir = rq->policy->os_env.start_in_scratch.value ? plan->ctx.scratch
+								     : plan->workspace;
+	if (resolve_command(a, rq, plan, &vis, err, errlen) < 0)
+		return -1;
+	plan->ctx.command_dirs = vis.dirs;
+	plan->ctx.n_command_dirs = vis.n;
+	build_env(a, rq, plan);
+	if (sbpl_build(a, plan->policy, &plan->ctx, d, &plan->profile, &plan->params) < 0) {
+		tb_free(&plan->profile);
+		return fail(err, errlen, "no Seatbelt profile for this launch");
+	}
+	return 0;
+}
+
+int
+darwin_launch_argv(struct arena *a, struct darwin_launch_plan *plan, const char *sandbox_exec,
+		   const char *profile_path)
+{
+	char **argv = NULL;
+	size_t n = 0, cap = 0;
+
+	if (!sandbox_exec)
+		sandbox_exec = DARWIN_SANDBOX_EXEC;
+	/* Never looked up on PATH: a directory the user controls could hold an
+	 * impostor that runs the agent without a sandbox. */
+	if (sandbox_exec[0] != '/' || profile_path[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	*ARENA_PUSH(a, argv, n, cap) = arena_strdup(a, sandbox_exec);
+	*ARENA_PUSH(a, argv, n, cap) = "-f";
+	*ARENA_PUSH(a, argv, n, cap) = arena_strdup(a, profile_path);
+	for (int k = 0; k < SBPL_PARAM_COUNT; k++) {
+		if (!plan->params.used[k])
+			continue;
+		*ARENA_PUSH(a, argv, n, cap) = "-D";
+		*ARENA_PUSH(a, argv, n, cap) = arena_printf(
+			a, "%s=%s", sbpl_param_name((enum sbpl_param)k), plan->params.value[k]);
+	}
+	*ARENA_PUSH(a, argv, n, cap) = "--";
+	for (size_t i = 0; i < plan->n_command; i++)
+		*ARENA_PUSH(a, argv, n, cap) = plan->command[i];
+	plan->argc = n;
+	*ARENA_PUSH(a, argv, n, cap) = NULL;
+	plan->argv = argv;
+	return 0;
+}
+
+void
+darwin_launch_plan_free(struct darwin_launch_plan *plan)
+{
+	tb_free(&plan->profile);
+}
+
+/* ---- files ---------------------------------------------------------------------- */
+
+int
+darwin_profile_write(struct arena *a, const char *parent, const char *text, size_t len,
+		     const char **dir, const char **path)
+{
+	char *d = arena_printf(a, "%s/omnibox-profile-XXXXXX", parent);
+	struct stat st;
+	int dfd, fd, rc = 0;
+
+	if (!mkdtemp(d))
+		return -errno;
+	dfd = open(d, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		rc = -errno;
+		rmdir(d);
+		return rc;
+	}
+	/* mkdtemp made it 0700 and ours; say so out loud rather than trust it. */
+	if (fstat(dfd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 07777) != 0700) {
+		rc = -EPERM;
+		goto out_dir;
+	}
+	/* Created here and now, never an existing file or a planted symlink. */
+	fd = openat(dfd, DARWIN_PROFILE_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    0600);
+	if (fd < 0) {
+		rc = -errno;
+		goto out_dir;
+	}
+	if (fchmod(fd, 0600) < 0)
+		rc = -errno;
+	for (const char *p = text; rc == 0 && len;) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			rc = w < 0 ? -errno : -EIO;
+			break;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (close(fd) < 0 && rc == 0)
+		rc = -errno;
+	if (rc < 0) {
+		unlinkat(dfd, DARWIN_PROFILE_NAME, 0);
+		goto out_dir;
+	}
+	close(dfd);
+	*dir = d;
+	*path = arena_printf(a, "%s/%s", d, DARWIN_PROFILE_NAME);
+	return 0;
+out_dir:
+	close(dfd);
+	rmdir(d);
+	return rc;
+}
+
+int
+darwin_profile_remove(const char *dir, const char *path)
+{
+	int rc = 0;
+
+	if (unlink(path) < 0 && errno != ENOENT)
+		rc = -errno;
+	if (rmdir(dir) < 0 && rc == 0)
+		rc = -errno;
+	return rc;
+}
+
+char *
+darwin_scratch_create(struct arena *a, const char *parent)
+{
+	char *d = arena_printf(a, "%s/omnibox-XXXXXX", parent);
+
+	return mkdtemp(d);
+}
+
+const char *
+darwin_dyld_cache_dir(struct arena *a)
+{
+#ifdef __APPLE__
+	char buf[1024];
+	size_t n = confstr(_CS_DARWIN_USER_CACHE_DIR, buf, sizeof(buf));
+	struct stat st;
+	char *dir;
+
+	if (n == 0 || n > sizeof(buf))
+		return NULL;
+	dir = arena_printf(a, "%s%scom.apple.dyld", buf, buf[n - 2] == '/' ? "" : "/");
+	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+		return sbpl_darwin_path(a, dir);
+	return NULL;
+#else
+	(void)a;
+	return NULL;
+#endif
+}
+
+/* ---- running ---------------------------------------------------------------------- */
+
+static volatile sig_atomic_t child_pid;
+
+static void
+forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+int
+darwin_launch_run(const struct darwin_launch_plan *plan)
+{
+	static const int forward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+				      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+	struct sigaction sa = {0}, old[sizeof(forward) / sizeof(forward[0])];
+	int pipefd[2], status = 0, child_errno = 0;
+	ssize_t got;
+	pid_t pid;
+
+	if (pipe(pipefd) < 0 || fcntl(pipefd[0], F_SETFD, FD_CLOEXEC) < 0 ||
+	    fcntl(pipefd[1], F_SETFD, FD_CLOEXEC) < 0) {
+		fprintf(stderr, "omnibox-run: pipe: %s; nothing ran\n", strerror(errno));
+		return DARWIN_EXIT_SETUP;
+	}
+	sa.sa_handler = forward_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < sizeof(forward) / sizeof(forward[0]); i++)
+		sigaction(forward[i], &sa, &old[i]);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "omnibox-run: fork: %s; nothing ran\n", strerror(errno));
+		status = -1;
+	} else if (pid == 0) {
+		int e;
+
+		for (size_t i = 0; i < sizeof(forward) / sizeof(forward[0]); i++)
+			sigaction(forward[i], &old[i], NULL);
+		close(pipefd[0]);
+		if (chdir(plan->start_dir) == 0)
+			execve(plan->argv[0], plan->argv, plan->env);
+		/* The launch failed before the sandbox existed: tell the parent,
+		 * which reports 125; the command never ran. */
+		e = errno;
+		if (write(pipefd[1], &e, sizeof(e)) < 0)
+			_exit(DARWIN_EXIT_SETUP);
+		_exit(DARWIN_EXIT_SETUP);
+	}
+	child_pid = pid;
+	close(pipefd[1]);
+	do
+		got = read(pipefd[0], &child_errno, sizeof(child_errno));
+	while (got < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (pid > 0)
+		while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+			;
+	child_pid = 0;
+	for (size_t i = 0; i < sizeof(forward) / sizeof(forward[0]); i++)
+		sigaction(forward[i], &old[i], NULL);
+	if (pid < 0)
+		return DARWIN_EXIT_SETUP;
+	if (got == (ssize_t)sizeof(child_errno)) {
+		fprintf(stderr, "omnibox-run: cannot run %s in %s: %s; nothing ran\n", plan->argv[0],
+			plan->start_dir, strerror(child_errno));
+		return DARWIN_EXIT_SETUP;
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return DARWIN_EXIT_SETUP;
+}
+
+int
+darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir,
+	      const char *sandbox_exec, bool dry_run, FILE *out)
+{
+	struct darwin_launch_request rq = *rq0;
+	struct darwin_launch_plan plan;
+	struct arena *a = arena_new();
+	struct diag d;
+	const char *exe = sandbox_exec ? sandbox_exec : DARWIN_SANDBOX_EXEC;
+	const char *pdir = NULL, *ppath = NULL;
+	char err[2048];
+	char *scratch;
+	int rc;
+
+	diag_init(&d, a, rq.policy->source, NULL, 0);
+	if (!dry_run && access(exe, X_OK) < 0) {
+		fprintf(stderr, "omnibox-run: %s is missing (%s): Seatbelt is not available, and "
+				"omnibox never runs the command unsandboxed\n",
+			exe, strerror(errno));
+		arena_free(a);
+		return DARWIN_EXIT_SETUP;
+	}
+	scratch = dry_run ? arena_printf(a, "%s/omnibox-XXXXXX", tmpdir)
+			  : darwin_scratch_create(a, tmpdir);
+	if (!scratch) {
+		fprintf(stderr, "omnibox-run: cannot create the scratch dir in %s: %s\n", tmpdir,
+			strerror(errno));
+		arena_free(a);
+		return DARWIN_EXIT_SETUP;
+	}
+	rq.scratch = scratch;
+	if (!rq.dyld_cache_dir)
+		rq.dyld_cache_dir = darwin_dyld_cache_dir(a);
+	if (darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)) < 0) {
+		diag_print(&d, stderr, true);
+		fprintf(stderr, "omnibox-run: %s; nothing ran\n", err);
+		rc = DARWIN_EXIT_SETUP;
+		goto out;
+	}
+	if (dry_run) {
+		darwin_launch_argv(a, &plan, exe, arena_printf(a, "%s/omnibox-profile-XXXXXX/%s",
+								 tmpdir, DARWIN_PROFILE_NAME));
+		fputs(plan.profile.data, out);
+		fputs("# sandbox-exec argv:\n", out);
+		for (size_t i = 0; i < plan.argc; i++)
+			fprintf(out, "%s\n", plan.argv[i]);
+		fputs("# environment (values not shown):", out);
+		for (size_t i = 0; plan.env[i]; i++)
+			fprintf(out, " %.*s", (int)strcspn(plan.env[i], "="), plan.env[i]);
+		fputc('\n', out);
+		rc = 0;
+		darwin_launch_plan_free(&plan);
+		goto out;
+	}
+	rc = darwin_profile_write(a, tmpdir, plan.profile.data, plan.profile.len, &pdir, &ppath);
+	if (rc < 0) {
+		fprintf(stderr, "omnibox-run: cannot write the profile in %s: %s; nothing ran\n",
+			tmpdir, strerror(-rc));
+		rc = DARWIN_EXIT_SETUP;
+	} else if (darwin_launch_argv(a, &plan, exe, ppath) < 0) {
+		fprintf(stderr, "omnibox-run: %s is not an absolute path; nothing ran\n", exe);
+		rc = DARWIN_EXIT_SETUP;
+	} else {
+		rc = darwin_launch_run(&plan);
+	}
+	if (pdir)
+		darwin_profile_remove(pdir, ppath);
+	darwin_launch_plan_free(&plan);
+out:
+	if (!dry_run)
+		rmtree(scratch);
+	arena_free(a);
+	return rc;
+}

@@ -1,0 +1,128 @@
+/*
+ * darwin_launch.h - omnibox-run on macOS: the Seatbelt launch.
+ *
+ * The launch is `/usr/bin/sandbox-exec -f PROFILE -D NAME=VALUE... --
+ * [RELAY...] COMMAND [ARG...]`: sandbox-exec by absolute path (never looked
+ * up on PATH), the profile in a file of mode 0600 inside a private 0700
+ * directory (never -p, which would show it in ps), the environment rebuilt
+ * from the same allow-list as on Linux, the same scratch dir, the same exit
+ * status rules (the command's own; 128+N after signal N; 125 when the
+ * launch itself fails, in which case nothing ran).
+ *
+ * Everything here compiles and is tested on Linux; only the exec of
+ * /usr/bin/sandbox-exec needs a Mac.  With egress_rules the egress proxy
+ * (outside) and the loopback relay (inside) come from their own module:
+ * this one takes the relay's port, the proxy's socket path and the relay's
+ * command line as inputs.
+ */
+#ifndef OMNIBOX_DARWIN_LAUNCH_H
+#define OMNIBOX_DARWIN_LAUNCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../compiler/policy.h"
+#include "../emitters/sbpl.h"
+
+#define DARWIN_SANDBOX_EXEC "/usr/bin/sandbox-exec"
+#define DARWIN_EXIT_SETUP 125
+#define DARWIN_PROFILE_NAME "profile.sb"
+
+struct darwin_launch_request {
+	const struct policy *policy; /* the effective policy (terminal selected) */
+	const char *launch_dir;	     /* where omnibox-run was started (absolute) */
+	const char *cwd;	     /* --cwd, overriding os_env.cwd; or NULL */
+	const char *home;	     /* the home directory (absolute) */
+	const char *scratch;	     /* the private scratch dir, already created */
+	char *const *command;	     /* the agent's argv; NULL: the terminal's command */
+	size_t n_command;
+	char *const *environ;	     /* the launching environment */
+
+	/* With egress_rules (all three required then). */
+	const char *port;	    /* the relay's loopback port, decimal */
+	const char *proxy_socket;   /* the proxy's Unix socket (absolute) */
+	char *const *relay_argv;    /* the relay and its options; the command follows */
+	size_t n_relay_argv;
+
+	/* NULL: the macOS spellings applied lexically; omnibox-run passes the
+	 * runtime's symlink-resolving resolve_canonical(). */
+	sbpl_canonical_fn canonical;
+	const char *dyld_cache_dir; /* or NULL; see darwin_dyld_cache_dir() */
+};
+
+struct darwin_launch_plan {
+	struct policy *policy;	  /* canonical, absolute paths */
+	struct sbpl_context ctx;
+	struct sbpl_params params;
+	struct textbuf profile;	  /* the concrete profile; darwin_launch_plan_free() */
+	const char *workspace;
+	const char *start_dir;	  /* the workspace, or the scratch dir (start_in_scratch) */
+	const char *exec_path;	  /* the command's canonical path */
+	char **command;		  /* [relay...] command [args...], NULL-terminated */
+	size_t n_command;
+	char **env;		  /* NAME=VALUE, NULL-terminated */
+	char **argv;		  /* after darwin_launch_argv(): sandbox-exec's, NULL-terminated */
+	size_t argc;
+};
+
+/*
+ * Resolve RQ: canonical paths, the command found on the PATH of RQ->environ
+ * and made visible (its install directory, and its script interpreter's),
+ * the environment, and the concrete profile.  Everything but PLAN->profile
+ * (freed by darwin_launch_plan_free()) belongs to A.  Returns 0, or -1 with
+ * a message in ERR (and the policy's own errors in D): nothing may run then.
+ */
+int darwin_launch_prepare(struct arena *a, const struct darwin_launch_request *rq,
+			  struct darwin_launch_plan *plan, struct diag *d, char *err,
+			  size_t errlen);
+
+/*
+ * Fill PLAN->argv: SANDBOX_EXEC (NULL: DARWIN_SANDBOX_EXEC; it must be an
+ * absolute path) -f PROFILE_PATH, one -D NAME=VALUE per parameter, "--",
+ * then PLAN->command.  Returns 0, or -1 (EINVAL) for a relative SANDBOX_EXEC.
+ */
+int darwin_launch_argv(struct arena *a, struct darwin_launch_plan *plan, const char *sandbox_exec,
+		       const char *profile_path);
+
+void darwin_launch_plan_free(struct darwin_launch_plan *plan);
+
+/*
+ * Write TEXT into a new private directory under PARENT: the directory is
+ * made by mkdtemp (0700) and checked to be ours and not a symlink; the file
+ * DARWIN_PROFILE_NAME is created inside it with O_CREAT|O_EXCL|O_NOFOLLOW
+ * and mode 0600 whatever the umask.  *DIR and *PATH are arena strings.
+ * Returns 0 or -errno (nothing is left behind on failure).
+ */
+int darwin_profile_write(struct arena *a, const char *parent, const char *text, size_t len,
+			 const char **dir, const char **path);
+
+/* Remove what darwin_profile_write() made.  Returns 0 or -errno. */
+int darwin_profile_remove(const char *dir, const char *path);
+
+/* A new private (0700) scratch dir under PARENT; NULL with errno on failure. */
+char *darwin_scratch_create(struct arena *a, const char *parent);
+
+/*
+ * Run PLAN->argv with PLAN->env in PLAN->start_dir and wait: signals that
+ * omnibox-run receives are forwarded to it.  Returns the command's exit
+ * status, 128+N when signal N killed it, DARWIN_EXIT_SETUP (with a message
+ * on stderr) when argv[0] could not be executed.
+ */
+int darwin_launch_run(const struct darwin_launch_plan *plan);
+
+/* The per-user dyld cache dir when it exists (macOS only), else NULL. */
+const char *darwin_dyld_cache_dir(struct arena *a);
+
+/*
+ * The whole launch, as omnibox-run on macOS performs it: a scratch dir under
+ * TMPDIR, darwin_launch_prepare(), the profile written, sandbox-exec (or
+ * SANDBOX_EXEC when not NULL, for tests) run, then the profile and the
+ * scratch dir removed.  With DRY_RUN the profile, the argv and the names of
+ * the environment go to OUT instead and nothing runs.  RQ->scratch is
+ * ignored.  Returns the exit status omnibox-run must exit with.
+ */
+int darwin_launch(const struct darwin_launch_request *rq, const char *tmpdir,
+		  const char *sandbox_exec, bool dry_run, FILE *out);
+
+#endif
