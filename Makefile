@@ -64,6 +64,8 @@ LIB_SRC := \
 	emitters/emit_bwrap.c \
 	emitters/emit_env.c \
 	emitters/emit_seccomp.c \
+	emitters/emit_sbpl.c \
+	runtime/darwin_launch.c \
 	runtime/resolve.c \
 	runtime/cgroup.c \
 	runtime/scan.c \
@@ -80,10 +82,10 @@ INIT := $(B)/omnibox-init
 # omnibox-init runs inside sandboxes that may not see the host's libraries:
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
-UNIT := frontend egress_parse egress_match scan seccomp
+UNIT := frontend egress_parse egress_match scan seccomp sbpl
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
-	$(B)/bench/bench_seccomp
+	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
 PROBE := $(B)/tests/probe
 FUZZ := yaml egress
 FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
@@ -140,6 +142,12 @@ $(B)/tests/test_%: $(B)/obj/tests/unit/test_%.o $(LIB)
 $(B)/tests/test_seccomp: $(B)/obj/tests/unit/test_seccomp.o $(B)/obj/tests/unit/bpf_interp.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion -lpthread
+
+# The SBPL tests read profiles with their own checker and evaluator.
+$(B)/tests/test_sbpl: $(B)/obj/tests/unit/test_sbpl.o $(B)/obj/tests/darwin/sbpl_check.o \
+		$(B)/obj/tests/darwin/sbpl_eval.o $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
 
 $(PROBE): tests/linux/probe.c
 	@mkdir -p $(@D)
@@ -233,7 +241,7 @@ uninstall:
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/omnibox
 
 FORMAT_SRC = $(wildcard compiler/*.[ch] grammar/*.[ch] emitters/*.[ch] runtime/*.[ch] \
-	tests/unit/*.c tests/fuzz/*.c tests/bench/*.c)
+	tests/unit/*.c tests/fuzz/*.c tests/bench/*.c tests/darwin/*.[ch] tests/linux/*.c)
 
 format:
 	clang-format -i $(FORMAT_SRC)

@@ -19,6 +19,7 @@
 #include "policy.h"
 #include "textbuf.h"
 #include "udiff.h"
+#include "../emitters/sbpl.h"
 #include "../runtime/resolve.h"
 
 #define OMNIBOX_VERSION "0.1.0"
@@ -56,15 +57,22 @@ static const char usage_text[] =
 	"Compile the os_env sandbox policy of an agent YAML into native sandbox profiles.\n"
 	"\n"
 	"  -t, --target=linux|darwin|windows|all   default: the host's platform\n"
-	"  -e, --emit=KIND      one output of the target (default: ir):\n"
-	"                         ir      the validated policy as JSON, with source lines\n"
-	"                         egress  the normalised egress rule table\n"
+	"  -e, --emit=KIND      one output of the target:\n"
+	"                         ir           the validated policy as JSON, with source lines\n"
+	"                         egress       the normalised egress rule table\n"
+	"                         bwrap        linux: the bubblewrap argv (the linux default)\n"
+	"                         seccomp      linux: the seccomp filter, readable\n"
+	"                         seccomp-bpf  linux: the seccomp filter, binary\n"
+	"                         env          linux, darwin: the environment allow-list\n"
+	"                         sbpl         darwin: the Seatbelt profile (the darwin default)\n"
+	"                         sbpl-params  darwin: its -D NAME=VALUE parameters\n"
 	"  -o, --output=PATH    write to PATH instead of stdout; with --target=all, PATH is\n"
 	"                       a directory that receives every output\n"
 	"      --terminal=NAME  compile the effective policy of terminals.NAME\n"
 	"      --resolve        print the launch omnibox-run would execute on this machine:\n"
-	"                       canonical paths, the dotfile scan done, the scratch dir\n"
-	"                       named (linux); a command may follow '--'\n"
+	"                       for linux the bwrap argv (canonical paths, the dotfile scan\n"
+	"                       done, the scratch dir named; a command may follow '--'),\n"
+	"                       for darwin the concrete profile or its -D parameters\n"
 	"      --cwd=DIR        the workspace for --resolve (default: os_env.cwd, else .)\n"
 	"      --home=DIR       the home directory for --resolve (default: $HOME)\n"
 	"      --check=DIR      compare DIR (as written by --target=all -o DIR, or for the\n"
@@ -209,11 +217,16 @@ parse_options(int argc, char **argv, struct options *o)
 		usage_error("%s", "a command after '--' is only for --resolve");
 	if (o->resolve && (o->check || o->target < 0))
 		usage_error("%s", "--resolve describes one launch: one --target, no --check");
-	if (o->resolve && o->target != TARGET_LINUX)
-		usage_error("--resolve is not available for --target=%s yet",
-			    target_name((enum target)o->target));
-	if (o->resolve && o->emit && strcmp(o->emit, "bwrap"))
-		usage_error("%s", "--resolve prints the bwrap launch; it takes no other --emit");
+	if (o->resolve && o->target == TARGET_WINDOWS)
+		usage_error("%s", "--resolve has nothing to resolve for --target=windows: the "
+				  "manifest has no machine-specific values");
+	if (o->resolve && o->target == TARGET_LINUX && o->emit && strcmp(o->emit, "bwrap"))
+		usage_error("%s", "--resolve --target=linux prints the bwrap launch; it takes no "
+				  "other --emit");
+	if (o->resolve && o->target == TARGET_DARWIN && o->emit && strcmp(o->emit, "sbpl") &&
+	    strcmp(o->emit, "sbpl-params"))
+		usage_error("%s", "--resolve --target=darwin prints the profile (--emit=sbpl) or "
+				  "its parameters (--emit=sbpl-params)");
 }
 
 /* One file of an output directory: where it goes and what it holds. */
@@ -388,6 +401,39 @@ emit_one(const struct options *o, const struct policy *p, struct diag *d)
 	return EXIT_OK;
 }
 
+/* The concrete Seatbelt profile (or its -D list) omnibox-run would use. */
+static int
+resolve_darwin(const struct options *o, const struct policy *p, struct arena *a, struct diag *d)
+{
+	struct sbpl_resolve_request rq = {0};
+	struct textbuf profile = {0}, params = {0};
+	char launch_dir[PATH_MAX];
+	bool want_params = o->emit && !strcmp(o->emit, "sbpl-params");
+
+	if (!getcwd(launch_dir, sizeof(launch_dir))) {
+		fprintf(stderr, "omnibox-compile: getcwd: %s\n", strerror(errno));
+		return EXIT_IO;
+	}
+	rq.launch_dir = launch_dir;
+	rq.cwd = o->cwd;
+	rq.home = o->home ? o->home : getenv("HOME") ? getenv("HOME") : "/";
+#if defined(__APPLE__)
+	rq.canonical = resolve_canonical;
+#endif
+	if (sbpl_resolve(a, p, &rq, d, &profile, &params) < 0) {
+		tb_free(&profile);
+		tb_free(&params);
+		return EXIT_INVALID;
+	}
+	if (want_params)
+		fwrite(params.data, 1, params.len, stdout);
+	else
+		fwrite(profile.data, 1, profile.len, stdout);
+	tb_free(&profile);
+	tb_free(&params);
+	return EXIT_OK;
+}
+
 /* The launch omnibox-run would execute here, as --dry-run prints it. */
 static int
 resolve_launch(const struct options *o, const struct policy *p, struct arena *a)
@@ -462,8 +508,12 @@ main(int argc, char **argv)
 		struct artifacts set = {0};
 
 		if (o.resolve) {
-			rc = emit_check_target(p, TARGET_LINUX, &d) < 0 ? EXIT_INVALID
-									 : resolve_launch(&o, p, a);
+			if (emit_check_target(p, (enum target)o.target, &d) < 0)
+				rc = EXIT_INVALID;
+			else if (o.target == TARGET_DARWIN)
+				rc = resolve_darwin(&o, p, a, &d);
+			else
+				rc = resolve_launch(&o, p, a);
 		} else if (o.check || o.target < 0) {
 			if (collect_artifacts(p, o.target, &d, &set, a) < 0)
 				rc = EXIT_INVALID;

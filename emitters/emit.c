@@ -2,6 +2,7 @@
  * emit.c - the table of emitters and targets.
  */
 #include "emit.h"
+#include "sbpl.h"
 #include "seccomp.h"
 
 #include <string.h>
@@ -12,6 +13,8 @@ const struct emitter emitters[] = {
 	{"bwrap", "bwrap.args", TARGET_BIT(TARGET_LINUX), true, false, emit_bwrap},
 	{"seccomp", "seccomp.pfc", TARGET_BIT(TARGET_LINUX), true, false, emit_seccomp},
 	{"seccomp-bpf", "seccomp.bpf", TARGET_BIT(TARGET_LINUX), true, true, emit_seccomp_bpf},
+	{"sbpl", "profile.sb", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl},
+	{"sbpl-params", "profile.params", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl_params},
 	{"env", "env", TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN), true, false, emit_env},
 	{NULL, NULL, 0, false, false, NULL},
 };
@@ -28,7 +31,7 @@ emitter_find(const char *name)
 const struct emitter *
 emitter_default(enum target t)
 {
-	return emitter_find(t == TARGET_LINUX ? "bwrap" : "ir");
+	return emitter_find(t == TARGET_LINUX ? "bwrap" : t == TARGET_DARWIN ? "sbpl" : "ir");
 }
 
 const char *

@@ -26,21 +26,28 @@
 #include <string.h>
 
 static const char *const param_names[SBPL_PARAM_COUNT] = {
-	"CWD", "HOME", "SCRATCH", "CWD_RE", "HOME_RE", "SCRATCH_RE", "PORT", "SOCK",
+    "CWD", "HOME", "SCRATCH", "CWD_RE", "HOME_RE", "SCRATCH_RE", "PORT", "SOCK",
 };
 
 /* Read-only system roots (spec section 4): subpaths, then the symlinks themselves. */
 static const char *const system_subpaths[] = {
-	"/usr",	 "/System",	 "/Library",		     "/bin",
-	"/sbin", "/opt",	 "/private/etc",	     "/private/var/db/timezone",
-	"/private/var/db/mds", "/private/var/db/dyld", NULL,
+    "/usr",
+    "/System",
+    "/Library",
+    "/bin",
+    "/sbin",
+    "/opt",
+    "/private/etc",
+    "/private/var/db/timezone",
+    "/private/var/db/mds",
+    "/private/var/db/dyld",
+    NULL,
 };
 static const char *const system_literals[] = {"/", "/etc", "/var", "/tmp", NULL};
 
 /* Never granted to make a command visible: they would expose every user's files. */
-static const char *const too_wide_dirs[] = {"/",       "/Users",      "/private", "/var",
-					    "/private/var", "/private/tmp", "/tmp",	   "/Volumes",
-					    NULL};
+static const char *const too_wide_dirs[] = {
+    "/", "/Users", "/private", "/var", "/private/var", "/private/tmp", "/tmp", "/Volumes", NULL};
 
 bool
 sbpl_path_is_system(const char *path)
@@ -212,6 +219,16 @@ struct root {
 	enum cost cost;
 };
 
+/* A parameter a path can be written relative to: CWD, HOME, SCRATCH, or the
+ * parameter of its own of a path that climbs out of its base. */
+struct base {
+	const char *name, *re_name;
+	enum sbpl_param id, re_id; /* SBPL_PARAM_COUNT for an extra */
+	const char *match;	   /* the value as paths in this context spell it */
+	const char *display;	   /* an extra's value in --emit=sbpl-params */
+	bool used, re_used;
+};
+
 struct b {
 	struct arena *a;
 	const struct policy *p;
@@ -226,6 +243,8 @@ struct b {
 	bool ws_writable;
 	struct root *roots;
 	size_t n_roots, cap_roots;
+	struct base *bases; /* what a path may be written relative to */
+	size_t n_bases, cap_bases;
 };
 
 static void put(struct b *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -279,33 +298,62 @@ put_param(struct b *b, enum sbpl_param p)
 }
 
 static void
+put_base(struct b *b, struct base *base, bool re)
+{
+	if (re && base->re_id != SBPL_PARAM_COUNT)
+		use_param(b, base->re_id);
+	else if (!re && base->id != SBPL_PARAM_COUNT)
+		use_param(b, base->id);
+	if (re)
+		base->re_used = true;
+	else
+		base->used = true;
+	put(b, "(param \"%s\")", re ? base->re_name : base->name);
+}
+
+static void
 put_str(struct b *b, const char *s, struct loc loc, const char *what)
 {
 	if (sbpl_put_string(b->out, s) == 0)
 		return;
 	if (!b->failed || loc.line)
-		diag_error(b->d, loc, "%s holds a control character, which a Seatbelt profile cannot "
-				      "carry",
+		diag_error(b->d, loc,
+			   "%s holds a control character, which a Seatbelt profile cannot "
+			   "carry",
 			   what);
 	b->failed = true;
 	tb_puts(b->out, "\"\"");
 }
 
-/* The parameter (CWD, HOME or SCRATCH) whose value is the longest prefix of S. */
-static int
+static void
+add_base(struct b *b, const char *name, enum sbpl_param id, enum sbpl_param re_id,
+	 const char *match, const char *display)
+{
+	struct base *x = ARENA_PUSH(b->a, b->bases, b->n_bases, b->cap_bases);
+
+	x->name = name;
+	x->re_name = arena_printf(b->a, "%s_RE", name);
+	x->id = id;
+	x->re_id = re_id;
+	x->match = match;
+	x->display = display;
+}
+
+/* The base whose value is the longest prefix of S, or NULL. */
+static struct base *
 param_prefix(const struct b *b, const char *s)
 {
-	const char *v[3] = {b->c->cwd, b->c->home, b->c->scratch};
-	int best = -1;
+	struct base *best = NULL;
 	size_t best_len = 0;
 
-	for (int i = 0; i < 3; i++) {
-		size_t n = v[i] ? strlen(v[i]) : 0;
+	for (size_t i = 0; i < b->n_bases; i++) {
+		const char *v = b->bases[i].match;
+		size_t n = v ? strlen(v) : 0;
 
-		if (n < 2 || strncmp(s, v[i], n) || (s[n] != '/' && s[n] != '\0'))
+		if (n < 2 || strncmp(s, v, n) || (s[n] != '/' && s[n] != '\0'))
 			continue;
 		if (n > best_len) {
-			best = i;
+			best = &b->bases[i];
 			best_len = n;
 		}
 	}
@@ -316,41 +364,36 @@ param_prefix(const struct b *b, const char *s)
 static void
 put_path(struct b *b, const char *s, struct loc loc, const char *what)
 {
-	static const enum sbpl_param base[3] = {SBPL_PARAM_CWD, SBPL_PARAM_HOME, SBPL_PARAM_SCRATCH};
-	int k = param_prefix(b, s);
-	const char *v[3] = {b->c->cwd, b->c->home, b->c->scratch};
+	struct base *k = param_prefix(b, s);
 
-	if (k < 0) {
+	if (!k) {
 		put_str(b, s, loc, what);
 		return;
 	}
-	if (s[strlen(v[k])] == '\0') {
-		put_param(b, base[k]);
+	if (s[strlen(k->match)] == '\0') {
+		put_base(b, k, false);
 		return;
 	}
 	put(b, "(string-append ");
-	put_param(b, base[k]);
+	put_base(b, k, false);
 	put(b, " ");
-	put_str(b, s + strlen(v[k]), loc, what);
+	put_str(b, s + strlen(k->match), loc, what);
 	put(b, ")");
 }
 
 /* (regex "^ROOT" TAIL) with ROOT escaped: through a *_RE parameter where ROOT
- * starts with CWD, HOME or SCRATCH (the runtime escapes those values). */
+ * starts with a parameter's value (the runtime escapes those values). */
 static void
 put_regex(struct b *b, const char *root, const char *tail, struct loc loc, const char *what)
 {
-	static const enum sbpl_param re[3] = {SBPL_PARAM_CWD_RE, SBPL_PARAM_HOME_RE,
-					      SBPL_PARAM_SCRATCH_RE};
-	const char *v[3] = {b->c->cwd, b->c->home, b->c->scratch};
 	struct textbuf t = {0};
-	int k = param_prefix(b, root);
+	struct base *k = param_prefix(b, root);
 
 	put(b, "(regex ");
-	if (k >= 0) {
+	if (k) {
 		put(b, "(string-append \"^\" ");
-		put_param(b, re[k]);
-		sbpl_regex_escape(&t, root + strlen(v[k]));
+		put_base(b, k, true);
+		sbpl_regex_escape(&t, root + strlen(k->match));
 		tb_puts(&t, tail);
 		put(b, " ");
 		put_str(b, t.data, loc, what);
@@ -364,6 +407,23 @@ put_regex(struct b *b, const char *root, const char *tail, struct loc loc, const
 	}
 	put(b, ")");
 	tb_free(&t);
+}
+
+/* "READ_PATHS_2" for the second entry of read_paths. */
+static const char *
+entry_param_name(struct b *b, const struct ir_path *ip)
+{
+	const struct sandbox *sb = b->sb;
+	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->write_files,
+					     &sb->mask_paths, &sb->deny_unix_socket_paths};
+	static const char *const names[] = {"READ_PATHS", "WRITE_PATHS", "WRITE_FILES",
+					    "MASK_PATHS", "DENY_UNIX_SOCKET_PATHS"};
+
+	for (size_t k = 0; k < 5; k++)
+		if (ip >= lists[k]->v && ip < lists[k]->v + lists[k]->n)
+			return arena_printf(b->a, "%s_%zu", names[k],
+					    (size_t)(ip - lists[k]->v) + 1);
+	return "PATH";
 }
 
 /* The path an IR path names in this context. */
@@ -392,8 +452,17 @@ ir_path_string(struct b *b, const struct ir_path *ip)
 		return sbpl_darwin_path(b->a, arena_printf(b->a, "%s/%s", base, ip->rel));
 	{
 		char *rel = collapse_rel(b->a, ip->rel, false);
+		const char *name, *match;
 
-		return *rel ? arena_printf(b->a, "%s/%s", base, rel) : base;
+		if (strncmp(rel, "..", 2) || (rel[2] != '/' && rel[2] != '\0'))
+			return *rel ? arena_printf(b->a, "%s/%s", base, rel) : base;
+		/* Out of its base: a parameter of its own, canonical at launch. */
+		name = entry_param_name(b, ip);
+		match = arena_printf(b->a, "{%s}", name);
+		if (!param_prefix(b, match))
+			add_base(b, name, SBPL_PARAM_COUNT, SBPL_PARAM_COUNT, match,
+				 arena_printf(b->a, "%s/%s", base, rel));
+		return match;
 	}
 }
 
@@ -499,19 +568,20 @@ emit_grants(struct b *b)
 	put(b, "\n");
 	mark = b->out->len;
 	comment(b, "6. the command's install directory, read-only, when outside the system "
-		   "directories and grants%s;",
-		b->c->resolved ? "" : " (at launch)");
-	comment(b, "   never /, /Users, /private, /var or the home directory: the launch is "
-		   "refused instead");
+		   "directories");
+	comment(b, "   and the grants%s; never /, /Users, /private, /var or the",
+		b->c->resolved ? "" : " (added at launch)");
+	comment(b, "   home directory: the launch is refused instead");
 	for (size_t i = 0; i < b->c->n_command_dirs; i++) {
 		const char *dir = b->c->command_dirs[i];
 
 		if (command_dir_too_wide(b, dir)) {
-			diag_error(b->d, (struct loc){0},
-				   "the command lives directly in %s; making it visible would expose "
-				   "that whole directory: install the program in a directory of its "
-				   "own",
-				   dir);
+			diag_error(
+			    b->d, (struct loc){0},
+			    "the command lives directly in %s; making it visible would expose "
+			    "that whole directory: install the program in a directory of its "
+			    "own",
+			    dir);
 			b->failed = true;
 			continue;
 		}
@@ -577,8 +647,9 @@ emit_network(struct b *b)
 
 	put(b, "\n");
 	if (sb->n_egress) {
-		comment(b, "10. network: egress_rules (line %u): nothing but the relay on loopback "
-			   "port PORT, which",
+		comment(b,
+			"10. network: egress_rules (line %u): nothing but the relay on loopback "
+			"port PORT, which",
 			sb->egress_loc.line);
 		comment(b, "    forwards to the egress proxy's socket SOCK outside the sandbox "
 			   "(written before the denies)");
@@ -599,9 +670,11 @@ emit_network(struct b *b)
 			comment(b, "10. network: allowed (allow_network defaults to true)");
 		put(b, "(allow network*)\n");
 	} else {
-		comment(b, "10. network: allow_network: false (line %u): no network operation is "
-			   "allowed; (deny default) refuses them all",
+		comment(b,
+			"10. network: allow_network: false (line %u): no network operation is "
+			"allowed,",
 			sb->allow_network.loc.line);
+		comment(b, "    (deny default) refuses them all");
 	}
 }
 
@@ -749,12 +822,12 @@ emit_dotfile_regex(struct b *b, const char **grants, size_t n_grants)
 	put(b, "\n");
 	comment(b, "8. denies, after every allow.  Dotfiles: every path below a root with a "
 		   "component");
-	comment(b, "   that starts with \".\", %s;", allow.data);
-	comment(b, "   %s (cwd_hidden_scan_recursive%s)",
-		rec ? "at every depth" : "top level only",
+	comment(b, "   that starts with \".\",");
+	comment(b, "   %s;", allow.data);
+	comment(b, "   %s (cwd_hidden_scan_recursive%s)", rec ? "at every depth" : "top level only",
 		sb->scan_recursive.loc.line
-			? arena_printf(b->a, ", line %u", sb->scan_recursive.loc.line)
-			: ", the default");
+		    ? arena_printf(b->a, ", line %u", sb->scan_recursive.loc.line)
+		    : ", the default");
 	comment(b, "   a grant that names a hidden path is the opt-in for exactly that path");
 	for (size_t i = 0; i < b->n_roots; i++) {
 		const struct root *r = &b->roots[i];
@@ -884,8 +957,8 @@ static void push_unique(struct b *b, const char ***v, size_t *n, size_t *cap, co
 static void
 emit_library(struct b *b, const char **grants, size_t n_grants)
 {
-	const char *lib = strcmp(b->c->home, "/") ? arena_printf(b->a, "%s/Library", b->c->home)
-						 : "/Library";
+	const char *lib =
+	    strcmp(b->c->home, "/") ? arena_printf(b->a, "%s/Library", b->c->home) : "/Library";
 	const struct ir_pathlist *rp = &b->sb->read_paths;
 
 	for (size_t i = 0; i < rp->n; i++)
@@ -973,7 +1046,8 @@ emit_rename_denies(struct b *b)
 			    (!best || strlen(b->roots[r].path) > strlen(best)))
 				best = b->roots[r].path;
 		for (size_t w = 0; w < n_w; w++)
-			if (path_below(m, writable[w]) && (!best || strlen(writable[w]) > strlen(best)))
+			if (path_below(m, writable[w]) &&
+			    (!best || strlen(writable[w]) > strlen(best)))
 				best = writable[w];
 		if (best)
 			push_between(b, &lit, &n, &cap, best, m);
@@ -987,13 +1061,14 @@ emit_rename_denies(struct b *b)
 	comment(b, "   directory above it: so no rename or removal of each root, of each "
 		   "directory between");
 	comment(b, "   a writable grant and a root or a masked path%s",
-		b->c->enumerate_hidden ? ", of each directory holding a hidden path"
+		b->c->enumerate_hidden	   ? ", of each directory holding a hidden path"
 		: sb->scan_recursive.value ? ","
 					   : "");
 	if (!b->c->enumerate_hidden && sb->scan_recursive.value)
 		comment(b, "   and (every depth being masked) of each directory below a root");
 	if (!b->c->resolved)
-		comment(b, "   (directories between grants of different bases are added at launch)");
+		comment(b,
+			"   (directories between grants of different bases are added at launch)");
 	put(b, "(deny file-write-unlink");
 	for (size_t i = 0; i < n; i++) {
 		put(b, "\n\t(literal ");
@@ -1054,15 +1129,15 @@ check_size(struct b *b, size_t len)
 		const char *name;
 		struct loc loc;
 	} who[COST_COUNT] = {
-		[COST_FIXED] = {"the fixed rules", {0}},
-		[COST_READ_PATHS] = {"read_paths", sb->read_paths.loc},
-		[COST_WRITE_PATHS] = {"write_paths", sb->write_paths.loc},
-		[COST_WRITE_FILES] = {"write_files", sb->write_files.loc},
-		[COST_MASK_PATHS] = {"mask_paths", sb->mask_paths.loc},
-		[COST_SOCKETS] = {"deny_unix_socket_paths", sb->deny_unix_socket_paths.loc},
-		[COST_ALLOW_HIDDEN] = {"cwd_allow_hidden", sb->cwd_allow_hidden.loc},
-		[COST_COMMAND] = {"the command's directories", {0}},
-		[COST_HIDDEN_LIST] = {"the list of hidden dotfiles", {0}},
+	    [COST_FIXED] = {"the fixed rules", {0}},
+	    [COST_READ_PATHS] = {"read_paths", sb->read_paths.loc},
+	    [COST_WRITE_PATHS] = {"write_paths", sb->write_paths.loc},
+	    [COST_WRITE_FILES] = {"write_files", sb->write_files.loc},
+	    [COST_MASK_PATHS] = {"mask_paths", sb->mask_paths.loc},
+	    [COST_SOCKETS] = {"deny_unix_socket_paths", sb->deny_unix_socket_paths.loc},
+	    [COST_ALLOW_HIDDEN] = {"cwd_allow_hidden", sb->cwd_allow_hidden.loc},
+	    [COST_COMMAND] = {"the command's directories", {0}},
+	    [COST_HIDDEN_LIST] = {"the list of hidden dotfiles", {0}},
 	};
 	size_t worst = COST_FIXED;
 
@@ -1076,10 +1151,10 @@ check_size(struct b *b, size_t len)
 		   "sandbox-exec; %s make%s %zu bytes of it: grant fewer, broader paths",
 		   len, max, who[worst].name,
 		   worst == COST_READ_PATHS || worst == COST_WRITE_PATHS ||
-				   worst == COST_WRITE_FILES || worst == COST_MASK_PATHS ||
-				   worst == COST_SOCKETS || worst == COST_ALLOW_HIDDEN
-			   ? "s"
-			   : "",
+			   worst == COST_WRITE_FILES || worst == COST_MASK_PATHS ||
+			   worst == COST_SOCKETS || worst == COST_ALLOW_HIDDEN
+		       ? "s"
+		       : "",
 		   b->spent[worst]);
 	b->failed = true;
 }
@@ -1101,14 +1176,14 @@ static void
 header(struct b *b, struct textbuf *out)
 {
 	static const char *const meaning[SBPL_PARAM_COUNT] = {
-		"the workspace",
-		"the home directory",
-		"the private scratch dir ($TMPDIR), new for each launch",
-		"CWD escaped for a regular expression",
-		"HOME escaped for a regular expression",
-		"SCRATCH escaped for a regular expression",
-		"the loopback port of the egress relay inside the sandbox",
-		"the Unix socket of the egress proxy outside the sandbox",
+	    "the workspace",
+	    "the home directory",
+	    "the private scratch dir ($TMPDIR), new for each launch",
+	    "CWD escaped for a regular expression",
+	    "HOME escaped for a regular expression",
+	    "SCRATCH escaped for a regular expression",
+	    "the loopback port of the egress relay inside the sandbox",
+	    "the Unix socket of the egress proxy outside the sandbox",
 	};
 	const struct terminal *t = b->p->terminal;
 
@@ -1123,6 +1198,16 @@ header(struct b *b, struct textbuf *out)
 	for (int k = 0; k < SBPL_PARAM_COUNT; k++)
 		if (b->params.used[k])
 			tb_printf(out, ";   %-10s %s\n", param_names[k], meaning[k]);
+	for (size_t i = 3; i < b->n_bases; i++) {
+		const struct base *x = &b->bases[i];
+
+		if (x->used)
+			tb_printf(out, ";   %s %s, canonical (it leaves its base)\n", x->name,
+				  x->display);
+		if (x->re_used)
+			tb_printf(out, ";   %s the same escaped for a regular expression\n",
+				  x->re_name);
+	}
 	tb_puts(out, "; every deny follows every allow and no allow undoes a deny, so the profile "
 		     "means the\n; same whether the last match or a deny wins\n");
 }
@@ -1142,8 +1227,8 @@ regex_value(struct arena *a, const char *v, bool resolved)
 }
 
 int
-sbpl_build(struct arena *a, const struct policy *p, const struct sbpl_context *c,
-	   struct diag *d, struct textbuf *profile, struct sbpl_params *params)
+sbpl_build(struct arena *a, const struct policy *p, const struct sbpl_context *c, struct diag *d,
+	   struct textbuf *profile, struct sbpl_params *params)
 {
 	struct textbuf body = {0};
 	struct b b = {.a = a, .p = p, .sb = &p->os_env.sandbox, .c = c, .d = d, .out = &body};
@@ -1151,14 +1236,19 @@ sbpl_build(struct arena *a, const struct policy *p, const struct sbpl_context *c
 	size_t n_grants;
 
 	b.cwd = c->cwd;
+	add_base(&b, "CWD", SBPL_PARAM_CWD, SBPL_PARAM_CWD_RE, c->cwd, NULL);
+	add_base(&b, "HOME", SBPL_PARAM_HOME, SBPL_PARAM_HOME_RE, c->home, NULL);
+	add_base(&b, "SCRATCH", SBPL_PARAM_SCRATCH, SBPL_PARAM_SCRATCH_RE, c->scratch, NULL);
 	if (p->os_env.sandbox.type == SANDBOX_NONE) {
 		if (p->os_env.sandbox.type_loc.line)
-			tb_printf(profile, "; sandbox type none (line %u) in %s: the command runs "
-					   "without a sandbox; there is no profile\n",
+			tb_printf(profile,
+				  "; sandbox type none (line %u) in %s: the command runs "
+				  "without a sandbox; there is no profile\n",
 				  p->os_env.sandbox.type_loc.line, p->source);
 		else
-			tb_printf(profile, "; sandbox type none in %s: the command runs without a "
-					   "sandbox; there is no profile\n",
+			tb_printf(profile,
+				  "; sandbox type none in %s: the command runs without a "
+				  "sandbox; there is no profile\n",
 				  p->source);
 		if (params)
 			memset(params, 0, sizeof(*params));
@@ -1179,6 +1269,27 @@ sbpl_build(struct arena *a, const struct policy *p, const struct sbpl_context *c
 	emit_rename_denies(&b);
 	emit_sockets(&b);
 
+	if (c->resolved) {
+		const char *plain[] = {c->cwd, c->home, c->scratch, c->port, c->proxy_socket};
+		static const char *const what[] = {"the workspace", "the home directory",
+						   "the scratch dir", "the relay port",
+						   "the proxy socket"};
+
+		/* Parameter values go on sandbox-exec's command line and into
+		 * regular expressions: no line break may hide in one. */
+		for (size_t i = 0; i < 5; i++) {
+			struct textbuf t = {0};
+
+			if (plain[i] && sbpl_put_string(&t, plain[i]) < 0) {
+				diag_error(d, (struct loc){0},
+					   "%s holds a control character, which a Seatbelt profile "
+					   "cannot carry",
+					   what[i]);
+				b.failed = true;
+			}
+			tb_free(&t);
+		}
+	}
 	{
 		struct textbuf head = {0};
 
@@ -1192,18 +1303,34 @@ sbpl_build(struct arena *a, const struct policy *p, const struct sbpl_context *c
 	}
 	tb_free(&body);
 	if (params) {
-		const char *plain[SBPL_PARAM_COUNT] = {c->cwd, c->home, c->scratch, NULL,
-						       NULL,   NULL,    c->port,    c->proxy_socket};
+		const char *plain[SBPL_PARAM_COUNT] = {c->cwd, c->home, c->scratch,	NULL, NULL,
+						       NULL,   c->port, c->proxy_socket};
 
 		memset(params, 0, sizeof(*params));
 		for (int k = 0; k < SBPL_PARAM_COUNT; k++) {
 			params->used[k] = b.params.used[k];
 			if (k >= SBPL_PARAM_CWD_RE && k <= SBPL_PARAM_SCRATCH_RE)
-				params->value[k] = regex_value(a, plain[k - SBPL_PARAM_CWD_RE],
-							       c->resolved);
+				params->value[k] =
+				    regex_value(a, plain[k - SBPL_PARAM_CWD_RE], c->resolved);
 			else
 				params->value[k] = plain[k];
 		}
+		params->extra_name = arena_alloc(a, 2 * b.n_bases * sizeof(char *));
+		params->extra_value = arena_alloc(a, 2 * b.n_bases * sizeof(char *));
+		for (size_t i = 3; i < b.n_bases; i++) {
+			const struct base *x = &b.bases[i];
+
+			if (x->used) {
+				params->extra_name[params->n_extra] = x->name;
+				params->extra_value[params->n_extra++] = x->display;
+			}
+			if (x->re_used) {
+				params->extra_name[params->n_extra] = x->re_name;
+				params->extra_value[params->n_extra++] =
+				    arena_printf(a, "%s:regex", x->display);
+			}
+		}
+		params->cap_extra = params->n_extra;
 	}
 	return b.failed ? -1 : 0;
 }
@@ -1213,11 +1340,16 @@ sbpl_params_format(const struct sbpl_params *params, const char *source, struct 
 {
 	bool any = false;
 
-	tb_printf(out, "# sandbox-exec parameters of the profile for %s, one -D per line\n", source);
+	tb_printf(out, "# sandbox-exec parameters of the profile for %s, one -D per line\n",
+		  source);
 	for (int k = 0; k < SBPL_PARAM_COUNT; k++) {
 		if (!params->used[k])
 			continue;
 		tb_printf(out, "-D %s=%s\n", param_names[k], params->value[k]);
+		any = true;
+	}
+	for (size_t i = 0; i < params->n_extra; i++) {
+		tb_printf(out, "-D %s=%s\n", params->extra_name[i], params->extra_value[i]);
 		any = true;
 	}
 	if (!any)
@@ -1304,7 +1436,8 @@ sbpl_resolve_context(struct arena *a, const struct policy *p,
 	sb = &copy->os_env.sandbox;
 	home = canonical(a, req, req->home);
 	if (req->cwd)
-		ws = req->cwd[0] == '/' ? req->cwd : arena_printf(a, "%s/%s", req->launch_dir, req->cwd);
+		ws = req->cwd[0] == '/' ? req->cwd
+					: arena_printf(a, "%s/%s", req->launch_dir, req->cwd);
 	else if (env->cwd.s && env->cwd_path.base == PATH_ABSOLUTE)
 		ws = env->cwd_path.symbolic;
 	else if (env->cwd.s && env->cwd_path.base == PATH_HOME)
@@ -1330,8 +1463,7 @@ sbpl_resolve_context(struct arena *a, const struct policy *p,
 	c->resolved = true;
 	c->cwd = ws;
 	c->home = home;
-	c->scratch = req->scratch ? canonical(a, req, req->scratch)
-				  : "/private/tmp/omnibox-XXXXXX";
+	c->scratch = req->scratch ? canonical(a, req, req->scratch) : "/private/tmp/omnibox-XXXXXX";
 	c->port = req->port ? req->port : "{PORT}";
 	c->proxy_socket = req->proxy_socket ? canonical(a, req, req->proxy_socket) : "{SOCK}";
 	c->command_dirs = req->command_dirs;

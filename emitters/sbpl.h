@@ -41,14 +41,14 @@ int emit_sbpl_params(const struct policy *p, enum target t, struct diag *d, stru
 
 /* The parameters a profile may reference, in the order they are listed. */
 enum sbpl_param {
-	SBPL_PARAM_CWD,	       /* the workspace, canonical */
-	SBPL_PARAM_HOME,       /* the home directory, canonical */
-	SBPL_PARAM_SCRATCH,    /* the private scratch dir ($TMPDIR) */
-	SBPL_PARAM_CWD_RE,     /* CWD escaped for a regex (sbpl_regex_escape) */
+	SBPL_PARAM_CWD,	    /* the workspace, canonical */
+	SBPL_PARAM_HOME,    /* the home directory, canonical */
+	SBPL_PARAM_SCRATCH, /* the private scratch dir ($TMPDIR) */
+	SBPL_PARAM_CWD_RE,  /* CWD escaped for a regex (sbpl_regex_escape) */
 	SBPL_PARAM_HOME_RE,
 	SBPL_PARAM_SCRATCH_RE,
-	SBPL_PARAM_PORT,       /* the loopback relay's port (egress only) */
-	SBPL_PARAM_SOCK,       /* the egress proxy's Unix socket (egress only) */
+	SBPL_PARAM_PORT, /* the loopback relay's port (egress only) */
+	SBPL_PARAM_SOCK, /* the egress proxy's Unix socket (egress only) */
 	SBPL_PARAM_COUNT,
 };
 
@@ -101,6 +101,16 @@ void sbpl_context_symbolic(struct sbpl_context *c);
 struct sbpl_params {
 	bool used[SBPL_PARAM_COUNT];
 	const char *value[SBPL_PARAM_COUNT];
+	/*
+	 * Symbolic only: a path that climbs out of its base ("{CWD}/../libs")
+	 * cannot be written relative to a parameter (Seatbelt compares
+	 * canonical paths, so "/x/proj/../libs" would never match), so it gets a
+	 * parameter of its own, named after its list and position
+	 * (READ_PATHS_2, and READ_PATHS_2_RE when a regex needs it), whose
+	 * value is the canonical path at launch.
+	 */
+	const char **extra_name, **extra_value;
+	size_t n_extra, cap_extra;
 };
 
 /*
@@ -150,13 +160,13 @@ typedef char *(*sbpl_canonical_fn)(struct arena *a, const char *path);
 
 /* What --resolve --target=darwin (and omnibox-run on macOS) start from. */
 struct sbpl_resolve_request {
-	const char *launch_dir;	   /* absolute; the base of a relative os_env.cwd */
-	const char *cwd;	   /* --cwd, overriding os_env.cwd (absolute or relative
-				    * to launch_dir); or NULL */
-	const char *home;	   /* absolute */
-	const char *scratch;	   /* NULL: "<tmp>/omnibox-XXXXXX", created at launch */
-	const char *port;	   /* NULL: "{PORT}", chosen at launch */
-	const char *proxy_socket;  /* NULL: "{SOCK}", chosen at launch */
+	const char *launch_dir;	  /* absolute; the base of a relative os_env.cwd */
+	const char *cwd;	  /* --cwd, overriding os_env.cwd (absolute or relative
+				   * to launch_dir); or NULL */
+	const char *home;	  /* absolute */
+	const char *scratch;	  /* NULL: "<tmp>/omnibox-XXXXXX", created at launch */
+	const char *port;	  /* NULL: "{PORT}", chosen at launch */
+	const char *proxy_socket; /* NULL: "{SOCK}", chosen at launch */
 	const char *const *command_dirs;
 	size_t n_command_dirs;
 	const char *dyld_cache_dir;

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int
 fail(char *err, size_t errlen, const char *fmt, ...)
@@ -262,7 +262,8 @@ build_env(struct arena *a, const struct darwin_launch_request *rq, struct darwin
 			size_t len = strlen(t->env_unset.v[i].s);
 
 			for (size_t k = 0; k < n; k++)
-				if (!strncmp(env[k], t->env_unset.v[i].s, len) && env[k][len] == '=') {
+				if (!strncmp(env[k], t->env_unset.v[i].s, len) &&
+				    env[k][len] == '=') {
 					env[k] = env[--n];
 					k--;
 				}
@@ -287,31 +288,38 @@ darwin_launch_prepare(struct arena *a, const struct darwin_launch_request *rq,
 {
 	const struct sandbox *sb = &rq->policy->os_env.sandbox;
 	struct sbpl_resolve_request req = {
-		.launch_dir = rq->launch_dir,
-		.cwd = rq->cwd,
-		.home = rq->home,
-		.scratch = rq->scratch,
-		.port = rq->port,
-		.proxy_socket = rq->proxy_socket,
-		.dyld_cache_dir = rq->dyld_cache_dir,
-		.canonical = rq->canonical,
+	    .launch_dir = rq->launch_dir,
+	    .cwd = rq->cwd,
+	    .home = rq->home,
+	    .scratch = rq->scratch,
+	    .port = rq->port,
+	    .proxy_socket = rq->proxy_socket,
+	    .dyld_cache_dir = rq->dyld_cache_dir,
+	    .canonical = rq->canonical,
 	};
 	struct visible vis = {0};
 
 	memset(plan, 0, sizeof(*plan));
 	if (rq->policy->os_env.sandbox.type == SANDBOX_NONE)
 		return fail(err, errlen, "sandbox type none has no Seatbelt launch");
+	if (rq->policy->os_env.fork.value)
+		return fail(err, errlen,
+			    "os_env.fork (line %u) is not supported; remove it to run on "
+			    "the workspace itself",
+			    rq->policy->os_env.fork.loc.line);
 	if (!rq->scratch || rq->scratch[0] != '/')
 		return fail(err, errlen, "no scratch dir");
 	if (sb->n_egress && (!rq->port || !rq->proxy_socket || !rq->n_relay_argv))
-		return fail(err, errlen, "egress_rules need the relay's port, the proxy's socket "
-					 "and the relay's command line");
+		return fail(err, errlen,
+			    "egress_rules need the relay's port, the proxy's socket "
+			    "and the relay's command line");
 	/* Parameter values travel on sandbox-exec's command line and into
 	 * regular expressions: nothing there may hide a line break. */
 	if (has_control(rq->home) || has_control(rq->scratch) || has_control(rq->launch_dir) ||
 	    has_control(rq->cwd) || has_control(rq->proxy_socket))
-		return fail(err, errlen, "a control character in the workspace, home, scratch or "
-					 "socket path");
+		return fail(err, errlen,
+			    "a control character in the workspace, home, scratch or "
+			    "socket path");
 	if (rq->port) {
 		char *end;
 		long port = strtol(rq->port, &end, 10);
@@ -322,8 +330,8 @@ darwin_launch_prepare(struct arena *a, const struct darwin_launch_request *rq,
 	if (sbpl_resolve_context(a, rq->policy, &req, d, &plan->policy, &plan->ctx) < 0)
 		return fail(err, errlen, "the policy cannot be resolved");
 	plan->workspace = plan->ctx.cwd;
-	plan->start_dir = rq->policy->os_env.start_in_scratch.value ? plan->ctx.scratch
-								     : plan->workspace;
+	plan->start_dir =
+	    rq->policy->os_env.start_in_scratch.value ? plan->ctx.scratch : plan->workspace;
 	if (resolve_command(a, rq, plan, &vis, err, errlen) < 0)
 		return -1;
 	plan->ctx.command_dirs = vis.dirs;
@@ -352,16 +360,21 @@ darwin_launch_argv(struct arena *a, struct darwin_launch_plan *plan, const char 
 		return -1;
 	}
 	*ARENA_PUSH(a, argv, n, cap) = arena_strdup(a, sandbox_exec);
-	*ARENA_PUSH(a, argv, n, cap) = "-f";
+	*ARENA_PUSH(a, argv, n, cap) = arena_strdup(a, "-f");
 	*ARENA_PUSH(a, argv, n, cap) = arena_strdup(a, profile_path);
 	for (int k = 0; k < SBPL_PARAM_COUNT; k++) {
 		if (!plan->params.used[k])
 			continue;
-		*ARENA_PUSH(a, argv, n, cap) = "-D";
+		*ARENA_PUSH(a, argv, n, cap) = arena_strdup(a, "-D");
 		*ARENA_PUSH(a, argv, n, cap) = arena_printf(
-			a, "%s=%s", sbpl_param_name((enum sbpl_param)k), plan->params.value[k]);
+		    a, "%s=%s", sbpl_param_name((enum sbpl_param)k), plan->params.value[k]);
 	}
-	*ARENA_PUSH(a, argv, n, cap) = "--";
+	for (size_t i = 0; i < plan->params.n_extra; i++) {
+		*ARENA_PUSH(a, argv, n, cap) = arena_strdup(a, "-D");
+		*ARENA_PUSH(a, argv, n, cap) = arena_printf(a, "%s=%s", plan->params.extra_name[i],
+							    plan->params.extra_value[i]);
+	}
+	*ARENA_PUSH(a, argv, n, cap) = arena_strdup(a, "--");
 	for (size_t i = 0; i < plan->n_command; i++)
 		*ARENA_PUSH(a, argv, n, cap) = plan->command[i];
 	plan->argc = n;
@@ -491,8 +504,14 @@ forward_signal(int sig)
 int
 darwin_launch_run(const struct darwin_launch_plan *plan)
 {
-	static const int forward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT,
-				      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+	/*
+	 * The command keeps omnibox-run's terminal and process group, so an
+	 * interactive agent can read its tty: the keyboard's SIGINT, SIGQUIT
+	 * and SIGWINCH reach it directly and are ignored here (as system(3)
+	 * does); signals sent to omnibox-run alone are passed on.
+	 */
+	static const int forward[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGINT, SIGQUIT};
+	static const size_t n_forwarded = 4;
 	struct sigaction sa = {0}, old[sizeof(forward) / sizeof(forward[0])];
 	int pipefd[2], status = 0, child_errno = 0;
 	ssize_t got;
@@ -503,11 +522,12 @@ darwin_launch_run(const struct darwin_launch_plan *plan)
 		fprintf(stderr, "omnibox-run: pipe: %s; nothing ran\n", strerror(errno));
 		return DARWIN_EXIT_SETUP;
 	}
-	sa.sa_handler = forward_signal;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
-	for (size_t i = 0; i < sizeof(forward) / sizeof(forward[0]); i++)
+	for (size_t i = 0; i < sizeof(forward) / sizeof(forward[0]); i++) {
+		sa.sa_handler = i < n_forwarded ? forward_signal : SIG_IGN;
 		sigaction(forward[i], &sa, &old[i]);
+	}
 	pid = fork();
 	if (pid < 0) {
 		fprintf(stderr, "omnibox-run: fork: %s; nothing ran\n", strerror(errno));
@@ -542,8 +562,8 @@ darwin_launch_run(const struct darwin_launch_plan *plan)
 	if (pid < 0)
 		return DARWIN_EXIT_SETUP;
 	if (got == (ssize_t)sizeof(child_errno)) {
-		fprintf(stderr, "omnibox-run: cannot run %s in %s: %s; nothing ran\n", plan->argv[0],
-			plan->start_dir, strerror(child_errno));
+		fprintf(stderr, "omnibox-run: cannot run %s in %s: %s; nothing ran\n",
+			plan->argv[0], plan->start_dir, strerror(child_errno));
 		return DARWIN_EXIT_SETUP;
 	}
 	if (WIFEXITED(status))
@@ -554,8 +574,8 @@ darwin_launch_run(const struct darwin_launch_plan *plan)
 }
 
 int
-darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir,
-	      const char *sandbox_exec, bool dry_run, FILE *out)
+darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir, const char *sandbox_exec,
+	      bool dry_run, FILE *out)
 {
 	struct darwin_launch_request rq = *rq0;
 	struct darwin_launch_plan plan;
@@ -569,8 +589,9 @@ darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir,
 
 	diag_init(&d, a, rq.policy->source, NULL, 0);
 	if (!dry_run && access(exe, X_OK) < 0) {
-		fprintf(stderr, "omnibox-run: %s is missing (%s): Seatbelt is not available, and "
-				"omnibox never runs the command unsandboxed\n",
+		fprintf(stderr,
+			"omnibox-run: %s is missing (%s): Seatbelt is not available, and "
+			"omnibox never runs the command unsandboxed\n",
 			exe, strerror(errno));
 		arena_free(a);
 		return DARWIN_EXIT_SETUP;
@@ -593,8 +614,9 @@ darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir,
 		goto out;
 	}
 	if (dry_run) {
-		darwin_launch_argv(a, &plan, exe, arena_printf(a, "%s/omnibox-profile-XXXXXX/%s",
-								 tmpdir, DARWIN_PROFILE_NAME));
+		darwin_launch_argv(
+		    a, &plan, exe,
+		    arena_printf(a, "%s/omnibox-profile-XXXXXX/%s", tmpdir, DARWIN_PROFILE_NAME));
 		fputs(plan.profile.data, out);
 		fputs("# sandbox-exec argv:\n", out);
 		for (size_t i = 0; i < plan.argc; i++)

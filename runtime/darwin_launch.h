@@ -37,12 +37,12 @@ struct darwin_launch_request {
 	const char *scratch;	     /* the private scratch dir, already created */
 	char *const *command;	     /* the agent's argv; NULL: the terminal's command */
 	size_t n_command;
-	char *const *environ;	     /* the launching environment */
+	char *const *environ; /* the launching environment */
 
 	/* With egress_rules (all three required then). */
-	const char *port;	    /* the relay's loopback port, decimal */
-	const char *proxy_socket;   /* the proxy's Unix socket (absolute) */
-	char *const *relay_argv;    /* the relay and its options; the command follows */
+	const char *port;	  /* the relay's loopback port, decimal */
+	const char *proxy_socket; /* the proxy's Unix socket (absolute) */
+	char *const *relay_argv;  /* the relay and its options; the command follows */
 	size_t n_relay_argv;
 
 	/* NULL: the macOS spellings applied lexically; omnibox-run passes the
@@ -52,17 +52,17 @@ struct darwin_launch_request {
 };
 
 struct darwin_launch_plan {
-	struct policy *policy;	  /* canonical, absolute paths */
+	struct policy *policy; /* canonical, absolute paths */
 	struct sbpl_context ctx;
 	struct sbpl_params params;
-	struct textbuf profile;	  /* the concrete profile; darwin_launch_plan_free() */
+	struct textbuf profile; /* the concrete profile; darwin_launch_plan_free() */
 	const char *workspace;
-	const char *start_dir;	  /* the workspace, or the scratch dir (start_in_scratch) */
-	const char *exec_path;	  /* the command's canonical path */
-	char **command;		  /* [relay...] command [args...], NULL-terminated */
+	const char *start_dir; /* the workspace, or the scratch dir (start_in_scratch) */
+	const char *exec_path; /* the command's canonical path */
+	char **command;	       /* [relay...] command [args...], NULL-terminated */
 	size_t n_command;
-	char **env;		  /* NAME=VALUE, NULL-terminated */
-	char **argv;		  /* after darwin_launch_argv(): sandbox-exec's, NULL-terminated */
+	char **env;  /* NAME=VALUE, NULL-terminated */
+	char **argv; /* after darwin_launch_argv(): sandbox-exec's, NULL-terminated */
 	size_t argc;
 };
 

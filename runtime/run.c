@@ -33,6 +33,9 @@
 #include "../emitters/bwrap.h"
 #include "../emitters/envlist.h"
 #include "cgroup.h"
+#if defined(__APPLE__)
+#include "darwin_launch.h"
+#endif
 #include "resolve.h"
 
 #define EXIT_SETUP 125
@@ -502,15 +505,42 @@ main(int argc, char **argv)
 		    "itself",
 		    o.input, p->os_env.fork.loc.line);
 	switch (p->os_env.sandbox.type) {
+#if defined(__APPLE__)
+	case SANDBOX_AUTO:
+	case SANDBOX_DARWIN_SEATBELT: {
+		/* macOS: the same policy through sandbox-exec (runtime/darwin_launch.c,
+		 * which the Linux build compiles and tests too). */
+		struct darwin_launch_request dq = {0};
+		const char *tmpdir = getenv("TMPDIR");
+
+		if (!getcwd(launch_dir, sizeof(launch_dir)))
+			die("getcwd: %s", strerror(errno));
+		if (p->os_env.sandbox.n_egress)
+			die("egress_rules are not available on macOS in this build; nothing ran");
+		dq.policy = p;
+		dq.launch_dir = launch_dir;
+		dq.cwd = o.cwd;
+		dq.home = getenv("HOME") ? getenv("HOME") : "/";
+		dq.command = o.command;
+		dq.n_command = o.n_command;
+		dq.environ = environ;
+		dq.canonical = resolve_canonical;
+		dq.dyld_cache_dir = darwin_dyld_cache_dir(a);
+		return darwin_launch(&dq, tmpdir && tmpdir[0] == '/' ? tmpdir : "/tmp", NULL,
+				     o.dry_run, stdout);
+	}
+#else
 	case SANDBOX_AUTO:
 	case SANDBOX_LINUX_BWRAP:
 		break;
+#endif
 	case SANDBOX_NONE:
 		if (!getcwd(launch_dir, sizeof(launch_dir)))
 			die("getcwd: %s", strerror(errno));
 		return run_unsandboxed(&o, p, a, launch_dir);
 	default:
-		die("%s:%u: sandbox type %s cannot run on Linux; use linux_bwrap or auto",
+		die("%s:%u: sandbox type %s cannot run on this system; use auto, or run it where "
+		    "its backend exists",
 		    o.input, p->os_env.sandbox.type_loc.line,
 		    sandbox_type_name(p->os_env.sandbox.type));
 	}

@@ -24,7 +24,9 @@ kinds="ir linux expect.ir.json
 egress linux expect.egress
 bwrap linux expect.bwrap
 seccomp linux expect.seccomp
-env linux expect.env"
+env linux expect.env
+sbpl darwin expect.sbpl
+sbpl-params darwin expect.sbpl-params"
 
 fail=0
 count=0

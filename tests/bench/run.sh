@@ -40,3 +40,6 @@ echo "== dotfile scan of a generated 1,000,000-entry tree, recursive"
 echo
 echo "== seccomp: ns per allowed, argument-checked system call"
 "$B/bench/bench_seccomp"
+echo
+echo "== Seatbelt profile for 10,000 dotfiles: the regex form vs per-file enumeration"
+"$B/bench/bench_sbpl"

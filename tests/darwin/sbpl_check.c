@@ -10,46 +10,136 @@
 
 /* Seatbelt's operation names (macOS 10.15 and later). */
 static const char *const operations[] = {
-	"default",
-	"file*", "file-chroot", "file-clone", "file-ioctl", "file-issue-extension", "file-link",
-	"file-lock", "file-map-executable", "file-mknod", "file-mount", "file-mount-update",
-	"file-read*", "file-read-data", "file-read-metadata", "file-read-xattr", "file-revoke",
-	"file-search", "file-test-existence", "file-unmount", "file-write*", "file-write-acl",
-	"file-write-create", "file-write-data", "file-write-finderinfo", "file-write-flags",
-	"file-write-mode", "file-write-owner", "file-write-setugid", "file-write-times",
-	"file-write-unlink", "file-write-xattr",
-	"iokit*", "iokit-get-properties", "iokit-issue-extension", "iokit-open",
-	"iokit-set-properties",
-	"ipc*", "ipc-posix*", "ipc-posix-issue-extension", "ipc-posix-sem",
-	"ipc-posix-sem-create", "ipc-posix-sem-open", "ipc-posix-sem-post", "ipc-posix-sem-unlink",
-	"ipc-posix-sem-wait", "ipc-posix-shm", "ipc-posix-shm*", "ipc-posix-shm-read*",
-	"ipc-posix-shm-read-data", "ipc-posix-shm-read-metadata", "ipc-posix-shm-write*",
-	"ipc-posix-shm-write-create", "ipc-posix-shm-write-data", "ipc-posix-shm-write-unlink",
-	"ipc-sysv*", "ipc-sysv-msg", "ipc-sysv-sem", "ipc-sysv-shm",
-	"job-creation", "lsopen",
-	"mach*", "mach-bootstrap", "mach-cross-domain-lookup", "mach-host*",
-	"mach-host-exception-port-set", "mach-host-special-port-set", "mach-issue-extension",
-	"mach-lookup", "mach-per-user-lookup", "mach-priv*", "mach-priv-host-port",
-	"mach-priv-task-port", "mach-register", "mach-task-name",
-	"network*", "network-bind", "network-inbound", "network-outbound",
-	"nvram*", "nvram-delete", "nvram-get", "nvram-set",
-	"process*", "process-codesigning-status*", "process-exec*", "process-exec-interpreter",
-	"process-fork", "process-info*", "process-info-codesignature", "process-info-dirtycontrol",
-	"process-info-listpids", "process-info-pidinfo", "process-info-pidfdinfo",
-	"process-info-pidfileportinfo", "process-info-rusage", "process-info-setcontrol",
-	"pseudo-tty", "signal",
-	"sysctl*", "sysctl-read", "sysctl-write",
-	"system*", "system-acct", "system-audit", "system-chud", "system-debug", "system-fsctl",
-	"system-info", "system-kext*", "system-kext-load", "system-kext-unload", "system-mac-label",
-	"system-nfssvc", "system-privilege", "system-reboot", "system-sched", "system-set-time",
-	"system-socket", "system-suspend-resume", "system-swap",
-	"user-preference*", "user-preference-read", "user-preference-write",
-	NULL,
+    "default",
+    "file*",
+    "file-chroot",
+    "file-clone",
+    "file-ioctl",
+    "file-issue-extension",
+    "file-link",
+    "file-lock",
+    "file-map-executable",
+    "file-mknod",
+    "file-mount",
+    "file-mount-update",
+    "file-read*",
+    "file-read-data",
+    "file-read-metadata",
+    "file-read-xattr",
+    "file-revoke",
+    "file-search",
+    "file-test-existence",
+    "file-unmount",
+    "file-write*",
+    "file-write-acl",
+    "file-write-create",
+    "file-write-data",
+    "file-write-finderinfo",
+    "file-write-flags",
+    "file-write-mode",
+    "file-write-owner",
+    "file-write-setugid",
+    "file-write-times",
+    "file-write-unlink",
+    "file-write-xattr",
+    "iokit*",
+    "iokit-get-properties",
+    "iokit-issue-extension",
+    "iokit-open",
+    "iokit-set-properties",
+    "ipc*",
+    "ipc-posix*",
+    "ipc-posix-issue-extension",
+    "ipc-posix-sem",
+    "ipc-posix-sem-create",
+    "ipc-posix-sem-open",
+    "ipc-posix-sem-post",
+    "ipc-posix-sem-unlink",
+    "ipc-posix-sem-wait",
+    "ipc-posix-shm",
+    "ipc-posix-shm*",
+    "ipc-posix-shm-read*",
+    "ipc-posix-shm-read-data",
+    "ipc-posix-shm-read-metadata",
+    "ipc-posix-shm-write*",
+    "ipc-posix-shm-write-create",
+    "ipc-posix-shm-write-data",
+    "ipc-posix-shm-write-unlink",
+    "ipc-sysv*",
+    "ipc-sysv-msg",
+    "ipc-sysv-sem",
+    "ipc-sysv-shm",
+    "job-creation",
+    "lsopen",
+    "mach*",
+    "mach-bootstrap",
+    "mach-cross-domain-lookup",
+    "mach-host*",
+    "mach-host-exception-port-set",
+    "mach-host-special-port-set",
+    "mach-issue-extension",
+    "mach-lookup",
+    "mach-per-user-lookup",
+    "mach-priv*",
+    "mach-priv-host-port",
+    "mach-priv-task-port",
+    "mach-register",
+    "mach-task-name",
+    "network*",
+    "network-bind",
+    "network-inbound",
+    "network-outbound",
+    "nvram*",
+    "nvram-delete",
+    "nvram-get",
+    "nvram-set",
+    "process*",
+    "process-codesigning-status*",
+    "process-exec*",
+    "process-exec-interpreter",
+    "process-fork",
+    "process-info*",
+    "process-info-codesignature",
+    "process-info-dirtycontrol",
+    "process-info-listpids",
+    "process-info-pidinfo",
+    "process-info-pidfdinfo",
+    "process-info-pidfileportinfo",
+    "process-info-rusage",
+    "process-info-setcontrol",
+    "pseudo-tty",
+    "signal",
+    "sysctl*",
+    "sysctl-read",
+    "sysctl-write",
+    "system*",
+    "system-acct",
+    "system-audit",
+    "system-chud",
+    "system-debug",
+    "system-fsctl",
+    "system-info",
+    "system-kext*",
+    "system-kext-load",
+    "system-kext-unload",
+    "system-mac-label",
+    "system-nfssvc",
+    "system-privilege",
+    "system-reboot",
+    "system-sched",
+    "system-set-time",
+    "system-socket",
+    "system-suspend-resume",
+    "system-swap",
+    "user-preference*",
+    "user-preference-read",
+    "user-preference-write",
+    NULL,
 };
 
-static const char *const vnode_types[] = {"REGULAR-FILE", "DIRECTORY", "SYMLINK", "FIFO",
-					  "SOCKET", "CHARACTER-DEVICE", "BLOCK-DEVICE", "TTY",
-					  NULL};
+static const char *const vnode_types[] = {"REGULAR-FILE", "DIRECTORY", "SYMLINK",
+					  "FIFO",	  "SOCKET",    "CHARACTER-DEVICE",
+					  "BLOCK-DEVICE", "TTY",       NULL};
 
 bool
 sbpl_known_operation(const char *name)
@@ -94,7 +184,7 @@ struct reader {
 };
 
 static void fail(struct reader *r, unsigned line, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static void
 fail(struct reader *r, unsigned line, const char *fmt, ...)
@@ -285,9 +375,8 @@ canonical_path(const char *s)
 	if (n > 1 && s[n - 1] == '/')
 		return false;
 	for (const char *p = s; *p; p++)
-		if (p[0] == '/' &&
-		    (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || p[2] == '\0')) ||
-		     (p[1] == '.' && p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))
+		if (p[0] == '/' && (p[1] == '/' || (p[1] == '.' && (p[2] == '/' || p[2] == '\0')) ||
+				    (p[1] == '.' && p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))
 			return false;
 	for (const char *p = s; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
@@ -365,8 +454,8 @@ read_path_filter(struct reader *r, const struct sx *x, const char *name)
 		int rc;
 
 		if (strncmp(s, "^/", 2)) {
-			fail(r, x->line, "regex \"%s\" is not anchored at an absolute path (\"^/...\")",
-			     s);
+			fail(r, x->line,
+			     "regex \"%s\" is not anchored at an absolute path (\"^/...\")", s);
 			return NULL;
 		}
 		f = new_filter(r, SBPL_F_REGEX, s);
@@ -443,13 +532,14 @@ read_filter(struct reader *r, const struct sx *x, enum category cat)
 	    !strcmp(name, "require-not")) {
 		bool not = !strcmp(name, "require-not");
 
-		if (x->n < 2 || (not && x->n != 2)) {
+		if (x->n < 2 || (not &&x->n != 2)) {
 			fail(r, x->line, "(%s ...) needs %s", name, not ? "one filter" : "filters");
 			return NULL;
 		}
-		f = new_filter(r, not ? SBPL_F_NOT
-				 : !strcmp(name, "require-all") ? SBPL_F_ALL
-								 : SBPL_F_ANY,
+		f = new_filter(r,
+			       not			      ? SBPL_F_NOT
+			       : !strcmp(name, "require-all") ? SBPL_F_ALL
+							      : SBPL_F_ANY,
 			       NULL);
 		for (size_t i = 1; i < x->n; i++) {
 			struct sbpl_filter *k = read_filter(r, x->v[i], cat);
@@ -462,8 +552,8 @@ read_filter(struct reader *r, const struct sx *x, enum category cat)
 	}
 	if (!strcmp(name, "literal") || !strcmp(name, "subpath") || !strcmp(name, "regex")) {
 		if (cat != CAT_FILE) {
-			fail(r, x->line, "a path filter (%s) on an operation that is not a file one",
-			     name);
+			fail(r, x->line,
+			     "a path filter (%s) on an operation that is not a file one", name);
 			return NULL;
 		}
 		return read_path_filter(r, x, name);
@@ -471,15 +561,17 @@ read_filter(struct reader *r, const struct sx *x, enum category cat)
 	if (!strcmp(name, "vnode-type")) {
 		if (cat != CAT_FILE || x->n != 2 || x->v[1]->kind != SX_SYMBOL ||
 		    !in_list(vnode_types, x->v[1]->text)) {
-			fail(r, x->line, "(vnode-type TYPE) with a known type, on a file operation");
+			fail(r, x->line,
+			     "(vnode-type TYPE) with a known type, on a file operation");
 			return NULL;
 		}
 		return new_filter(r, SBPL_F_VNODE, x->v[1]->text);
 	}
 	if (!strcmp(name, "local") || !strcmp(name, "remote")) {
 		if (cat != CAT_NETWORK) {
-			fail(r, x->line, "a network filter (%s) on an operation that is not a "
-					 "network one",
+			fail(r, x->line,
+			     "a network filter (%s) on an operation that is not a "
+			     "network one",
 			     name);
 			return NULL;
 		}
@@ -515,8 +607,9 @@ read_rule(struct reader *r, const struct sx *x, bool *seen_default)
 		}
 		c = op_category(op);
 		if (cat != CAT_NONE && c != cat) {
-			fail(r, x->line, "'%s' does not take the same filters as the operations "
-					 "before it",
+			fail(r, x->line,
+			     "'%s' does not take the same filters as the operations "
+			     "before it",
 			     op);
 			return;
 		}
@@ -574,8 +667,15 @@ sbpl_profile_load(const char *text, size_t len, const struct sbpl_param_value *p
 {
 	struct arena *a = arena_new();
 	struct sbpl_profile *prof = arena_alloc(a, sizeof(*prof));
-	struct reader r = {.a = a, .p = text, .end = text + len, .line = 1, .err = err,
-			   .errlen = errlen, .params = params, .n_params = n, .prof = prof};
+	struct reader r = {.a = a,
+			   .p = text,
+			   .end = text + len,
+			   .line = 1,
+			   .err = err,
+			   .errlen = errlen,
+			   .params = params,
+			   .n_params = n,
+			   .prof = prof};
 	bool seen_version = false, seen_default = false;
 
 	prof->arena = a;
@@ -589,8 +689,9 @@ sbpl_profile_load(const char *text, size_t len, const struct sbpl_param_value *p
 		if (!x)
 			break;
 		if (x->kind != SX_LIST || !x->n || x->v[0]->kind != SX_SYMBOL) {
-			fail(&r, x->line, "a top-level form must be (version 1), (allow ...) or "
-					  "(deny ...)");
+			fail(&r, x->line,
+			     "a top-level form must be (version 1), (allow ...) or "
+			     "(deny ...)");
 			break;
 		}
 		if (is_sym(x->v[0], "version")) {
@@ -631,8 +732,8 @@ sbpl_profile_free(struct sbpl_profile *p)
 }
 
 int
-sbpl_check(const char *text, size_t len, const struct sbpl_param_value *params, size_t n,
-	   char *err, size_t errlen)
+sbpl_check(const char *text, size_t len, const struct sbpl_param_value *params, size_t n, char *err,
+	   size_t errlen)
 {
 	struct sbpl_profile *p = sbpl_profile_load(text, len, params, n, err, errlen);
 
@@ -652,4 +753,59 @@ sbpl_profile_order(const struct sbpl_profile *p, unsigned *first_deny, unsigned 
 		else if (!*first_deny)
 			*first_deny = p->rules[i].line;
 	}
+}
+
+static void
+list_filter(FILE *f, const struct sbpl_filter *x)
+{
+	static const char *const kind[] = {
+	    [SBPL_F_LITERAL] = "literal",
+	    [SBPL_F_SUBPATH] = "subpath",
+	    [SBPL_F_REGEX] = "regex",
+	    [SBPL_F_VNODE] = "vnode-type",
+	    [SBPL_F_LOCAL] = "local",
+	    [SBPL_F_REMOTE] = "remote",
+	    [SBPL_F_REMOTE_UNIX] = "unix-socket",
+	};
+
+	switch (x->kind) {
+	case SBPL_F_ALL:
+	case SBPL_F_ANY:
+	case SBPL_F_NOT:
+		for (size_t i = 0; i < x->n_kids; i++)
+			list_filter(f, x->kids[i]);
+		break;
+	case SBPL_F_TARGET_SELF:
+		break;
+	case SBPL_F_VNODE:
+		/* TinyScheme folds symbols to lower case. */
+		fputs("vnode-type ", f);
+		for (const char *p = x->s; *p; p++)
+			fputc(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p, f);
+		fputc('\n', f);
+		break;
+	default:
+		fprintf(f, "%s %s\n", kind[x->kind], x->s);
+	}
+}
+
+char *
+sbpl_profile_listing(const struct sbpl_profile *p)
+{
+	char *text;
+	size_t n;
+	FILE *f = open_memstream(&text, &n);
+
+	fputs("version 1\ndeny\nop default\n", f);
+	for (size_t i = 0; i < p->n_rules; i++) {
+		const struct sbpl_rule *r = &p->rules[i];
+
+		fputs(r->allow ? "allow\n" : "deny\n", f);
+		for (size_t k = 0; k < r->n_ops; k++)
+			fprintf(f, "op %s\n", r->ops[k]);
+		for (size_t k = 0; k < r->n_filters; k++)
+			list_filter(f, r->filters[k]);
+	}
+	fclose(f);
+	return text;
 }

@@ -35,16 +35,16 @@ enum sbpl_filter_kind {
 	SBPL_F_ALL,
 	SBPL_F_ANY,
 	SBPL_F_NOT,
-	SBPL_F_LOCAL,	     /* (local ip|tcp|udp "HOST:PORT") */
-	SBPL_F_REMOTE,	     /* (remote ip|tcp|udp "HOST:PORT") */
-	SBPL_F_REMOTE_UNIX,  /* (remote unix-socket (path-literal PATH)) */
-	SBPL_F_TARGET_SELF,  /* (target self) */
+	SBPL_F_LOCAL,	    /* (local ip|tcp|udp "HOST:PORT") */
+	SBPL_F_REMOTE,	    /* (remote ip|tcp|udp "HOST:PORT") */
+	SBPL_F_REMOTE_UNIX, /* (remote unix-socket (path-literal PATH)) */
+	SBPL_F_TARGET_SELF, /* (target self) */
 };
 
 struct sbpl_filter {
 	enum sbpl_filter_kind kind;
-	const char *s;	/* the evaluated string: path, regex source, address, vnode type */
-	regex_t re;	/* SBPL_F_REGEX */
+	const char *s; /* the evaluated string: path, regex source, address, vnode type */
+	regex_t re;    /* SBPL_F_REGEX */
 	struct sbpl_filter **kids;
 	size_t n_kids, cap_kids;
 };
@@ -91,5 +91,14 @@ bool sbpl_known_operation(const char *name);
  * every deny follows every allow.
  */
 void sbpl_profile_order(const struct sbpl_profile *p, unsigned *first_deny, unsigned *last_allow);
+
+/*
+ * Append the listing of P that tests/darwin/sbpl_check.scm prints for the
+ * same profile: "version 1", then per rule "allow"/"deny", "op NAME" per
+ * operation and "literal PATH", "subpath PATH", "regex RE", "local ADDR",
+ * "remote ADDR", "unix-socket PATH", "vnode-type TYPE" per filter, in
+ * order.  Returns the text (malloc'd).
+ */
+char *sbpl_profile_listing(const struct sbpl_profile *p);
 
 #endif
