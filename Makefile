@@ -67,6 +67,7 @@ LIB_SRC := \
 	emitters/emit_sbpl.c \
 	runtime/darwin_launch.c \
 	runtime/resolve.c \
+	runtime/launch_common.c \
 	runtime/cgroup.c \
 	runtime/scan.c \
 	emitters/json.c

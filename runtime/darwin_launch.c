@@ -2,6 +2,7 @@
  * darwin_launch.c - the Seatbelt launch of omnibox-run (spec/darwin.md).
  */
 #include "darwin_launch.h"
+#include "launch_common.h"
 #include "resolve.h"
 
 #include "../emitters/envlist.h"
@@ -30,60 +31,12 @@ fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-static bool
-within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return path[0] == '/';
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
-}
-
-static const char *
-env_get(char *const *env, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; env && env[i]; i++)
-		if (!strncmp(env[i], name, n) && env[i][n] == '=')
-			return env[i] + n + 1;
-	return NULL;
-}
-
 static const char *
 canonical(struct arena *a, const struct darwin_launch_request *rq, const char *path)
 {
 	const char *s = rq->canonical ? rq->canonical(a, path) : NULL;
 
 	return sbpl_darwin_path(a, s ? s : path);
-}
-
-/* NAME on the PATH of the launching environment, as execvp would find it. */
-static const char *
-find_in_path(struct arena *a, const struct darwin_launch_request *rq, const char *name)
-{
-	const char *path = env_get(rq->environ, "PATH");
-
-	if (!path)
-		path = "/usr/bin:/bin:/usr/sbin:/sbin";
-	for (const char *p = path;;) {
-		const char *end = strchr(p, ':');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		struct stat st;
-
-		/* An empty or relative PATH entry would make the command depend on
-		 * the directory omnibox-run happens to be started in: skipped. */
-		if (len && p[0] == '/') {
-			char *cand = arena_printf(a, "%.*s/%s", (int)len, p, name);
-
-			if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
-				return cand;
-		}
-		if (!end)
-			return NULL;
-		p = end + 1;
-	}
 }
 
 struct visible {
@@ -98,12 +51,12 @@ already_visible(const struct darwin_launch_plan *plan, const char *path)
 	const struct sandbox *sb = &plan->policy->os_env.sandbox;
 	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->write_files};
 
-	if (sbpl_path_is_system(path) || within(path, plan->workspace) ||
-	    within(path, plan->ctx.scratch))
+	if (sbpl_path_is_system(path) || path_within(path, plan->workspace) ||
+	    path_within(path, plan->ctx.scratch))
 		return true;
 	for (size_t k = 0; k < 3; k++)
 		for (size_t i = 0; i < lists[k]->n; i++)
-			if (within(path, lists[k]->v[i].symbolic))
+			if (path_within(path, lists[k]->v[i].symbolic))
 				return true;
 	return false;
 }
@@ -124,48 +77,6 @@ make_visible(struct arena *a, const struct darwin_launch_plan *plan, struct visi
 		if (!strcmp(v->dirs[i], dir))
 			return;
 	*ARENA_PUSH(a, v->dirs, v->n, v->cap) = dir;
-}
-
-/* A script's interpreter ("#!/usr/bin/env node" included) must be readable too. */
-static int
-script_interpreter(struct arena *a, const struct darwin_launch_request *rq, const char *script,
-		   const char **out, char *err, size_t errlen)
-{
-	char line[256], *p, *interp;
-	ssize_t n;
-	int fd = open(script, O_RDONLY | O_CLOEXEC);
-
-	*out = NULL;
-	if (fd < 0)
-		return 0;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n < 3 || line[0] != '#' || line[1] != '!')
-		return 0;
-	line[n] = '\0';
-	line[strcspn(line, "\n")] = '\0';
-	for (p = line + 2; *p == ' ' || *p == '\t'; p++)
-		;
-	interp = p;
-	p += strcspn(p, " \t");
-	if (*p)
-		*p++ = '\0';
-	if (!strcmp(interp, "/usr/bin/env")) {
-		const char *found;
-
-		p += strspn(p, " \t");
-		p[strcspn(p, " \t")] = '\0';
-		if (!*p || *p == '-')
-			return 0;
-		found = find_in_path(a, rq, p);
-		if (!found)
-			return fail(err, errlen, "the interpreter '%s' of %s is not on PATH", p,
-				    script);
-		interp = (char *)found;
-	}
-	if (interp[0] == '/')
-		*out = canonical(a, rq, interp);
-	return 0;
 }
 
 static int
@@ -203,74 +114,30 @@ resolve_command(struct arena *a, const struct darwin_launch_request *rq,
 	if (strchr(name, '/'))
 		found = name[0] == '/' ? name : arena_printf(a, "%s/%s", plan->start_dir, name);
 	else
-		found = find_in_path(a, rq, name);
+		found = launch_find_in_path(a, rq->environ, name);
 	if (!found || access(found, X_OK) < 0)
 		return fail(err, errlen, "command '%s' not found%s", name,
 			    strchr(name, '/') ? "" : " on PATH");
 	plan->exec_path = canonical(a, rq, found);
 	make_visible(a, plan, vis, plan->exec_path);
-	if (script_interpreter(a, rq, found, &interp, err, errlen) < 0)
+	if (launch_script_interpreter(a, rq->environ, found, &interp, err, errlen) < 0)
 		return -1;
 	if (interp)
-		make_visible(a, plan, vis, interp);
+		make_visible(a, plan, vis, canonical(a, rq, interp));
 	return 0;
-}
-
-static void
-env_set(struct arena *a, char ***env, size_t *n, size_t *cap, const char *name, const char *value)
-{
-	size_t len = strlen(name);
-
-	for (size_t i = 0; i < *n; i++)
-		if (!strncmp((*env)[i], name, len) && (*env)[i][len] == '=') {
-			(*env)[i] = arena_printf(a, "%s=%s", name, value);
-			return;
-		}
-	*ARENA_PUSH(a, *env, *n, *cap) = arena_printf(a, "%s=%s", name, value);
 }
 
 /* The same allow-list as on Linux (envlist.h): rebuilt, never inherited whole. */
 static void
 build_env(struct arena *a, const struct darwin_launch_request *rq, struct darwin_launch_plan *plan)
 {
-	const struct sandbox *sb = &plan->policy->os_env.sandbox;
-	const struct terminal *t = plan->policy->terminal;
-	char **env = NULL;
-	size_t n = 0, cap = 0;
+	struct launch_env e = {.scratch = plan->ctx.scratch, .pwd = plan->start_dir};
 
-	for (size_t i = 0; rq->environ && rq->environ[i]; i++)
-		if (strchr(rq->environ[i], '=') && env_name_passes(sb, rq->environ[i]))
-			*ARENA_PUSH(a, env, n, cap) = arena_strdup(a, rq->environ[i]);
-	for (size_t i = 0; env_scratch_names[i]; i++)
-		env_set(a, &env, &n, &cap, env_scratch_names[i], plan->ctx.scratch);
-	env_set(a, &env, &n, &cap, "PWD", plan->start_dir);
-	if (sb->n_egress) {
-		const char *url = arena_printf(a, "http://127.0.0.1:%s", rq->port);
-		const char *ca = arena_printf(a, "%s/%s", plan->ctx.scratch, ENV_CA_BUNDLE);
-
-		for (size_t i = 0; env_proxy_names[i]; i++)
-			env_set(a, &env, &n, &cap, env_proxy_names[i], url);
-		env_set(a, &env, &n, &cap, "NO_PROXY", "localhost,127.0.0.1,::1");
-		env_set(a, &env, &n, &cap, "no_proxy", "localhost,127.0.0.1,::1");
-		for (size_t i = 0; env_ca_names[i]; i++)
-			env_set(a, &env, &n, &cap, env_ca_names[i], ca);
+	if (plan->policy->os_env.sandbox.n_egress) {
+		e.proxy_url = arena_printf(a, "http://127.0.0.1:%s", rq->port);
+		e.ca_bundle = arena_printf(a, "%s/%s", plan->ctx.scratch, ENV_CA_BUNDLE);
 	}
-	if (t) {
-		for (size_t i = 0; i < t->n_env; i++)
-			env_set(a, &env, &n, &cap, t->env[i].key, t->env[i].value);
-		for (size_t i = 0; i < t->env_unset.n; i++) {
-			size_t len = strlen(t->env_unset.v[i].s);
-
-			for (size_t k = 0; k < n; k++)
-				if (!strncmp(env[k], t->env_unset.v[i].s, len) &&
-				    env[k][len] == '=') {
-					env[k] = env[--n];
-					k--;
-				}
-		}
-	}
-	*ARENA_PUSH(a, env, n, cap) = NULL;
-	plan->env = env;
+	plan->env = launch_env_build(a, plan->policy, rq->environ, &e);
 }
 
 static bool

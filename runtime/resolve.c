@@ -2,6 +2,7 @@
  * resolve.c - from a symbolic policy to the exact launch on this machine.
  */
 #include "resolve.h"
+#include "launch_common.h"
 #include "scan.h"
 
 #include "../emitters/envlist.h"
@@ -73,17 +74,6 @@ path_join(struct arena *a, const char *dir, const char *name)
 	if (!*name)
 		return arena_strdup(a, dir);
 	return arena_printf(a, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", name);
-}
-
-/* Is PATH equal to DIR or below it? */
-static bool
-path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return path[0] == '/';
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
 }
 
 static char *
@@ -453,42 +443,6 @@ resolve_sockets(struct rctx *r)
 
 /* ---- the command ------------------------------------------------------------------ */
 
-static const char *
-env_get(char *const *env, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; env && env[i]; i++)
-		if (!strncmp(env[i], name, n) && env[i][n] == '=')
-			return env[i] + n + 1;
-	return NULL;
-}
-
-/* NAME looked up in PATH as execvp would; NULL when not found. */
-static char *
-find_in_path(struct rctx *r, const char *name)
-{
-	const char *path = env_get(r->rq->environ, "PATH");
-	const char *p;
-
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (p = path;; p++) {
-		const char *end = strchr(p, ':');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		char *dir = len ? arena_strndup(r->a, p, len) : arena_strdup(r->a, ".");
-		char *cand = path_join(r->a, dir, name);
-		struct stat st;
-
-		if (cand[0] == '/' && stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(cand, X_OK) == 0)
-			return cand;
-		if (!end)
-			return NULL;
-		p = end;
-	}
-}
-
 /*
  * Make the program at PATH (canonical) visible in the sandbox: nothing to
  * do inside the system directories or a grant; otherwise its own directory
@@ -527,48 +481,14 @@ make_visible(struct rctx *r, const char *what, const char *path)
 static int
 resolve_interpreter(struct rctx *r, const char *script)
 {
-	char line[256], *p, *end, *interp;
-	ssize_t n;
-	int fd = open(script, O_RDONLY | O_CLOEXEC);
+	const char *interp, *canon;
 
-	if (fd < 0)
+	if (launch_script_interpreter(r->a, r->rq->environ, script, &interp, r->err, r->errlen) < 0)
+		return -1;
+	if (!interp)
 		return 0;
-	n = read(fd, line, sizeof(line) - 1);
-	close(fd);
-	if (n < 3 || line[0] != '#' || line[1] != '!')
-		return 0;
-	line[n] = '\0';
-	end = strchr(line, '\n');
-	if (end)
-		*end = '\0';
-	for (p = line + 2; *p == ' ' || *p == '\t'; p++)
-		;
-	interp = p;
-	while (*p && *p != ' ' && *p != '\t')
-		p++;
-	if (*p)
-		*p++ = '\0';
-	if (!strcmp(interp, "/usr/bin/env") || !strcmp(interp, "/bin/env")) {
-		char *name, *found;
-
-		while (*p == ' ' || *p == '\t')
-			p++;
-		name = p;
-		while (*p && *p != ' ' && *p != '\t')
-			p++;
-		*p = '\0';
-		if (!*name || name[0] == '-')
-			return 0;
-		found = find_in_path(r, name);
-		if (!found)
-			return fail(r, "the interpreter '%s' of %s is not in PATH", name, script);
-		interp = found;
-	}
-	{
-		char *canon = resolve_canonical(r->a, interp);
-
-		return canon ? make_visible(r, "the interpreter", canon) : 0;
-	}
+	canon = resolve_canonical(r->a, interp);
+	return canon ? make_visible(r, "the interpreter", canon) : 0;
 }
 
 static int
@@ -606,7 +526,7 @@ resolve_command(struct rctx *r)
 	if (strchr(name, '/'))
 		found = name[0] == '/' ? name : path_join(r->a, start, name);
 	else
-		found = find_in_path(r, name);
+		found = launch_find_in_path(r->a, r->rq->environ, name);
 	if (!found || access(found, X_OK) < 0)
 		return fail(r, "command '%s' not found%s", name,
 			    strchr(name, '/') ? "" : " in PATH");
@@ -622,49 +542,15 @@ resolve_command(struct rctx *r)
 /* ---- environment ------------------------------------------------------------------ */
 
 static void
-env_set(struct arena *a, char ***env, size_t *n, size_t *cap, const char *name, const char *value)
-{
-	size_t len = strlen(name);
-
-	for (size_t i = 0; i < *n; i++)
-		if (!strncmp((*env)[i], name, len) && (*env)[i][len] == '=') {
-			(*env)[i] = arena_printf(a, "%s=%s", name, value);
-			return;
-		}
-	*ARENA_PUSH(a, *env, *n, *cap) = arena_printf(a, "%s=%s", name, value);
-}
-
-static void
 build_env(struct rctx *r)
 {
-	const struct policy *p = r->plan->policy;
-	const struct sandbox *sb = &p->os_env.sandbox;
-	const struct terminal *t = p->terminal;
-	char **env = NULL;
-	size_t n = 0, cap = 0;
+	struct launch_env e = {
+		.scratch = r->plan->ctx.scratch,
+		.pwd = r->plan->policy->os_env.start_in_scratch.value ? r->plan->ctx.scratch
+								     : r->plan->workspace,
+	};
 
-	for (size_t i = 0; r->rq->environ && r->rq->environ[i]; i++)
-		if (env_name_passes(sb, r->rq->environ[i]) && strchr(r->rq->environ[i], '='))
-			*ARENA_PUSH(r->a, env, n, cap) = arena_strdup(r->a, r->rq->environ[i]);
-	for (size_t i = 0; env_scratch_names[i]; i++)
-		env_set(r->a, &env, &n, &cap, env_scratch_names[i], r->plan->ctx.scratch);
-	env_set(r->a, &env, &n, &cap, "PWD",
-		p->os_env.start_in_scratch.value ? r->plan->ctx.scratch : r->plan->workspace);
-	if (t) {
-		for (size_t i = 0; i < t->n_env; i++)
-			env_set(r->a, &env, &n, &cap, t->env[i].key, t->env[i].value);
-		for (size_t i = 0; i < t->env_unset.n; i++) {
-			size_t len = strlen(t->env_unset.v[i].s);
-
-			for (size_t k = 0; k < n; k++)
-				if (!strncmp(env[k], t->env_unset.v[i].s, len) && env[k][len] == '=') {
-					env[k] = env[--n];
-					k--;
-				}
-		}
-	}
-	*ARENA_PUSH(r->a, env, n, cap) = NULL;
-	r->plan->env = env;
+	r->plan->env = launch_env_build(r->a, r->plan->policy, r->rq->environ, &e);
 }
 
 /* ---- the whole launch -------------------------------------------------------------- */

@@ -1,0 +1,51 @@
+/*
+ * launch_common.h - what the Linux and macOS launches share: the
+ * environment allow-list applied to a real environment, the command's
+ * lookup on PATH, and a script's interpreter.
+ */
+#ifndef OMNIBOX_LAUNCH_COMMON_H
+#define OMNIBOX_LAUNCH_COMMON_H
+
+#include <stdbool.h>
+
+#include "../compiler/policy.h"
+
+/* Is PATH equal to DIR or below it (both absolute)? */
+bool path_within(const char *path, const char *dir);
+
+/* The value of NAME in ENV (NAME=VALUE strings), or NULL. */
+const char *env_lookup(char *const *env, const char *name);
+
+/*
+ * NAME looked up on the PATH of ENV as execvp would, but only in absolute
+ * PATH entries: an empty or relative entry would make the command depend on
+ * the directory omnibox-run was started in.  Returns an arena string or NULL.
+ */
+char *launch_find_in_path(struct arena *a, char *const *env, const char *name);
+
+/*
+ * The interpreter a "#!" script at SCRIPT names, with "#!/usr/bin/env NAME"
+ * looked up on PATH.  *OUT is NULL when SCRIPT is no script.  Returns 0, or
+ * -1 with a message in ERR when env's NAME is not on PATH.
+ */
+int launch_script_interpreter(struct arena *a, char *const *env, const char *script,
+			      const char **out, char *err, size_t errlen);
+
+struct launch_env {
+	const char *scratch;	 /* TMPDIR, TMP, TEMP and TEMPDIR */
+	const char *pwd;	 /* where the command starts */
+	const char *proxy_url;	 /* egress: the relay's URL, or NULL */
+	const char *ca_bundle;	 /* egress: the session CA bundle, or NULL */
+	char *const *extra;	 /* NAME=VALUE set after the allow-list (placeholders), or NULL */
+	size_t n_extra;
+};
+
+/*
+ * The command's environment: ENV filtered through the policy's allow-list
+ * (envlist.h), then E's values, then the terminal's env and env_unset.
+ * NULL-terminated, from A.
+ */
+char **launch_env_build(struct arena *a, const struct policy *p, char *const *env,
+			const struct launch_env *e);
+
+#endif
