@@ -83,7 +83,7 @@ INIT := $(B)/omnibox-init
 # omnibox-init runs inside sandboxes that may not see the host's libraries:
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
-UNIT := frontend egress_parse egress_match scan seccomp sbpl
+UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
