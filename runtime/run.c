@@ -467,7 +467,7 @@ run_unsandboxed(const struct options *o, const struct policy *p, struct arena *a
 			cmd[0]);
 	if (o->dry_run) {
 		printf("# sandbox type none: %s runs unsandboxed in %s\n", cmd[0], ws);
-		return 0;
+		exit(0);
 	}
 	execvpe(cmd[0], cmd, env);
 	die("cannot run %s: %s", cmd[0], strerror(errno));
@@ -610,6 +610,10 @@ main(int argc, char **argv)
 		launch_describe(&plan, &desc);
 		fputs(desc.data, stdout);
 		tb_free(&desc);
+		tb_free(&src);
+		tb_free(&text);
+		tb_free(&nul);
+		arena_free(a);
 		return 0;
 	}
 
