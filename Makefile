@@ -43,7 +43,7 @@ ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 Q := $(if $(V),,@)
 say = $(if $(V),,@printf '  %-7s %s\n' $(1) $(2);)
 LIBS := -lyaml -lseccomp
-RUN_LIBS := -levent
+RUN_LIBS := -levent -levent_openssl -lssl -lcrypto
 
 # ---- sources -------------------------------------------------------------
 
@@ -127,10 +127,18 @@ $(B)/obj/runtime/seccomp_blob.o: runtime/seccomp_blob.S $(B)/gen/seccomp.bpf
 	@mkdir -p $(@D)
 	$(call say,AS,$@)$(CC) -c -DSECCOMP_BPF_PATH='"$(B)/gen/seccomp.bpf"' -o $@ $<
 
-$(RUN): $(B)/obj/runtime/run.o $(B)/obj/runtime/seccomp_blob.o $(LIB)
+# The egress proxy lives in omnibox-run only (OpenSSL, libevent).
+PROXY_OBJ := $(B)/obj/runtime/proxy.o $(B)/obj/runtime/tls.o $(B)/obj/runtime/destination.o \
+	$(B)/obj/runtime/credentials.o $(B)/obj/gen/runtime/http.o
+
+$(B)/runtime/http.c: runtime/http.re
+	@mkdir -p $(@D)
+	$(call say,RE2C,$<)$(RE2C) -W --no-generation-date --no-version -o $@ $<
+
+$(RUN): $(B)/obj/runtime/run.o $(B)/obj/runtime/seccomp_blob.o $(PROXY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
-$(INIT): $(B)/obj/runtime/init.o
+$(INIT): $(B)/obj/runtime/init.o $(B)/obj/runtime/relay.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
 # ---- tests ---------------------------------------------------------------

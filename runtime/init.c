@@ -1,8 +1,9 @@
 /*
  * init.c - omnibox-init, the first process inside the sandbox.
  *
- *   omnibox-init --exec PATH [--rlimit-as BYTES] [--rlimit-cpu SECONDS]
- *                [--rlimit-nofile N] [--rlimit-nproc N] -- ARGV...
+ *   omnibox-init --exec PATH [--relay PORT SOCKET] [--rlimit-as BYTES]
+ *                [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]
+ *                -- ARGV...
  *
  * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1),
  * already under the seccomp filter.  It starts the agent, passes on the
@@ -18,6 +19,8 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "relay.h"
 
 static const int forwarded[] = {SIGINT,	 SIGTERM, SIGHUP,   SIGQUIT, SIGUSR1,
 				SIGUSR2, SIGWINCH, SIGCONT, SIGALRM, SIGTSTP};
@@ -35,8 +38,9 @@ __lsan_is_turned_off(void)
 static void
 usage(void)
 {
-	fputs("usage: omnibox-init --exec PATH [--rlimit-as BYTES] [--rlimit-cpu SECONDS]\n"
-	      "                    [--rlimit-nofile N] [--rlimit-nproc N] -- ARGV...\n"
+	fputs("usage: omnibox-init --exec PATH [--relay PORT SOCKET] [--rlimit-as BYTES]\n"
+	      "                    [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]\n"
+	      "                    -- ARGV...\n"
 	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
 	      stderr);
 	exit(125);
@@ -67,10 +71,38 @@ set_limit(int resource, const char *value)
 	return setrlimit(resource, &rl);
 }
 
+static int
+start_relay(const char *port_arg, const char *socket_path)
+{
+	char err[256], *end;
+	unsigned long port = strtoul(port_arg, &end, 10);
+	int fd;
+	pid_t pid;
+
+	if (*end || port == 0 || port > 65535) {
+		fprintf(stderr, "omnibox-init: --relay %s: not a port\n", port_arg);
+		return -1;
+	}
+	fd = relay_listen((uint16_t)port, err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "omnibox-init: relay: %s\n", err);
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		perror("omnibox-init: fork");
+		return -1;
+	}
+	if (pid == 0)
+		relay_serve(fd, socket_path);
+	close(fd);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
-	const char *exec_path = NULL;
+	const char *exec_path = NULL, *relay_port_arg = NULL, *relay_socket = NULL;
 	sigset_t set, old;
 	pid_t child;
 	int i;
@@ -87,6 +119,11 @@ main(int argc, char **argv)
 
 		if (!strcmp(argv[i], "--exec") && i + 1 < argc) {
 			exec_path = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--relay") && i + 2 < argc) {
+			relay_port_arg = argv[++i];
+			relay_socket = argv[++i];
 			continue;
 		}
 		if (!strcmp(argv[i], "--"))
@@ -106,6 +143,14 @@ main(int argc, char **argv)
 	if (i >= argc - 1 || !exec_path)
 		usage();
 	argv += i + 1;
+
+	/*
+	 * The egress relay listens before the agent exists, so its first
+	 * connection finds it; it runs in a child of its own, limits and all,
+	 * and dies with the namespace when this process exits.
+	 */
+	if (relay_port_arg && start_relay(relay_port_arg, relay_socket) < 0)
+		return 125;
 
 	/* Take every signal synchronously; the agent gets default dispositions. */
 	sigemptyset(&set);

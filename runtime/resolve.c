@@ -548,8 +548,15 @@ build_env(struct rctx *r)
 		.scratch = r->plan->ctx.scratch,
 		.pwd = r->plan->policy->os_env.start_in_scratch.value ? r->plan->ctx.scratch
 								     : r->plan->workspace,
+		.extra = r->rq->extra_env,
+		.n_extra = r->rq->n_extra_env,
 	};
 
+	if (r->plan->policy->os_env.sandbox.n_egress) {
+		e.proxy_url = arena_printf(r->a, "http://127.0.0.1:%s",
+					   r->rq->proxy_port ? r->rq->proxy_port : "{PORT}");
+		e.ca_bundle = arena_printf(r->a, "%s/%s", r->plan->ctx.scratch, ENV_CA_BUNDLE);
+	}
 	r->plan->env = launch_env_build(r->a, r->plan->policy, r->rq->environ, &e);
 }
 
@@ -672,6 +679,16 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 
 	*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = "--exec";
 	*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = plan->exec_path;
+	if (sb->n_egress) {
+		/* The relay omnibox-init starts before the command: the sandbox's
+		 * only way out, to the proxy's socket in the scratch dir. */
+		*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = "--relay";
+		*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) =
+			rq->proxy_port ? rq->proxy_port : "{PORT}";
+		*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) =
+			rq->proxy_socket ? rq->proxy_socket
+					 : arena_printf(a, "%s/%s", rq->scratch, LAUNCH_PROXY_SOCKET);
+	}
 	{
 		/* Resource limits: set by omnibox-init on itself, inherited by the agent. */
 		const struct limits *l = &sb->limits;

@@ -31,7 +31,17 @@ struct launch_request {
 	bool create_placeholders;    /* a real launch (not --dry-run / --resolve) */
 	bool command_optional;	     /* --resolve without a command: print {COMMAND} */
 	int seccomp_fd, status_fd;   /* for the argv; -1 when not known */
+
+	/* egress_rules: the relay's port inside the sandbox and the proxy's
+	 * socket; NULL when not chosen yet (--dry-run, --resolve). */
+	const char *proxy_port;
+	const char *proxy_socket;
+	char *const *extra_env;	     /* NAME=VALUE (credential placeholders) */
+	size_t n_extra_env;
 };
+
+/* File names inside the scratch dir. */
+#define LAUNCH_PROXY_SOCKET "omnibox-proxy.sock"
 
 struct launch_plan {
 	struct policy *policy;	    /* the policy with canonical, absolute paths */

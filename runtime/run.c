@@ -23,8 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +35,8 @@
 #include "../emitters/bwrap.h"
 #include "../emitters/envlist.h"
 #include "cgroup.h"
+#include "credentials.h"
+#include "proxy.h"
 #if defined(__APPLE__)
 #include "darwin_launch.h"
 #endif
@@ -50,6 +54,8 @@ struct options {
 	const char *input;
 	const char *terminal;
 	const char *cwd;
+	const char *egress_log;
+	const char *egress_hosts;
 	bool dry_run, quiet;
 	char **command;
 	size_t n_command;
@@ -65,6 +71,10 @@ static const char usage_text[] =
 	"      --cwd=DIR        the workspace (default: os_env.cwd, else the current directory)\n"
 	"      --dry-run        print the resolved launch (bwrap arguments, environment names)\n"
 	"                       and exit without running anything\n"
+	"      --egress-log=FILE  with egress_rules: append the proxy's decisions (one line\n"
+	"                       each, with the rule that matched) to FILE, not stderr\n"
+	"      --egress-hosts=FILE  the proxy resolves names through this hosts file\n"
+	"                       instead of /etc/hosts (before DNS), e.g. for tests\n"
 	"  -q, --quiet          no warnings\n"
 	"      --version        print the version\n"
 	"      --help           print this help\n"
@@ -91,11 +101,14 @@ die(const char *fmt, ...)
 static void
 parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_TERMINAL = 256, OPT_CWD, OPT_DRY, OPT_VERSION, OPT_HELP };
+	enum { OPT_TERMINAL = 256, OPT_CWD, OPT_DRY, OPT_VERSION, OPT_HELP, OPT_EGRESS_LOG,
+	       OPT_EGRESS_HOSTS };
 	static const struct option longopts[] = {
 		{"terminal", required_argument, NULL, OPT_TERMINAL},
 		{"cwd", required_argument, NULL, OPT_CWD},
 		{"dry-run", no_argument, NULL, OPT_DRY},
+		{"egress-log", required_argument, NULL, OPT_EGRESS_LOG},
+		{"egress-hosts", required_argument, NULL, OPT_EGRESS_HOSTS},
 		{"quiet", no_argument, NULL, 'q'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"help", no_argument, NULL, OPT_HELP},
@@ -116,6 +129,12 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_DRY:
 			o->dry_run = true;
+			break;
+		case OPT_EGRESS_LOG:
+			o->egress_log = optarg;
+			break;
+		case OPT_EGRESS_HOSTS:
+			o->egress_hosts = optarg;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -335,8 +354,8 @@ exit_status_of(int status)
 }
 
 static int
-run_bwrap(const char *bwrap, const struct launch_plan *plan, int args_fd, int seccomp_fd,
-	  int status_pipe[2], const char *cgroup)
+run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *plan, int args_fd,
+	  int seccomp_fd, int status_pipe[2], const char *cgroup)
 {
 	static const int forward[] = {SIGINT,  SIGTERM,	 SIGHUP, SIGQUIT,
 				      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
@@ -361,9 +380,7 @@ run_bwrap(const char *bwrap, const struct launch_plan *plan, int args_fd, int se
 		argv[argc++] = plan->argv[i];
 	argv[argc] = NULL;
 
-	st.base = event_base_new();
-	if (!st.base)
-		die("cannot create the event loop");
+	st.base = base;
 	st.status_fd = status_pipe[0];
 	evs[n_evs] = evsignal_new(st.base, SIGCHLD, on_signal, &st);
 	event_add(evs[n_evs++], NULL);
@@ -407,7 +424,6 @@ run_bwrap(const char *bwrap, const struct launch_plan *plan, int args_fd, int se
 	on_status(status_pipe[0], EV_READ, &st);
 	for (size_t i = 0; i < n_evs; i++)
 		event_free(evs[i]);
-	event_base_free(st.base);
 	free(argv);
 	if (!st.sandbox_pid) {
 		fprintf(stderr, "omnibox-run: bwrap could not set up the sandbox (status %d); "
@@ -416,6 +432,32 @@ run_bwrap(const char *bwrap, const struct launch_plan *plan, int args_fd, int se
 		return EXIT_SETUP;
 	}
 	return exit_status_of(st.status);
+}
+
+/* ---- egress ------------------------------------------------------------------------ */
+
+static void
+egress_log_line(void *arg, const char *line)
+{
+	FILE *f = arg;
+
+	fprintf(f, "omnibox-egress: %s\n", line);
+	fflush(f);
+}
+
+/* For --dry-run: the names credential placeholders would be set in, unread. */
+static char **
+placeholder_names(struct arena *a, const struct sandbox *sb, size_t *n)
+{
+	char **v = NULL;
+	size_t cap = 0;
+
+	*n = 0;
+	for (size_t i = 0; i < sb->n_creds; i++)
+		for (size_t k = 0; k < sb->creds[i].env.n; k++)
+			*ARENA_PUSH(a, v, *n, cap) =
+				arena_printf(a, "%s=oa_cred_{RANDOM}", sb->creds[i].env.v[k].s);
+	return v;
 }
 
 /* ---- main ------------------------------------------------------------------------- */
@@ -486,6 +528,11 @@ main(int argc, char **argv)
 	char launch_dir[PATH_MAX], err[4096], *bwrap, *init, *scratch, *cgroup = NULL;
 	const char *home, *tmp;
 	int rc, seccomp_fd = -1, args_fd, status_pipe[2] = {-1, -1}, janitor;
+	const struct sandbox *sb;
+	struct cred_runtime creds = {0};
+	struct event_base *base;
+	struct proxy *proxy = NULL;
+	FILE *egress_log = NULL;
 
 	signal(SIGPIPE, SIG_IGN);
 	parse_options(argc, argv, &o);
@@ -500,6 +547,7 @@ main(int argc, char **argv)
 	if (!p)
 		die("%s: invalid policy; nothing ran", o.input);
 
+	sb = &p->os_env.sandbox;
 	if (p->os_env.fork.value)
 		die("%s:%u: os_env.fork is not supported; remove it to run on the workspace "
 		    "itself",
@@ -583,6 +631,39 @@ main(int argc, char **argv)
 		die("cannot pass the seccomp filter to bwrap: %s", strerror(errno));
 	}
 
+	if (sb->n_egress) {
+		uint32_t r = 0;
+
+		/* Any port works in the sandbox's own network namespace; a random
+		 * one keeps clients from hard-coding it. */
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = (uint32_t)getpid();
+		rq.proxy_port = arena_printf(a, "%u", 20000 + r % 40000);
+		rq.proxy_socket = arena_printf(a, "%s/%s", scratch, LAUNCH_PROXY_SOCKET);
+		if (strlen(rq.proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			if (!o.dry_run)
+				rmtree(scratch);
+			die("the proxy socket path %s is too long for a Unix socket; set TMPDIR to a "
+			    "shorter directory",
+			    rq.proxy_socket);
+		}
+		if (o.dry_run) {
+			rq.proxy_port = NULL;
+			rq.proxy_socket = NULL;
+			rq.extra_env = placeholder_names(a, sb, &rq.n_extra_env);
+		} else if (sb->n_creds) {
+			/* Real secrets are read here, outside the sandbox, and only
+			 * placeholders go in. */
+			if (cred_prepare(a, sb, environ, home, scratch, &creds, err, sizeof(err)) < 0 ||
+			    cred_write_files(&creds, scratch, err, sizeof(err)) < 0) {
+				rmtree(scratch);
+				die("credential_proxy: %s; nothing ran", err);
+			}
+			rq.extra_env = creds.env;
+			rq.n_extra_env = creds.n_env;
+		}
+	}
+
 	rq.policy = p;
 	rq.launch_dir = launch_dir;
 	rq.cwd = o.cwd;
@@ -642,13 +723,53 @@ main(int argc, char **argv)
 					why);
 		}
 	}
+	base = event_base_new();
+	if (!base) {
+		rmtree(scratch);
+		launch_cleanup(&plan);
+		die("cannot create the event loop");
+	}
+	if (sb->n_egress) {
+		struct proxy_config pc = {0};
+
+		egress_log = stderr;
+		if (o.egress_log && !(egress_log = fopen(o.egress_log, "ae"))) {
+			rmtree(scratch);
+			launch_cleanup(&plan);
+			die("--egress-log %s: %s", o.egress_log, strerror(errno));
+		}
+		pc.socket_path = rq.proxy_socket;
+		pc.ca_bundle_path = arena_printf(a, "%s/%s", scratch, ENV_CA_BUNDLE);
+		pc.rules = sb->egress;
+		pc.n_rules = sb->n_egress;
+		pc.allow_private = sb->egress_allow_private.value;
+		pc.creds = creds.creds;
+		pc.n_creds = creds.n_creds;
+		pc.hosts_file = o.egress_hosts;
+		pc.log = egress_log_line;
+		pc.log_arg = egress_log;
+		/* Up before the agent exists: no first request may find it missing. */
+		proxy = proxy_new(base, &pc, err, sizeof(err));
+		if (!proxy) {
+			rmtree(scratch);
+			launch_cleanup(&plan);
+			die("the egress proxy cannot start: %s; nothing ran", err);
+		}
+	}
 	janitor = start_janitor(scratch, &plan);
 	if (janitor < 0) {
 		rmtree(scratch);
 		launch_cleanup(&plan);
 		die("cannot start the cleanup process: %s", strerror(errno));
 	}
-	rc = run_bwrap(bwrap, &plan, args_fd, seccomp_fd, status_pipe, cgroup);
+	rc = run_bwrap(base, bwrap, &plan, args_fd, seccomp_fd, status_pipe, cgroup);
+	if (proxy)
+		proxy_free(proxy);
+	if (creds.n_creds)
+		cred_runtime_wipe(&creds);
+	event_base_free(base);
+	if (egress_log && egress_log != stderr)
+		fclose(egress_log);
 	if (cgroup)
 		cgroup_remove(cgroup);
 	rmtree(scratch);
