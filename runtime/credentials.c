@@ -64,7 +64,8 @@ cred_make_placeholder(char *out)
 bool
 cred_has_placeholder(const char *s, size_t len)
 {
-	/* "oa_cred_" where each '_' may also be written %5F or %5f. */
+	/* "oa_cred_" in any case, where each '_' may also be written %5F:
+	 * looking wider than the exact prefix costs nothing and misses less. */
 	for (size_t i = 0; i + CRED_PREFIX_LEN <= len; i++) {
 		size_t j = i;
 		bool ok = true;
@@ -75,7 +76,7 @@ cred_has_placeholder(const char *s, size_t len)
 			if (*want == '_' && j + 3 <= len && s[j] == '%' && s[j + 1] == '5' &&
 			    (s[j + 2] | 0x20) == 'f') {
 				j += 3;
-			} else if (j < len && s[j] == *want) {
+			} else if (j < len && (s[j] == *want || (*want != '_' && (s[j] | 0x20) == *want))) {
 				j++;
 			} else {
 				ok = false;

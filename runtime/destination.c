@@ -123,10 +123,9 @@ blocked_nat64_local(const uint8_t *b)
 
 	for (size_t i = 0; i < sizeof(pos) / sizeof(pos[0]); i++) {
 		uint8_t v[4] = {b[pos[i][0]], b[pos[i][1]], b[pos[i][2]], b[pos[i][3]]};
-		const char *why = blocked_embedded(v, 0);
 
-		if (why)
-			return why;
+		if (blocked_embedded(v, 0))
+			return "64:ff9b:1::/48 (local-use NAT64, embedding a refused IPv4 address)";
 	}
 	return NULL;
 }

@@ -121,6 +121,9 @@ struct http_chunked {
 
 void http_chunked_init(struct http_chunked *c);
 
+/* Contiguous bytes the next step must see: 0 inside chunk data, else a line's worth. */
+size_t http_chunked_lookahead(const struct http_chunked *c);
+
 /*
  * One step of decoding a chunked body.  AVAIL bytes are available; the
  * first LEN of them (LEN <= AVAIL) are at BUF, contiguous.  Framing is

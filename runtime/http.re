@@ -319,11 +319,12 @@ http_parse_head(struct http_parser *p, const char *buf, size_t len)
 
 		if (!lf) {
 			p->scanned = limit;
-			if (len >= HTTP_HEAD_MAX)
-				return fail(p, 431, "request header fields too large");
-			/* A CR that is not the last byte so far can only be bare. */
+			/* A CR that is not the last byte so far can only be bare (and
+			 * is reported as such however much more arrives). */
 			if (limit > p->pos + 1 && memchr(buf + p->pos, '\r', limit - p->pos - 1))
 				return fail(p, 400, "bare CR inside a line");
+			if (len >= HTTP_HEAD_MAX)
+				return fail(p, 431, "request header fields too large");
 			return HTTP_MORE;
 		}
 		end = (size_t)(lf - buf);
@@ -364,6 +365,12 @@ http_chunked_init(struct http_chunked *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->state = CH_SIZE;
+}
+
+size_t
+http_chunked_lookahead(const struct http_chunked *c)
+{
+	return c->state == CH_DATA ? 0 : HTTP_CHUNK_LINE_MAX + 2;
 }
 
 static enum http_chunk_step

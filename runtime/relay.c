@@ -22,12 +22,18 @@
 #define RELAY_READS_PER_EVENT 8
 #define RELAY_ACCEPTS_PER_EVENT 64
 
-/* Bytes read from one side that the other side has not taken yet. */
+/*
+ * Bytes read from one side that the other side has not taken yet: in a
+ * pipe (splice(2): the kernel moves pages, the relay never touches the
+ * data) or, where splice does not work, in a buffer.  Either exists only
+ * while something is pending, so an idle connection owns neither.
+ */
 struct flow {
-	char *buf; /* RELAY_BUF bytes while something is pending, else NULL */
+	int pipe[2]; /* holding LEN bytes; -1 when none */
+	char *buf;   /* RELAY_BUF bytes, the copying fallback; NULL when none */
 	unsigned off, len;
-	bool eof;  /* the source is done; shut the destination down once drained */
-	bool shut; /* the destination has been shut down for writing */
+	bool eof;    /* the source is done; shut the destination down once drained */
+	bool shut;   /* the destination has been shut down for writing */
 };
 
 struct pair;
@@ -49,9 +55,16 @@ struct pair {
 	struct pair *next; /* on the list of dead pairs */
 };
 
+#define RELAY_PIPE_SIZE (1024 * 1024)
+#define RELAY_SPARE_PIPES 16
+
 static struct {
 	int epfd, listen_fd;
 	struct pair *dead;
+	bool no_splice;		/* splice(2) refused: copy instead */
+	int spare[RELAY_SPARE_PIPES][2]; /* empty pipes, ready for any flow */
+	int n_spare;
+	unsigned pipe_size;
 	struct sockaddr_un addr;
 	bool listen_paused;
 	char scratch[RELAY_BUF];
@@ -99,6 +112,44 @@ die(const char *what)
 }
 
 /* Close both sockets now; free P after the batch (its events may still be queued). */
+/* An empty pipe for a flow: a spare one, or a new one as large as allowed. */
+static int
+pipe_get(int fds[2])
+{
+	int size;
+
+	if (relay.n_spare) {
+		relay.n_spare--;
+		fds[0] = relay.spare[relay.n_spare][0];
+		fds[1] = relay.spare[relay.n_spare][1];
+		return 0;
+	}
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0)
+		return -1;
+	fcntl(fds[0], F_SETPIPE_SZ, RELAY_PIPE_SIZE);
+	size = fcntl(fds[0], F_GETPIPE_SZ);
+	if (size > 0 && (unsigned)size < relay.pipe_size)
+		relay.pipe_size = (unsigned)size;
+	return 0;
+}
+
+/* Give back a flow's pipe: kept when empty and there is room, else closed. */
+static void
+pipe_put(struct flow *f)
+{
+	if (f->pipe[0] < 0)
+		return;
+	if (f->len == 0 && relay.n_spare < RELAY_SPARE_PIPES) {
+		relay.spare[relay.n_spare][0] = f->pipe[0];
+		relay.spare[relay.n_spare][1] = f->pipe[1];
+		relay.n_spare++;
+	} else {
+		close(f->pipe[0]);
+		close(f->pipe[1]);
+	}
+	f->pipe[0] = f->pipe[1] = -1;
+}
+
 static void
 pair_close(struct pair *p)
 {
@@ -106,6 +157,7 @@ pair_close(struct pair *p)
 		close(p->fd[i]); /* also removes it from the epoll set */
 		free(p->flow[i].buf);
 		p->flow[i].buf = NULL;
+		pipe_put(&p->flow[i]);
 	}
 	p->dead = true;
 	p->next = relay.dead;
@@ -149,13 +201,16 @@ flow_drain(struct pair *p, int i)
 	int to = p->fd[1 - i];
 
 	while (f->len) {
-		ssize_t w = send(to, f->buf + f->off, f->len, MSG_NOSIGNAL);
+		ssize_t w = f->pipe[0] >= 0
+				    ? splice(f->pipe[0], NULL, to, NULL, f->len,
+					     SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
+				    : send(to, f->buf + f->off, f->len, MSG_NOSIGNAL);
 
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
-		if (w < 0)
+		if (w <= 0)
 			return -1;
 		f->off += (unsigned)w;
 		f->len -= (unsigned)w;
@@ -163,6 +218,7 @@ flow_drain(struct pair *p, int i)
 	free(f->buf);
 	f->buf = NULL;
 	f->off = 0;
+	pipe_put(f);
 	/* Half-close travels on: the other end sees EOF only after every byte. */
 	if (f->eof && !f->shut) {
 		shutdown(to, SHUT_WR);
@@ -171,12 +227,87 @@ flow_drain(struct pair *p, int i)
 	return 0;
 }
 
+/*
+ * splice(2) side I into a pipe and on into side 1 - I.  Returns 1 when
+ * splice cannot be used here (the caller copies instead), else as
+ * flow_pump().
+ */
+static int
+flow_splice(struct pair *p, int i)
+{
+	struct flow *f = &p->flow[i];
+	int pp[2];
+
+	if (pipe_get(pp) < 0)
+		return 1;
+	for (int round = 0; round < RELAY_READS_PER_EVENT && !f->len && !f->eof; round++) {
+		ssize_t n = splice(p->fd[i], NULL, pp[1], NULL, relay.pipe_size,
+				   SPLICE_F_MOVE | SPLICE_F_NONBLOCK),
+			w = 0;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n < 0 && (errno == EINVAL || errno == ENOSYS || errno == EPERM) && round == 0) {
+			relay.no_splice = true;
+			f->pipe[0] = pp[0];
+			f->pipe[1] = pp[1];
+			pipe_put(f);
+			return 1;
+		}
+		if (n < 0) {
+			f->pipe[0] = pp[0];
+			f->pipe[1] = pp[1];
+			pipe_put(f);
+			return -1;
+		}
+		if (n == 0) {
+			f->eof = true;
+			break;
+		}
+		while (w < n) {
+			ssize_t k = splice(pp[0], NULL, p->fd[1 - i], NULL, (size_t)(n - w),
+					   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+				break;
+			if (k <= 0) {
+				f->pipe[0] = pp[0];
+				f->pipe[1] = pp[1];
+				f->len = (unsigned)(n - w);
+				return -1;
+			}
+			w += k;
+		}
+		if (w < n) {
+			/* The destination is full: this pipe now holds the flow's bytes. */
+			f->pipe[0] = pp[0];
+			f->pipe[1] = pp[1];
+			f->len = (unsigned)(n - w);
+			return 0;
+		}
+	}
+	f->pipe[0] = pp[0];
+	f->pipe[1] = pp[1];
+	pipe_put(f);
+	return f->eof ? flow_drain(p, i) : 0;
+}
+
 /* Move what side I has to side 1 - I, keeping the rest when the other side is full. */
 static int
 flow_pump(struct pair *p, int i)
 {
 	struct flow *f = &p->flow[i];
 
+	if (!relay.no_splice) {
+		int r = flow_splice(p, i);
+
+		if (r <= 0)
+			return r;
+	}
 	for (int round = 0; round < RELAY_READS_PER_EVENT && !f->len && !f->eof; round++) {
 		ssize_t n = recv(p->fd[i], relay.scratch, sizeof(relay.scratch), 0), w = 0;
 
@@ -251,6 +382,8 @@ relay_accept(void)
 		}
 		p->fd[0] = c;
 		p->fd[1] = u;
+		p->flow[0].pipe[0] = p->flow[0].pipe[1] = -1;
+		p->flow[1].pipe[0] = p->flow[1].pipe[1] = -1;
 		for (int i = 0; i < 2; i++) {
 			struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &p->side[i]};
 
@@ -326,6 +459,7 @@ relay_serve(int listen_fd, const char *socket_path)
 	}
 	strcpy(relay.addr.sun_path, socket_path);
 	relay.listen_fd = listen_fd;
+	relay.pipe_size = RELAY_PIPE_SIZE;
 	relay.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (relay.epfd < 0)
 		die("epoll_create1");

@@ -1,0 +1,2625 @@
+/*
+ * proxy.c - the egress proxy's event machine.
+ *
+ * One struct conn per connection from the agent (through the relay).  Its
+ * request side reads heads and bodies from the agent; its response side
+ * reads heads and bodies from the upstream server.  Requests on one
+ * connection are handled one at a time: the next head is read only once
+ * the previous response has been passed on, so each request is checked
+ * when it arrives and answers never overtake each other.
+ *
+ * Nothing is buffered whole.  A body moves from one bufferevent to the
+ * other as it arrives; when a destination holds PROXY_HWM bytes its
+ * source stops being read until it drains to PROXY_LWM.
+ *
+ * Connections end through conn_kill(), which closes the sockets at once
+ * and frees the struct from a deferred event, so code that called
+ * something which may have ended the connection only checks c->dead.
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <malloc.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
+#include <event2/dns.h>
+#include <event2/listener.h>
+#include <event2/util.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+#include "credentials.h"
+#include "destination.h"
+#include "http.h"
+#include "tls.h"
+
+#define PROXY_HWM (512 * 1024)
+#define PROXY_LWM (128 * 1024)
+#define PROXY_MAX_IO (256 * 1024)
+/* Just under 64 KiB: evbuffer rounds chains up to a power of two, with its header. */
+#define PROXY_READ (64 * 1024 - 256)
+#define PROXY_MAX_ADDRS 16
+#define PROXY_TARGET_MAX 8192
+#define PROXY_AUTH_MAX (CRED_SECRET_MAX * 2 + 512)
+#define CONNECT_TIMEOUT 30
+#define HANDSHAKE_TIMEOUT 30
+#define IDLE_TIMEOUT 600
+/* An upstream connection kept alive for the next request on its tunnel
+ * is closed after this long unused: an idle tunnel then holds only the
+ * agent's side (about 2 KiB; an open upstream TLS connection is ~50 KiB). */
+#define UPSTREAM_IDLE_TIMEOUT 15
+#define CLOSE_TIMEOUT 30
+#define DEFAULT_SYSTEM_CAS "/etc/ssl/certs/ca-certificates.crt"
+
+enum body_mode { BODY_NONE, BODY_LENGTH, BODY_CHUNKED, BODY_CLOSE };
+
+struct body {
+	enum body_mode mode;
+	uint64_t left;	   /* BODY_LENGTH: bytes still to come */
+	struct http_chunked ch;
+	bool out_chunked;  /* written as chunks (re-encoded: no extensions, no trailer) */
+	bool done;
+};
+
+enum req_state {
+	RQ_HEAD,      /* reading a request head */
+	RQ_RESOLVE,   /* waiting for DNS */
+	RQ_SEND200,   /* CONNECT accepted; the 200 is being written */
+	RQ_HANDSHAKE, /* TLS with the agent under way */
+	RQ_CONNECT,   /* waiting for the upstream connection */
+	RQ_BODY,      /* passing the request body on */
+	RQ_WAIT,      /* request sent; waiting for the response to end */
+	RQ_TUNNEL,    /* after a WebSocket upgrade: bytes both ways */
+};
+
+enum resp_state { RS_IDLE, RS_HEAD, RS_BODY, RS_DONE, RS_TUNNEL };
+
+enum after_dns { AFTER_TUNNEL, AFTER_FORWARD };
+
+/* A response body between two plain sockets, moved by the kernel. */
+struct splice {
+	int pipe[2];
+	size_t in_pipe;	      /* bytes in the pipe, not yet sent to the agent */
+	size_t pipe_size;
+	bool moved;		/* something went through already */
+	struct event *in, *out; /* upstream readable, agent writable */
+};
+
+union addr {
+	struct sockaddr sa;
+	struct sockaddr_in sin;
+	struct sockaddr_in6 sin6;
+};
+
+struct proxy {
+	struct event_base *base;
+	struct evconnlistener *listener;
+	struct evdns_base *dns;
+	struct egress_matcher *matcher;
+	struct arena *arena; /* copies of the configuration */
+	struct egress_rule *rules;
+	size_t n_rules;
+	struct proxy_cred *creds;
+	size_t n_creds;
+	bool allow_private;
+	bool no_splice; /* splice(2) failed once: copy from then on */
+	char *socket_path;
+	SSL_CTX *server_ctx, *client_ctx;
+	struct tls_ca *ca;
+	/* Where a head or a run of chunks is put together before it goes out in
+	 * one piece: an OpenSSL filter makes a TLS record of every addition. */
+	struct evbuffer *stage;
+	void (*log)(void *arg, const char *line);
+	void *log_arg;
+	struct conn *conns;
+	unsigned long next_id;
+	struct proxy_stats stats;
+};
+
+struct conn {
+	struct proxy *p;
+	struct conn *prev, *next;
+	unsigned long id;
+	evutil_socket_t fd;
+	/* Each side is a plain socket bufferevent (libevent writes it, read_into()
+	 * reads it) with, for TLS, an OpenSSL filter on top; cli and up are what
+	 * the proxy reads and writes: the filter, or the socket's. */
+	struct bufferevent *cli, *up, *cli_sock, *up_sock;
+	struct event *cli_rd, *up_rd;
+	bool cli_rd_done, up_rd_done; /* EOF or an error read: never read again */
+	struct event *later;	      /* deferred work: DNS answers, closing, freeing */
+	bool cli_tls;		      /* the agent side is an intercepted tunnel */
+	bool cli_eof, closing, shut_sent, dead;
+	time_t closing_deadline;
+
+	/* the destination: the CONNECT host, or the current plain request's */
+	char *host;
+	uint16_t port;
+	ssize_t connect_rule;
+	union addr *addrs; /* every one checked */
+	size_t n_addrs, next_addr;
+	struct evdns_getaddrinfo_request *dns;
+	bool dns_done;
+	int dns_err;
+	struct evutil_addrinfo *dns_res;
+	enum after_dns after;
+	bool up_connected, up_reusable, up_used, retried;
+
+	/* the current request */
+	enum req_state rq;
+	struct http_parser *req;
+	struct evbuffer *up_head; /* kept until the response starts, for one retry */
+	struct body req_body;
+	bool req_close, req_head, req_ws, req_http10;
+	char *log_url;
+
+	/* the current response */
+	struct splice *sp; /* a plain body moving with splice(2), or NULL */
+	enum resp_state rs;
+	struct http_parser *resp;
+	struct body resp_body;
+	bool resp_started, close_after;
+};
+
+static void conn_read_head(struct conn *c);
+static void conn_update_io(struct conn *c);
+static void up_open(struct conn *c);
+static void read_response(struct conn *c);
+static void pump_request(struct conn *c);
+static void pump_response(struct conn *c);
+static void dns_finish(struct conn *c);
+static void conn_check_closed(struct conn *c);
+static void splice_end(struct conn *c);
+
+/* ---- logging ----------------------------------------------------------------------- */
+
+static void plog(struct proxy *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+plog(struct proxy *p, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	if (!p->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	p->log(p->log_arg, line);
+}
+
+/* S/LEN with anything but printable ASCII escaped: the agent must not forge log lines. */
+static const char *
+esc(char *buf, size_t cap, const char *s, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && o + 5 < cap; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch >= 0x21 && ch < 0x7f && ch != '\\') {
+			buf[o++] = (char)ch;
+		} else {
+			snprintf(buf + o, cap - o, "\\x%02x", ch);
+			o += 4;
+		}
+	}
+	if (o + 5 >= cap && cap > 4)
+		memcpy(buf + cap - 4, "...", 3), o = cap - 1;
+	buf[o] = '\0';
+	return buf;
+}
+
+/* A rule as written: "GET,POST api.github.com/repos/(glob)". */
+static void
+rule_text(const struct egress_rule *r, char *buf, size_t cap)
+{
+	size_t o = 0;
+
+	if (r->methods == EGRESS_ANY) {
+		o = (size_t)snprintf(buf, cap, "*");
+	} else {
+		for (unsigned bit = 1; bit < EGRESS_ANY && o < cap; bit <<= 1)
+			if (r->methods & bit)
+				o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? "," : "",
+						      egress_method_name(bit));
+	}
+	if (o < cap)
+		snprintf(buf + o, cap - o, " %s%s%s", r->wildcard ? "*." : "", r->host,
+			 r->path_given ? r->path : "");
+}
+
+static const char *
+rule_desc(struct proxy *p, ssize_t i, char *buf, size_t cap)
+{
+	char text[1024];
+
+	rule_text(&p->rules[i], text, sizeof(text));
+	snprintf(buf, cap, "rule #%zd (line %u: %s)", i + 1, p->rules[i].loc.line, text);
+	return buf;
+}
+
+/* ---- connection lifetime -------------------------------------------------------- */
+
+static void
+later_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->dead) {
+		event_free(c->later);
+		free(c);
+		return;
+	}
+	if (c->closing) {
+		conn_check_closed(c);
+		return;
+	}
+	if (c->dns_done) {
+		c->dns_done = false;
+		dns_finish(c);
+	}
+}
+
+static void
+free_request(struct conn *c)
+{
+	free(c->req);
+	c->req = NULL;
+	free(c->resp);
+	c->resp = NULL;
+	if (c->up_head) {
+		evbuffer_free(c->up_head);
+		c->up_head = NULL;
+	}
+	free(c->log_url);
+	c->log_url = NULL;
+}
+
+static void
+up_close(struct conn *c)
+{
+	splice_end(c);
+	if (c->up_rd)
+		event_free(c->up_rd);
+	c->up_rd = NULL;
+	/* A filter frees the socket bufferevent under it (both BEV_OPT_CLOSE_ON_FREE). */
+	if (c->up)
+		bufferevent_free(c->up);
+	else if (c->up_sock)
+		bufferevent_free(c->up_sock);
+	c->up = c->up_sock = NULL;
+	c->up_rd_done = false;
+	c->up_connected = c->up_reusable = c->up_used = false;
+}
+
+/* Close everything now; the struct goes at the next loop turn. */
+static void
+conn_kill(struct conn *c)
+{
+	struct proxy *p = c->p;
+
+	if (c->dead)
+		return;
+	c->dead = true;
+	if (c->dns) {
+		evdns_getaddrinfo_cancel(c->dns); /* its callback sees EVUTIL_EAI_CANCEL */
+		c->dns = NULL;
+	}
+	if (c->dns_res)
+		evutil_freeaddrinfo(c->dns_res);
+	up_close(c);
+	if (c->cli_rd)
+		event_free(c->cli_rd);
+	c->cli_rd = NULL;
+	/* The filter (if any) frees SSL and the socket bufferevent, which
+	 * does not own the socket: that is closed here, once. */
+	if (c->cli)
+		bufferevent_free(c->cli);
+	c->cli = c->cli_sock = NULL;
+	evutil_closesocket(c->fd);
+	free_request(c);
+	free(c->addrs);
+	free(c->host);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		p->conns = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	p->stats.open--;
+	event_active(c->later, EV_TIMEOUT, 0);
+}
+
+/*
+ * Closing: everything queued for the agent goes out first, then (TLS) a
+ * close_notify, so a close-delimited answer cannot be taken for a
+ * truncated one, then the socket closes.  Nothing tells the proxy when
+ * the socket bufferevent under a filter has drained, so this looks every
+ * few milliseconds, for at most CLOSE_TIMEOUT seconds.
+ */
+static void
+conn_check_closed(struct conn *c)
+{
+	struct timeval again = {0, 5000};
+	size_t filtered = c->cli_tls ? evbuffer_get_length(bufferevent_get_output(c->cli)) : 0;
+
+	if (c->cli_tls && filtered == 0 && !c->shut_sent) {
+		SSL *ssl = bufferevent_openssl_get_ssl(c->cli);
+
+		c->shut_sent = true;
+		if (ssl && SSL_is_init_finished(ssl))
+			SSL_shutdown(ssl);
+	}
+	if ((filtered == 0 && evbuffer_get_length(bufferevent_get_output(c->cli_sock)) == 0) ||
+	    time(NULL) > c->closing_deadline) {
+		conn_kill(c);
+		return;
+	}
+	event_add(c->later, &again);
+}
+
+/* Send what is queued for the agent, then close. */
+static void
+conn_finish(struct conn *c)
+{
+	if (c->dead || c->closing)
+		return;
+	c->closing = true;
+	c->closing_deadline = time(NULL) + CLOSE_TIMEOUT;
+	up_close(c);
+	if (c->dns) {
+		evdns_getaddrinfo_cancel(c->dns);
+		c->dns = NULL;
+	}
+	conn_update_io(c);
+	conn_check_closed(c);
+}
+
+/* ---- answers from the proxy itself ------------------------------------------------- */
+
+static const char *
+status_text(unsigned status)
+{
+	switch (status) {
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 403:
+		return "Forbidden";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 501:
+		return "Not Implemented";
+	case 502:
+		return "Bad Gateway";
+	case 504:
+		return "Gateway Timeout";
+	case 505:
+		return "HTTP Version Not Supported";
+	default:
+		return "Error";
+	}
+}
+
+static bool
+request_has_body(const struct conn *c)
+{
+	const struct http_head *h = c->req ? &c->req->head : NULL;
+
+	return h && (h->chunked || (h->has_length && h->content_length > 0));
+}
+
+static void request_done(struct conn *c);
+
+/*
+ * Answer the current request with STATUS and a plain-text BODY.  The
+ * connection stays open only when asked and when nothing of the request
+ * is left unread (a body the proxy did not read would be taken for the
+ * next request).
+ */
+static void
+conn_reply(struct conn *c, unsigned status, const char *kind, const char *body, bool keep)
+{
+	struct evbuffer *out = c->p->stage;
+	size_t len = strlen(body);
+
+	if (status >= 400)
+		c->p->stats.denied++;
+	keep = keep && c->req && c->rq == RQ_HEAD && !request_has_body(c) && !c->req_close &&
+	       !c->closing;
+	/* The refused request's head is consumed; its body, if any, is not (so: close). */
+	if (c->req && c->rq == RQ_HEAD && c->req->head.length)
+		evbuffer_drain(bufferevent_get_input(c->cli), c->req->head.length);
+	evbuffer_add_printf(out,
+			    "HTTP/1.1 %u %s\r\n"
+			    "Content-Type: text/plain; charset=utf-8\r\n"
+			    "%s%s%s"
+			    "Content-Length: %zu\r\n"
+			    "%s"
+			    "\r\n",
+			    status, status_text(status), kind ? "X-Omnibox-Error: " : "",
+			    kind ? kind : "", kind ? "\r\n" : "", len,
+			    keep ? "" : "Connection: close\r\n");
+	if (!c->req_head)
+		evbuffer_add(out, body, len);
+	evbuffer_add_buffer(bufferevent_get_output(c->cli), out);
+	if (!keep) {
+		conn_finish(c);
+		return;
+	}
+	c->rs = RS_DONE;
+	c->rq = RQ_WAIT;
+	request_done(c);
+}
+
+/* 403 for a request no rule allows, naming a rule that would. */
+static void
+deny_request(struct conn *c, const char *method, size_t mlen, const char *host,
+	     const char *norm)
+{
+	char m[64], body[PROXY_TARGET_MAX + 1024], path[PROXY_TARGET_MAX];
+	const char *q = strchr(norm, '?');
+	size_t plen = q ? (size_t)(q - norm) : strlen(norm);
+
+	esc(m, sizeof(m), method, mlen);
+	for (char *s = m; *s; s++)
+		if (*s >= 'a' && *s <= 'z')
+			*s = (char)(*s - 32);
+	esc(path, sizeof(path), norm, plen);
+	plog(c->p, "c%lu deny %s: no rule matches", c->id, c->log_url);
+	snprintf(body, sizeof(body),
+		 "omnibox: %s is not allowed by the egress policy (no rule matches).\n"
+		 "A rule that would allow it:\n"
+		 "  %s %s%s%s\n",
+		 c->log_url, m, host, path, q ? "?*" : "");
+	conn_reply(c, 403, "blocked-by-policy", body, true);
+}
+
+/* ---- destinations ------------------------------------------------------------------- */
+
+static void dest_ready(struct conn *c);
+
+static void
+dns_cb(int err, struct evutil_addrinfo *res, void *arg)
+{
+	struct conn *c = arg;
+
+	/* After evdns_getaddrinfo_cancel() the connection may be gone. */
+	if (err == EVUTIL_EAI_CANCEL) {
+		if (res)
+			evutil_freeaddrinfo(res);
+		return;
+	}
+	/* This may run inside evdns_getaddrinfo() itself (hosts file, numeric
+	 * host): finish from the loop, never from under the caller. */
+	c->dns = NULL;
+	c->dns_err = err;
+	c->dns_res = res;
+	c->dns_done = true;
+	event_active(c->later, EV_TIMEOUT, 0);
+}
+
+static void
+dest_refuse(struct conn *c, const char *what, const char *why)
+{
+	char body[1024], h[300];
+
+	esc(h, sizeof(h), c->host, strlen(c->host));
+	plog(c->p, "c%lu blocked-destination %s: %s", c->id, what, why);
+	snprintf(body, sizeof(body),
+		 "omnibox: %s is refused: %s.\n"
+		 "Private, loopback, link-local, metadata and other special-purpose addresses "
+		 "are refused\nunless the policy sets egress_allow_private_destinations: true.\n",
+		 what, why);
+	conn_reply(c, 403, "blocked-destination", body, c->after == AFTER_FORWARD);
+}
+
+/* Check every address; keep them all (any may be connected to) or refuse. */
+static bool
+dest_check(struct conn *c, const char *what)
+{
+	for (size_t i = 0; i < c->n_addrs; i++) {
+		const struct sockaddr *sa = (const struct sockaddr *)&c->addrs[i];
+		const char *why = dest_blocked_reason(sa);
+
+		if (why && !c->p->allow_private) {
+			char addr[INET6_ADDRSTRLEN], text[512], h[300];
+
+			dest_format(sa, addr, sizeof(addr));
+			snprintf(text, sizeof(text), "%s resolves to %s, in %s",
+				 esc(h, sizeof(h), c->host, strlen(c->host)), addr, why);
+			dest_refuse(c, what, text);
+			return false;
+		}
+	}
+	return true;
+}
+
+static const char *
+dest_what(struct conn *c, char *buf, size_t cap)
+{
+	if (c->after == AFTER_TUNNEL)
+		snprintf(buf, cap, "CONNECT %s:%u", c->host, c->port);
+	else
+		snprintf(buf, cap, "%s", c->log_url);
+	return buf;
+}
+
+static void
+dns_finish(struct conn *c)
+{
+	struct evutil_addrinfo *res = c->dns_res;
+	char what[PROXY_TARGET_MAX + 64], body[1024];
+
+	c->dns_res = NULL;
+	dest_what(c, what, sizeof(what));
+	if (c->dns_err || !res) {
+		/* Fail closed: no answer is never "try the name some other way". */
+		plog(c->p, "c%lu dns-failure %s: %s", c->id, what, evutil_gai_strerror(c->dns_err));
+		snprintf(body, sizeof(body), "omnibox: cannot resolve %s: %s\n", c->host,
+			 evutil_gai_strerror(c->dns_err));
+		if (res)
+			evutil_freeaddrinfo(res);
+		conn_reply(c, 502, "dns-failure", body, c->after == AFTER_FORWARD);
+		return;
+	}
+	free(c->addrs);
+	c->n_addrs = 0;
+	for (struct evutil_addrinfo *ai = res; ai && c->n_addrs < PROXY_MAX_ADDRS; ai = ai->ai_next)
+		c->n_addrs++;
+	c->addrs = calloc(c->n_addrs ? c->n_addrs : 1, sizeof(*c->addrs));
+	c->n_addrs = 0;
+	for (struct evutil_addrinfo *ai = res; ai && c->addrs && c->n_addrs < PROXY_MAX_ADDRS;
+	     ai = ai->ai_next) {
+		if ((ai->ai_family != AF_INET && ai->ai_family != AF_INET6) ||
+		    ai->ai_addrlen > sizeof(*c->addrs))
+			continue;
+		memcpy(&c->addrs[c->n_addrs], ai->ai_addr, ai->ai_addrlen);
+		if (ai->ai_family == AF_INET)
+			((struct sockaddr_in *)&c->addrs[c->n_addrs])->sin_port = htons(c->port);
+		else
+			((struct sockaddr_in6 *)&c->addrs[c->n_addrs])->sin6_port = htons(c->port);
+		c->n_addrs++;
+	}
+	evutil_freeaddrinfo(res);
+	if (c->n_addrs == 0) {
+		plog(c->p, "c%lu dns-failure %s: no address", c->id, what);
+		snprintf(body, sizeof(body), "omnibox: %s has no address\n", c->host);
+		conn_reply(c, 502, "dns-failure", body, c->after == AFTER_FORWARD);
+		return;
+	}
+	if (dest_check(c, what))
+		dest_ready(c);
+}
+
+/* Resolve c->host once; dest_ready() runs when every address has passed. */
+static void
+dest_resolve(struct conn *c, enum after_dns after)
+{
+	struct evutil_addrinfo hints;
+	struct in_addr v4;
+	const char *why;
+	char what[PROXY_TARGET_MAX + 64];
+
+	c->after = after;
+	c->rq = RQ_RESOLVE;
+	c->next_addr = 0;
+	conn_update_io(c);
+	if (dest_classify_host(c->host, strlen(c->host), &v4, &why) == DEST_HOST_IPV4) {
+		struct sockaddr_in *sin;
+
+		free(c->addrs);
+		c->addrs = calloc(1, sizeof(*c->addrs));
+		if (!c->addrs) {
+			conn_kill(c);
+			return;
+		}
+		sin = (struct sockaddr_in *)c->addrs;
+		sin->sin_family = AF_INET;
+		sin->sin_addr = v4;
+		sin->sin_port = htons(c->port);
+		c->n_addrs = 1;
+		if (dest_check(c, dest_what(c, what, sizeof(what))))
+			dest_ready(c);
+		return;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_protocol = IPPROTO_TCP;
+	c->p->stats.dns_lookups++;
+	c->dns = evdns_getaddrinfo(c->p->dns, c->host, NULL, &hints, dns_cb, c);
+	if (c->dns_done)
+		c->dns = NULL; /* answered already; later_cb finishes */
+}
+
+/* ---- the agent side ------------------------------------------------------------------ */
+
+static void cli_read_cb(struct bufferevent *bev, void *arg);
+static void cli_write_cb(struct bufferevent *bev, void *arg);
+static void cli_event_cb(struct bufferevent *bev, short what, void *arg);
+
+/*
+ * libevent 2.1 reads a socket 4 KiB at a time.  Every socket of the proxy
+ * is read here instead, PROXY_READ bytes per call, into its plain socket
+ * bufferevent's input; whoever listens on that bufferevent (the conn's
+ * callbacks, or an OpenSSL filter stacked on it) is then told, as if
+ * libevent had read.  libevent still does the writing (writev of whole
+ * chains).  Returns the bytes read, 0 at EOF, -1 with errno.
+ */
+static ssize_t
+read_into(evutil_socket_t fd, struct evbuffer *in)
+{
+	struct evbuffer_iovec v[2];
+	struct iovec iov[2];
+	ssize_t r, left;
+	int n, saved;
+
+	/* A socket bufferevent keeps its input's end frozen between its own reads. */
+	evbuffer_unfreeze(in, 0);
+	n = evbuffer_reserve_space(in, PROXY_READ, v, 2);
+	if (n <= 0) {
+		evbuffer_freeze(in, 0);
+		errno = ENOMEM;
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		iov[i].iov_base = v[i].iov_base;
+		iov[i].iov_len = v[i].iov_len;
+	}
+	do
+		r = readv(fd, iov, n);
+	while (r < 0 && errno == EINTR);
+	saved = errno;
+	if (r > 0) {
+		left = r;
+		for (int i = 0; i < n; i++) {
+			v[i].iov_len = (size_t)left < v[i].iov_len ? (size_t)left : v[i].iov_len;
+			left -= (ssize_t)v[i].iov_len;
+		}
+		evbuffer_commit_space(in, v, n);
+	} else if (evbuffer_get_length(in) == 0 && evbuffer_add(in, "", 1) == 0) {
+		evbuffer_drain(in, 1); /* do not keep the 64 KiB reserved for nothing */
+	}
+	evbuffer_freeze(in, 0);
+	errno = saved;
+	return r;
+}
+
+/*
+ * An empty evbuffer may still hold the chain last reserved for reading
+ * into it (an OpenSSL filter reserves 4 KiB, an 8 KiB allocation, every
+ * time it looks for a record and finds none).  Idle connections should not
+ * keep one each: evbuffer_drain() frees every chain once the buffer is
+ * emptied, so put one byte in and take it out.
+ */
+static void
+evbuffer_release(struct evbuffer *b)
+{
+	if (evbuffer_get_length(b) == 0 && evbuffer_add(b, "", 1) == 0)
+		evbuffer_drain(b, 1);
+}
+
+/* Release what the connection's buffers hold while it waits for its next request. */
+static void
+conn_release_buffers(struct conn *c)
+{
+	if (c->cli_tls)
+		evbuffer_release(bufferevent_get_input(c->cli));
+	if (c->up && c->up != c->up_sock)
+		evbuffer_release(bufferevent_get_input(c->up));
+}
+
+/* Read SOCK's socket FD once; at EOF or on an error, stop for good (*DONE). */
+static void
+sock_read(struct bufferevent *sock, evutil_socket_t fd, short what, struct event *rd, bool *done)
+{
+	ssize_t r;
+
+	if (what & EV_TIMEOUT) {
+		bufferevent_trigger_event(sock, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
+		return;
+	}
+	r = read_into(fd, bufferevent_get_input(sock));
+	if (r > 0) {
+		bufferevent_trigger(sock, EV_READ, 0);
+		return;
+	}
+	if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	/* A socket at EOF stays readable: stop listening before telling anyone. */
+	*done = true;
+	event_del(rd);
+	bufferevent_trigger_event(sock, BEV_EVENT_READING | (r == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR),
+				  0);
+}
+
+static void
+cli_rd_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	sock_read(c->cli_sock, fd, what, c->cli_rd, &c->cli_rd_done);
+}
+
+static void
+up_rd_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	sock_read(c->up_sock, fd, what, c->up_rd, &c->up_rd_done);
+}
+
+/* Reading on or off: our event on the socket, and the filter's flow, if any. */
+static void
+set_reading(struct bufferevent *bev, struct bufferevent *sock, struct event *rd, bool done,
+	    bool on, const struct timeval *timeout)
+{
+	if (bev != sock && !!(bufferevent_get_enabled(bev) & EV_READ) != on) {
+		if (on)
+			bufferevent_enable(bev, EV_READ);
+		else
+			bufferevent_disable(bev, EV_READ);
+	}
+	if (!rd || done || !!event_pending(rd, EV_READ, NULL) == on)
+		return;
+	if (on)
+		event_add(rd, timeout);
+	else
+		event_del(rd);
+}
+
+/*
+ * Write what SOCK holds now rather than at the next turn of the loop
+ * (libevent waits for the socket to be reported writable): one wakeup less
+ * per hop, which is most of what the proxy adds to a request's latency.
+ * Whatever the socket does not take, libevent writes as usual.
+ */
+static void
+sock_flush(struct bufferevent *sock)
+{
+	struct evbuffer *out = bufferevent_get_output(sock);
+
+	if (!evbuffer_get_length(out))
+		return;
+	/* A socket bufferevent keeps its output's start frozen between its own writes. */
+	evbuffer_unfreeze(out, 1);
+	evbuffer_write_atmost(out, bufferevent_getfd(sock), PROXY_MAX_IO);
+	evbuffer_freeze(out, 1);
+}
+
+static void
+conn_update_io(struct conn *c)
+{
+	static const struct timeval idle = {IDLE_TIMEOUT, 0}, hs = {HANDSHAKE_TIMEOUT, 0},
+				    up_idle = {UPSTREAM_IDLE_TIMEOUT, 0};
+	size_t up_out = c->up ? evbuffer_get_length(bufferevent_get_output(c->up)) : 0;
+	size_t cli_out = c->cli ? evbuffer_get_length(bufferevent_get_output(c->cli)) : 0;
+	bool cr = false, ur = false;
+
+	if (c->dead)
+		return;
+	if (c->cli_sock && c->rq != RQ_HANDSHAKE)
+		sock_flush(c->cli_sock);
+	if (c->up_sock && c->up_connected)
+		sock_flush(c->up_sock);
+	if (!c->closing) {
+		switch (c->rq) {
+		case RQ_HEAD:
+		case RQ_HANDSHAKE:
+			cr = true;
+			break;
+		case RQ_BODY:
+			cr = c->up_connected && up_out < PROXY_HWM;
+			break;
+		case RQ_TUNNEL:
+			cr = up_out < PROXY_HWM;
+			break;
+		default:
+			break;
+		}
+		switch (c->rs) {
+		case RS_HEAD:
+			ur = c->up_connected;
+			break;
+		case RS_BODY:
+		case RS_TUNNEL:
+			ur = cli_out < PROXY_HWM;
+			break;
+		case RS_IDLE:
+			ur = c->up && c->up_connected; /* to notice the server closing */
+			break;
+		default:
+			break;
+		}
+	}
+	if (c->cli)
+		set_reading(c->cli, c->cli_sock, c->cli_rd, c->cli_rd_done, cr,
+			    c->rq == RQ_HANDSHAKE ? &hs : c->rq == RQ_TUNNEL ? NULL : &idle);
+	if (c->up && c->up_connected && !c->sp)
+		set_reading(c->up, c->up_sock, c->up_rd, c->up_rd_done, ur,
+			    c->rs == RS_IDLE ? &up_idle : NULL);
+}
+
+static void
+tune_sock(struct bufferevent *sock)
+{
+	bufferevent_set_max_single_write(sock, PROXY_MAX_IO);
+	bufferevent_setwatermark(sock, EV_WRITE, PROXY_LWM, 0);
+}
+
+/*
+ * A filter with no read high-water mark decrypts everything its socket
+ * bufferevent holds at once (what read_into() put there); the socket's
+ * write high-water mark keeps the filter from encrypting more than
+ * PROXY_HWM ahead of the network, so the rest waits in the filter's output,
+ * where conn_update_io() sees it.
+ */
+static void
+tune_filter(struct bufferevent *tls, struct bufferevent *sock)
+{
+	bufferevent_disable(sock, EV_READ); /* read_into() reads it */
+	bufferevent_setwatermark(sock, EV_WRITE, PROXY_LWM, PROXY_HWM);
+	bufferevent_setwatermark(tls, EV_READ, 0, 0);
+	bufferevent_setwatermark(tls, EV_WRITE, PROXY_LWM, 0);
+}
+
+static void
+accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
+{
+	struct proxy *p = arg;
+	struct conn *c = calloc(1, sizeof(*c));
+
+	(void)l;
+	(void)sa;
+	(void)len;
+	if (!c) {
+		evutil_closesocket(fd);
+		return;
+	}
+	c->p = p;
+	c->fd = fd;
+	c->id = ++p->next_id;
+	c->later = event_new(p->base, -1, 0, later_cb, c);
+	c->cli = c->cli_sock = bufferevent_socket_new(p->base, fd, 0);
+	c->cli_rd = event_new(p->base, fd, EV_READ | EV_PERSIST, cli_rd_cb, c);
+	if (!c->later || !c->cli || !c->cli_rd) {
+		if (c->cli_rd)
+			event_free(c->cli_rd);
+		if (c->cli)
+			bufferevent_free(c->cli);
+		if (c->later)
+			event_free(c->later);
+		free(c);
+		evutil_closesocket(fd);
+		return;
+	}
+	c->next = p->conns;
+	if (p->conns)
+		p->conns->prev = c;
+	p->conns = c;
+	p->stats.connections++;
+	p->stats.open++;
+	tune_sock(c->cli);
+	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
+	c->rq = RQ_HEAD;
+	c->rs = RS_IDLE;
+	conn_update_io(c);
+}
+
+/* The CONNECT was answered 200: the agent's next bytes are a TLS ClientHello. */
+static void
+start_tls(struct conn *c)
+{
+	struct proxy *p = c->p;
+	SSL *ssl = SSL_new(p->server_ctx);
+	struct bufferevent *tls;
+
+	if (!ssl || tls_server_prepare(ssl, p->ca, c->host, time(NULL)) < 0) {
+		plog(p, "c%lu error: cannot prepare TLS for %s", c->id, c->host);
+		SSL_free(ssl);
+		conn_kill(c);
+		return;
+	}
+	/* Over the socket bufferevent: anything the agent sent early is in its
+	 * input and becomes the start of the handshake. */
+	tls = bufferevent_openssl_filter_new(p->base, c->cli_sock, ssl, BUFFEREVENT_SSL_ACCEPTING,
+					     BEV_OPT_CLOSE_ON_FREE);
+	if (!tls) {
+		conn_kill(c);
+		return;
+	}
+	c->cli = tls;
+	c->cli_tls = true;
+	c->rq = RQ_HANDSHAKE;
+	bufferevent_openssl_set_allow_dirty_shutdown(tls, 1);
+	tune_filter(tls, c->cli_sock);
+	bufferevent_setcb(tls, cli_read_cb, cli_write_cb, cli_event_cb, c);
+	bufferevent_enable(tls, EV_READ | EV_WRITE);
+	conn_update_io(c);
+	if (evbuffer_get_length(bufferevent_get_input(c->cli_sock)))
+		bufferevent_trigger(c->cli_sock, EV_READ, 0);
+}
+
+static void
+handshake_failed(struct conn *c)
+{
+	SSL *ssl = bufferevent_openssl_get_ssl(c->cli);
+	const char *sni = ssl ? SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) : NULL;
+	unsigned long e = bufferevent_get_openssl_error(c->cli);
+	char reason[256] = "the agent closed the connection", s[300];
+
+	if (e)
+		ERR_error_string_n(e, reason, sizeof(reason));
+	if (sni && strcasecmp(sni, c->host) != 0)
+		plog(c->p, "c%lu deny TLS handshake for CONNECT %s:%u: SNI '%s' differs", c->id,
+		     c->host, c->port, esc(s, sizeof(s), sni, strlen(sni)));
+	else
+		plog(c->p, "c%lu TLS handshake with the agent failed for %s: %s", c->id, c->host,
+		     reason);
+	while (bufferevent_get_openssl_error(c->cli))
+		;
+	conn_finish(c); /* the alert is still to be sent */
+}
+
+static void
+cli_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct timeval idle = {IDLE_TIMEOUT, 0};
+
+	(void)bev;
+	if (what & BEV_EVENT_CONNECTED) {
+		/* The TLS handshake with the agent is done: from now on, idle time counts. */
+		c->rq = RQ_HEAD;
+		if (!c->cli_rd_done)
+			event_add(c->cli_rd, &idle);
+		conn_update_io(c);
+		if (evbuffer_get_length(bufferevent_get_input(c->cli)))
+			conn_read_head(c);
+		else
+			conn_release_buffers(c);
+		return;
+	}
+	if (c->rq == RQ_HANDSHAKE) {
+		handshake_failed(c);
+		return;
+	}
+	if (what & (BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT) || c->closing) {
+		conn_kill(c);
+		return;
+	}
+	/* EOF: the agent is done sending.  Finish what is in flight. */
+	c->cli_eof = true;
+	switch (c->rq) {
+	case RQ_HEAD:
+		if (!c->req || c->rs == RS_IDLE)
+			conn_finish(c); /* after what is queued for it */
+		break;
+	case RQ_BODY:
+	case RQ_TUNNEL:
+		/* A body cut short, or a WebSocket ending: nothing more to pass on. */
+		if (c->rq == RQ_TUNNEL)
+			conn_finish(c);
+		else
+			conn_kill(c);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+cli_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	if (c->closing)
+		return; /* conn_check_closed() watches */
+	if (c->rq == RQ_SEND200) {
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			start_tls(c);
+		return;
+	}
+	conn_update_io(c);
+}
+
+static void
+cli_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	switch (c->rq) {
+	case RQ_HEAD:
+		conn_read_head(c);
+		break;
+	case RQ_BODY:
+		pump_request(c);
+		break;
+	case RQ_TUNNEL:
+		evbuffer_add_buffer(bufferevent_get_output(c->up), bufferevent_get_input(c->cli));
+		conn_update_io(c);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- reading requests ------------------------------------------------------------- */
+
+static void handle_request(struct conn *c, const char *buf);
+
+static void
+conn_read_head(struct conn *c)
+{
+	while (!c->dead && !c->closing && c->rq == RQ_HEAD) {
+		struct evbuffer *in = bufferevent_get_input(c->cli);
+		size_t len = evbuffer_get_length(in), look;
+		const char *buf;
+		enum http_result r;
+
+		if (len == 0) {
+			if (c->cli_eof)
+				conn_finish(c);
+			return;
+		}
+		if (!c->req) {
+			c->req = malloc(sizeof(*c->req));
+			if (!c->req) {
+				conn_kill(c);
+				return;
+			}
+			http_parser_init(c->req, false);
+		}
+		look = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
+		buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)look);
+		r = http_parse_head(c->req, buf, look);
+		if (r == HTTP_MORE) {
+			if (c->cli_eof)
+				conn_kill(c);
+			return;
+		}
+		if (r == HTTP_ERROR) {
+			char body[256];
+			const char *kind = c->req->status == 431   ? "headers-too-large"
+					   : c->req->status == 505 ? "version-not-supported"
+								   : "bad-request";
+
+			plog(c->p, "c%lu %s: %s", c->id, kind, c->req->error);
+			snprintf(body, sizeof(body), "omnibox: bad request: %s\n", c->req->error);
+			c->req_close = true;
+			conn_reply(c, c->req->status, kind, body, false);
+			return;
+		}
+		handle_request(c, buf);
+	}
+}
+
+static bool
+field_named_in_connection(const struct http_head *h, const char *buf, const char *name,
+			  size_t len)
+{
+	char want[128];
+
+	if (len >= sizeof(want))
+		return false;
+	memcpy(want, name, len);
+	want[len] = '\0';
+	for (size_t i = 0; i < h->n_fields; i++)
+		if (http_name_is(http_span_ptr(buf, h->fields[i].name), h->fields[i].name.len,
+				 "connection") &&
+		    http_list_has(http_span_ptr(buf, h->fields[i].value), h->fields[i].value.len,
+				  want))
+			return true;
+	return false;
+}
+
+/* Hop-by-hop fields (RFC 9110 7.6.1) and the ones the proxy writes itself. */
+static bool
+field_dropped(const struct http_head *h, const char *buf, size_t i, bool keep_upgrade)
+{
+	static const char *const names[] = {
+		"connection", "keep-alive",	   "proxy-connection", "proxy-authorization",
+		"te",	      "trailer",	   "transfer-encoding", "content-length",
+		"host",	      "max-forwards",	   "authorization",	NULL,
+	};
+	const char *name = http_span_ptr(buf, h->fields[i].name);
+	size_t len = h->fields[i].name.len;
+
+	for (size_t k = 0; names[k]; k++)
+		if (http_name_is(name, len, names[k]))
+			return true;
+	if (http_name_is(name, len, "upgrade"))
+		return !keep_upgrade;
+	return field_named_in_connection(h, buf, name, len);
+}
+
+static const struct proxy_cred *
+cred_for_host(struct proxy *p, const char *host)
+{
+	for (size_t i = 0; i < p->n_creds; i++)
+		if (!strcmp(p->creds[i].host, host))
+			return &p->creds[i];
+	return NULL;
+}
+
+static void
+lower(char *s)
+{
+	for (; *s; s++)
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s + 32);
+}
+
+static void
+refuse(struct conn *c, unsigned status, const char *kind, const char *what, bool keep)
+{
+	char body[PROXY_TARGET_MAX + 512];
+
+	plog(c->p, "c%lu %s %s: %s", c->id, kind, c->log_url ? c->log_url : "request", what);
+	snprintf(body, sizeof(body), "omnibox: %s%s%s.\n", c->log_url ? c->log_url : "",
+		 c->log_url ? " is refused: " : "", what);
+	conn_reply(c, status, kind, body, keep);
+}
+
+static void
+bad_request(struct conn *c, const char *what)
+{
+	c->req_close = true;
+	refuse(c, 400, "bad-request", what, false);
+}
+
+/* TRACE or OPTIONS with Max-Forwards: 0 ends here (RFC 9110 7.6.2). */
+static void
+answer_max_forwards(struct conn *c, const char *buf, bool trace)
+{
+	struct evbuffer *out = c->p->stage;
+	size_t len = c->req->head.length;
+
+	if (request_has_body(c))
+		c->req_close = true;
+	plog(c->p, "c%lu answered %s (Max-Forwards: 0)", c->id, c->log_url);
+	if (trace) {
+		/* The echo is of what the agent sent: it never holds a secret. */
+		evbuffer_add_printf(out,
+				    "HTTP/1.1 200 OK\r\nContent-Type: message/http\r\n"
+				    "Content-Length: %zu\r\n%s\r\n",
+				    len, c->req_close ? "Connection: close\r\n" : "");
+		evbuffer_add(out, buf, len);
+	} else {
+		evbuffer_add_printf(out,
+				    "HTTP/1.1 200 OK\r\nAllow: GET, HEAD, POST, PUT, DELETE, "
+				    "PATCH, OPTIONS, TRACE\r\nContent-Length: 0\r\n%s\r\n",
+				    c->req_close ? "Connection: close\r\n" : "");
+	}
+	evbuffer_add_buffer(bufferevent_get_output(c->cli), out);
+	evbuffer_drain(bufferevent_get_input(c->cli), len);
+	if (c->req_close) {
+		conn_finish(c);
+		return;
+	}
+	c->rs = RS_DONE;
+	c->rq = RQ_WAIT;
+	request_done(c);
+}
+
+static void
+body_init(struct body *b, const struct http_head *h)
+{
+	memset(b, 0, sizeof(*b));
+	if (h->chunked) {
+		b->mode = BODY_CHUNKED;
+		b->out_chunked = true;
+		http_chunked_init(&b->ch);
+	} else if (h->has_length && h->content_length > 0) {
+		b->mode = BODY_LENGTH;
+		b->left = h->content_length;
+	} else {
+		b->mode = BODY_NONE;
+		b->done = true;
+	}
+}
+
+/* Credentials: returns false when the request was refused. */
+static bool
+apply_credentials(struct conn *c, const char *buf, const char *method, size_t mlen,
+		  const char **auth, size_t *auth_len, bool *swapped)
+{
+	static char out[PROXY_AUTH_MAX];
+	const struct http_head *h = &c->req->head;
+	bool trace = http_name_is(method, mlen, "TRACE") || http_name_is(method, mlen, "OPTIONS");
+	const struct proxy_cred *bound = c->cli_tls ? cred_for_host(c->p, c->host) : NULL;
+	static const struct proxy_cred none = {"", CRED_SCHEME_BEARER, NULL, "", NULL};
+	int auth_field = -1;
+
+	*auth = NULL;
+	*swapped = false;
+	if (cred_has_placeholder(http_span_ptr(buf, h->target), h->target.len)) {
+		refuse(c, 403, "credential-misuse",
+		       "the request target holds a credential placeholder", true);
+		return false;
+	}
+	for (size_t i = 0; i < h->n_fields; i++) {
+		const char *name = http_span_ptr(buf, h->fields[i].name);
+		const char *value = http_span_ptr(buf, h->fields[i].value);
+
+		if (http_name_is(name, h->fields[i].name.len, "authorization")) {
+			if (auth_field >= 0) {
+				bad_request(c, "several Authorization headers");
+				return false;
+			}
+			auth_field = (int)i;
+		} else if (!http_name_is(name, h->fields[i].name.len, "proxy-authorization") &&
+			   cred_has_placeholder(value, h->fields[i].value.len)) {
+			refuse(c, 403, "credential-misuse",
+			       "a credential placeholder may only travel in Authorization, to the "
+			       "host it is bound to",
+			       true);
+			return false;
+		}
+	}
+	if (auth_field >= 0) {
+		const char *value = http_span_ptr(buf, h->fields[auth_field].value);
+		size_t vlen = h->fields[auth_field].value.len;
+		const struct proxy_cred *use = bound && !trace ? bound : &none;
+		enum cred_auth verdict;
+
+		if (cred_rewrite_authorization(use, value, vlen, out, sizeof(out), &verdict) < 0) {
+			bad_request(c, "Authorization header too long");
+			return false;
+		}
+		if (verdict == CRED_AUTH_REFUSE) {
+			const char *why =
+				!c->cli_tls ? "credentials are never sent over cleartext HTTP"
+				: trace	    ? "TRACE and OPTIONS never carry credentials"
+				: bound	    ? "the credential placeholder is not the one bound to "
+					      "this host"
+					    : "no credential is bound to this host";
+
+			refuse(c, 403, "credential-misuse", why, true);
+			return false;
+		}
+		*auth = verdict == CRED_AUTH_SWAPPED ? out : value;
+		*auth_len = verdict == CRED_AUTH_SWAPPED ? strlen(out) : vlen;
+		*swapped = verdict == CRED_AUTH_SWAPPED;
+	} else if (bound && !trace) {
+		ssize_t n = cred_authorization_value(bound, out, sizeof(out));
+
+		if (n < 0) {
+			refuse(c, 502, "credential-error", "the credential is too long", false);
+			return false;
+		}
+		*auth = out;
+		*auth_len = (size_t)n;
+		*swapped = true;
+	}
+	return true;
+}
+
+/* The request head as the upstream gets it. */
+static struct evbuffer *
+build_upstream_head(struct conn *c, const char *buf, const char *method, size_t mlen,
+		    const char *norm, const char *auth, size_t auth_len)
+{
+	const struct http_head *h = &c->req->head;
+	struct evbuffer *e = evbuffer_new();
+	bool trace = http_name_is(method, mlen, "TRACE") || http_name_is(method, mlen, "OPTIONS");
+
+	if (!e)
+		return NULL;
+	/* What was checked is what is sent: the normalised target. */
+	evbuffer_add_printf(e, "%.*s %s HTTP/1.1\r\n", (int)mlen, method, norm);
+	if ((c->cli_tls && c->port != 443) || (!c->cli_tls && c->port != 80))
+		evbuffer_add_printf(e, "Host: %s:%u\r\n", c->host, c->port);
+	else
+		evbuffer_add_printf(e, "Host: %s\r\n", c->host);
+	for (size_t i = 0; i < h->n_fields; i++) {
+		if (field_dropped(h, buf, i, c->req_ws))
+			continue;
+		evbuffer_add(e, http_span_ptr(buf, h->fields[i].name), h->fields[i].name.len);
+		evbuffer_add(e, ": ", 2);
+		evbuffer_add(e, http_span_ptr(buf, h->fields[i].value), h->fields[i].value.len);
+		evbuffer_add(e, "\r\n", 2);
+	}
+	if (h->chunked)
+		evbuffer_add_printf(e, "Transfer-Encoding: chunked\r\n");
+	else if (h->has_length)
+		evbuffer_add_printf(e, "Content-Length: %llu\r\n",
+				    (unsigned long long)h->content_length);
+	if (h->max_forwards >= 0)
+		evbuffer_add_printf(e, "Max-Forwards: %ld\r\n",
+				    trace ? h->max_forwards - 1 : h->max_forwards);
+	if (auth) {
+		evbuffer_add(e, "Authorization: ", 15);
+		evbuffer_add(e, auth, auth_len);
+		evbuffer_add(e, "\r\n", 2);
+	}
+	if (c->req_ws)
+		evbuffer_add_printf(e, "Connection: Upgrade\r\n");
+	evbuffer_add(e, "\r\n", 2);
+	return e;
+}
+
+static void
+handle_connect(struct conn *c, const char *buf)
+{
+	const struct http_head *h = &c->req->head;
+	const char *target = http_span_ptr(buf, h->target), *why;
+	struct evbuffer *in = bufferevent_get_input(c->cli);
+	struct http_url u;
+	struct in_addr v4;
+	char t[600], body[1024], rule[1200];
+	ssize_t r;
+
+	esc(t, sizeof(t), target, h->target.len);
+	free(c->log_url);
+	c->log_url = malloc(strlen(t) + 16);
+	if (c->log_url)
+		sprintf(c->log_url, "CONNECT %s", t);
+	c->req_close = true; /* a refused CONNECT never becomes anything else */
+	if (evbuffer_get_length(in) > h->length) {
+		bad_request(c, "data after CONNECT before the tunnel was established");
+		return;
+	}
+	if (http_parse_authority(target, h->target.len, &u, &why) < 0) {
+		bad_request(c, why);
+		return;
+	}
+	if (u.ipv6) {
+		bad_request(c, "IPv6 literal hosts are not supported (no egress rule can name one)");
+		return;
+	}
+	if (!egress_host_is_safe(u.host, u.host_len)) {
+		bad_request(c, "the host holds characters outside [A-Za-z0-9.-]");
+		return;
+	}
+	free(c->host);
+	c->host = strndup(u.host, u.host_len);
+	if (!c->host) {
+		conn_kill(c);
+		return;
+	}
+	lower(c->host);
+	c->port = u.port;
+	if (dest_classify_host(c->host, strlen(c->host), &v4, &why) == DEST_HOST_BAD) {
+		c->after = AFTER_TUNNEL;
+		dest_refuse(c, c->log_url, why);
+		return;
+	}
+	r = egress_match_host(c->p->matcher, c->host, strlen(c->host));
+	if (r < 0) {
+		plog(c->p, "c%lu deny %s: no rule names host %s", c->id, c->log_url, c->host);
+		snprintf(body, sizeof(body),
+			 "omnibox: %s is not allowed by the egress policy: no rule names the "
+			 "host %s.\nA rule that would allow requests to it:\n  GET %s/**\n",
+			 c->log_url, c->host, c->host);
+		conn_reply(c, 403, "blocked-by-policy", body, false);
+		return;
+	}
+	c->connect_rule = r;
+	up_close(c);
+	plog(c->p, "c%lu allow %s host by %s", c->id, c->log_url,
+	     rule_desc(c->p, r, rule, sizeof(rule)));
+	evbuffer_drain(in, h->length);
+	free(c->req);
+	c->req = NULL;
+	c->req_close = false;
+	dest_resolve(c, AFTER_TUNNEL);
+}
+
+static void
+handle_request(struct conn *c, const char *buf)
+{
+	struct proxy *p = c->p;
+	const struct http_head *h = &c->req->head;
+	const char *method = http_span_ptr(buf, h->method), *target = http_span_ptr(buf, h->target);
+	size_t mlen = h->method.len, tlen = h->target.len;
+	char *norm = NULL, *path = NULL, t[PROXY_TARGET_MAX], rule[1200], hosttext[300];
+	const char *why, *auth;
+	size_t auth_len = 0;
+	struct http_url u;
+	struct in_addr v4;
+	ssize_t nlen, r;
+	bool swapped, trace;
+
+	c->req_http10 = h->version == 10;
+	c->req_close = h->conn_close;
+	c->req_head = http_name_is(method, mlen, "HEAD");
+	c->req_ws = false;
+	if (!c->cli_tls && http_name_is(method, mlen, "CONNECT")) {
+		handle_connect(c, buf);
+		return;
+	}
+	esc(t, sizeof(t), target, tlen);
+	if (c->cli_tls) {
+		if (http_name_is(method, mlen, "CONNECT")) {
+			bad_request(c, "CONNECT inside a tunnel");
+			return;
+		}
+		if (tlen && target[0] == '/') {
+			u.path = target;
+			u.path_len = tlen;
+		} else if (http_parse_absolute(target, tlen, "https", &u, &why) < 0) {
+			bad_request(c, why);
+			return;
+		} else if (u.host_len != strlen(c->host) ||
+			   strncasecmp(u.host, c->host, u.host_len) != 0) {
+			refuse(c, 403, "host-mismatch",
+			       "the request names another host than the CONNECT", false);
+			return;
+		}
+		if (h->host >= 0) {
+			struct http_url hu;
+			const struct http_field *f = &h->fields[h->host];
+
+			/* The tunnel was checked for the CONNECT host; a request
+			 * for another would reach it under a false name. */
+			if (http_parse_host_field(http_span_ptr(buf, f->value), f->value.len, &hu,
+						  &why) < 0 ||
+			    hu.host_len != strlen(c->host) ||
+			    strncasecmp(hu.host, c->host, hu.host_len) != 0) {
+				char hv[300];
+
+				esc(hv, sizeof(hv), http_span_ptr(buf, f->value), f->value.len);
+				free(c->log_url);
+				c->log_url = strdup(t);
+				plog(p, "c%lu host-mismatch %.*s %s: Host '%s' is not the CONNECT host %s",
+				     c->id, (int)mlen, method, t, hv, c->host);
+				refuse(c, 403, "host-mismatch",
+				       "the Host header differs from the CONNECT host", false);
+				return;
+			}
+		}
+	} else {
+		if (tlen && target[0] == '/') {
+			bad_request(c, "this is a proxy: send absolute-form requests "
+				       "(GET http://host/path) or CONNECT");
+			return;
+		}
+		if (http_parse_absolute(target, tlen, "http", &u, &why) < 0) {
+			bad_request(c, why);
+			return;
+		}
+		if (u.ipv6) {
+			bad_request(c, "IPv6 literal hosts are not supported (no egress rule can "
+				       "name one)");
+			return;
+		}
+		if (!egress_host_is_safe(u.host, u.host_len)) {
+			bad_request(c, "the host holds characters outside [A-Za-z0-9.-]");
+			return;
+		}
+		/* Another host than the open upstream connection: start afresh. */
+		if (c->host && (strlen(c->host) != u.host_len ||
+				strncasecmp(c->host, u.host, u.host_len) || c->port != u.port))
+			up_close(c);
+		free(c->host);
+		c->host = strndup(u.host, u.host_len);
+		if (!c->host) {
+			conn_kill(c);
+			return;
+		}
+		lower(c->host);
+		c->port = u.port;
+	}
+	/* "" and "?q" mean "/" and "/?q" (RFC 9112 3.2.2). */
+	path = malloc(u.path_len + 2);
+	norm = malloc(PROXY_TARGET_MAX);
+	if (!path || !norm) {
+		free(path);
+		free(norm);
+		conn_kill(c);
+		return;
+	}
+	path[0] = '/';
+	memcpy(path + (u.path_len == 0 || u.path[0] == '?'), u.path, u.path_len);
+	nlen = egress_normalize_target(path, u.path_len + (u.path_len == 0 || u.path[0] == '?'),
+				       norm, PROXY_TARGET_MAX);
+	free(path);
+	esc(hosttext, sizeof(hosttext), c->host, strlen(c->host));
+	{
+		char ms[64], ts[PROXY_TARGET_MAX];
+
+		esc(ms, sizeof(ms), method, mlen);
+		esc(ts, sizeof(ts), nlen >= 0 ? norm : t, nlen >= 0 ? (size_t)nlen : strlen(t));
+		free(c->log_url);
+		c->log_url = malloc(strlen(ms) + strlen(hosttext) + strlen(ts) + 32);
+		if (c->log_url) {
+			if ((c->cli_tls && c->port != 443) || (!c->cli_tls && c->port != 80))
+				sprintf(c->log_url, "%s %s://%s:%u%s", ms, c->cli_tls ? "https" : "http",
+					hosttext, c->port, ts);
+			else
+				sprintf(c->log_url, "%s %s://%s%s", ms, c->cli_tls ? "https" : "http",
+					hosttext, ts);
+		}
+	}
+	if (nlen < 0) {
+		free(norm);
+		refuse(c, 403, "blocked-by-policy",
+		       "the path is ambiguous (dot segments above '/', or encoded '/', '\\' or '.')",
+		       true);
+		return;
+	}
+	if (dest_classify_host(c->host, strlen(c->host), &v4, &why) == DEST_HOST_BAD) {
+		free(norm);
+		c->after = AFTER_FORWARD;
+		dest_refuse(c, c->log_url, why);
+		return;
+	}
+	r = egress_match(p->matcher, method, mlen, c->host, strlen(c->host), norm, (size_t)nlen);
+	if (r < 0) {
+		deny_request(c, method, mlen, hosttext, norm);
+		free(norm);
+		return;
+	}
+	if (!apply_credentials(c, buf, method, mlen, &auth, &auth_len, &swapped)) {
+		free(norm);
+		return;
+	}
+	trace = http_name_is(method, mlen, "TRACE") || http_name_is(method, mlen, "OPTIONS");
+	if (trace && h->max_forwards == 0) {
+		free(norm);
+		answer_max_forwards(c, buf, http_name_is(method, mlen, "TRACE"));
+		return;
+	}
+	/* A WebSocket upgrade keeps its Upgrade header only when a rule allowed this GET. */
+	c->req_ws = http_name_is(method, mlen, "GET") && h->conn_upgrade && h->upgrade_websocket;
+	c->up_head = build_upstream_head(c, buf, method, mlen, norm, auth, auth_len);
+	if (swapped)
+		explicit_bzero((char *)auth, auth_len);
+	free(norm);
+	if (!c->up_head) {
+		conn_kill(c);
+		return;
+	}
+	plog(p, "c%lu allow %s by %s%s", c->id, c->log_url, rule_desc(p, r, rule, sizeof(rule)),
+	     swapped ? " with credential" : "");
+	body_init(&c->req_body, h);
+	evbuffer_drain(bufferevent_get_input(c->cli), h->length);
+	c->close_after = c->req_close;
+	c->resp_started = false;
+	c->retried = false;
+	if (c->up && c->up_connected && c->up_reusable) {
+		/* Kept alive from the previous request to the same host and port. */
+		c->rq = RQ_CONNECT;
+		up_open(c);
+	} else if (c->cli_tls) {
+		c->next_addr = 0;
+		c->rq = RQ_CONNECT;
+		up_open(c);
+	} else {
+		dest_resolve(c, AFTER_FORWARD);
+	}
+}
+
+/* Every address passed the check. */
+static void
+dest_ready(struct conn *c)
+{
+	char what[PROXY_TARGET_MAX + 64];
+
+	if (c->after == AFTER_TUNNEL) {
+		char addr[INET6_ADDRSTRLEN];
+
+		dest_format((struct sockaddr *)&c->addrs[0], addr, sizeof(addr));
+		plog(c->p, "c%lu tunnel %s to %s", c->id, dest_what(c, what, sizeof(what)), addr);
+		c->rq = RQ_SEND200;
+		evbuffer_add_printf(bufferevent_get_output(c->cli),
+				    "HTTP/1.1 200 Connection established\r\n\r\n");
+		return;
+	}
+	c->rq = RQ_CONNECT;
+	up_open(c);
+}
+
+/* ---- the upstream side --------------------------------------------------------------- */
+
+static void up_read_cb(struct bufferevent *bev, void *arg);
+static void up_write_cb(struct bufferevent *bev, void *arg);
+static void up_event_cb(struct bufferevent *bev, short what, void *arg);
+
+static void
+upstream_failed(struct conn *c, const char *kind, const char *why)
+{
+	char body[1024];
+
+	plog(c->p, "c%lu %s %s: %s", c->id, kind, c->log_url ? c->log_url : "", why);
+	if (c->resp_started) {
+		/* Part of the answer is out: only a cut connection tells the truth. */
+		conn_kill(c);
+		return;
+	}
+	snprintf(body, sizeof(body), "omnibox: %s:%u: %s\n", c->host, c->port, why);
+	c->req_close = true;
+	c->rq = RQ_HEAD; /* the body (if any) was not read: conn_reply closes */
+	c->p->stats.denied++;
+	{
+		struct evbuffer *out = bufferevent_get_output(c->cli);
+
+		evbuffer_add_printf(out,
+				    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; "
+				    "charset=utf-8\r\nX-Omnibox-Error: %s\r\nContent-Length: %zu\r\n"
+				    "Connection: close\r\n\r\n%s",
+				    kind, c->req_head ? 0 : strlen(body), c->req_head ? "" : body);
+	}
+	conn_finish(c);
+}
+
+/* Send the head (and then the body) on a connected, or reused, upstream. */
+static void
+up_send_request(struct conn *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->up);
+	size_t n = evbuffer_get_length(c->up_head);
+
+	if (c->up_rd && !c->up_rd_done)
+		event_del(c->up_rd); /* no idle timeout while a request is out */
+	evbuffer_add(out, evbuffer_pullup(c->up_head, -1), n);
+	c->p->stats.requests++;
+	c->rs = RS_HEAD;
+	c->rq = c->req_body.done ? RQ_WAIT : RQ_BODY;
+	conn_update_io(c);
+	if (c->rq == RQ_BODY)
+		pump_request(c);
+}
+
+static void
+up_open(struct conn *c)
+{
+	struct proxy *p = c->p;
+	struct timeval t = {CONNECT_TIMEOUT, 0};
+	int one = 1;
+
+	if (c->up && c->up_connected && c->up_reusable) {
+		up_send_request(c);
+		return;
+	}
+	up_close(c);
+	while (c->next_addr < c->n_addrs) {
+		struct sockaddr *sa = (struct sockaddr *)&c->addrs[c->next_addr++];
+		int len = sa->sa_family == AF_INET ? sizeof(struct sockaddr_in)
+						   : sizeof(struct sockaddr_in6);
+		struct bufferevent *b = bufferevent_socket_new(p->base, -1, BEV_OPT_CLOSE_ON_FREE);
+		evutil_socket_t fd;
+
+		if (!b) {
+			conn_kill(c);
+			return;
+		}
+		tune_sock(b);
+		bufferevent_setcb(b, up_read_cb, up_write_cb, up_event_cb, c);
+		c->up = c->up_sock = b;
+		/* Only ever a checked address: no second lookup (DNS rebinding). */
+		if (bufferevent_socket_connect(b, sa, len) < 0) {
+			up_close(c);
+			continue;
+		}
+		fd = bufferevent_getfd(b);
+		/* Nothing of the proxy may leak into what omnibox-run starts. */
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		c->up_rd = event_new(p->base, fd, EV_READ | EV_PERSIST, up_rd_cb, c);
+		if (!c->up_rd) {
+			conn_kill(c);
+			return;
+		}
+		/* Read from the start (a refused connection reads as an error), with
+		 * the connect and handshake timeout until the connection is up. */
+		event_add(c->up_rd, &t);
+		return;
+	}
+	upstream_failed(c, "upstream-unreachable", "cannot connect to any of its addresses");
+}
+
+static void
+up_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn *c = arg;
+	char why[300];
+
+	(void)bev;
+	if (what & BEV_EVENT_CONNECTED) {
+		if (c->cli_tls && c->up == c->up_sock) {
+			/* TCP is up: TLS on top, verified against the system store. */
+			SSL *ssl = SSL_new(c->p->client_ctx);
+			struct bufferevent *tls;
+
+			if (!ssl || tls_client_prepare(ssl, c->host) < 0) {
+				SSL_free(ssl);
+				up_close(c);
+				upstream_failed(c, "upstream-tls-error", "cannot set up TLS");
+				return;
+			}
+			tls = bufferevent_openssl_filter_new(c->p->base, c->up_sock, ssl,
+							     BUFFEREVENT_SSL_CONNECTING,
+							     BEV_OPT_CLOSE_ON_FREE);
+			if (!tls) {
+				up_close(c);
+				upstream_failed(c, "upstream-tls-error", "cannot set up TLS");
+				return;
+			}
+			c->up = tls;
+			tune_filter(tls, c->up_sock);
+			bufferevent_setcb(tls, up_read_cb, up_write_cb, up_event_cb, c);
+			bufferevent_enable(tls, EV_READ | EV_WRITE);
+			return;
+		}
+		c->up_connected = true;
+		c->up_reusable = false;
+		if (!c->up_rd_done)
+			event_del(c->up_rd); /* conn_update_io() adds it back, untimed */
+		if (c->rq == RQ_CONNECT)
+			up_send_request(c);
+		else
+			conn_update_io(c);
+		return;
+	}
+	if (!c->up_connected) {
+		unsigned long e = c->cli_tls ? bufferevent_get_openssl_error(c->up) : 0;
+
+		if (e) {
+			char reason[256];
+
+			ERR_error_string_n(e, reason, sizeof(reason));
+			while (bufferevent_get_openssl_error(c->up))
+				;
+			snprintf(why, sizeof(why), "TLS with the server failed: %s", reason);
+			up_close(c);
+			upstream_failed(c, "upstream-tls-error", why);
+			return;
+		}
+		/* TCP did not connect: the next checked address, if any. */
+		up_open(c);
+		return;
+	}
+	if (c->rs == RS_BODY && c->resp_body.mode == BODY_CLOSE && (what & BEV_EVENT_EOF)) {
+		/* A body delimited by the close: drain what came with it. */
+		pump_response(c);
+		if (c->dead)
+			return;
+		if (c->resp_body.out_chunked)
+			evbuffer_add(bufferevent_get_output(c->cli), "0\r\n\r\n", 5);
+		c->resp_body.done = true;
+		c->up_reusable = false;
+		c->rs = RS_DONE;
+		up_close(c);
+		if (c->rq == RQ_WAIT)
+			request_done(c);
+		else
+			conn_finish(c);
+		return;
+	}
+	switch (c->rs) {
+	case RS_IDLE:
+	case RS_DONE:
+		up_close(c); /* a kept-alive connection the server closed */
+		conn_update_io(c);
+		return;
+	case RS_HEAD:
+		if (c->up_used && !c->retried && c->req_body.mode == BODY_NONE &&
+		    evbuffer_get_length(bufferevent_get_input(c->up)) == 0) {
+			/* The server closed a kept-alive connection as the request
+			 * went out: send it once more on a fresh one. */
+			c->retried = true;
+			up_close(c);
+			c->next_addr = 0;
+			c->rq = RQ_CONNECT;
+			up_open(c);
+			return;
+		}
+		break;
+	case RS_TUNNEL:
+		up_close(c);
+		conn_finish(c);
+		return;
+	default:
+		break;
+	}
+	snprintf(why, sizeof(why), "the server %s",
+		 what & BEV_EVENT_TIMEOUT ? "timed out"
+		 : what & BEV_EVENT_EOF	  ? "closed the connection early"
+					  : "connection failed");
+	up_close(c);
+	upstream_failed(c, "upstream-error", why);
+}
+
+static void
+up_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)bev;
+	conn_update_io(c);
+}
+
+static void
+up_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn *c = arg;
+
+	switch (c->rs) {
+	case RS_HEAD:
+		read_response(c);
+		break;
+	case RS_BODY:
+		pump_response(c);
+		break;
+	case RS_TUNNEL:
+		evbuffer_add_buffer(bufferevent_get_output(c->cli), bufferevent_get_input(bev));
+		conn_update_io(c);
+		break;
+	default:
+		/* Bytes nobody asked for: the connection cannot be trusted for reuse. */
+		up_close(c);
+		conn_update_io(c);
+		break;
+	}
+}
+
+/* ---- bodies ---------------------------------------------------------------------------- */
+
+/*
+ * Move what IN holds of body B to DEST, through STAGE (empty) so DEST gets
+ * it in one addition.  1: the body is complete; 0: more to come; -1: bad
+ * framing.
+ */
+static int
+body_pump_staged(struct body *b, struct evbuffer *in, struct evbuffer *out, const char **why)
+{
+	size_t avail, n;
+
+	switch (b->mode) {
+	case BODY_NONE:
+		b->done = true;
+		return 1;
+	case BODY_LENGTH:
+		avail = evbuffer_get_length(in);
+		n = avail < b->left ? avail : (size_t)b->left;
+		if (n)
+			evbuffer_remove_buffer(in, out, n);
+		b->left -= n;
+		b->done = b->left == 0;
+		return b->done;
+	case BODY_CLOSE:
+		avail = evbuffer_get_length(in);
+		if (avail && b->out_chunked)
+			evbuffer_add_printf(out, "%zx\r\n", avail);
+		if (avail)
+			evbuffer_remove_buffer(in, out, avail);
+		if (avail && b->out_chunked)
+			evbuffer_add(out, "\r\n", 2);
+		return 0;
+	case BODY_CHUNKED:
+		for (;;) {
+			size_t look = http_chunked_lookahead(&b->ch), len = 0;
+			const char *buf = NULL;
+
+			avail = evbuffer_get_length(in);
+			if (avail == 0)
+				return 0;
+			if (look) {
+				len = avail < look ? avail : look;
+				buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)len);
+			}
+			switch (http_chunked_step(&b->ch, buf, len, avail, &n)) {
+			case CHUNK_MORE:
+				return 0;
+			case CHUNK_SKIP:
+				evbuffer_drain(in, n);
+				break;
+			case CHUNK_DATA:
+				if (b->out_chunked)
+					evbuffer_add_printf(out, "%zx\r\n", n);
+				evbuffer_remove_buffer(in, out, n);
+				if (b->out_chunked)
+					evbuffer_add(out, "\r\n", 2);
+				break;
+			case CHUNK_DONE:
+				evbuffer_drain(in, n);
+				if (b->out_chunked)
+					evbuffer_add(out, "0\r\n\r\n", 5);
+				b->done = true;
+				return 1;
+			default:
+				*why = b->ch.error;
+				return -1;
+			}
+		}
+	}
+	return -1;
+}
+
+static int
+body_pump(struct body *b, struct evbuffer *in, struct evbuffer *dest, struct evbuffer *stage,
+	  const char **why)
+{
+	int r = body_pump_staged(b, in, stage, why);
+
+	if (evbuffer_get_length(stage))
+		evbuffer_add_buffer(dest, stage);
+	return r;
+}
+
+static void
+pump_request(struct conn *c)
+{
+	const char *why = "bad framing";
+	int r;
+
+	if (!c->up || !c->up_connected)
+		return;
+	r = body_pump(&c->req_body, bufferevent_get_input(c->cli), bufferevent_get_output(c->up),
+		      c->p->stage, &why);
+	if (r < 0) {
+		/* Part of the request is upstream already: only cutting both
+		 * connections keeps the rest from being read as a new request. */
+		plog(c->p, "c%lu bad-request %s: request body: %s", c->id, c->log_url, why);
+		conn_kill(c);
+		return;
+	}
+	if (r == 1) {
+		c->rq = RQ_WAIT;
+		if (c->rs == RS_DONE) {
+			request_done(c);
+			return;
+		}
+	}
+	conn_update_io(c);
+}
+
+static void
+response_done(struct conn *c)
+{
+	c->rs = RS_DONE;
+	if (c->up_reusable) {
+		c->up_used = true;
+		if (c->up_rd && !c->up_rd_done)
+			event_del(c->up_rd); /* re-added with the idle timeout */
+	} else {
+		up_close(c);
+	}
+	if (c->rq == RQ_WAIT)
+		request_done(c);
+	else
+		conn_finish(c); /* the answer came before the whole request: close */
+}
+
+/* ---- plain bodies by splice(2) ------------------------------------------------------- */
+
+static void
+splice_end(struct conn *c)
+{
+	struct splice *sp = c->sp;
+
+	if (!sp)
+		return;
+	if (sp->in)
+		event_free(sp->in);
+	if (sp->out)
+		event_free(sp->out);
+	close(sp->pipe[0]);
+	close(sp->pipe[1]);
+	free(sp);
+	c->sp = NULL;
+}
+
+/* The upstream closed: that ends a close-delimited body, and any other too early. */
+static void
+splice_upstream_closed(struct conn *c)
+{
+	if (c->resp_body.mode != BODY_CLOSE) {
+		plog(c->p, "c%lu upstream-error %s: the server closed in the body", c->id,
+		     c->log_url);
+		conn_kill(c);
+		return;
+	}
+	c->resp_body.done = true;
+	c->up_reusable = false;
+	c->rs = RS_DONE;
+	up_close(c);
+	if (c->rq == RQ_WAIT)
+		request_done(c);
+	else
+		conn_finish(c);
+}
+
+/*
+ * Move the body: upstream socket -> pipe -> agent's socket, no copy in the
+ * proxy.  The framing is plain (a length, or the close), so nothing has to
+ * be looked at; the agent's side is not TLS, so nothing has to be encrypted.
+ */
+static void
+splice_step(struct conn *c)
+{
+	struct splice *sp = c->sp;
+	int up = bufferevent_getfd(c->up_sock);
+
+	for (int round = 0; round < 16; round++) {
+		uint64_t want;
+		ssize_t n;
+
+		while (sp->in_pipe) {
+			ssize_t k = splice(sp->pipe[0], NULL, c->fd, NULL, sp->in_pipe,
+					   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				/* The agent is slower: wait for it, stop reading upstream. */
+				event_del(sp->in);
+				event_add(sp->out, NULL);
+				return;
+			}
+			if (k <= 0) {
+				conn_kill(c);
+				return;
+			}
+			sp->in_pipe -= (size_t)k;
+		}
+		event_del(sp->out);
+		if (c->resp_body.mode == BODY_LENGTH && c->resp_body.left == 0) {
+			c->resp_body.done = true;
+			splice_end(c);
+			response_done(c);
+			return;
+		}
+		want = c->resp_body.mode == BODY_LENGTH && c->resp_body.left < sp->pipe_size
+			       ? c->resp_body.left
+			       : sp->pipe_size;
+		n = splice(up, NULL, sp->pipe[1], NULL, (size_t)want,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			event_add(sp->in, NULL);
+			return;
+		}
+		if (n == 0) {
+			splice_upstream_closed(c);
+			return;
+		}
+		if (n < 0 && (errno == EINVAL || errno == ENOSYS) && !sp->moved) {
+			/* This kernel cannot splice these sockets: copy, now and from now on. */
+			c->p->no_splice = true;
+			splice_end(c);
+			conn_update_io(c);
+			return;
+		}
+		if (n < 0) {
+			upstream_failed(c, "upstream-error", "reading the body failed");
+			return;
+		}
+		sp->moved = true;
+		sp->in_pipe += (size_t)n;
+		if (c->resp_body.mode == BODY_LENGTH)
+			c->resp_body.left -= (uint64_t)n;
+	}
+	event_add(sp->in, NULL); /* more next turn: other connections get theirs */
+}
+
+static void
+splice_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->sp)
+		splice_step(c);
+}
+
+/*
+ * Hand the rest of a plain body to the kernel, when the agent's side is
+ * plain too, the framing needs no reading, and nothing is buffered on
+ * either side.  Returns false (and changes nothing) when that is not so.
+ */
+static bool
+splice_start(struct conn *c)
+{
+	struct splice *sp;
+	int size;
+
+	if (c->p->no_splice || c->cli_tls || c->sp || c->resp_body.out_chunked ||
+	    (c->resp_body.mode != BODY_LENGTH && c->resp_body.mode != BODY_CLOSE) ||
+	    evbuffer_get_length(bufferevent_get_input(c->up_sock)) ||
+	    evbuffer_get_length(bufferevent_get_output(c->cli_sock)))
+		return false;
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return false;
+	if (pipe2(sp->pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
+		free(sp);
+		return false;
+	}
+	fcntl(sp->pipe[0], F_SETPIPE_SZ, 1024 * 1024);
+	size = fcntl(sp->pipe[0], F_GETPIPE_SZ);
+	sp->pipe_size = size > 0 ? (size_t)size : 65536;
+	sp->in = event_new(c->p->base, bufferevent_getfd(c->up_sock), EV_READ | EV_PERSIST,
+			   splice_cb, c);
+	sp->out = event_new(c->p->base, c->fd, EV_WRITE | EV_PERSIST, splice_cb, c);
+	c->sp = sp;
+	if (!sp->in || !sp->out) {
+		splice_end(c);
+		return false;
+	}
+	/* Our own reading of the upstream stops: the kernel reads it now. */
+	if (c->up_rd && !c->up_rd_done)
+		event_del(c->up_rd);
+	splice_step(c);
+	return true;
+}
+
+static void
+pump_response(struct conn *c)
+{
+	const char *why = "bad framing";
+	int r = body_pump(&c->resp_body, bufferevent_get_input(c->up),
+			  bufferevent_get_output(c->cli), c->p->stage, &why);
+
+	if (r < 0) {
+		plog(c->p, "c%lu upstream-error %s: response body: %s", c->id, c->log_url, why);
+		conn_kill(c);
+		return;
+	}
+	if (r == 1) {
+		response_done(c);
+		return;
+	}
+	/* Big plain downloads: out of the proxy's hands and into the kernel's. */
+	sock_flush(c->cli_sock);
+	if (splice_start(c))
+		return;
+	conn_update_io(c);
+}
+
+/* Both halves of the exchange are over: next request, or close. */
+static void
+request_done(struct conn *c)
+{
+	free_request(c);
+	c->rq = RQ_HEAD;
+	c->rs = RS_IDLE;
+	c->req_ws = c->req_head = false;
+	if (c->close_after || c->req_close || c->cli_eof) {
+		conn_finish(c);
+		return;
+	}
+	conn_update_io(c);
+	/* A pipelined request is read by the loop in conn_read_head(), or now. */
+	if (evbuffer_get_length(bufferevent_get_input(c->cli)))
+		bufferevent_trigger(c->cli, EV_READ, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+	else
+		conn_release_buffers(c);
+}
+
+/* ---- responses ---------------------------------------------------------------------------- */
+
+static void
+write_response_head(struct conn *c, const char *buf, bool keep_upgrade, bool out_chunked)
+{
+	const struct http_head *h = &c->resp->head;
+	struct evbuffer *out = c->p->stage;
+
+	evbuffer_add_printf(out, "HTTP/1.1 %u %.*s\r\n", h->status, (int)h->reason.len,
+			    http_span_ptr(buf, h->reason));
+	for (size_t i = 0; i < h->n_fields; i++) {
+		const char *name = http_span_ptr(buf, h->fields[i].name);
+		size_t len = h->fields[i].name.len;
+
+		if (http_name_is(name, len, "content-length")) {
+			if (out_chunked)
+				continue;
+		} else if (http_name_is(name, len, "host") || http_name_is(name, len, "max-forwards") ||
+			   http_name_is(name, len, "authorization")) {
+			/* not hop-by-hop in a response: pass on */
+		} else if (field_dropped(h, buf, i, keep_upgrade)) {
+			continue;
+		}
+		evbuffer_add(out, name, len);
+		evbuffer_add(out, ": ", 2);
+		evbuffer_add(out, http_span_ptr(buf, h->fields[i].value), h->fields[i].value.len);
+		evbuffer_add(out, "\r\n", 2);
+	}
+	if (out_chunked)
+		evbuffer_add(out, "Transfer-Encoding: chunked\r\n", 28);
+	if (keep_upgrade)
+		evbuffer_add(out, "Connection: Upgrade\r\n", 21);
+	else if (c->close_after && h->status >= 200)
+		evbuffer_add(out, "Connection: close\r\n", 19);
+	evbuffer_add(out, "\r\n", 2);
+	evbuffer_add_buffer(bufferevent_get_output(c->cli), out);
+}
+
+static void
+read_response(struct conn *c)
+{
+	while (!c->dead && c->rs == RS_HEAD) {
+		struct evbuffer *in = bufferevent_get_input(c->up);
+		size_t len = evbuffer_get_length(in), look;
+		const struct http_head *h;
+		const char *buf;
+		enum http_result r;
+		bool chunked_out;
+
+		if (len == 0)
+			return;
+		if (!c->resp) {
+			c->resp = malloc(sizeof(*c->resp));
+			if (!c->resp) {
+				conn_kill(c);
+				return;
+			}
+			http_parser_init(c->resp, true);
+		}
+		look = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
+		buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)look);
+		r = http_parse_head(c->resp, buf, look);
+		if (r == HTTP_MORE)
+			return;
+		if (r == HTTP_ERROR) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "malformed response: %s", c->resp->error);
+			c->up_reusable = false;
+			up_close(c);
+			upstream_failed(c, "bad-gateway", why);
+			return;
+		}
+		h = &c->resp->head;
+		/* The request went out whole; no retry from here on. */
+		if (c->up_head) {
+			evbuffer_free(c->up_head);
+			c->up_head = NULL;
+		}
+		if (h->status == 101) {
+			if (!c->req_ws || !h->upgrade_websocket) {
+				up_close(c);
+				upstream_failed(c, "bad-gateway", "unexpected 101 Switching Protocols");
+				return;
+			}
+			plog(c->p, "c%lu websocket %s", c->id, c->log_url);
+			write_response_head(c, buf, true, false);
+			evbuffer_drain(in, h->length);
+			c->resp_started = true;
+			c->rq = RQ_TUNNEL;
+			c->rs = RS_TUNNEL;
+			if (!c->cli_rd_done)
+				event_del(c->cli_rd); /* re-added without the idle timeout */
+			evbuffer_add_buffer(bufferevent_get_output(c->cli), in);
+			evbuffer_add_buffer(bufferevent_get_output(c->up),
+					    bufferevent_get_input(c->cli));
+			conn_update_io(c);
+			return;
+		}
+		if (h->status < 200) {
+			/* 100 Continue, 103 Early Hints: pass on (not to HTTP/1.0), read on. */
+			if (!c->req_http10)
+				write_response_head(c, buf, false, false);
+			evbuffer_drain(in, h->length);
+			http_parser_init(c->resp, true);
+			continue;
+		}
+		memset(&c->resp_body, 0, sizeof(c->resp_body));
+		if (c->req_head || h->status == 204 || h->status == 304) {
+			c->resp_body.mode = BODY_NONE;
+		} else if (h->chunked) {
+			c->resp_body.mode = BODY_CHUNKED;
+			http_chunked_init(&c->resp_body.ch);
+		} else if (h->has_length) {
+			c->resp_body.mode = h->content_length ? BODY_LENGTH : BODY_NONE;
+			c->resp_body.left = h->content_length;
+		} else {
+			c->resp_body.mode = BODY_CLOSE;
+		}
+		chunked_out = !c->req_http10 && (c->resp_body.mode == BODY_CHUNKED ||
+						 c->resp_body.mode == BODY_CLOSE);
+		c->resp_body.out_chunked = chunked_out;
+		c->up_reusable = !h->conn_close && c->resp_body.mode != BODY_CLOSE;
+		/* An HTTP/1.0 agent learns where an unsized body ends only from the close. */
+		if (c->req_http10 &&
+		    (c->resp_body.mode == BODY_CHUNKED || c->resp_body.mode == BODY_CLOSE))
+			c->close_after = true;
+		if (c->rq == RQ_BODY)
+			c->close_after = true;
+		write_response_head(c, buf, false, chunked_out);
+		evbuffer_drain(in, h->length);
+		c->resp_started = true;
+		c->rs = RS_BODY;
+		pump_response(c);
+		return;
+	}
+}
+
+/* ---- setup ------------------------------------------------------------------------- */
+
+static void
+listener_error_cb(struct evconnlistener *l, void *arg)
+{
+	struct proxy *p = arg;
+
+	(void)l;
+	plog(p, "accept: %s", strerror(errno));
+}
+
+static char *
+read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t cap = 0, n = 0;
+
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	for (;;) {
+		size_t r;
+
+		if (n + 65536 + 1 > cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 262144);
+
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				snprintf(err, errlen, "%s: out of memory", path);
+				return NULL;
+			}
+			buf = nb;
+		}
+		r = fread(buf + n, 1, cap - n - 1, f);
+		n += r;
+		if (r == 0)
+			break;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+static int
+write_bundle(const char *path, const char *sys, size_t sys_len, const char *ca, size_t ca_len,
+	     char *err, size_t errlen)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	const char *parts[3] = {sys, "\n", ca};
+	size_t lens[3] = {sys_len, 1, ca_len};
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < 3; i++) {
+		size_t off = 0;
+
+		while (off < lens[i]) {
+			ssize_t w = write(fd, parts[i] + off, lens[i] - off);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				snprintf(err, errlen, "%s: %s", path, strerror(errno));
+				close(fd);
+				return -1;
+			}
+			off += (size_t)w;
+		}
+	}
+	if (fchmod(fd, 0644) < 0 || close(fd) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int
+listen_unix(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	struct stat st;
+	int fd;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen, "%s exists and is not a socket", path);
+			return -1;
+		}
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    chmod(path, 0600) < 0 || listen(fd, SOMAXCONN) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+struct proxy *
+proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, size_t errlen)
+{
+	struct proxy *p = calloc(1, sizeof(*p));
+	char *cas = NULL;
+	const char *ca_pem;
+	size_t cas_len = 0, ca_len;
+	int fd = -1, rc;
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	/*
+	 * Bodies flow through short-lived 16-64 KiB buffers (evbuffer chains,
+	 * OpenSSL records released between uses so idle tunnels stay small).
+	 * glibc would hand the top of the heap back to the kernel after every
+	 * few of them and fault it in again: keep up to 64 MiB instead.
+	 */
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	p->base = base;
+	p->arena = arena_new();
+	p->allow_private = cf->allow_private;
+	p->log = cf->log;
+	p->log_arg = cf->log_arg;
+	p->socket_path = strdup(cf->socket_path);
+	p->rules = arena_alloc(p->arena, (cf->n_rules ? cf->n_rules : 1) * sizeof(*p->rules));
+	for (size_t i = 0; i < cf->n_rules; i++) {
+		p->rules[i] = cf->rules[i];
+		p->rules[i].host = arena_strdup(p->arena, cf->rules[i].host);
+		p->rules[i].path = arena_strdup(p->arena, cf->rules[i].path);
+	}
+	p->n_rules = cf->n_rules;
+	p->creds = arena_alloc(p->arena, (cf->n_creds ? cf->n_creds : 1) * sizeof(*p->creds));
+	for (size_t i = 0; i < cf->n_creds; i++) {
+		const struct proxy_cred *s = &cf->creds[i];
+		struct proxy_cred *d = &p->creds[i];
+		char *host = arena_strdup(p->arena, s->host);
+
+		lower(host);
+		d->host = host;
+		d->scheme = s->scheme;
+		d->username = s->username ? arena_strdup(p->arena, s->username) : NULL;
+		d->secret = arena_strdup(p->arena, s->secret);
+		d->placeholder = s->placeholder ? arena_strdup(p->arena, s->placeholder) : NULL;
+	}
+	p->n_creds = cf->n_creds;
+	p->matcher = egress_matcher_new(p->rules, p->n_rules);
+	p->stage = evbuffer_new();
+	if (!p->matcher || !p->socket_path || !p->stage) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+
+	/* The trust store for upstream TLS: read now, once, from the host's
+	 * file; the bundle the sandbox sees is a copy the agent can change. */
+	cas = read_file(cf->system_ca_file ? cf->system_ca_file : DEFAULT_SYSTEM_CAS, &cas_len,
+			err, errlen);
+	if (!cas)
+		goto fail;
+	p->client_ctx = tls_client_ctx_new(cas, cas_len, err, errlen);
+	if (!p->client_ctx)
+		goto fail;
+	p->ca = tls_ca_new(time(NULL), err, errlen);
+	if (!p->ca)
+		goto fail;
+	p->server_ctx = tls_server_ctx_new(err, errlen);
+	if (!p->server_ctx)
+		goto fail;
+	ca_pem = tls_ca_pem(p->ca, &ca_len);
+	if (cf->ca_bundle_path &&
+	    write_bundle(cf->ca_bundle_path, cas, cas_len, ca_pem, ca_len, err, errlen) < 0)
+		goto fail;
+	free(cas);
+	cas = NULL;
+
+	/* No search domains: a name must not become a different, unchecked one. */
+	p->dns = evdns_base_new(base, 0);
+	if (!p->dns) {
+		snprintf(err, errlen, "cannot start the resolver");
+		goto fail;
+	}
+	rc = evdns_base_resolv_conf_parse(p->dns, DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC,
+					  cf->resolv_conf ? cf->resolv_conf : "/etc/resolv.conf");
+	if (rc != 0 && rc != 6 && !(rc == 1 && !cf->resolv_conf)) {
+		snprintf(err, errlen, "%s: cannot read the resolver configuration (error %d)",
+			 cf->resolv_conf ? cf->resolv_conf : "/etc/resolv.conf", rc);
+		goto fail;
+	}
+	if (evdns_base_load_hosts(p->dns, cf->hosts_file ? cf->hosts_file : "/etc/hosts") != 0 &&
+	    cf->hosts_file) {
+		snprintf(err, errlen, "%s: cannot read the hosts file", cf->hosts_file);
+		goto fail;
+	}
+
+	fd = listen_unix(cf->socket_path, err, errlen);
+	if (fd < 0)
+		goto fail;
+	p->listener = evconnlistener_new(base, accept_cb, p,
+					 LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
+	if (!p->listener) {
+		close(fd);
+		unlink(cf->socket_path);
+		snprintf(err, errlen, "cannot listen on %s", cf->socket_path);
+		goto fail;
+	}
+	evconnlistener_set_error_cb(p->listener, listener_error_cb);
+	plog(p, "listening on %s: %zu rules, %zu credential bindings, private destinations %s",
+	     cf->socket_path, p->n_rules, p->n_creds, p->allow_private ? "allowed" : "refused");
+	return p;
+fail:
+	free(cas);
+	proxy_free(p);
+	return NULL;
+}
+
+void
+proxy_free(struct proxy *p)
+{
+	if (!p)
+		return;
+	while (p->conns) {
+		struct conn *c = p->conns;
+
+		conn_kill(c);
+		event_free(c->later);
+		free(c);
+	}
+	if (p->listener) {
+		evconnlistener_free(p->listener);
+		unlink(p->socket_path);
+	}
+	if (p->dns)
+		evdns_base_free(p->dns, 0);
+	SSL_CTX_free(p->server_ctx);
+	SSL_CTX_free(p->client_ctx);
+	tls_ca_free(p->ca);
+	egress_matcher_free(p->matcher);
+	if (p->stage)
+		evbuffer_free(p->stage);
+	for (size_t i = 0; i < p->n_creds; i++)
+		explicit_bzero((char *)p->creds[i].secret, strlen(p->creds[i].secret));
+	if (p->arena)
+		arena_free(p->arena);
+	free(p->socket_path);
+	free(p);
+}
+
+void
+proxy_get_stats(const struct proxy *p, struct proxy_stats *out)
+{
+	*out = p->stats;
+}
