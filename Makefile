@@ -65,6 +65,7 @@ LIB_SRC := \
 	emitters/emit_env.c \
 	emitters/emit_seccomp.c \
 	emitters/emit_sbpl.c \
+	emitters/emit_winjob.c \
 	runtime/darwin_launch.c \
 	runtime/resolve.c \
 	runtime/launch_common.c \
@@ -83,7 +84,7 @@ INIT := $(B)/omnibox-init
 # omnibox-init runs inside sandboxes that may not see the host's libraries:
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
-UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve
+UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve winjob winquote
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
@@ -195,7 +196,41 @@ fuzz-deps:
 	@.ci/install-deps clang libclang-rt-14-dev
 
 check: deps
-	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-install
+	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-install \
+		check-windows
+
+# ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
+
+MINGW_CC ?= x86_64-w64-mingw32-gcc
+WIN := $(B)/windows
+WIN_CFLAGS := -std=c11 -I. -municode $(WARN) $(WERROR) -O2 -g
+WIN_RUN_SRC := runtime/win/run_win.c runtime/win/manifest.c runtime/win/winquote.c
+WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h
+WIN_HELPERS := $(WIN)/wt_agent.exe $(WIN)/wt_quote.exe $(WIN)/wt_bench.exe
+
+windows: $(WIN)/omnibox-run.exe $(WIN_HELPERS)
+
+$(WIN)/omnibox-run.exe: $(WIN_RUN_SRC) $(WIN_HDR)
+	@mkdir -p $(@D)
+	$(call say,MINGW,$@)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $(WIN_RUN_SRC) -lbcrypt -ladvapi32
+
+$(WIN)/wt_%.exe: tests/windows/wt_%.c runtime/win/winquote.c runtime/win/winquote.h
+	@mkdir -p $(@D)
+	$(call say,MINGW,$@)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $< runtime/win/winquote.c -lshell32
+
+$(B)/tests/test_winjob: $(B)/obj/tests/unit/test_winjob.o $(B)/obj/runtime/win/manifest.o $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
+
+$(B)/tests/test_winquote: $(B)/obj/tests/unit/test_winquote.o $(B)/obj/runtime/win/winquote.o
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcriterion
+
+check-windows: $(COMPILE) windows
+	tests/windows/wine.sh $(B)
+
+bench-windows: $(COMPILE) windows
+	tests/windows/bench.sh $(B)
 
 # ---- fuzzing and benchmarks ---------------------------------------------
 
@@ -250,7 +285,8 @@ uninstall:
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/omnibox
 
 FORMAT_SRC = $(wildcard compiler/*.[ch] grammar/*.[ch] emitters/*.[ch] runtime/*.[ch] \
-	tests/unit/*.c tests/fuzz/*.c tests/bench/*.c tests/darwin/*.[ch] tests/linux/*.c)
+	tests/unit/*.c tests/fuzz/*.c tests/bench/*.c tests/darwin/*.[ch] tests/linux/*.c \
+	runtime/win/*.[ch] tests/windows/*.c)
 
 format:
 	clang-format -i $(FORMAT_SRC)
@@ -258,7 +294,8 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-cli check-linux check-install deps fuzz-deps check fuzz bench demo install uninstall \
+.PHONY: all unit golden golden-check check-cli check-linux check-install windows check-windows \
+	bench-windows deps fuzz-deps check fuzz bench demo install uninstall \
 	format clean
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

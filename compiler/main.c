@@ -20,6 +20,7 @@
 #include "textbuf.h"
 #include "udiff.h"
 #include "../emitters/sbpl.h"
+#include "../emitters/winjob.h"
 #include "../runtime/resolve.h"
 
 #define OMNIBOX_VERSION "0.1.0"
@@ -66,6 +67,7 @@ static const char usage_text[] =
 	"                         env          linux, darwin: the environment allow-list\n"
 	"                         sbpl         darwin: the Seatbelt profile (the darwin default)\n"
 	"                         sbpl-params  darwin: its -D NAME=VALUE parameters\n"
+	"                         winjob       windows: the Job Object manifest (the default)\n"
 	"  -o, --output=PATH    write to PATH instead of stdout; with --target=all, PATH is\n"
 	"                       a directory that receives every output\n"
 	"      --terminal=NAME  compile the effective policy of terminals.NAME\n"
@@ -268,6 +270,9 @@ collect_artifacts(const struct policy *p, int target, struct diag *d, struct art
 			if (target < 0 && e->per_target && p->os_env.sandbox.type != SANDBOX_AUTO &&
 			    p->os_env.sandbox.type != SANDBOX_NONE &&
 			    p->os_env.sandbox.type != target_backend((enum target)t))
+				continue;
+			/* --target=all: a policy that needs the egress proxy has no windows form. */
+			if (target < 0 && t == TARGET_WINDOWS && !winjob_can_express(p))
 				continue;
 			art = ARENA_PUSH(a, set->v, set->n, set->cap);
 			art->rel = e->per_target

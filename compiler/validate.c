@@ -1330,6 +1330,15 @@ validate_document(struct arena *a, struct diag *d, const struct ydoc *doc, const
 	/* Outputs name the file, not where it sat on this machine, so they
 	 * are byte-identical wherever the compiler ran. */
 	p->source = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+	if (has_control(p->source, strlen(p->source))) {
+		char *safe = arena_strdup(a, p->source);
+
+		/* It is printed in the outputs' comments: one line, always. */
+		for (char *ch = safe; *ch; ch++)
+			if ((unsigned char)*ch < 0x20 || *ch == 0x7f)
+				*ch = '?';
+		p->source = safe;
+	}
 	memset(&p->os_env, 0, sizeof(p->os_env));
 	sandbox_defaults(&p->os_env.sandbox);
 	if (!root || (root->kind == YNODE_SCALAR && root->type == YSCALAR_NULL)) {
@@ -1368,6 +1377,12 @@ validate_document(struct arena *a, struct diag *d, const struct ydoc *doc, const
 
 			if (!is_string(k) || k->len == 0) {
 				diag_error(d, k->loc, "terminal names must be strings, got %s",
+					   ynode_describe(a, k));
+				continue;
+			}
+			/* Names are printed in the outputs' comments, one line each. */
+			if (has_control(k->value, k->len)) {
+				diag_error(d, k->loc, "terminal name %s contains a control character",
 					   ynode_describe(a, k));
 				continue;
 			}

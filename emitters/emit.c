@@ -4,6 +4,7 @@
 #include "emit.h"
 #include "sbpl.h"
 #include "seccomp.h"
+#include "winjob.h"
 
 #include <string.h>
 
@@ -15,6 +16,7 @@ const struct emitter emitters[] = {
 	{"seccomp-bpf", "seccomp.bpf", TARGET_BIT(TARGET_LINUX), true, true, emit_seccomp_bpf},
 	{"sbpl", "profile.sb", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl},
 	{"sbpl-params", "profile.params", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl_params},
+	{"winjob", "winjob.manifest", TARGET_BIT(TARGET_WINDOWS), true, false, emit_winjob},
 	{"env", "env", TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN), true, false, emit_env},
 	{NULL, NULL, 0, false, false, NULL},
 };
@@ -31,7 +33,9 @@ emitter_find(const char *name)
 const struct emitter *
 emitter_default(enum target t)
 {
-	return emitter_find(t == TARGET_LINUX ? "bwrap" : t == TARGET_DARWIN ? "sbpl" : "ir");
+	static const char *const kinds[] = {"bwrap", "sbpl", "winjob"};
+
+	return emitter_find(kinds[t]);
 }
 
 const char *

@@ -74,6 +74,22 @@ put_value(struct textbuf *out, const char *v)
 	}
 }
 
+/*
+ * S escaped as a value is, for comments and setting names: a line break in
+ * a terminal name or a file name must not start a manifest line of its own.
+ */
+static const char *
+esc(struct wctx *c, const char *s)
+{
+	struct textbuf tb = {0};
+	const char *r;
+
+	put_value(&tb, s);
+	r = arena_strdup(c->d->arena, tb.data ? tb.data : "");
+	tb_free(&tb);
+	return r;
+}
+
 /* `key = value`; an empty value leaves no trailing blank: `key =`. */
 static void
 put_kv(struct textbuf *out, const char *key, const char *value)
@@ -120,26 +136,28 @@ setting(struct wctx *c, const char *key)
  * into a manifest would quietly drop the promise.  A pinned
  * windows_jobobject is already refused by validation; this covers `auto`.
  */
-static int
-check_expressible(struct wctx *c)
+static void
+report_inexpressible(struct wctx *c)
 {
-	int rc = 0;
-
-	if (c->sb->n_egress) {
+	if (c->sb->n_egress)
 		diag_error(c->d, c->sb->egress_loc,
-			   "%s cannot be enforced on Windows: a Job Object has no network control "
-			   "(compile for linux or darwin, where the egress proxy is the only way out)",
+			   "%s cannot be enforced on Windows: a Job Object has no network "
+			   "control (compile for linux or darwin, where the egress proxy is the "
+			   "only way out)",
 			   setting(c, "egress_rules"));
-		rc = -1;
-	}
-	if (c->sb->n_creds) {
+	if (c->sb->n_creds)
 		diag_error(c->d, c->sb->creds_loc,
 			   "%s cannot be enforced on Windows: it needs the egress proxy, which a "
 			   "Job Object cannot impose",
 			   setting(c, "credential_proxy"));
-		rc = -1;
-	}
-	return rc;
+}
+
+bool
+winjob_can_express(const struct policy *p)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+
+	return sb->type == SANDBOX_NONE || (!sb->n_egress && !sb->n_creds);
 }
 
 /* ---- sections -------------------------------------------------------------------- */
@@ -150,16 +168,18 @@ emit_header(struct wctx *c)
 	const struct policy *p = c->p;
 	const struct terminal *t = p->terminal;
 
-	tb_printf(c->out, "# Job Object manifest of %s%s%s, read by omnibox-run.exe\n", p->source,
-		  t ? ", terminal " : "", t ? t->name : "");
-	tb_puts(c->out, "# A Job Object bounds the lifetime and the resources of the agent's process\n"
-			"# tree.  It does not isolate files or the network: what the policy asks that\n"
-			"# it cannot enforce is listed at the end as not-enforced.\n");
+	tb_printf(c->out, "# Job Object manifest of %s%s%s, read by omnibox-run.exe\n",
+		  esc(c, p->source), t ? ", terminal " : "", t ? esc(c, t->name) : "");
+	tb_puts(c->out,
+		"# A Job Object bounds the lifetime and the resources of the agent's process\n"
+		"# tree.  It does not isolate files or the network: what the policy asks that\n"
+		"# it cannot enforce is listed at the end as not-enforced.\n");
 	tb_printf(c->out, "version = %d\n", WINJOB_VERSION);
 	put_kv(c->out, "policy", p->source);
 	if (t) {
-		tb_printf(c->out, "# terminal %s (line %u): its command runs when none follows --\n",
-			  t->name, t->loc.line);
+		tb_printf(c->out,
+			  "# terminal %s (line %u): its command runs when none follows --\n",
+			  esc(c, t->name), t->loc.line);
 		put_kv(c->out, "terminal", t->name);
 		put_kv(c->out, "command", t->command.s);
 		for (size_t i = 0; i < t->args.n; i++)
@@ -184,7 +204,8 @@ emit_job(struct wctx *c)
 			  sb->type_loc.line);
 		tb_puts(c->out, "job = create\n");
 	} else {
-		tb_puts(c->out, "# sandbox type not written: windows_jobobject, the Windows default\n");
+		tb_puts(c->out,
+			"# sandbox type not written: windows_jobobject, the Windows default\n");
 		tb_puts(c->out, "job = create\n");
 	}
 
@@ -238,9 +259,10 @@ emit_limits(struct wctx *c)
 	struct textbuf *out = c->out;
 	bool first = true;
 
-	tb_puts(out, "# always on: closing the job ends every process in it (omnibox-run.exe holds\n"
-		     "# the only handle), a crash ends its process instead of waiting on an error\n"
-		     "# dialog, and no process may break away from the job\n");
+	tb_puts(out,
+		"# always on: closing the job ends every process in it (omnibox-run.exe holds\n"
+		"# the only handle), a crash ends its process instead of waiting on an error\n"
+		"# dialog, and no process may break away from the job\n");
 	tb_puts(out, "limit_flags = ");
 	put_flag(out, &first, "KILL_ON_JOB_CLOSE");
 	put_flag(out, &first, "DIE_ON_UNHANDLED_EXCEPTION");
@@ -260,8 +282,8 @@ emit_limits(struct wctx *c)
 		tb_printf(out, "job_memory_limit = %" PRIu64 "\n", l->memory.value);
 	}
 	if (l->processes.present) {
-		tb_printf(out, "# %s.limits.processes (line %u): processes alive at once\n", c->what,
-			  l->processes.loc.line);
+		tb_printf(out, "# %s.limits.processes (line %u): processes alive at once\n",
+			  c->what, l->processes.loc.line);
 		tb_printf(out, "active_process_limit = %" PRIu64 "\n", l->processes.value);
 	}
 	if (l->cpu_time.present) {
@@ -328,8 +350,8 @@ emit_environment(struct wctx *c)
 	for (size_t i = 0; win_scratch_names[i]; i++)
 		put_kv(out, "env_scratch", win_scratch_names[i]);
 	if (t && (t->n_env || t->env_unset.n)) {
-		tb_printf(out, "# terminal %s (line %u): env and env_unset, applied last\n", t->name,
-			  t->loc.line);
+		tb_printf(out, "# terminal %s (line %u): env and env_unset, applied last\n",
+			  esc(c, t->name), t->loc.line);
 		for (size_t i = 0; i < t->n_env; i++) {
 			tb_puts(out, "env_set = ");
 			put_value(out, t->env[i].key);
@@ -405,12 +427,14 @@ emit_winjob(const struct policy *p, enum target t, struct diag *d, struct textbu
 	if (emit_check_target(p, TARGET_WINDOWS, d) < 0)
 		return -1;
 	if (term && !term->inherit)
-		c.env_what = arena_printf(d->arena, "terminals.%s.os_env", term->name);
+		c.env_what = arena_printf(d->arena, "terminals.%s.os_env", esc(&c, term->name));
 	else
 		c.env_what = "os_env";
 	c.what = arena_printf(d->arena, "%s.sandbox", c.env_what);
-	if (!c.none && check_expressible(&c) < 0)
+	if (!winjob_can_express(p)) {
+		report_inexpressible(&c);
 		return -1;
+	}
 
 	emit_header(&c);
 	emit_job(&c);

@@ -52,6 +52,14 @@
  * discarded).  T is always TARGET_WINDOWS in the emitter table.
  */
 int emit_winjob(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
+
+/*
+ * Has P a Windows form at all?  False when it needs the egress proxy
+ * (egress_rules, credential_proxy), which no Job Object can impose;
+ * emit_winjob() then says why, at those keys.  For `--target=all`, which
+ * leaves out the targets a policy has no form for.
+ */
+bool winjob_can_express(const struct policy *p);
 #endif
 
 #endif

@@ -26,7 +26,8 @@ bwrap linux expect.bwrap
 seccomp linux expect.seccomp
 env linux expect.env
 sbpl darwin expect.sbpl
-sbpl-params darwin expect.sbpl-params"
+sbpl-params darwin expect.sbpl-params
+winjob windows expect.winjob"
 
 fail=0
 count=0

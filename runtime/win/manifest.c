@@ -236,7 +236,8 @@ unescape(struct parser *ps, const char *s, size_t len, char **out)
 		}
 		default:
 			free(v);
-			return fail(ps, "unknown escape '\\%c' (known: \\\\ \\n \\r \\t \\xHH)", s[i]);
+			return fail(ps, "unknown escape '\\%c' (known: \\\\ \\n \\r \\t \\xHH)",
+				    s[i]);
 		}
 	}
 	*w = '\0';
@@ -254,13 +255,13 @@ parse_number(struct parser *ps, const char *key, const char *v, uint64_t min, ui
 
 	if (!*v)
 		return fail(ps, "%s needs a number", key);
+	if (strspn(v, "0123456789") != strlen(v))
+		return fail(ps, "%s: '%s' is not a decimal number", key, v);
 	if (v[0] == '0' && v[1])
 		return fail(ps, "%s: '%s' has a leading zero", key, v);
 	for (i = 0; v[i]; i++) {
 		unsigned digit;
 
-		if (v[i] < '0' || v[i] > '9')
-			return fail(ps, "%s: '%s' is not a decimal number", key, v);
 		digit = (unsigned)(v[i] - '0');
 		if (n > (UINT64_MAX - digit) / 10)
 			return fail(ps, "%s: %s is too large", key, v);

@@ -12,7 +12,9 @@
  *   3. create the agent suspended, assign it to the job, check that it is
  *      inside, and only then let its first instruction run;
  *   4. wait for the agent, end whatever it left behind in the job, remove
- *      the scratch dir, and exit with the agent's exit code.
+ *      the scratch dir, and exit with the agent's exit code.  A detached
+ *      cleanup process (`--janitor`) removes the scratch dir if this one is
+ *      killed; the job's kill-on-close ends the agent's tree in that case.
  *
  * Whenever a step fails, the agent (if it exists) is terminated and
  * omnibox-run.exe exits 125: the agent never runs outside the job.  Only
@@ -393,7 +395,8 @@ check_directory(const wchar_t *path, const char *what)
 		char *p = utf8(path);
 
 		die("the %s %s: %s", what, p,
-		    a == INVALID_FILE_ATTRIBUTES ? win_strerror(GetLastError()) : "not a directory");
+		    a == INVALID_FILE_ATTRIBUTES ? win_strerror(GetLastError())
+						 : "not a directory");
 	}
 }
 
@@ -521,6 +524,99 @@ remove_tree(const wchar_t *path)
 	free(pattern);
 }
 
+/* Is PATH's last component a scratch dir name, "omnibox-" and 16 hex digits? */
+static bool
+is_scratch_name(const wchar_t *path)
+{
+	const wchar_t *base = wcsrchr(path, L'\\');
+
+	base = base ? base + 1 : path;
+	if (wcsncmp(base, L"omnibox-", 8) || wcslen(base) != 24)
+		return false;
+	for (base += 8; *base; base++)
+		if (!((*base >= L'0' && *base <= L'9') || (*base >= L'a' && *base <= L'f')))
+			return false;
+	return true;
+}
+
+/*
+ * `omnibox-run.exe --janitor HANDLE SCRATCH` (internal): wait until the
+ * launching omnibox-run.exe (HANDLE, inherited) has exited, however it
+ * ended, then remove its scratch dir.  When omnibox-run.exe is killed, its
+ * job handle closes and the agent's tree dies with it, still holding files
+ * for a moment; so retry for a while.
+ */
+static int
+run_janitor(const wchar_t *handle, const wchar_t *scratch)
+{
+	HANDLE parent = (HANDLE)(ULONG_PTR)wcstoull(handle, NULL, 10);
+
+	/* Never anything but a scratch dir, whatever the command line says. */
+	if (!is_scratch_name(scratch))
+		return EXIT_SETUP;
+	WaitForSingleObject(parent, INFINITE);
+	for (int i = 0; i < 100; i++) {
+		remove_tree(scratch);
+		if (GetFileAttributesW(scratch) == INVALID_FILE_ATTRIBUTES)
+			return 0;
+		Sleep(100);
+	}
+	return 1;
+}
+
+/*
+ * The process that removes the scratch dir even if this one is killed;
+ * detached from the console (a Ctrl-C is for the agent), outside the job
+ * (it outlives it), and given only the handle of this process.
+ */
+static void
+start_janitor(struct launch *l)
+{
+	wchar_t exe[MAX_PATH * 4], handle[32], *line;
+	const wchar_t *argv[4];
+	STARTUPINFOEXW si;
+	PROCESS_INFORMATION pi;
+	SIZE_T size = 0;
+	HANDLE self;
+	LPPROC_THREAD_ATTRIBUTE_LIST attrs;
+	DWORD n = GetModuleFileNameW(NULL, exe, MAX_PATH * 4);
+
+	if (!n || n >= MAX_PATH * 4)
+		die("GetModuleFileName: %s", win_strerror(GetLastError()));
+	if (!DuplicateHandle(GetCurrentProcess(), GetCurrentProcess(), GetCurrentProcess(), &self,
+			     SYNCHRONIZE, TRUE, 0))
+		die("DuplicateHandle: %s", win_strerror(GetLastError()));
+	_snwprintf(handle, 31, L"%llu", (unsigned long long)(ULONG_PTR)self);
+	handle[31] = L'\0';
+	argv[0] = exe;
+	argv[1] = L"--janitor";
+	argv[2] = handle;
+	argv[3] = l->scratch;
+	if (winquote_build(argv, 4, &line) < 0)
+		die("out of memory");
+	memset(&si, 0, sizeof(si));
+	si.StartupInfo.cb = sizeof(si);
+	si.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+	InitializeProcThreadAttributeList(NULL, 1, 0, &size);
+	attrs = xcalloc(1, size);
+	if (!InitializeProcThreadAttributeList(attrs, 1, 0, &size) ||
+	    !UpdateProcThreadAttribute(attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, &self,
+				       sizeof(self), NULL, NULL))
+		die("the handle list of the cleanup process: %s", win_strerror(GetLastError()));
+	si.lpAttributeList = attrs;
+	if (!CreateProcessW(exe, line, NULL, NULL, TRUE,
+			    DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP |
+				    EXTENDED_STARTUPINFO_PRESENT,
+			    NULL, NULL, &si.StartupInfo, &pi))
+		die("cannot start the cleanup process: %s", win_strerror(GetLastError()));
+	CloseHandle(pi.hThread);
+	CloseHandle(pi.hProcess);
+	CloseHandle(self);
+	DeleteProcThreadAttributeList(attrs);
+	free(attrs);
+	free(line);
+}
+
 static wchar_t *
 build_cmdline(struct launch *l)
 {
@@ -549,22 +645,25 @@ build_cmdline(struct launch *l)
 
 /* ---- the environment ------------------------------------------------------------ */
 
-/* Does the NAME=VALUE entry E have the ASCII name NAME (any case)? */
+static wchar_t
+ascii_upper(wchar_t c)
+{
+	return c >= L'a' && c <= L'z' ? c - (L'a' - L'A') : c;
+}
+
+/*
+ * Does the NAME=VALUE entry E have the name NAME (or, with PREFIX, a
+ * longer name starting with it)?  Windows compares variable names without
+ * regard to case; the manifest's names are ASCII.
+ */
 static bool
 entry_is(const wchar_t *e, const char *name, bool prefix)
 {
 	size_t i = 0;
 
-	for (; name[i]; i++) {
-		wchar_t c = e[i];
-
-		if (c >= L'a' && c <= L'z')
-			c -= L'a' - L'A';
-		if (c != (wchar_t)(unsigned char)(name[i] >= 'a' && name[i] <= 'z'
-							   ? name[i] - ('a' - 'A')
-							   : name[i]))
+	for (; name[i]; i++)
+		if (ascii_upper(e[i]) != ascii_upper((wchar_t)(unsigned char)name[i]))
 			return false;
-	}
 	return prefix ? e[i] != L'=' && e[i] != L'\0' : e[i] == L'=';
 }
 
@@ -581,15 +680,16 @@ in_list(const wchar_t *e, const struct manifest_strs *names, bool prefix)
 static void
 env_remove(struct strv *env, const wchar_t *e)
 {
-	size_t n = wcscspn(e, L"=");
+	size_t n = wcscspn(e, L"="), kept = 0;
 
 	for (size_t i = 0; i < env->n; i++) {
 		if (wcscspn(env->v[i], L"=") == n &&
-		    CompareStringOrdinal(env->v[i], (int)n, e, (int)n, TRUE) == CSTR_EQUAL) {
+		    CompareStringOrdinal(env->v[i], (int)n, e, (int)n, TRUE) == CSTR_EQUAL)
 			free(env->v[i]);
-			env->v[i--] = env->v[--env->n];
-		}
+		else
+			env->v[kept++] = env->v[i];
 	}
+	env->n = kept;
 }
 
 static int
@@ -963,6 +1063,8 @@ wmain(int argc, wchar_t **argv)
 	struct strv env = {0};
 	DWORD code;
 
+	if (argc == 4 && !wcscmp(argv[1], L"--janitor"))
+		return run_janitor(argv[2], argv[3]);
 	memset(&l, 0, sizeof(l));
 	current = &l;
 	/* Bytes out as written: no CRLF translation of what the agent's tools parse. */
@@ -998,6 +1100,12 @@ wmain(int argc, wchar_t **argv)
 	if (l.m.job)
 		create_job(&l, &s);
 	start_agent(&l);
+	/*
+	 * The cleanup process starts while the agent already runs, so that its
+	 * start-up is not added to the agent's; if this process is killed in
+	 * the moment before, the scratch dir is left in the user's temp dir.
+	 */
+	start_janitor(&l);
 
 	/* Step 4. */
 	if (WaitForSingleObject(l.pi.hProcess, INFINITE) != WAIT_OBJECT_0)

@@ -747,6 +747,8 @@ Test(terminals, fields_are_typed)
 		     "name ([A-Za-z_][A-Za-z0-9_]*)");
 	expect_error("terminals:\n  [a]: {}\n",
 		     "2:3: error: terminal names must be strings, got a list");
+	expect_error("terminals:\n  \"a\\nb\": {}\n",
+		     "2:3: error: terminal name the string 'a\\x0ab' contains a control character");
 }
 
 Test(terminals, selection_gives_the_effective_policy)

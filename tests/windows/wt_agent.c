@@ -5,10 +5,10 @@
  *   wt_agent.exe env               print the environment, one NAME=VALUE a line
  *   wt_agent.exe argv [ARG...]     print each ARG as <ARG>, split by CommandLineToArgvW
  *   wt_agent.exe cwd               print the current directory
- *   wt_agent.exe injob             print whether this process is in a job, and the
- *                                  job's process count and whether it lists this one
+ *   wt_agent.exe injob             print whether this process is in a job (injob=1)
+ *   wt_agent.exe breakaway         try CREATE_BREAKAWAY_FROM_JOB; print allowed or refused
  *   wt_agent.exe spawn MODE...     run wt_agent.exe MODE... as a child; exit with its status
- *   wt_agent.exe beat FILE         append a byte to FILE every 20 ms, forever
+ *   wt_agent.exe beat FILE         append a byte to FILE every 20 ms until FILE.stop exists
  *   wt_agent.exe detach FILE       start `beat FILE`, wait for its first beat, exit 0
  *   wt_agent.exe hold FILE         start `beat FILE`, wait for its first beat, sleep forever
  *   wt_agent.exe touch FILE        create FILE
@@ -65,9 +65,13 @@ put_arg(const wchar_t *a)
 	puts(">");
 }
 
-/* Start this program with ARGV[0..ARGC) as its arguments. */
+/*
+ * Start this program with ARGV[0..ARGC) as its arguments; with INHERIT, it
+ * shares the standard handles.  A beating survivor must not hold the test's
+ * output pipe open, or the test would wait for it forever.
+ */
 static HANDLE
-start_self(const wchar_t *const *argv, int argc)
+start_self(const wchar_t *const *argv, int argc, BOOL inherit)
 {
 	wchar_t self[MAX_PATH], *line;
 	const wchar_t **v = calloc((size_t)argc + 1, sizeof(*v));
@@ -83,7 +87,8 @@ start_self(const wchar_t *const *argv, int argc)
 		v[i + 1] = argv[i];
 	if (winquote_build(v, (size_t)argc + 1, &line) < 0)
 		exit(FAIL);
-	if (!CreateProcessW(self, line, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi)) {
+	if (!CreateProcessW(self, line, NULL, NULL, inherit, inherit ? 0 : DETACHED_PROCESS, NULL,
+			    NULL, &si, &pi)) {
 		fprintf(stderr, "wt_agent: CreateProcess failed: %lu\n", GetLastError());
 		exit(FAIL);
 	}
@@ -109,56 +114,71 @@ start_beat(wchar_t *file)
 {
 	const wchar_t *args[] = {L"beat", file};
 
-	CloseHandle(start_self(args, 2));
+	CloseHandle(start_self(args, 2, FALSE));
 	for (int i = 0; i < 1000 && file_size(file) <= 0; i++)
 		Sleep(10);
 	if (file_size(file) <= 0)
 		exit(FAIL);
 }
 
+/* Beats until FILE.stop exists, so a test can end a survivor it provoked on purpose. */
 static int
 beat(const wchar_t *file)
 {
+	size_t n = wcslen(file);
+	wchar_t *stop = calloc(n + 6, sizeof(*stop));
+
+	if (!stop)
+		return FAIL;
+	wcscpy(stop, file);
+	wcscat(stop, L".stop");
 	for (;;) {
 		HANDLE h = CreateFileW(file, FILE_APPEND_DATA, FILE_SHARE_READ | FILE_SHARE_WRITE,
 				       NULL, OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
-		DWORD n;
+		DWORD written;
 
 		if (h == INVALID_HANDLE_VALUE)
 			return FAIL;
-		WriteFile(h, ".", 1, &n, NULL);
+		WriteFile(h, ".", 1, &written, NULL);
 		CloseHandle(h);
+		if (GetFileAttributesW(stop) != INVALID_FILE_ATTRIBUTES)
+			return 0;
 		Sleep(20);
 	}
+}
+
+/* Try to start a child outside the job; print whether the system let it. */
+static int
+breakaway(void)
+{
+	wchar_t self[MAX_PATH], line[] = L"wt_agent.exe exit 0";
+	STARTUPINFOW si;
+	PROCESS_INFORMATION pi;
+
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	if (!GetModuleFileNameW(NULL, self, MAX_PATH))
+		return FAIL;
+	if (CreateProcessW(self, line, NULL, NULL, FALSE, CREATE_BREAKAWAY_FROM_JOB, NULL, NULL,
+			   &si, &pi)) {
+		puts("breakaway=allowed");
+		WaitForSingleObject(pi.hProcess, INFINITE);
+		CloseHandle(pi.hProcess);
+		CloseHandle(pi.hThread);
+	} else {
+		printf("breakaway=refused %lu\n", GetLastError());
+	}
+	return 0;
 }
 
 static int
 injob(void)
 {
 	BOOL in = FALSE;
-	DWORD self = GetCurrentProcessId();
-	struct {
-		JOBOBJECT_BASIC_PROCESS_ID_LIST list;
-		ULONG_PTR more[255];
-	} ids;
-	int listed = 0;
 
 	if (!IsProcessInJob(GetCurrentProcess(), NULL, &in))
 		return FAIL;
 	printf("injob=%d\n", in ? 1 : 0);
-	if (!in)
-		return 0;
-	memset(&ids, 0, sizeof(ids));
-	/* A NULL handle names the job this process is in. */
-	if (!QueryInformationJobObject(NULL, JobObjectBasicProcessIdList, &ids, sizeof(ids),
-				       NULL)) {
-		printf("jobquery=failed %lu\n", GetLastError());
-		return 0;
-	}
-	for (DWORD i = 0; i < ids.list.NumberOfProcessIdsInList; i++)
-		listed |= ids.list.ProcessIdList[i] == self;
-	printf("jobprocs=%lu\n", (unsigned long)ids.list.NumberOfAssignedProcesses);
-	printf("listed=%d\n", listed);
 	return 0;
 }
 
@@ -202,12 +222,14 @@ wmain(int argc, wchar_t **argv)
 	}
 	if (!wcscmp(mode, L"injob") && argc == 2)
 		return injob();
+	if (!wcscmp(mode, L"breakaway") && argc == 2)
+		return breakaway();
 	if (!wcscmp(mode, L"spawn") && argc > 2) {
 		HANDLE child;
 		DWORD code;
 
 		fflush(stdout);
-		child = start_self((const wchar_t *const *)argv + 2, argc - 2);
+		child = start_self((const wchar_t *const *)argv + 2, argc - 2, TRUE);
 		if (WaitForSingleObject(child, INFINITE) != WAIT_OBJECT_0 ||
 		    !GetExitCodeProcess(child, &code))
 			return FAIL;

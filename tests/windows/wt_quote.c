@@ -106,17 +106,20 @@ random_arg(bool program)
 	wchar_t *s = calloc(len + 1, sizeof(*s));
 
 	for (size_t i = 0; s && i < len; i++) {
-		wchar_t c = alphabet[next_random((unsigned)(sizeof(alphabet) / sizeof(wchar_t) - 1))];
+		wchar_t c =
+		    alphabet[next_random((unsigned)(sizeof(alphabet) / sizeof(wchar_t) - 1))];
 
 		s[i] = program && c == L'"' ? L'p' : c;
 	}
 	return s;
 }
 
+int wmain(int argc, wchar_t **argv);
+
 int
-main(int argc, char **argv)
+wmain(int argc, wchar_t **argv)
 {
-	unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 20000;
+	unsigned rounds = argc > 1 ? (unsigned)_wtoi(argv[1]) : 20000;
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
 		size_t n = 0;
