@@ -305,8 +305,8 @@ emit_limits(const struct policy *p, struct diag *d, struct out *o)
 			(unsigned long long)l->processes.value);
 		if (d)
 			diag_warning(d, l->processes.loc,
-				     "limits.processes is approximate on linux without a delegated "
-				     "cgroup: RLIMIT_NPROC counts every process of the user");
+				     "os_env.sandbox.limits.processes is approximate on linux without a "
+				     "delegated cgroup: RLIMIT_NPROC counts every process of the user");
 	}
 	if (l->cpu_time.present)
 		comment(o, "  cpu_time %llu s: RLIMIT_CPU", (unsigned long long)l->cpu_time.value);
@@ -315,8 +315,8 @@ emit_limits(const struct policy *p, struct diag *d, struct out *o)
 			(unsigned long long)l->cpu_rate.value);
 		if (d)
 			diag_warning(d, l->cpu_rate.loc,
-				     "limits.cpu_rate is enforced on linux only in a delegated cgroup "
-				     "(cpu.max); without one it is not enforced");
+				     "os_env.sandbox.limits.cpu_rate is enforced on linux only in a delegated "
+				     "cgroup (cpu.max); without one it is not enforced");
 	}
 	if (l->open_files.present)
 		comment(o, "  open_files %llu: RLIMIT_NOFILE", (unsigned long long)l->open_files.value);
