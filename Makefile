@@ -178,6 +178,14 @@ check-cli: $(COMPILE)
 check-linux: $(RUN) $(INIT) $(PROBE)
 	tests/linux/acceptance.sh $(B)
 
+# The test servers behind the egress proxy.
+$(B)/tests/proxy/upstream: tests/proxy/upstream.c
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(WARN) $(WERROR) $(CFLAGS) -o $@ $< -lssl -lcrypto -lpthread
+
+check-egress: $(RUN) $(INIT) $(B)/tests/proxy/upstream
+	tests/linux/egress.sh $(B)
+
 # An installation works from its own tree and uninstalls without a trace.
 check-install: $(COMPILE) $(RUN) $(INIT)
 	@set -e; d=$$(mktemp -d); \
@@ -196,8 +204,8 @@ fuzz-deps:
 	@.ci/install-deps clang libclang-rt-14-dev
 
 check: deps
-	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-install \
-		check-windows
+	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-egress \
+		check-install check-windows
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
 
@@ -294,7 +302,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-cli check-linux check-install windows check-windows \
+.PHONY: all unit golden golden-check check-cli check-linux check-egress check-install windows check-windows \
 	bench-windows deps fuzz-deps check fuzz bench demo install uninstall \
 	format clean
 

@@ -56,6 +56,7 @@ struct options {
 	const char *cwd;
 	const char *egress_log;
 	const char *egress_hosts;
+	const char *egress_ca;
 	bool dry_run, quiet;
 	char **command;
 	size_t n_command;
@@ -75,6 +76,8 @@ static const char usage_text[] =
 	"                       each, with the rule that matched) to FILE, not stderr\n"
 	"      --egress-hosts=FILE  the proxy resolves names through this hosts file\n"
 	"                       instead of /etc/hosts (before DNS), e.g. for tests\n"
+	"      --egress-ca=FILE the proxy verifies upstream servers against the CAs in\n"
+	"                       FILE (PEM) instead of the system store\n"
 	"  -q, --quiet          no warnings\n"
 	"      --version        print the version\n"
 	"      --help           print this help\n"
@@ -102,13 +105,14 @@ static void
 parse_options(int argc, char **argv, struct options *o)
 {
 	enum { OPT_TERMINAL = 256, OPT_CWD, OPT_DRY, OPT_VERSION, OPT_HELP, OPT_EGRESS_LOG,
-	       OPT_EGRESS_HOSTS };
+	       OPT_EGRESS_HOSTS, OPT_EGRESS_CA };
 	static const struct option longopts[] = {
 		{"terminal", required_argument, NULL, OPT_TERMINAL},
 		{"cwd", required_argument, NULL, OPT_CWD},
 		{"dry-run", no_argument, NULL, OPT_DRY},
 		{"egress-log", required_argument, NULL, OPT_EGRESS_LOG},
 		{"egress-hosts", required_argument, NULL, OPT_EGRESS_HOSTS},
+		{"egress-ca", required_argument, NULL, OPT_EGRESS_CA},
 		{"quiet", no_argument, NULL, 'q'},
 		{"version", no_argument, NULL, OPT_VERSION},
 		{"help", no_argument, NULL, OPT_HELP},
@@ -135,6 +139,9 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_EGRESS_HOSTS:
 			o->egress_hosts = optarg;
+			break;
+		case OPT_EGRESS_CA:
+			o->egress_ca = optarg;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -746,6 +753,7 @@ main(int argc, char **argv)
 		pc.creds = creds.creds;
 		pc.n_creds = creds.n_creds;
 		pc.hosts_file = o.egress_hosts;
+		pc.system_ca_file = o.egress_ca;
 		pc.log = egress_log_line;
 		pc.log_arg = egress_log;
 		/* Up before the agent exists: no first request may find it missing. */

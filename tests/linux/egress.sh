@@ -1,0 +1,214 @@
+#!/bin/sh
+# egress.sh BUILD_DIR - egress rules and credentials through a real sandbox:
+# omnibox-run's proxy outside, its relay inside, curl, git and Python's
+# urllib inside, a real HTTP/HTTPS server on loopback.  As root and as nobody.
+#
+# The upstream is on loopback, a private address: the policies set
+# egress_allow_private_destinations (except where the block itself is
+# tested), name it upstream.test through --egress-hosts, and trust its test
+# CA through --egress-ca.
+set -u
+
+B=$(cd "$1" && pwd)
+T=$(mktemp -d /tmp/omnibox-egress.XXXXXX)
+chmod 755 "$T"
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+tests=0
+failures=0
+skips=0
+
+fail() {
+	echo "FAIL [$who] $name: $*"
+	if [ -n "${out:-}" ]; then
+		printf '%s\n' "$out" | head -20 | cut -c 1-200 | sed 's/^/    | /'
+	fi
+	failures=$((failures + 1))
+}
+
+expect_out() {
+	tests=$((tests + 1))
+	case $out in
+	*"$1"*) ;;
+	*) fail "expected output to contain '$1'" ;;
+	esac
+}
+
+expect_no_out() {
+	tests=$((tests + 1))
+	case $out in
+	*"$1"*) fail "output must not contain '$1'" ;;
+	*) ;;
+	esac
+}
+
+# The test CA, and a certificate for upstream.test signed by it.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+	-subj "/CN=omnibox test CA" -keyout "$T/ca.key" -out "$T/ca.pem" 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=upstream.test" \
+	-keyout "$T/up.key" -out "$T/up.csr" 2>/dev/null
+printf 'subjectAltName=DNS:upstream.test,DNS:other.test\n' >"$T/ext"
+openssl x509 -req -in "$T/up.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
+	-days 2 -extfile "$T/ext" -out "$T/up.pem" 2>/dev/null
+chmod 644 "$T"/*.pem "$T"/*.key
+
+# A bare git repository the upstream serves over smart HTTP.
+mkdir -p "$T/git"
+git init -q --bare "$T/git/repo.git"
+git -C "$T/git/repo.git" config http.receivepack false
+git -C "$T/git/repo.git" config http.uploadpack true
+(cd "$T" && git init -q src && cd src && git config user.email t@t && git config user.name t &&
+	echo "cloned-through-the-proxy" >README && git add README && git commit -q -m init &&
+	git push -q "$T/git/repo.git" HEAD:refs/heads/main) || exit 2
+git -C "$T/git/repo.git" symbolic-ref HEAD refs/heads/main
+chmod -R a+rX "$T/git"
+
+"$B/tests/proxy/upstream" --cert "$T/up.pem" --key "$T/up.key" --log "$T/upstream.log" \
+	--git-root "$T/git" >"$T/upstream.out" 2>&1 &
+pids="$pids $!"
+for _ in $(seq 100); do
+	grep -q '^ready' "$T/upstream.out" 2>/dev/null && break
+	sleep 0.05
+done
+set -- $(head -n 1 "$T/upstream.out")
+HTTP=$2
+HTTPS=$3
+printf '127.0.0.1 upstream.test\n127.0.0.1 other.test\n' >"$T/hosts"
+chmod 644 "$T/hosts"
+
+as_user() {
+	if [ "$who" = root ]; then
+		env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 REAL_TOKEN=real-secret-9f8e "$@"
+	else
+		runuser -u nobody -- env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 \
+			REAL_TOKEN=real-secret-9f8e "$@"
+	fi
+}
+
+# sbx POLICY CMD...: the command in the sandbox; $out holds stdout+stderr,
+# $log the proxy's decisions.
+sbx() {
+	policy=$P/$1.yaml
+	shift
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --egress-hosts="$T/hosts" \
+		--egress-ca="$T/ca.pem" --egress-log="$U/egress.log" "$policy" -- "$@" 2>&1)
+	rc=$?
+	log=$(cat "$U/egress.log" 2>/dev/null)
+	: >"$U/egress.log"
+}
+
+setup_user() {
+	U=$T/$who
+	H=$U/home
+	WS=$U/ws
+	P=$U/policies
+	TB=$U/bin
+	mkdir -p "$H" "$WS" "$P" "$TB"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$TB/"
+	: >"$U/egress.log"
+	cat >"$P/egress.yaml" <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    egress_allow_private_destinations: true
+	    egress_rules:
+	      - "GET,POST upstream.test/echo/**"
+	      - "GET upstream.test/bytes/*"
+	      - "GET,POST upstream.test/git/**"
+	      - "GET other.test/echo/**"
+	    credential_proxy:
+	      - type: https_bearer
+	        target: upstream.test
+	        source: {env: REAL_TOKEN}
+	        env: SAAS_TOKEN
+	EOF
+	cat >"$P/private.yaml" <<-EOF
+	os_env:
+	  sandbox:
+	    egress_rules: ["GET upstream.test/echo/**"]
+	EOF
+	chmod -R a+rX "$U"
+	if [ "$who" = nobody ]; then
+		chown -R nobody:nogroup "$U"
+	fi
+}
+
+run_all() {
+	setup_user
+	url=https://upstream.test:$HTTPS
+
+	name="an allowed HTTPS GET passes with the session CA; the rule is logged"
+	sbx egress curl -sS "$url/bytes/12"
+	expect_out "xxxxxxxxxxxx"
+	out=$log
+	expect_out "allow GET"
+	expect_out "by rule #2 (line 7: GET upstream.test/bytes/*)"
+
+	name="a request no rule allows: 403 naming a rule that would allow it"
+	sbx egress curl -sS -i "$url/secret/x"
+	expect_out "403"
+	expect_out "X-Omnibox-Error: blocked-by-policy"
+	expect_out "GET upstream.test/secret/x"
+
+	name="a direct connection that bypasses the proxy fails"
+	sbx egress sh -c "curl -sS -m 5 --noproxy '*' https://127.0.0.1:$HTTPS/echo/x 2>&1 || echo direct-failed"
+	expect_out "direct-failed"
+	expect_no_out "GET /echo/x"
+
+	name="plain HTTP through the proxy, POST with a body, chunked upload"
+	sbx egress sh -c "curl -sS http://upstream.test:$HTTP/echo/plain; curl -sS -d hello-body $url/echo/post;
+		head -c 300000 /dev/zero | curl -sS -H 'Transfer-Encoding: chunked' --data-binary @- $url/echo/chunked"
+	expect_out "GET /echo/plain"
+	expect_out "POST /echo/post"
+	expect_out "body-bytes: 10"
+	expect_out "body-bytes: 300000"
+
+	name="credential: the sandbox holds a placeholder, the upstream gets the secret"
+	sbx egress sh -c "echo \"token=\$SAAS_TOKEN\"; env; cat /proc/self/environ | tr '\\0' '\\n';
+		curl -sS -H \"Authorization: Bearer \$SAAS_TOKEN\" $url/echo/auth; echo; curl -sS $url/echo/noauth"
+	expect_out "token=oa_cred_"
+	expect_out "Authorization: Bearer real-secret-9f8e"
+	tests=$((tests + 1))
+	n=$(printf '%s\n' "$out" | grep -c 'real-secret-9f8e')
+	[ "$n" = 2 ] || fail "the secret appears $n times, expected only in the two upstream echoes"
+	out=$log
+	expect_no_out "real-secret-9f8e"
+
+	name="credential: a placeholder sent to another host is refused, nothing forwarded"
+	before=$(grep -c '^request ' "$T/upstream.log")
+	sbx egress sh -c "curl -sS -i -H \"Authorization: Bearer \$SAAS_TOKEN\" https://other.test:$HTTPS/echo/leak"
+	expect_out "403"
+	expect_no_out "real-secret-9f8e"
+	tests=$((tests + 1))
+	[ "$(grep -c '^request ' "$T/upstream.log")" = "$before" ] || fail "the upstream saw the leak attempt"
+
+	name="private destinations are refused unless the policy allows them"
+	sbx private curl -sS -i "$url/echo/x"
+	expect_out "403"
+	expect_out "blocked-destination"
+
+	name="git clone over HTTPS through the proxy"
+	sbx egress sh -c "cd \$TMPDIR && git clone -q $url/git/repo.git clone && cat clone/README"
+	expect_out "cloned-through-the-proxy"
+
+	if command -v python3 >/dev/null; then
+		name="Python's urllib through the proxy"
+		sbx egress python3 -c "import urllib.request; print(urllib.request.urlopen('$url/echo/python').read().decode())"
+		expect_out "GET /echo/python"
+	else
+		echo "SKIP [$who] Python's urllib: python3 is not installed"
+		skips=$((skips + 1))
+	fi
+}
+
+for who in root nobody; do
+	run_all
+done
+echo "egress: $tests checks, $failures failed, $skips skipped"
+[ "$failures" = 0 ]
