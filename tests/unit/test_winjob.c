@@ -553,13 +553,31 @@ Test(launch, a_terminal_brings_its_command_and_env_escaped)
 
 Test(launch, a_line_break_in_a_name_cannot_start_a_manifest_line)
 {
-	struct run r = emit_terminal("terminals:\n  \"t\\nenv_pass = SECRET\":\n    command: x\n"
-				     "    os_env: {sandbox: {read_paths: [/opt]}}\n",
+	struct run r = emit_terminal("terminals:\n  \"t\\nenv_pass = SECRET\":\n    command: x\n",
 				     "t\nenv_pass = SECRET");
 	struct manifest m;
 	struct manifest_error err;
+	struct terminal *t;
 
+	/* The front end refuses such a name outright... */
+	cr_expect_eq(r.rc, -2);
+	cr_expect(strstr(r.diags, "contains a control character"), "%s", r.diags);
+	run_free(&r);
+
+	/* ...and the emitter escapes it anyway, should a name ever get through. */
+	r = emit_terminal("terminals:\n  t:\n    command: x\n    os_env: {sandbox: {read_paths: "
+			  "[/opt]}}\n",
+			  "t");
 	cr_assert_eq(r.rc, 0, "%s", r.diags);
+	t = (struct terminal *)r.policy->terminal;
+	t->name = "t\nenv_pass = SECRET";
+	tb_reset(&r.out);
+	{
+		struct diag d;
+
+		diag_init(&d, r.arena, "t.yaml", NULL, 0);
+		cr_assert_eq(emit_winjob(r.policy, TARGET_WINDOWS, &d, &r.out), 0);
+	}
 	cr_expect_eq(count_lines(text(&r), "env_pass = SECRET"), 0, "%s", text(&r));
 	expect_manifest_line(r, "terminal = t\\nenv_pass = SECRET");
 	expect_manifest_line(r, "# Job Object manifest of t.yaml, terminal t\\nenv_pass = SECRET, "
