@@ -469,7 +469,7 @@ t_unix_socket() {
 		sleep 0.05
 		i=$((i + 1))
 	done
-	out=$(as_user "$B/tests/probe" connect-unix "$U/sock/control.sock" 2>&1)
+	out=$(as_user "$WS/tools/probe" connect-unix "$U/sock/control.sock" 2>&1)
 	tests=$((tests + 1))
 	[ "$out" = ok ] || fail "the host cannot reach its own socket: $out"
 	sbx sockets probe connect-unix "$U/sock/control.sock"
