@@ -84,12 +84,13 @@ INIT := $(B)/omnibox-init
 # omnibox-init runs inside sandboxes that may not see the host's libraries:
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
-UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve winjob winquote
+UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve winjob winquote http \
+	destination credentials
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
 PROBE := $(B)/tests/probe
-FUZZ := yaml egress
+FUZZ := yaml egress http
 FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
 
 # ---- build ---------------------------------------------------------------
@@ -186,6 +187,35 @@ $(B)/tests/proxy/upstream: tests/proxy/upstream.c
 check-egress: $(RUN) $(INIT) $(B)/tests/proxy/upstream
 	tests/linux/egress.sh $(B)
 
+# The proxy's own units (HTTP lexer, destinations, credentials, TLS, relay)
+# and its end-to-end suite on loopback, without a sandbox.
+PROXY_LIBS := -levent -levent_openssl -lssl -lcrypto
+$(B)/tests/test_http: $(B)/obj/gen/runtime/http.o
+$(B)/tests/test_destination: $(B)/obj/runtime/destination.o
+$(B)/tests/test_credentials: $(B)/obj/runtime/credentials.o
+
+$(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/tls.o
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto -lcriterion
+
+$(B)/tests/proxy/test_relay: $(B)/obj/tests/proxy/test_relay.o $(B)/obj/runtime/relay.o
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcriterion -lpthread
+
+$(B)/tests/proxy/proxyd: $(B)/obj/tests/proxy/proxyd.o $(PROXY_OBJ) $(B)/obj/runtime/relay.o $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(PROXY_LIBS)
+
+$(B)/tests/proxy/dnsd: $(B)/obj/tests/proxy/dnsd.o
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+check-proxy: $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream $(B)/tests/proxy/dnsd \
+		$(B)/tests/proxy/test_tls $(B)/tests/proxy/test_relay
+	$(B)/tests/proxy/test_tls --short-filename
+	$(B)/tests/proxy/test_relay --short-filename
+	tests/proxy/e2e.sh $(B)
+
 # An installation works from its own tree and uninstalls without a trace.
 check-install: $(COMPILE) $(RUN) $(INIT)
 	@set -e; d=$$(mktemp -d); \
@@ -203,9 +233,12 @@ deps:
 fuzz-deps:
 	@.ci/install-deps clang libclang-rt-14-dev
 
+bench-deps:
+	@.ci/install-deps tinyproxy hyperfine
+
 check: deps
-	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-egress \
-		check-install check-windows
+	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-proxy \
+		check-egress check-install check-windows
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
 
@@ -254,6 +287,7 @@ $(B)/fuzzobj/gen/%.o: $(B)/%.c | $(GEN_HDR)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -w -MMD -MP -c -o $@ $<
 
+$(B)/fuzz/fuzz_http: $(B)/fuzzobj/gen/runtime/http.o
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
@@ -271,8 +305,19 @@ $(B)/bench/%: $(B)/obj/tests/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpthread
 
-bench: $(COMPILE) $(BENCH_BIN)
+$(B)/bench/bench_proxy_client: $(B)/obj/tests/bench/bench_proxy_client.o
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto
+
+bench-proxy: $(B)/bench/bench_proxy_client $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream
+	tests/bench/bench_proxy.sh $(B)
+
+bench: bench-deps
+	$(MAKE) --no-print-directory bench-run
+
+bench-run: $(COMPILE) $(RUN) $(INIT) $(BENCH_BIN)
 	tests/bench/run.sh $(B)
+	$(MAKE) --no-print-directory bench-proxy
 
 # ---- demo, install, housekeeping ----------------------------------------
 
@@ -294,7 +339,7 @@ uninstall:
 
 FORMAT_SRC = $(wildcard compiler/*.[ch] grammar/*.[ch] emitters/*.[ch] runtime/*.[ch] \
 	tests/unit/*.c tests/fuzz/*.c tests/bench/*.c tests/darwin/*.[ch] tests/linux/*.c \
-	runtime/win/*.[ch] tests/windows/*.c)
+	runtime/win/*.[ch] tests/windows/*.c tests/proxy/*.c)
 
 format:
 	clang-format -i $(FORMAT_SRC)
@@ -302,8 +347,8 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-cli check-linux check-egress check-install windows check-windows \
-	bench-windows deps fuzz-deps check fuzz bench demo install uninstall \
+.PHONY: all unit golden golden-check check-cli check-linux check-proxy check-egress check-install windows check-windows \
+	bench-windows deps fuzz-deps bench-deps check fuzz bench-run bench-proxy bench demo install uninstall \
 	format clean
 
 -include $(shell find $(B) -name '*.d' 2>/dev/null)

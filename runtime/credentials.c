@@ -20,7 +20,8 @@
 
 #include "../emitters/envlist.h"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 static int
 fail(char *err, size_t errlen, const char *fmt, ...)
@@ -39,7 +40,7 @@ int
 cred_make_placeholder(char *out)
 {
 	static const char alphabet[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 	unsigned char raw[64];
 	size_t n = 0;
 
@@ -76,7 +77,8 @@ cred_has_placeholder(const char *s, size_t len)
 			if (*want == '_' && j + 3 <= len && s[j] == '%' && s[j + 1] == '5' &&
 			    (s[j + 2] | 0x20) == 'f') {
 				j += 3;
-			} else if (j < len && (s[j] == *want || (*want != '_' && (s[j] | 0x20) == *want))) {
+			} else if (j < len &&
+				   (s[j] == *want || (*want != '_' && (s[j] | 0x20) == *want))) {
 				j++;
 			} else {
 				ok = false;
@@ -159,7 +161,8 @@ cred_base64_decode(const char *in, size_t n, unsigned char *out, size_t cap)
 static bool
 is_bound_placeholder(const struct proxy_cred *c, const char *s, size_t len)
 {
-	return c->placeholder && strlen(c->placeholder) == len && memcmp(c->placeholder, s, len) == 0;
+	return c->placeholder && strlen(c->placeholder) == len &&
+	       memcmp(c->placeholder, s, len) == 0;
 }
 
 static const char *
@@ -604,7 +607,8 @@ ini_find(struct arena *a, const char *cfg, const char *name, struct ini_profile 
 				ns++;
 			while (ne > ns && is_space(ne[-1]))
 				ne--;
-			in = (size_t)(ne - ns) == strlen(name) && !strncmp(ns, name, (size_t)(ne - ns));
+			in = (size_t)(ne - ns) == strlen(name) &&
+			     !strncmp(ns, name, (size_t)(ne - ns));
 			out->found |= in;
 		} else if (in && s < e && *s != '#' && *s != ';') {
 			const char *eq = memchr(s, '=', (size_t)(e - s)), *ke, *vs;
@@ -725,7 +729,7 @@ add_env(struct prep *pp, const char *what, const char *name, const char *value)
 			return fail(pp->err, pp->errlen, "%s: %s is set by two credentials", what,
 				    name);
 	*ARENA_PUSH(pp->a, pp->rt->env, pp->rt->n_env, pp->rt->cap_env) =
-		arena_printf(pp->a, "%s=%s", name, value);
+	    arena_printf(pp->a, "%s=%s", name, value);
 	return 0;
 }
 
@@ -807,7 +811,7 @@ prepare_databricks(struct prep *pp, const struct credential *cr, const char *wha
 	free(cfg);
 	{
 		struct cred_file *f =
-			ARENA_PUSH(pp->a, pp->rt->files, pp->rt->n_files, pp->rt->cap_files);
+		    ARENA_PUSH(pp->a, pp->rt->files, pp->rt->n_files, pp->rt->cap_files);
 
 		f->name = CRED_DATABRICKS_FILE;
 		f->content = text;
@@ -877,8 +881,8 @@ cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, co
 
 			rc = bind_host(&pp, what, tg->host, tg->scheme,
 				       tg->scheme == CRED_SCHEME_BASIC
-					       ? (user ? user : "x-access-token")
-					       : NULL,
+					   ? (user ? user : "x-access-token")
+					   : NULL,
 				       secret, placeholder);
 		}
 	}

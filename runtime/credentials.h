@@ -41,15 +41,15 @@ struct cred_file {
 	const char *name;    /* inside the scratch dir, e.g. "databrickscfg" */
 	const char *content; /* placeholders only */
 	size_t len;
-	unsigned mode;	     /* 0600 */
+	unsigned mode; /* 0600 */
 };
 
 struct cred_runtime {
 	struct proxy_cred *creds; /* for proxy_config.creds */
 	size_t n_creds;
-	char **env;		  /* "NAME=VALUE" to add to the sandbox's environment */
+	char **env; /* "NAME=VALUE" to add to the sandbox's environment */
 	size_t n_env;
-	struct cred_file *files;  /* to write with cred_write_files() */
+	struct cred_file *files; /* to write with cred_write_files() */
 	size_t n_files;
 	size_t cap_creds, cap_env, cap_files;
 };
@@ -69,9 +69,8 @@ struct cred_runtime {
  * an error.  Returns 0, or -1 with a message naming the entry in ERR (and
  * nothing must run).  Call cred_runtime_wipe() when done with the secrets.
  */
-int cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ,
-		 const char *home, const char *scratch, struct cred_runtime *out, char *err,
-		 size_t errlen);
+int cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, const char *home,
+		 const char *scratch, struct cred_runtime *out, char *err, size_t errlen);
 
 /* Zero the secrets in RT's memory (the arena still owns it). */
 void cred_runtime_wipe(struct cred_runtime *rt);
@@ -82,7 +81,8 @@ void cred_runtime_wipe(struct cred_runtime *rt);
  */
 int cred_write_files(const struct cred_runtime *rt, const char *dir, char *err, size_t errlen);
 
-/* Fill OUT[CRED_PLACEHOLDER_LEN] with a fresh placeholder (no NUL).  0, or -1 if getrandom fails. */
+/* Fill OUT[CRED_PLACEHOLDER_LEN] with a fresh placeholder (no NUL).  0, or -1 if getrandom fails.
+ */
 int cred_make_placeholder(char *out);
 
 /*

@@ -23,26 +23,27 @@ struct range6 {
 
 enum { EMBED_NONE, EMBED_LAST32, EMBED_6TO4, EMBED_NAT64_LOCAL };
 
-#define V4(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
+#define V4(a, b, c, d)                                                                             \
+	((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
 
 static const struct range4 table4[] = {
-	{V4(0, 0, 0, 0), 8, "0.0.0.0/8 (this network)"},
-	{V4(10, 0, 0, 0), 8, "10.0.0.0/8 (private)"},
-	{V4(100, 64, 0, 0), 10, "100.64.0.0/10 (shared address space)"},
-	{V4(127, 0, 0, 0), 8, "127.0.0.0/8 (loopback)"},
-	{V4(169, 254, 0, 0), 16, "169.254.0.0/16 (link-local, cloud metadata)"},
-	{V4(172, 16, 0, 0), 12, "172.16.0.0/12 (private)"},
-	{V4(192, 0, 0, 0), 24, "192.0.0.0/24 (IETF protocol assignments)"},
-	{V4(192, 0, 2, 0), 24, "192.0.2.0/24 (documentation)"},
-	{V4(192, 88, 99, 0), 24, "192.88.99.0/24 (6to4 relay anycast)"},
-	{V4(192, 168, 0, 0), 16, "192.168.0.0/16 (private)"},
-	{V4(198, 18, 0, 0), 15, "198.18.0.0/15 (benchmarking)"},
-	{V4(198, 51, 100, 0), 24, "198.51.100.0/24 (documentation)"},
-	{V4(203, 0, 113, 0), 24, "203.0.113.0/24 (documentation)"},
-	{V4(224, 0, 0, 0), 4, "224.0.0.0/4 (multicast)"},
-	{V4(240, 0, 0, 0), 4, "240.0.0.0/4 (reserved)"},
-	{V4(255, 255, 255, 255), 32, "255.255.255.255 (broadcast)"},
-	{V4(168, 63, 129, 16), 32, "168.63.129.16 (Azure host services)"},
+    {V4(0, 0, 0, 0), 8, "0.0.0.0/8 (this network)"},
+    {V4(10, 0, 0, 0), 8, "10.0.0.0/8 (private)"},
+    {V4(100, 64, 0, 0), 10, "100.64.0.0/10 (shared address space)"},
+    {V4(127, 0, 0, 0), 8, "127.0.0.0/8 (loopback)"},
+    {V4(169, 254, 0, 0), 16, "169.254.0.0/16 (link-local, cloud metadata)"},
+    {V4(172, 16, 0, 0), 12, "172.16.0.0/12 (private)"},
+    {V4(192, 0, 0, 0), 24, "192.0.0.0/24 (IETF protocol assignments)"},
+    {V4(192, 0, 2, 0), 24, "192.0.2.0/24 (documentation)"},
+    {V4(192, 88, 99, 0), 24, "192.88.99.0/24 (6to4 relay anycast)"},
+    {V4(192, 168, 0, 0), 16, "192.168.0.0/16 (private)"},
+    {V4(198, 18, 0, 0), 15, "198.18.0.0/15 (benchmarking)"},
+    {V4(198, 51, 100, 0), 24, "198.51.100.0/24 (documentation)"},
+    {V4(203, 0, 113, 0), 24, "203.0.113.0/24 (documentation)"},
+    {V4(224, 0, 0, 0), 4, "224.0.0.0/4 (multicast)"},
+    {V4(240, 0, 0, 0), 4, "240.0.0.0/4 (reserved)"},
+    {V4(255, 255, 255, 255), 32, "255.255.255.255 (broadcast)"},
+    {V4(168, 63, 129, 16), 32, "168.63.129.16 (Azure host services)"},
 };
 
 /*
@@ -51,20 +52,20 @@ static const struct range4 table4[] = {
  * embed (::ffff:0:0/96 is inside no other entry; ::/96 is refused whole).
  */
 static const struct range6 table6[] = {
-	{{0}, 128, "::/128 (unspecified)", EMBED_NONE},
-	{{[15] = 1}, 128, "::1/128 (loopback)", EMBED_NONE},
-	{{[10] = 0xff, [11] = 0xff}, 96, "::ffff:0:0/96 (IPv4-mapped)", EMBED_LAST32},
-	{{0}, 96, "::/96 (IPv4-compatible, deprecated)", EMBED_NONE},
-	{{0, 0x64, 0xff, 0x9b}, 96, "64:ff9b::/96 (NAT64)", EMBED_LAST32},
-	{{0, 0x64, 0xff, 0x9b, 0, 1}, 48, "64:ff9b:1::/48 (local-use NAT64)", EMBED_NAT64_LOCAL},
-	{{1, 0}, 64, "100::/64 (discard-only)", EMBED_NONE},
-	{{0x20, 0x01, 0x0d, 0xb8}, 32, "2001:db8::/32 (documentation)", EMBED_NONE},
-	{{0x20, 0x01}, 23, "2001::/23 (IETF protocol assignments, Teredo)", EMBED_NONE},
-	{{0x20, 0x02}, 16, "2002::/16 (6to4)", EMBED_6TO4},
-	{{0xfc}, 7, "fc00::/7 (unique local)", EMBED_NONE},
-	{{0xfe, 0x80}, 10, "fe80::/10 (link-local)", EMBED_NONE},
-	{{0xfe, 0xc0}, 10, "fec0::/10 (site-local, deprecated)", EMBED_NONE},
-	{{0xff}, 8, "ff00::/8 (multicast)", EMBED_NONE},
+    {{0}, 128, "::/128 (unspecified)", EMBED_NONE},
+    {{[15] = 1}, 128, "::1/128 (loopback)", EMBED_NONE},
+    {{[10] = 0xff, [11] = 0xff}, 96, "::ffff:0:0/96 (IPv4-mapped)", EMBED_LAST32},
+    {{0}, 96, "::/96 (IPv4-compatible, deprecated)", EMBED_NONE},
+    {{0, 0x64, 0xff, 0x9b}, 96, "64:ff9b::/96 (NAT64)", EMBED_LAST32},
+    {{0, 0x64, 0xff, 0x9b, 0, 1}, 48, "64:ff9b:1::/48 (local-use NAT64)", EMBED_NAT64_LOCAL},
+    {{1, 0}, 64, "100::/64 (discard-only)", EMBED_NONE},
+    {{0x20, 0x01, 0x0d, 0xb8}, 32, "2001:db8::/32 (documentation)", EMBED_NONE},
+    {{0x20, 0x01}, 23, "2001::/23 (IETF protocol assignments, Teredo)", EMBED_NONE},
+    {{0x20, 0x02}, 16, "2002::/16 (6to4)", EMBED_6TO4},
+    {{0xfc}, 7, "fc00::/7 (unique local)", EMBED_NONE},
+    {{0xfe, 0x80}, 10, "fe80::/10 (link-local)", EMBED_NONE},
+    {{0xfe, 0xc0}, 10, "fec0::/10 (site-local, deprecated)", EMBED_NONE},
+    {{0xff}, 8, "ff00::/8 (multicast)", EMBED_NONE},
 };
 
 const char *
@@ -115,10 +116,10 @@ static const char *
 blocked_nat64_local(const uint8_t *b)
 {
 	static const uint8_t pos[][4] = {
-		{6, 7, 9, 10},	  /* /48 */
-		{7, 9, 10, 11},	  /* /56 */
-		{9, 10, 11, 12},  /* /64 */
-		{12, 13, 14, 15}, /* /96 */
+	    {6, 7, 9, 10},    /* /48 */
+	    {7, 9, 10, 11},   /* /56 */
+	    {9, 10, 11, 12},  /* /64 */
+	    {12, 13, 14, 15}, /* /96 */
 	};
 
 	for (size_t i = 0; i < sizeof(pos) / sizeof(pos[0]); i++) {
@@ -161,7 +162,8 @@ dest_blocked_reason(const struct sockaddr *sa)
 	if (sa->sa_family == AF_INET)
 		return dest_blocked_ipv4(&((const struct sockaddr_in *)(const void *)sa)->sin_addr);
 	if (sa->sa_family == AF_INET6)
-		return dest_blocked_ipv6(&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
+		return dest_blocked_ipv6(
+		    &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr);
 	return "not an internet address";
 }
 
@@ -173,7 +175,8 @@ label_is_numeric(const char *s, size_t len)
 
 	if (len >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		for (i = 2; i < len; i++)
-			if (!((s[i] >= '0' && s[i] <= '9') || ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'f')))
+			if (!((s[i] >= '0' && s[i] <= '9') ||
+			      ((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'f')))
 				return false;
 		return true;
 	}
@@ -246,8 +249,8 @@ dest_format(const struct sockaddr *sa, char *buf, size_t len)
 		inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, buf,
 			  (socklen_t)len);
 	else if (sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, buf,
-			  (socklen_t)len);
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+			  buf, (socklen_t)len);
 	else
 		snprintf(buf, len, "(family %d)", sa->sa_family);
 }

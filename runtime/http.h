@@ -57,7 +57,7 @@ struct http_head {
 	size_t length; /* bytes of the whole head, final CRLF included */
 
 	/* What the fields say, checked once the head is complete. */
-	bool has_length;	/* one valid Content-Length */
+	bool has_length; /* one valid Content-Length */
 	uint64_t content_length;
 	bool chunked;		/* Transfer-Encoding: chunked */
 	int host;		/* index of the Host field, or -1 */
@@ -70,15 +70,17 @@ struct http_head {
 
 struct http_parser {
 	struct http_head head;
-	size_t pos;	     /* start of the first line not yet parsed */
-	size_t scanned;	     /* bytes already searched for a line feed */
+	size_t pos;	/* start of the first line not yet parsed */
+	size_t scanned; /* bytes already searched for a line feed */
 	int state;
-	unsigned status;     /* on HTTP_ERROR: 400, 431, 501 or 505 (502 for responses) */
-	const char *error;   /* on HTTP_ERROR: a static, lower-case reason */
+	unsigned status;   /* on HTTP_ERROR: 400, 431, 501 or 505 (502 for responses) */
+	const char *error; /* on HTTP_ERROR: a static, lower-case reason */
 };
 
-/* Prepare P to read a request head, or a response head when RESPONSE. */
-void http_parser_init(struct http_parser *p, bool response);
+/* Prepare P to read a request head, or a response head when RESPONSE.
+ * (Not "http_parser_init": the http-parser library, which Criterion links,
+ * exports that name.) */
+void http_head_begin(struct http_parser *p, bool response);
 
 /*
  * Parse the head at the start of BUF.  BUF/LEN is all input since the head
@@ -114,8 +116,8 @@ enum http_chunk_step {
 
 struct http_chunked {
 	int state;
-	uint64_t remaining;  /* data bytes left in the current chunk */
-	size_t trailer;	     /* trailer bytes so far */
+	uint64_t remaining; /* data bytes left in the current chunk */
+	size_t trailer;	    /* trailer bytes so far */
 	const char *error;
 };
 
@@ -138,13 +140,13 @@ enum http_chunk_step http_chunked_step(struct http_chunked *c, const char *buf, 
 /* ---- request targets -------------------------------------------------------------- */
 
 struct http_url {
-	const char *host;  /* within the parsed text; not NUL-terminated */
+	const char *host; /* within the parsed text; not NUL-terminated */
 	size_t host_len;
-	uint16_t port;	   /* the explicit port, or the scheme's default */
+	uint16_t port; /* the explicit port, or the scheme's default */
 	bool port_given;
-	const char *path;  /* path and query ("/" when the URL has none) */
+	const char *path; /* path and query ("/" when the URL has none) */
 	size_t path_len;
-	bool ipv6;	   /* the host was a bracketed IPv6 literal (host excludes brackets) */
+	bool ipv6; /* the host was a bracketed IPv6 literal (host excludes brackets) */
 };
 
 /*

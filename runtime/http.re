@@ -55,7 +55,7 @@ span(const unsigned char *base, const unsigned char *from, const unsigned char *
 }
 
 void
-http_parser_init(struct http_parser *p, bool response)
+http_head_begin(struct http_parser *p, bool response)
 {
 	memset(p, 0, sizeof(*p));
 	p->head.response = response;
@@ -491,7 +491,7 @@ http_chunked_step(struct http_chunked *c, const char *buf, size_t len, size_t av
 		c->trailer += line + 2;
 		if (c->trailer > HTTP_HEAD_MAX)
 			return chunk_fail(c, "trailer section too large");
-		http_parser_init(&scratch, false);
+		http_head_begin(&scratch, false);
 		if (lex_field_line(&scratch, (const unsigned char *)buf, (const unsigned char *)buf,
 				   (const unsigned char *)buf + line, false) == HTTP_ERROR)
 			return chunk_fail(c, scratch.error);

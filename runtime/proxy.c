@@ -12,6 +12,12 @@
  * other as it arrives; when a destination holds PROXY_HWM bytes its
  * source stops being read until it drains to PROXY_LWM.
  *
+ * Sockets: every socket has a plain socket bufferevent.  libevent writes
+ * it; the proxy reads it itself (read_into(): libevent 2.1 reads 4 KiB at
+ * a time).  TLS legs are bufferevent_openssl filters stacked on those, so
+ * OpenSSL never makes a system call and records leave in large writes.  A
+ * plain response body between two plain sockets moves with splice(2).
+ *
  * Connections end through conn_kill(), which closes the sockets at once
  * and frees the struct from a deferred event, so code that called
  * something which may have ended the connection only checks c->dead.
@@ -58,9 +64,10 @@
 #define CONNECT_TIMEOUT 30
 #define HANDSHAKE_TIMEOUT 30
 #define IDLE_TIMEOUT 600
-/* An upstream connection kept alive for the next request on its tunnel
- * is closed after this long unused: an idle tunnel then holds only the
- * agent's side (about 2 KiB; an open upstream TLS connection is ~50 KiB). */
+/* An upstream connection kept alive for the next request on its tunnel is
+ * closed after this long unused: an idle tunnel then holds only the
+ * agent's side (about 16 KiB, mostly OpenSSL's; an upstream TLS
+ * connection, with the server's certificate and tickets, adds ~30 KiB). */
 #define UPSTREAM_IDLE_TIMEOUT 15
 #define CLOSE_TIMEOUT 30
 #define DEFAULT_SYSTEM_CAS "/etc/ssl/certs/ca-certificates.crt"
@@ -69,9 +76,9 @@ enum body_mode { BODY_NONE, BODY_LENGTH, BODY_CHUNKED, BODY_CLOSE };
 
 struct body {
 	enum body_mode mode;
-	uint64_t left;	   /* BODY_LENGTH: bytes still to come */
+	uint64_t left; /* BODY_LENGTH: bytes still to come */
 	struct http_chunked ch;
-	bool out_chunked;  /* written as chunks (re-encoded: no extensions, no trailer) */
+	bool out_chunked; /* written as chunks (re-encoded: no extensions, no trailer) */
 	bool done;
 };
 
@@ -93,7 +100,7 @@ enum after_dns { AFTER_TUNNEL, AFTER_FORWARD };
 /* A response body between two plain sockets, moved by the kernel. */
 struct splice {
 	int pipe[2];
-	size_t in_pipe;	      /* bytes in the pipe, not yet sent to the agent */
+	size_t in_pipe; /* bytes in the pipe, not yet sent to the agent */
 	size_t pipe_size;
 	bool moved;		/* something went through already */
 	struct event *in, *out; /* upstream readable, agent writable */
@@ -149,7 +156,6 @@ struct conn {
 	/* the destination: the CONNECT host, or the current plain request's */
 	char *host;
 	uint16_t port;
-	ssize_t connect_rule;
 	union addr *addrs; /* every one checked */
 	size_t n_addrs, next_addr;
 	struct evdns_getaddrinfo_request *dns;
@@ -203,13 +209,17 @@ plog(struct proxy *p, const char *fmt, ...)
 	p->log(p->log_arg, line);
 }
 
-/* S/LEN with anything but printable ASCII escaped: the agent must not forge log lines. */
+/*
+ * S/LEN for a log line or a message, anything but printable ASCII (and the
+ * backslash) written \xHH: the agent must not be able to forge log lines.
+ * Cut with "..." when it does not fit in CAP (at least 8) bytes.
+ */
 static const char *
 esc(char *buf, size_t cap, const char *s, size_t len)
 {
-	size_t o = 0;
+	size_t o = 0, i;
 
-	for (size_t i = 0; i < len && o + 5 < cap; i++) {
+	for (i = 0; i < len && o + 4 < cap - 4; i++) {
 		unsigned char ch = (unsigned char)s[i];
 
 		if (ch >= 0x21 && ch < 0x7f && ch != '\\') {
@@ -219,8 +229,10 @@ esc(char *buf, size_t cap, const char *s, size_t len)
 			o += 4;
 		}
 	}
-	if (o + 5 >= cap && cap > 4)
-		memcpy(buf + cap - 4, "...", 3), o = cap - 1;
+	if (i < len) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
 	buf[o] = '\0';
 	return buf;
 }
@@ -473,8 +485,7 @@ conn_reply(struct conn *c, unsigned status, const char *kind, const char *body, 
 
 /* 403 for a request no rule allows, naming a rule that would. */
 static void
-deny_request(struct conn *c, const char *method, size_t mlen, const char *host,
-	     const char *norm)
+deny_request(struct conn *c, const char *method, size_t mlen, const char *host, const char *norm)
 {
 	char m[64], body[PROXY_TARGET_MAX + 1024], path[PROXY_TARGET_MAX];
 	const char *q = strchr(norm, '?');
@@ -749,8 +760,8 @@ sock_read(struct bufferevent *sock, evutil_socket_t fd, short what, struct event
 	/* A socket at EOF stays readable: stop listening before telling anyone. */
 	*done = true;
 	event_del(rd);
-	bufferevent_trigger_event(sock, BEV_EVENT_READING | (r == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR),
-				  0);
+	bufferevent_trigger_event(
+	    sock, BEV_EVENT_READING | (r == 0 ? BEV_EVENT_EOF : BEV_EVENT_ERROR), 0);
 }
 
 static void
@@ -771,8 +782,8 @@ up_rd_cb(evutil_socket_t fd, short what, void *arg)
 
 /* Reading on or off: our event on the socket, and the filter's flow, if any. */
 static void
-set_reading(struct bufferevent *bev, struct bufferevent *sock, struct event *rd, bool done,
-	    bool on, const struct timeval *timeout)
+set_reading(struct bufferevent *bev, struct bufferevent *sock, struct event *rd, bool done, bool on,
+	    const struct timeval *timeout)
 {
 	if (bev != sock && !!(bufferevent_get_enabled(bev) & EV_READ) != on) {
 		if (on)
@@ -818,7 +829,9 @@ conn_update_io(struct conn *c)
 
 	if (c->dead)
 		return;
-	if (c->cli_sock && c->rq != RQ_HANDSHAKE)
+	/* Not while the 200 to a CONNECT is out (dest_ready() and cli_write_cb()
+	 * decide when TLS starts) nor in the middle of a handshake. */
+	if (c->cli_sock && c->rq != RQ_HANDSHAKE && c->rq != RQ_SEND200)
 		sock_flush(c->cli_sock);
 	if (c->up_sock && c->up_connected)
 		sock_flush(c->up_sock);
@@ -854,7 +867,9 @@ conn_update_io(struct conn *c)
 	}
 	if (c->cli)
 		set_reading(c->cli, c->cli_sock, c->cli_rd, c->cli_rd_done, cr,
-			    c->rq == RQ_HANDSHAKE ? &hs : c->rq == RQ_TUNNEL ? NULL : &idle);
+			    c->rq == RQ_HANDSHAKE ? &hs
+			    : c->rq == RQ_TUNNEL  ? NULL
+						  : &idle);
 	if (c->up && c->up_connected && !c->sp)
 		set_reading(c->up, c->up_sock, c->up_rd, c->up_rd_done, ur,
 			    c->rs == RS_IDLE ? &up_idle : NULL);
@@ -1089,7 +1104,7 @@ conn_read_head(struct conn *c)
 				conn_kill(c);
 				return;
 			}
-			http_parser_init(c->req, false);
+			http_head_begin(c->req, false);
 		}
 		look = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
 		buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)look);
@@ -1116,8 +1131,7 @@ conn_read_head(struct conn *c)
 }
 
 static bool
-field_named_in_connection(const struct http_head *h, const char *buf, const char *name,
-			  size_t len)
+field_named_in_connection(const struct http_head *h, const char *buf, const char *name, size_t len)
 {
 	char want[128];
 
@@ -1139,9 +1153,9 @@ static bool
 field_dropped(const struct http_head *h, const char *buf, size_t i, bool keep_upgrade)
 {
 	static const char *const names[] = {
-		"connection", "keep-alive",	   "proxy-connection", "proxy-authorization",
-		"te",	      "trailer",	   "transfer-encoding", "content-length",
-		"host",	      "max-forwards",	   "authorization",	NULL,
+	    "connection", "keep-alive",	  "proxy-connection",  "proxy-authorization",
+	    "te",	  "trailer",	  "transfer-encoding", "content-length",
+	    "host",	  "max-forwards", "authorization",     NULL,
 	};
 	const char *name = http_span_ptr(buf, h->fields[i].name);
 	size_t len = h->fields[i].name.len;
@@ -1290,11 +1304,11 @@ apply_credentials(struct conn *c, const char *buf, const char *method, size_t ml
 		}
 		if (verdict == CRED_AUTH_REFUSE) {
 			const char *why =
-				!c->cli_tls ? "credentials are never sent over cleartext HTTP"
-				: trace	    ? "TRACE and OPTIONS never carry credentials"
-				: bound	    ? "the credential placeholder is not the one bound to "
-					      "this host"
-					    : "no credential is bound to this host";
+			    !c->cli_tls ? "credentials are never sent over cleartext HTTP"
+			    : trace	? "TRACE and OPTIONS never carry credentials"
+			    : bound	? "the credential placeholder is not the one bound to "
+					  "this host"
+					: "no credential is bound to this host";
 
 			refuse(c, 403, "credential-misuse", why, true);
 			return false;
@@ -1386,7 +1400,8 @@ handle_connect(struct conn *c, const char *buf)
 		return;
 	}
 	if (u.ipv6) {
-		bad_request(c, "IPv6 literal hosts are not supported (no egress rule can name one)");
+		bad_request(c,
+			    "IPv6 literal hosts are not supported (no egress rule can name one)");
 		return;
 	}
 	if (!egress_host_is_safe(u.host, u.host_len)) {
@@ -1416,7 +1431,6 @@ handle_connect(struct conn *c, const char *buf)
 		conn_reply(c, 403, "blocked-by-policy", body, false);
 		return;
 	}
-	c->connect_rule = r;
 	up_close(c);
 	plog(c->p, "c%lu allow %s host by %s", c->id, c->log_url,
 	     rule_desc(c->p, r, rule, sizeof(rule)));
@@ -1483,7 +1497,9 @@ handle_request(struct conn *c, const char *buf)
 				esc(hv, sizeof(hv), http_span_ptr(buf, f->value), f->value.len);
 				free(c->log_url);
 				c->log_url = strdup(t);
-				plog(p, "c%lu host-mismatch %.*s %s: Host '%s' is not the CONNECT host %s",
+				plog(p,
+				     "c%lu host-mismatch %.*s %s: Host '%s' is not the CONNECT "
+				     "host %s",
 				     c->id, (int)mlen, method, t, hv, c->host);
 				refuse(c, 403, "host-mismatch",
 				       "the Host header differs from the CONNECT host", false);
@@ -1546,18 +1562,19 @@ handle_request(struct conn *c, const char *buf)
 		c->log_url = malloc(strlen(ms) + strlen(hosttext) + strlen(ts) + 32);
 		if (c->log_url) {
 			if ((c->cli_tls && c->port != 443) || (!c->cli_tls && c->port != 80))
-				sprintf(c->log_url, "%s %s://%s:%u%s", ms, c->cli_tls ? "https" : "http",
-					hosttext, c->port, ts);
+				sprintf(c->log_url, "%s %s://%s:%u%s", ms,
+					c->cli_tls ? "https" : "http", hosttext, c->port, ts);
 			else
-				sprintf(c->log_url, "%s %s://%s%s", ms, c->cli_tls ? "https" : "http",
-					hosttext, ts);
+				sprintf(c->log_url, "%s %s://%s%s", ms,
+					c->cli_tls ? "https" : "http", hosttext, ts);
 		}
 	}
 	if (nlen < 0) {
 		free(norm);
-		refuse(c, 403, "blocked-by-policy",
-		       "the path is ambiguous (dot segments above '/', or encoded '/', '\\' or '.')",
-		       true);
+		refuse(
+		    c, 403, "blocked-by-policy",
+		    "the path is ambiguous (dot segments above '/', or encoded '/', '\\' or '.')",
+		    true);
 		return;
 	}
 	if (dest_classify_host(c->host, strlen(c->host), &v4, &why) == DEST_HOST_BAD) {
@@ -1626,6 +1643,10 @@ dest_ready(struct conn *c)
 		c->rq = RQ_SEND200;
 		evbuffer_add_printf(bufferevent_get_output(c->cli),
 				    "HTTP/1.1 200 Connection established\r\n\r\n");
+		/* Out now if the socket takes it; else cli_write_cb() goes on. */
+		sock_flush(c->cli_sock);
+		if (evbuffer_get_length(bufferevent_get_output(c->cli)) == 0)
+			start_tls(c);
 		return;
 	}
 	c->rq = RQ_CONNECT;
@@ -1656,11 +1677,12 @@ upstream_failed(struct conn *c, const char *kind, const char *why)
 	{
 		struct evbuffer *out = bufferevent_get_output(c->cli);
 
-		evbuffer_add_printf(out,
-				    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; "
-				    "charset=utf-8\r\nX-Omnibox-Error: %s\r\nContent-Length: %zu\r\n"
-				    "Connection: close\r\n\r\n%s",
-				    kind, c->req_head ? 0 : strlen(body), c->req_head ? "" : body);
+		evbuffer_add_printf(
+		    out,
+		    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; "
+		    "charset=utf-8\r\nX-Omnibox-Error: %s\r\nContent-Length: %zu\r\n"
+		    "Connection: close\r\n\r\n%s",
+		    kind, c->req_head ? 0 : strlen(body), c->req_head ? "" : body);
 	}
 	conn_finish(c);
 }
@@ -2084,8 +2106,8 @@ splice_step(struct conn *c)
 			return;
 		}
 		want = c->resp_body.mode == BODY_LENGTH && c->resp_body.left < sp->pipe_size
-			       ? c->resp_body.left
-			       : sp->pipe_size;
+			   ? c->resp_body.left
+			   : sp->pipe_size;
 		n = splice(up, NULL, sp->pipe[1], NULL, (size_t)want,
 			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
 		if (n < 0 && errno == EINTR)
@@ -2207,7 +2229,8 @@ request_done(struct conn *c)
 	conn_update_io(c);
 	/* A pipelined request is read by the loop in conn_read_head(), or now. */
 	if (evbuffer_get_length(bufferevent_get_input(c->cli)))
-		bufferevent_trigger(c->cli, EV_READ, BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
+		bufferevent_trigger(c->cli, EV_READ,
+				    BEV_TRIG_IGNORE_WATERMARKS | BEV_TRIG_DEFER_CALLBACKS);
 	else
 		conn_release_buffers(c);
 }
@@ -2229,7 +2252,8 @@ write_response_head(struct conn *c, const char *buf, bool keep_upgrade, bool out
 		if (http_name_is(name, len, "content-length")) {
 			if (out_chunked)
 				continue;
-		} else if (http_name_is(name, len, "host") || http_name_is(name, len, "max-forwards") ||
+		} else if (http_name_is(name, len, "host") ||
+			   http_name_is(name, len, "max-forwards") ||
 			   http_name_is(name, len, "authorization")) {
 			/* not hop-by-hop in a response: pass on */
 		} else if (field_dropped(h, buf, i, keep_upgrade)) {
@@ -2269,7 +2293,7 @@ read_response(struct conn *c)
 				conn_kill(c);
 				return;
 			}
-			http_parser_init(c->resp, true);
+			http_head_begin(c->resp, true);
 		}
 		look = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
 		buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)look);
@@ -2294,7 +2318,8 @@ read_response(struct conn *c)
 		if (h->status == 101) {
 			if (!c->req_ws || !h->upgrade_websocket) {
 				up_close(c);
-				upstream_failed(c, "bad-gateway", "unexpected 101 Switching Protocols");
+				upstream_failed(c, "bad-gateway",
+						"unexpected 101 Switching Protocols");
 				return;
 			}
 			plog(c->p, "c%lu websocket %s", c->id, c->log_url);
@@ -2316,7 +2341,7 @@ read_response(struct conn *c)
 			if (!c->req_http10)
 				write_response_head(c, buf, false, false);
 			evbuffer_drain(in, h->length);
-			http_parser_init(c->resp, true);
+			http_head_begin(c->resp, true);
 			continue;
 		}
 		memset(&c->resp_body, 0, sizeof(c->resp_body));
@@ -2460,8 +2485,8 @@ listen_unix(const char *path, char *err, size_t errlen)
 		unlink(path);
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    chmod(path, 0600) < 0 || listen(fd, SOMAXCONN) < 0) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || chmod(path, 0600) < 0 ||
+	    listen(fd, SOMAXCONN) < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -2526,8 +2551,8 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 
 	/* The trust store for upstream TLS: read now, once, from the host's
 	 * file; the bundle the sandbox sees is a copy the agent can change. */
-	cas = read_file(cf->system_ca_file ? cf->system_ca_file : DEFAULT_SYSTEM_CAS, &cas_len,
-			err, errlen);
+	cas = read_file(cf->system_ca_file ? cf->system_ca_file : DEFAULT_SYSTEM_CAS, &cas_len, err,
+			errlen);
 	if (!cas)
 		goto fail;
 	p->client_ctx = tls_client_ctx_new(cas, cas_len, err, errlen);

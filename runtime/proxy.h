@@ -46,11 +46,11 @@ struct proxy_config {
 	const char *system_ca_file; /* NULL: /etc/ssl/certs/ca-certificates.crt */
 	const struct egress_rule *rules;
 	size_t n_rules;
-	bool allow_private;	    /* egress_allow_private_destinations */
+	bool allow_private; /* egress_allow_private_destinations */
 	const struct proxy_cred *creds;
 	size_t n_creds;
-	const char *hosts_file;	    /* the resolver's hosts file; NULL: /etc/hosts */
-	const char *resolv_conf;    /* NULL: /etc/resolv.conf */
+	const char *hosts_file;			  /* the resolver's hosts file; NULL: /etc/hosts */
+	const char *resolv_conf;		  /* NULL: /etc/resolv.conf */
 	void (*log)(void *arg, const char *line); /* one line per decision; NULL: none */
 	void *log_arg;
 };
@@ -63,6 +63,12 @@ struct proxy;
  * is listening (connections queue until the loop runs) and the CA bundle
  * is written.  Returns NULL with a message in ERR when anything cannot be
  * set up; the caller must not start the agent then.
+ *
+ * The caller must ignore SIGPIPE (libevent writes with writev()).  Every
+ * descriptor the proxy opens is close-on-exec.  For the process as a whole
+ * it raises glibc's M_TRIM_THRESHOLD to 64 MiB (bodies flow through
+ * short-lived buffers that glibc would otherwise return to the kernel and
+ * fault back in all the time).
  */
 struct proxy *proxy_new(struct event_base *base, const struct proxy_config *c, char *err,
 			size_t errlen);
@@ -72,11 +78,11 @@ void proxy_free(struct proxy *p);
 
 /* Counters, for tests and benchmarks. */
 struct proxy_stats {
-	unsigned long connections;  /* accepted */
-	unsigned long open;	    /* currently open client connections */
-	unsigned long requests;	    /* forwarded upstream */
-	unsigned long denied;	    /* answered 4xx/5xx by the proxy */
-	unsigned long dns_lookups;  /* asynchronous lookups started */
+	unsigned long connections; /* accepted */
+	unsigned long open;	   /* currently open client connections */
+	unsigned long requests;	   /* forwarded upstream */
+	unsigned long denied;	   /* answered 4xx/5xx by the proxy */
+	unsigned long dns_lookups; /* asynchronous lookups started */
 };
 
 void proxy_get_stats(const struct proxy *p, struct proxy_stats *out);

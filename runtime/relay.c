@@ -32,8 +32,8 @@ struct flow {
 	int pipe[2]; /* holding LEN bytes; -1 when none */
 	char *buf;   /* RELAY_BUF bytes, the copying fallback; NULL when none */
 	unsigned off, len;
-	bool eof;    /* the source is done; shut the destination down once drained */
-	bool shut;   /* the destination has been shut down for writing */
+	bool eof;  /* the source is done; shut the destination down once drained */
+	bool shut; /* the destination has been shut down for writing */
 };
 
 struct pair;
@@ -61,7 +61,7 @@ struct pair {
 static struct {
 	int epfd, listen_fd;
 	struct pair *dead;
-	bool no_splice;		/* splice(2) refused: copy instead */
+	bool no_splice;			 /* splice(2) refused: copy instead */
 	int spare[RELAY_SPARE_PIPES][2]; /* empty pipes, ready for any flow */
 	int n_spare;
 	unsigned pipe_size;
@@ -201,10 +201,9 @@ flow_drain(struct pair *p, int i)
 	int to = p->fd[1 - i];
 
 	while (f->len) {
-		ssize_t w = f->pipe[0] >= 0
-				    ? splice(f->pipe[0], NULL, to, NULL, f->len,
-					     SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
-				    : send(to, f->buf + f->off, f->len, MSG_NOSIGNAL);
+		ssize_t w = f->pipe[0] >= 0 ? splice(f->pipe[0], NULL, to, NULL, f->len,
+						     SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
+					    : send(to, f->buf + f->off, f->len, MSG_NOSIGNAL);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -322,8 +321,8 @@ flow_pump(struct pair *p, int i)
 			return flow_drain(p, i);
 		}
 		while (w < n) {
-			ssize_t k = send(p->fd[1 - i], relay.scratch + w, (size_t)(n - w),
-					 MSG_NOSIGNAL);
+			ssize_t k =
+			    send(p->fd[1 - i], relay.scratch + w, (size_t)(n - w), MSG_NOSIGNAL);
 
 			if (k < 0 && errno == EINTR)
 				continue;
@@ -349,11 +348,13 @@ static void
 relay_accept(void)
 {
 	for (int k = 0; k < RELAY_ACCEPTS_PER_EVENT; k++) {
-		int c = accept4(relay.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), u, one = 1;
+		int c = accept4(relay.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), u,
+		    one = 1;
 		struct pair *p;
 
 		if (c < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM) {
 				/* Out of descriptors: stop accepting until a connection ends,
 				 * instead of spinning on a listener that stays readable. */
 				struct epoll_event ev = {.events = 0, .data.ptr = NULL};

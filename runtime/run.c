@@ -758,6 +758,9 @@ main(int argc, char **argv)
 		pc.log_arg = egress_log;
 		/* Up before the agent exists: no first request may find it missing. */
 		proxy = proxy_new(base, &pc, err, sizeof(err));
+		/* The proxy keeps its own copy: ours goes now. */
+		if (creds.n_creds)
+			cred_runtime_wipe(&creds);
 		if (!proxy) {
 			rmtree(scratch);
 			launch_cleanup(&plan);
@@ -773,8 +776,6 @@ main(int argc, char **argv)
 	rc = run_bwrap(base, bwrap, &plan, args_fd, seccomp_fd, status_pipe, cgroup);
 	if (proxy)
 		proxy_free(proxy);
-	if (creds.n_creds)
-		cred_runtime_wipe(&creds);
 	event_base_free(base);
 	if (egress_log && egress_log != stderr)
 		fclose(egress_log);

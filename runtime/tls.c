@@ -92,9 +92,10 @@ add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
 static int
 set_validity(X509 *x, time_t from, time_t until)
 {
-	return ASN1_TIME_set(X509_getm_notBefore(x), from) && ASN1_TIME_set(X509_getm_notAfter(x), until)
-		       ? 0
-		       : -1;
+	return ASN1_TIME_set(X509_getm_notBefore(x), from) &&
+		       ASN1_TIME_set(X509_getm_notAfter(x), until)
+		   ? 0
+		   : -1;
 }
 
 struct tls_ca *

@@ -361,7 +361,8 @@ serve_git(struct io *io, struct request *rq, struct body *b)
 				/* CGI header lines end in LF or CRLF; HTTP wants CRLF. */
 				end[0] = '\0';
 				io_printf(io, "HTTP/1.1 ");
-				for (char *s = hdr; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
+				for (char *s = hdr; s && *s;
+				     s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL)
 					if (!strncasecmp(s, "Status:", 7))
 						snprintf(status_line, sizeof(status_line), "%.*s",
 							 (int)strcspn(s + 8, "\r\n"), s + 8);
@@ -400,7 +401,8 @@ serve(struct io *io)
 
 	while (read_request(io, &rq) == 0) {
 		unsigned long nr = atomic_fetch_add(&requests, 1);
-		const char *te = field(&rq, "Transfer-Encoding"), *cl = field(&rq, "Content-Length");
+		const char *te = field(&rq, "Transfer-Encoding"),
+			   *cl = field(&rq, "Content-Length");
 		const char *conn = field(&rq, "Connection"), *expect = field(&rq, "Expect");
 		struct body b = {te && !strcasecmp(te, "chunked"), cl ? strtoull(cl, NULL, 10) : 0,
 				 false};
@@ -483,9 +485,9 @@ serve(struct io *io)
 			for (size_t i = 0; i < rq.n; i++)
 				len += (size_t)snprintf(text + len, (1 << 20) - len, "%s: %s\n",
 							rq.f[i].name, rq.f[i].value);
-			len += (size_t)snprintf(text + len, (1 << 20) - len,
-						"body-bytes: %llu\nbody-fnv: %016llx\n",
-						(unsigned long long)total, (unsigned long long)hash);
+			len += (size_t)snprintf(
+			    text + len, (1 << 20) - len, "body-bytes: %llu\nbody-fnv: %016llx\n",
+			    (unsigned long long)total, (unsigned long long)hash);
 			rc = io_printf(io,
 				       "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
 				       "Content-Length: %zu\r\n%s\r\n",
@@ -585,9 +587,11 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"cert", required_argument, NULL, 'c'}, {"key", required_argument, NULL, 'k'},
-		{"log", required_argument, NULL, 'l'},	{"git-root", required_argument, NULL, 'g'},
-		{NULL, 0, NULL, 0},
+	    {"cert", required_argument, NULL, 'c'},
+	    {"key", required_argument, NULL, 'k'},
+	    {"log", required_argument, NULL, 'l'},
+	    {"git-root", required_argument, NULL, 'g'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *cert = NULL, *key = NULL;
 	struct listener plain, tls;

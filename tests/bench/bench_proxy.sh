@@ -1,0 +1,210 @@
+#!/bin/sh
+# bench_proxy.sh BUILD_DIR - the egress proxy's figures (DESIGN.md section 8),
+# all measured in one run on loopback, side by side with their baselines:
+#
+#   throughput  1 GiB plain HTTP: direct, through omnibox (relay + proxy),
+#               through tinyproxy; 1 GiB HTTPS: direct TLS, through omnibox
+#               (intercepted: TLS terminated and re-made), through tinyproxy
+#               (a CONNECT tunnel it cannot see into).  Best of 3.
+#   latency     p50/p99 of 2000 small requests on one kept-alive TLS
+#               connection, direct and through an intercepted tunnel; the
+#               difference is what the proxy adds.
+#   scale       10,000 idle intercepted tunnels: the proxy's RSS, the relay's,
+#               and a new request still answered.  Twice: tunnels that are
+#               up (CONNECT, TLS handshake) and tunnels that also carried one
+#               request and so hold a kept-alive upstream TLS connection
+#               (closed after UPSTREAM_IDLE_TIMEOUT, 15 s, of disuse).
+#
+# Helpers: BUILD_DIR/bench/bench_proxy_client (the client),
+# BUILD_DIR/tests/proxy/{proxyd,upstream}.  tinyproxy (Debian package) is
+# optional: without it its rows say "not installed".  Needs root or a high
+# RLIMIT_NOFILE hard limit for the 10,000 tunnels.
+set -u
+
+B=$(cd "$1" && pwd)
+CLIENT=$B/bench/bench_proxy_client
+PROXYD=$B/tests/proxy/proxyd
+UPSTREAM=$B/tests/proxy/upstream
+SIZE=${BENCH_BYTES:-1073741824}
+TUNNELS=${BENCH_TUNNELS:-10000}
+T=$(mktemp -d /tmp/omnibox-bench.XXXXXX)
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+# Descriptors: the client, relay, proxy and upstream each hold 10,000+.
+ulimit -Hn 1048576 2>/dev/null
+ulimit -n "$(ulimit -Hn)" 2>/dev/null
+
+wait_ready() {
+	for _ in $(seq 100); do
+		if [ -s "$1" ] && head -n 1 "$1" | grep -q '^ready'; then
+			head -n 1 "$1"
+			return 0
+		fi
+		sleep 0.05
+	done
+	echo "bench: $1 never became ready" >&2
+	exit 1
+}
+
+rss_kib() {
+	awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"
+}
+
+# best_of COMMAND...: the highest MBps of three runs.
+best_of() {
+	best=0
+	for _ in 1 2 3; do
+		r=$("$@" | awk '{ print $6 }')
+		best=$(echo "$r $best" | awk '{ print ($1 > $2) ? $1 : $2 }')
+	done
+	echo "$best"
+}
+
+ratio() {
+	echo "$1 $2" | awk '{ if ($2 > 0) printf "%.2fx", $1 / $2; else print "-" }'
+}
+
+cd "$T"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+	-subj "/CN=omnibox bench CA" -keyout ca.key -out ca.crt 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=bench.test" \
+	-keyout srv.key -out srv.csr 2>/dev/null
+printf 'subjectAltName=DNS:bench.test,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >srv.ext
+openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+	-extfile srv.ext -out srv.crt 2>/dev/null
+printf '127.0.0.1 bench.test\n' >hosts
+cat >policy.yaml <<'EOF'
+name: bench
+os_env:
+  sandbox:
+    egress_allow_private_destinations: true
+    egress_rules:
+      - "GET bench.test/bytes/*"
+EOF
+
+"$UPSTREAM" --cert srv.crt --key srv.key >upstream.out 2>&1 &
+pids="$pids $!"
+set -- $(wait_ready upstream.out)
+HP=$2
+SP=$3
+# start_proxy: a fresh proxyd (and relay), so each figure starts from an
+# untouched heap; sets PROXY_PID, RELAY_PID, PP (the relay's port), CA.
+PROXY_PID=
+start_proxy() {
+	if [ -n "$PROXY_PID" ]; then
+		kill "$PROXY_PID"
+		wait "$PROXY_PID" 2>/dev/null
+	fi
+	rm -rf "$T/px"
+	mkdir "$T/px"
+	"$PROXYD" policy.yaml --dir "$T/px" --system-ca ca.crt --hosts hosts >px.out 2>px.log &
+	PROXY_PID=$!
+	pids="$pids $PROXY_PID"
+	set -- $(wait_ready px.out)
+	PP=$2
+	RELAY_PID=$(pgrep -P "$PROXY_PID" | head -n 1)
+	CA=$T/px/ca.pem
+}
+start_proxy
+
+TP=
+if command -v tinyproxy >/dev/null 2>&1; then
+	TP=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	cat >tinyproxy.conf <<EOF
+Port $TP
+Listen 127.0.0.1
+Timeout 600
+MaxClients 100
+LogLevel Critical
+Allow 127.0.0.1
+DisableViaHeader Yes
+EOF
+	tinyproxy -d -c "$T/tinyproxy.conf" >tinyproxy.log 2>&1 &
+	pids="$pids $!"
+	sleep 0.5
+fi
+
+path=/bytes/$SIZE
+echo "== throughput: $SIZE bytes, best of 3 (MB/s; ratio to direct in the same run)"
+direct=$(best_of "$CLIENT" get --connect 127.0.0.1 bench.test "$HP" "$path")
+omni=$(best_of "$CLIENT" get --proxy "127.0.0.1:$PP" bench.test "$HP" "$path")
+printf '  plain HTTP   direct %8.1f   omnibox %8.1f  %s' "$direct" "$omni" "$(ratio "$omni" "$direct")"
+if [ -n "$TP" ]; then
+	tiny=$(best_of "$CLIENT" get --proxy "127.0.0.1:$TP" 127.0.0.1 "$HP" "$path")
+	printf '   tinyproxy %8.1f  %s\n' "$tiny" "$(ratio "$tiny" "$direct")"
+else
+	printf '   tinyproxy not installed\n'
+fi
+direct=$(best_of "$CLIENT" get --connect 127.0.0.1 --tls ca.crt bench.test "$SP" "$path")
+omni=$(best_of "$CLIENT" get --proxy "127.0.0.1:$PP" --tls "$CA" bench.test "$SP" "$path")
+printf '  HTTPS        direct %8.1f   omnibox %8.1f  %s (intercepted)' "$direct" "$omni" \
+	"$(ratio "$omni" "$direct")"
+if [ -n "$TP" ]; then
+	tiny=$(best_of "$CLIENT" get --proxy "127.0.0.1:$TP" --tls ca.crt 127.0.0.1 "$SP" "$path")
+	printf '   tinyproxy %8.1f  %s (opaque tunnel)\n' "$tiny" "$(ratio "$tiny" "$direct")"
+else
+	printf '   tinyproxy not installed\n'
+fi
+
+echo "== latency: 2000 requests on one kept-alive TLS connection (microseconds)"
+set -- $("$CLIENT" latency -n 2000 --connect 127.0.0.1 --tls ca.crt bench.test "$SP" /bytes/100)
+d50=$2
+d99=$4
+set -- $("$CLIENT" latency -n 2000 --proxy "127.0.0.1:$PP" --tls "$CA" bench.test "$SP" /bytes/100)
+p50=$2
+p99=$4
+printf '  direct p50 %7.1f p99 %7.1f   omnibox p50 %7.1f p99 %7.1f   added p50 %.1f p99 %.1f\n' \
+	"$d50" "$d99" "$p50" "$p99" "$(echo "$p50 $d50" | awk '{ print $1 - $2 }')" \
+	"$(echo "$p99 $d99" | awk '{ print $1 - $2 }')"
+
+# idle_run MODE N VIA: hold N idle tunnels through VIA (the relay's
+# 127.0.0.1:PORT or the proxy's unix:PATH) on a fresh proxy, then one more
+# request; prints one line.
+idle_run() {
+	start_proxy
+	via=$3
+	[ "$via" = relay ] && via=127.0.0.1:$PP
+	[ "$via" = socket ] && via=unix:$T/px/proxy.sock
+	before=$(rss_kib "$PROXY_PID")
+	relay_before=$(rss_kib "$RELAY_PID")
+	rm -f hold idle.out
+	mkfifo hold
+	flag=
+	[ "$1" = no-request ] && flag=--no-request
+	"$CLIENT" idle $flag -n "$2" --proxy "$via" --tls "$CA" bench.test "$SP" /bytes/100 \
+		<hold >idle.out 2>&1 &
+	cpid=$!
+	exec 9>hold
+	for _ in $(seq 2400); do
+		grep -q 'new-request ok' idle.out && break
+		kill -0 "$cpid" 2>/dev/null || break
+		sleep 0.25
+	done
+	after=$(rss_kib "$PROXY_PID")
+	relay_after=$(rss_kib "$RELAY_PID")
+	printf '  %5d tunnels via %-6s %-11s proxy RSS %4d MiB (+%4d MiB, %2d KiB/tunnel)  relay RSS %2d MiB (+%d KiB)  %s\n' \
+		"$2" "$3" "$1" "$((after / 1024))" "$(((after - before) / 1024))" \
+		"$(((after - before) / $2))" "$((relay_after / 1024))" "$((relay_after - relay_before))" \
+		"$(grep -E 'new-request ok|bench_proxy_client' idle.out | tail -n 1)"
+	exec 9>&-
+	wait "$cpid"
+}
+
+# Each pair through the relay is two descriptors, and a tunnel that made a
+# request holds two in the proxy: fit those runs under the hard limit.
+limit=$(ulimit -Hn)
+[ "$limit" = unlimited ] && limit=1048576
+pairs=$(((limit - 64) / 2))
+[ "$pairs" -gt "$TUNNELS" ] && pairs=$TUNNELS
+echo "== scale: idle intercepted tunnels (a fresh proxy each; descriptor hard limit $limit)"
+echo "   no-request: CONNECT and TLS up; request: one request done, so the tunnel also"
+echo "   holds a kept-alive upstream TLS connection (closed after 15 s unused)"
+idle_run no-request "$TUNNELS" socket
+idle_run no-request "$pairs" relay
+idle_run request "$pairs" socket

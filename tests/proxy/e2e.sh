@@ -1,0 +1,570 @@
+#!/bin/sh
+# e2e.sh BUILD_DIR - the egress proxy's acceptance behaviours (spec: egress.md)
+# on loopback, without a sandbox: the real proxy and relay (tests/proxy/proxyd),
+# a real HTTP/HTTPS server (tests/proxy/upstream) with a CA made here, a real
+# DNS server (tests/proxy/dnsd) that counts queries, and real clients (curl,
+# git, Python's urllib).  The in-sandbox behaviours run in tests/linux.
+#
+# Needs: curl, git, python3, openssl (the command).
+set -u
+
+B=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+PROXYD=$B/tests/proxy/proxyd
+UPSTREAM=$B/tests/proxy/upstream
+DNSD=$B/tests/proxy/dnsd
+CLIENT="python3 $here/e2e_client.py"
+T=$(mktemp -d /tmp/omnibox-e2e.XXXXXX)
+# Under AddressSanitizer, freed memory waits in a quarantine (256 MiB by
+# default), which the RSS checks below would take for growth.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4"
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	if [ -n "${E2E_KEEP:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
+}
+trap cleanup EXIT INT TERM
+
+tests=0
+failures=0
+name=
+
+fail() {
+	echo "FAIL $name: $*"
+	if [ -n "${out:-}" ]; then
+		printf '%s\n' "$out" | head -25 | cut -c 1-200 | sed 's/^/    | /'
+	fi
+	failures=$((failures + 1))
+}
+
+expect_out() {
+	tests=$((tests + 1))
+	case $out in
+	*"$1"*) ;;
+	*) fail "expected output to contain '$1'" ;;
+	esac
+}
+
+expect_no_out() {
+	tests=$((tests + 1))
+	case $out in
+	*"$1"*) fail "output must not contain '$1'" ;;
+	*) ;;
+	esac
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+	tests=$((tests + 1))
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+}
+
+# wait_ready FILE: the first line of FILE once it says "ready ..."
+wait_ready() {
+	for _ in $(seq 100); do
+		if [ -s "$1" ] && head -n 1 "$1" | grep -q '^ready'; then
+			head -n 1 "$1"
+			return 0
+		fi
+		sleep 0.05
+	done
+	echo "timed out waiting for $1" >&2
+	cat "$1" "${1%.out}.log" "${1%.out}.err" >&2 2>/dev/null
+	exit 1
+}
+
+upstream_requests() {
+	grep -c '^request ' "$T/upstream.log"
+}
+
+dns_queries() { # NAME TYPE
+	grep -c "^query $1 $2\$" "$T/dns.log"
+}
+
+vm_kib() { # PID FIELD
+	awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"
+}
+
+# ---- the servers --------------------------------------------------------------
+
+cd "$T"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+	-subj "/CN=omnibox e2e CA" -keyout ca.key -out ca.crt 2>/dev/null
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=api.test" \
+	-keyout srv.key -out srv.csr 2>/dev/null
+printf 'subjectAltName=DNS:api.test,DNS:other.test,DNS:git.test\nextendedKeyUsage=serverAuth\n' \
+	>srv.ext
+openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+	-extfile srv.ext -out srv.crt 2>/dev/null || {
+	echo "cannot make the test certificates"
+	exit 1
+}
+
+# A repository for the smart-HTTP clone.
+git init -q --bare git/repo.git
+git init -q src
+(cd src && echo "hello from the proxy test" >README &&
+	git add README && git -c user.name=t -c user.email=t@t commit -q -m first &&
+	git push -q ../git/repo.git HEAD:refs/heads/main) || exit 1
+git --git-dir=git/repo.git symbolic-ref HEAD refs/heads/main
+
+"$UPSTREAM" --cert srv.crt --key srv.key --log "$T/upstream.log" --git-root "$T/git" \
+	>upstream.out 2>upstream.err &
+pids="$pids $!"
+set -- $(wait_ready upstream.out)
+HP=$2
+SP=$3
+
+"$DNSD" --log "$T/dns.log" lo4.test=127.0.0.1 meta.test=169.254.169.254 \
+	mapped.test=::ffff:127.0.0.1 nat64.test=64:ff9b::7f00:1 \
+	mixed.test=8.8.8.8 mixed.test=127.0.0.1 >dns.out 2>&1 &
+pids="$pids $!"
+set -- $(wait_ready dns.out)
+printf 'nameserver 127.0.0.1:%s\n' "$2" >resolv.conf
+printf '127.0.0.1 api.test other.test git.test\n' >hosts.open
+printf '127.0.0.1 hosts-lo.test\n' >hosts.closed
+
+SECRET=e2e-real-secret-7f3a9c
+GIT_SECRET=git-secret-42
+cat >open.yaml <<'EOF'
+name: e2e-open
+os_env:
+  sandbox:
+    egress_allow_private_destinations: true
+    egress_rules:
+      - "GET,HEAD api.test/allowed/**"
+      - "POST,PUT api.test/upload"
+      - "GET api.test/bytes/*"
+      - "GET api.test/chunked/*"
+      - "GET api.test/close/*"
+      - "GET api.test/ws"
+      - "TRACE,OPTIONS api.test/**"
+      - "* other.test/**"
+      - "* git.test/**"
+    credential_proxy:
+      - type: https_bearer
+        target: api.test
+        source: {env: E2E_API_SECRET}
+        env: API_TOKEN
+      - type: git_https
+        target: git.test
+        source: {command: "printf 'git-secret-%s' 42; echo"}
+EOF
+cat >closed.yaml <<'EOF'
+name: e2e-closed
+os_env:
+  sandbox:
+    egress_rules:
+      - "* *.test/**"
+      - "GET 2130706433/**"
+EOF
+
+mkdir open closed
+E2E_API_SECRET=$SECRET "$PROXYD" open.yaml --dir "$T/open" --system-ca ca.crt \
+	--hosts hosts.open --resolv resolv.conf >open.out 2>open.log &
+OPEN_PID=$!
+pids="$pids $OPEN_PID"
+set -- $(wait_ready open.out)
+PA=$2
+"$PROXYD" closed.yaml --dir "$T/closed" --system-ca ca.crt --hosts hosts.closed \
+	--resolv resolv.conf >closed.out 2>closed.log &
+pids="$pids $!"
+set -- $(wait_ready closed.out)
+PB=$2
+
+CA=$T/open/ca.pem
+PLACEHOLDER=$(sed -n 's/^API_TOKEN=//p' open/cred.env)
+
+# curl as the agent would run it: the proxy and CA variables, nothing else.
+agent_curl() {
+	HTTPS_PROXY=http://127.0.0.1:$PA https_proxy=http://127.0.0.1:$PA \
+		http_proxy=http://127.0.0.1:$PA CURL_CA_BUNDLE=$CA SSL_CERT_FILE=$CA \
+		curl -sS --max-time 60 "$@" 2>&1
+}
+
+# ---- the acceptance behaviours ------------------------------------------------
+
+t_allowed_get() {
+	name="allowed GET through HTTPS_PROXY with the session CA"
+	out=$(agent_curl -i "https://api.test:$SP/allowed/x")
+	expect_out "HTTP/1.1 200 OK"
+	expect_out "GET /allowed/x HTTP/1.1"
+	expect_out "Host: api.test:$SP"
+	name="the session CA is in the bundle next to the system CAs"
+	out=$(grep -c 'BEGIN CERTIFICATE' "$CA")
+	expect_eq "certificates in the bundle" "$out" 2
+	out=$(stat -c %a "$CA")
+	expect_eq "bundle mode" "$out" 644
+}
+
+t_unmatched_request() {
+	name="a request no rule matches gets 403 naming a rule"
+	before=$(upstream_requests)
+	out=$(agent_curl -i "https://api.test:$SP/admin/users?page=2")
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "X-Omnibox-Error: blocked-by-policy"
+	expect_out "GET https://api.test:$SP/admin/users?page=2 is not allowed"
+	expect_out "  GET api.test/admin/users?*"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	out=$(agent_curl -i -X DELETE "https://api.test:$SP/allowed/x")
+	expect_out "  DELETE api.test/allowed/x"
+	name="plain HTTP is checked the same way"
+	out=$(agent_curl -i "http://api.test:$HP/admin")
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "  GET api.test/admin"
+	out=$(agent_curl -i "http://api.test:$HP/allowed/plain")
+	expect_out "HTTP/1.1 200 OK"
+	expect_out "GET /allowed/plain HTTP/1.1"
+}
+
+t_connect_unknown_host() {
+	name="CONNECT to a host no rule names: 403 before any TLS"
+	before=$(upstream_requests)
+	out=$($CLIENT tunnel "$PA" "evil.test:$SP" "$CA" evil.test "GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n")
+	expect_out "connect-refused"
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "no rule names the host evil.test"
+	expect_out "  GET evil.test/**"
+	expect_no_out "cert-names"
+	out=$(agent_curl -i "https://evil.test:$SP/")
+	expect_out "403"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+}
+
+# refused_destination NAME QUERIES: CONNECT to NAME through the closed proxy is
+# refused, the upstream is not contacted, and DNS saw QUERIES A and AAAA each.
+refused_destination() {
+	name="a host resolving to a private address ($1) is refused"
+	before=$(upstream_requests)
+	a=$(dns_queries "$1" A)
+	aaaa=$(dns_queries "$1" AAAA)
+	out=$($CLIENT tunnel "$PB" "$1:$SP" "$CA" "$1" "GET / HTTP/1.1\r\nHost: $1\r\n\r\n")
+	expect_out "connect-refused"
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "X-Omnibox-Error: blocked-destination"
+	expect_out "$3"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	expect_eq "A queries for $1" "$(($(dns_queries "$1" A) - a))" "$2"
+	expect_eq "AAAA queries for $1" "$(($(dns_queries "$1" AAAA) - aaaa))" "$2"
+}
+
+t_private_destinations() {
+	refused_destination lo4.test 1 "resolves to 127.0.0.1, in 127.0.0.0/8"
+	refused_destination meta.test 1 "resolves to 169.254.169.254, in 169.254.0.0/16"
+	refused_destination mapped.test 1 "resolves to ::ffff:127.0.0.1, in 127.0.0.0/8"
+	refused_destination nat64.test 1 "resolves to 64:ff9b::7f00:1, in 127.0.0.0/8"
+	refused_destination mixed.test 1 "resolves to 127.0.0.1"
+	refused_destination hosts-lo.test 0 "resolves to 127.0.0.1"
+	refused_destination 2130706433 0 "an IPv4 address in a non-canonical notation"
+	name="plain HTTP to a private destination is refused too"
+	before=$(upstream_requests)
+	out=$(curl -sS -i --max-time 20 -x "http://127.0.0.1:$PB" "http://lo4.test:$HP/" 2>&1)
+	expect_out "X-Omnibox-Error: blocked-destination"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	name="a DNS failure refuses (fail closed)"
+	out=$($CLIENT tunnel "$PB" "nx.test:$SP" "$CA" nx.test "GET / HTTP/1.1\r\nHost: nx.test\r\n\r\n")
+	expect_out "X-Omnibox-Error: dns-failure"
+	expect_eq "A queries for nx.test" "$(dns_queries nx.test A)" 1
+	name="with private destinations allowed, the same address is reached"
+	out=$(agent_curl -i "https://api.test:$SP/allowed/private-ok")
+	expect_out "HTTP/1.1 200 OK"
+}
+
+t_host_and_sni() {
+	name="a Host header other than the CONNECT host gets 403"
+	before=$(upstream_requests)
+	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
+		"GET /allowed/x HTTP/1.1\r\nHost: other.test\r\n\r\n")
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "X-Omnibox-Error: host-mismatch"
+	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
+		"GET https://other.test/allowed/x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "X-Omnibox-Error: host-mismatch"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	name="an SNI other than the CONNECT host: handshake refused"
+	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" other.test "GET /allowed/x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "handshake-refused"
+	expect_out "UNRECOGNIZED_NAME"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	out=$(grep "SNI 'other.test' differs" open.log)
+	expect_out "deny TLS handshake for CONNECT api.test:$SP"
+	name="the leaf names the CONNECT host, ALPN is http/1.1"
+	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test "GET /allowed/y HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "cert-names: api.test"
+	expect_out "alpn: http/1.1"
+	expect_out "HTTP/1.1 200 OK"
+}
+
+# smuggle WHAT REQUEST: 400 in a tunnel and in plain HTTP; nothing reaches the upstream.
+smuggle() {
+	name="smuggling: $1"
+	before=$(upstream_requests)
+	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test "$2")
+	expect_out "HTTP/1.1 400 Bad Request"
+	expect_out "X-Omnibox-Error: bad-request"
+	expect_out "$3"
+	expect_no_out "200 OK"
+	plain=$(printf '%s' "$2" | sed "s|^POST /upload|POST http://api.test:$HP/upload|")
+	out=$($CLIENT plain "$PA" "$plain")
+	expect_out "HTTP/1.1 400 Bad Request"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	tests=$((tests + 1))
+	if grep -q smuggled "$T/upstream.log"; then fail "the upstream saw the smuggled request"; fi
+}
+
+t_smuggling() {
+	s='GET /allowed/smuggled HTTP/1.1\r\nHost: api.test\r\n\r\n'
+	smuggle "colon-less header line" \
+		"POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 51\r\nX-Bad header\r\n\r\n$s" \
+		"header line without a colon"
+	smuggle "Content-Length with Transfer-Encoding" \
+		"POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n$s" \
+		"both Content-Length and Transfer-Encoding"
+	smuggle "duplicate Content-Length" \
+		"POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 0\r\nContent-Length: 51\r\n\r\n$s" \
+		"several Content-Length headers"
+	smuggle "bare CR" \
+		"POST /upload HTTP/1.1\r\nHost: api.test\r\nX-A: a\rContent-Length: 0\r\n\r\n$s" \
+		"bare CR inside a line"
+	smuggle "obs-fold" \
+		"POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 0\r\n Transfer-Encoding: chunked\r\n\r\n$s" \
+		"obsolete line folding"
+	smuggle "Transfer-Encoding other than chunked" \
+		"POST /upload HTTP/1.1\r\nHost: api.test\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n$s" \
+		"Transfer-Encoding other than chunked"
+	name="headers over 64 KiB: 431"
+	big=$(head -c 70000 /dev/zero | tr '\0' a)
+	out=$($CLIENT plain "$PA" "GET http://api.test:$HP/allowed/x HTTP/1.1\r\nHost: api.test\r\nX-Big: $big\r\n\r\n")
+	expect_out "HTTP/1.1 431 Request Header Fields Too Large"
+	expect_out "X-Omnibox-Error: headers-too-large"
+	name="malformed requests to the proxy itself: 400"
+	out=$($CLIENT plain "$PA" "GET /allowed/x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "this is a proxy: send absolute-form requests"
+	out=$($CLIENT plain "$PA" "CONNECT [::1]:443 HTTP/1.1\r\nHost: x\r\n\r\n")
+	expect_out "IPv6 literal hosts are not supported"
+	out=$($CLIENT plain "$PA" "CONNECT api.test HTTP/1.1\r\nHost: x\r\n\r\n")
+	expect_out "missing port"
+	out=$($CLIENT plain "$PA" "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n")
+	expect_out "505 HTTP Version Not Supported"
+}
+
+t_keep_alive() {
+	name="two requests on one kept-alive tunnel are both checked"
+	before=$(upstream_requests)
+	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
+		"GET /allowed/first HTTP/1.1\r\nHost: api.test\r\n\r\n" \
+		"GET /admin/second HTTP/1.1\r\nHost: api.test\r\n\r\n" \
+		"GET /allowed/third HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "GET /allowed/first HTTP/1.1"
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "  GET api.test/admin/second"
+	expect_out "GET /allowed/third HTTP/1.1"
+	expect_eq "upstream requests" "$(upstream_requests)" "$((before + 2))"
+	tests=$((tests + 1))
+	grep -q "deny GET https://api.test:$SP/admin/second: no rule matches" open.log ||
+		fail "the denial is not in the log"
+	name="pipelined requests are answered in order"
+	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
+		"GET /allowed/p1 HTTP/1.1\r\nHost: api.test\r\n\r\nGET /allowed/p2 HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n")
+	expect_out "GET /allowed/p1"
+	expect_out "GET /allowed/p2"
+	tests=$((tests + 1))
+	case $out in *p2*p1*) fail "answers out of order" ;; esac
+	name="a client that half-closes still gets its answer"
+	out=$($CLIENT halfclose "$PA" "GET http://api.test:$HP/bytes/200000 HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "Content-Length: 200000"
+	tests=$((tests + 1))
+	[ "$(printf '%s' "$out" | tr -cd x | wc -c)" -eq 200000 ] || fail "the body was cut short"
+	name="every decision is logged with its rule and line"
+	out=$(grep "allow GET https://api.test:$SP/allowed/first" open.log)
+	expect_out "by rule #1 (line 6: GET,HEAD api.test/allowed/**)"
+}
+
+t_streaming() {
+	name="a 100 MiB chunked upload passes without the proxy growing"
+	hwm=$(vm_kib "$OPEN_PID" VmHWM)
+	out=$(head -c 104857600 /dev/zero | agent_curl -T - -X POST -H "Transfer-Encoding: chunked" \
+		"https://api.test:$SP/upload")
+	expect_out "body-bytes: 104857600"
+	expect_out "Transfer-Encoding: chunked"
+	grown=$(($(vm_kib "$OPEN_PID" VmHWM) - hwm))
+	tests=$((tests + 1))
+	[ "$grown" -lt 16384 ] || fail "peak RSS grew by $grown KiB"
+	echo "     (peak RSS of the proxy grew by $grown KiB for 100 MiB)"
+	name="a 100 MiB chunked download streams too"
+	hwm=$(vm_kib "$OPEN_PID" VmHWM)
+	out=$(agent_curl -o /dev/null -w '%{http_code} %{size_download}' "https://api.test:$SP/chunked/104857600")
+	expect_eq "download" "$out" "200 104857600"
+	grown=$(($(vm_kib "$OPEN_PID" VmHWM) - hwm))
+	tests=$((tests + 1))
+	[ "$grown" -lt 16384 ] || fail "peak RSS grew by $grown KiB"
+	name="large plain bodies (moved with splice) arrive whole"
+	out=$(agent_curl -o /dev/null -w '%{http_code} %{size_download}' "http://api.test:$HP/bytes/50000000")
+	expect_eq "plain Content-Length download" "$out" "200 50000000"
+	out=$(agent_curl -i "http://api.test:$HP/close/3000000" | tr -d x | head -c 2000)
+	expect_out "HTTP/1.1 200 OK"
+	expect_out "Transfer-Encoding: chunked"
+	out=$(agent_curl -o /dev/null -w '%{http_code} %{size_download}' "http://api.test:$HP/close/3000000")
+	expect_eq "plain close-delimited download" "$out" "200 3000000"
+	out=$(curl -sS --http1.0 -x "http://127.0.0.1:$PA" -o /dev/null -w '%{http_code} %{size_download}' \
+		"http://api.test:$HP/close/3000000" 2>&1)
+	expect_eq "close-delimited to an HTTP/1.0 client" "$out" "200 3000000"
+	out=$(agent_curl -o /dev/null -w '%{http_code} %{size_download}' "https://api.test:$SP/close/3000000")
+	expect_eq "TLS close-delimited download" "$out" "200 3000000"
+	name="a Content-Length body streams upstream intact"
+	head -c 3000000 /dev/urandom >body.bin
+	want=$(python3 -c 'import sys
+h = 1469598103934665603
+for b in open(sys.argv[1], "rb").read():
+    h = ((h ^ b) * 1099511628211) % 2**64
+print("%016x" % h)' body.bin)
+	out=$(agent_curl -X POST --data-binary @body.bin "https://api.test:$SP/upload")
+	expect_out "body-bytes: 3000000"
+	expect_out "body-fnv: $want"
+	out=$(agent_curl -T body.bin -X PUT -H "Transfer-Encoding: chunked" "https://api.test:$SP/upload")
+	expect_out "body-fnv: $want"
+}
+
+t_credentials() {
+	name="credential: the env placeholder is replaced upstream"
+	tests=$((tests + 1))
+	case $PLACEHOLDER in
+	oa_cred_????????????????????????????????) ;;
+	*) fail "placeholder '$PLACEHOLDER'" ;;
+	esac
+	out=$(agent_curl -H "Authorization: Bearer $PLACEHOLDER" "https://api.test:$SP/allowed/cred")
+	expect_out "Authorization: Bearer $SECRET"
+	expect_no_out "$PLACEHOLDER"
+	name="credential: added when the request has none"
+	out=$(agent_curl "https://api.test:$SP/allowed/cred2")
+	expect_out "Authorization: Bearer $SECRET"
+	name="credential: swap-on-access adds Basic with the default user"
+	out=$(agent_curl "https://git.test:$SP/echo")
+	expect_out "Authorization: Basic $(printf 'x-access-token:%s' "$GIT_SECRET" | base64)"
+	name="credential: the agent's own Authorization passes unchanged"
+	out=$(agent_curl -H "Authorization: Bearer mine" "https://api.test:$SP/allowed/own")
+	expect_out "Authorization: Bearer mine"
+	name="credential: a placeholder to another host gets 403"
+	before=$(upstream_requests)
+	out=$(agent_curl -i -H "Authorization: Bearer $PLACEHOLDER" "https://other.test:$SP/x")
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "X-Omnibox-Error: credential-misuse"
+	out=$(agent_curl -i "https://other.test:$SP/x?token=$PLACEHOLDER")
+	expect_out "X-Omnibox-Error: credential-misuse"
+	out=$(agent_curl -i -H "X-Api-Key: $PLACEHOLDER" "https://other.test:$SP/x")
+	expect_out "X-Omnibox-Error: credential-misuse"
+	out=$(agent_curl -i -u "user:$PLACEHOLDER" "https://git.test:$SP/echo")
+	expect_out "X-Omnibox-Error: credential-misuse"
+	name="credential: never over cleartext HTTP"
+	out=$(agent_curl -i -H "Authorization: Bearer $PLACEHOLDER" "http://api.test:$HP/allowed/x")
+	expect_out "X-Omnibox-Error: credential-misuse"
+	expect_out "credentials are never sent over cleartext HTTP"
+	out=$(agent_curl -i "http://api.test:$HP/allowed/clear")
+	expect_out "HTTP/1.1 200 OK"
+	expect_no_out "Authorization"
+	expect_eq "upstream requests" "$(upstream_requests)" "$((before + 1))"
+	name="credential: TRACE and OPTIONS never carry one"
+	out=$(agent_curl -X TRACE "https://api.test:$SP/allowed/trace")
+	expect_out "TRACE /allowed/trace HTTP/1.1"
+	expect_no_out "Authorization"
+	out=$(agent_curl -i -X TRACE -H "Authorization: Bearer $PLACEHOLDER" "https://api.test:$SP/allowed/t")
+	expect_out "TRACE and OPTIONS never carry credentials"
+	name="TRACE with Max-Forwards: 0 is answered by the proxy"
+	before=$(upstream_requests)
+	out=$(agent_curl -i -X TRACE -H "Max-Forwards: 0" "https://api.test:$SP/allowed/mf")
+	expect_out "Content-Type: message/http"
+	expect_out "TRACE /allowed/mf HTTP/1.1"
+	expect_no_out "$SECRET"
+	out=$(agent_curl -i -X OPTIONS -H "Max-Forwards: 0" "https://api.test:$SP/allowed/mf")
+	expect_out "Allow: GET, HEAD"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	out=$(agent_curl -X TRACE -H "Max-Forwards: 3" "https://api.test:$SP/allowed/mf")
+	expect_out "Max-Forwards: 2"
+	name="credential: the secret is in no file, environment or log"
+	out=$(grep -rl -e "$SECRET" -e "$GIT_SECRET" "$T/open" "$T/open.log" 2>&1)
+	expect_eq "files holding a secret" "$out" ""
+	out=$(cat open/cred.env)
+	expect_eq "sandbox environment" "$out" "API_TOKEN=$PLACEHOLDER"
+	tests=$((tests + 1))
+	tr '\0' '\n' <"/proc/$OPEN_PID/environ" | grep -q "^E2E_API_SECRET=" ||
+		fail "the test did not give the proxy its secret"
+}
+
+t_real_clients() {
+	name="curl: POST with a body"
+	out=$(agent_curl -X POST -d 'a=1&b=2' "https://api.test:$SP/upload")
+	expect_out "POST /upload HTTP/1.1"
+	expect_out "body-bytes: 7"
+	name="curl: HEAD"
+	out=$(agent_curl -I "https://api.test:$SP/allowed/head")
+	expect_out "HTTP/1.1 200 OK"
+	name="git clone over HTTPS through the proxy"
+	out=$(HTTPS_PROXY=http://127.0.0.1:$PA GIT_SSL_CAINFO=$CA GIT_TERMINAL_PROMPT=0 \
+		git clone -q "https://git.test:$SP/git/repo.git" "$T/clone" 2>&1 && cat "$T/clone/README")
+	expect_out "hello from the proxy test"
+	tests=$((tests + 1))
+	grep -q "allow POST https://git.test:$SP/git/repo.git/git-upload-pack" open.log ||
+		fail "no upload-pack request in the log"
+	name="Python urllib through the proxy"
+	out=$(HTTPS_PROXY=http://127.0.0.1:$PA https_proxy=http://127.0.0.1:$PA SSL_CERT_FILE=$CA \
+		python3 -c 'import sys, urllib.request
+print(urllib.request.urlopen(sys.argv[1]).read().decode())' "https://api.test:$SP/allowed/urllib" 2>&1)
+	expect_out "GET /allowed/urllib HTTP/1.1"
+	expect_out "User-Agent: Python-urllib"
+	expect_no_out "Connection: close" # hop-by-hop: the proxy's business only
+	out=$(HTTPS_PROXY=http://127.0.0.1:$PA https_proxy=http://127.0.0.1:$PA SSL_CERT_FILE=$CA \
+		python3 -c 'import sys, urllib.request
+try:
+    urllib.request.urlopen(sys.argv[1])
+except urllib.error.HTTPError as e:
+    print(e.code, e.headers["X-Omnibox-Error"], e.read().decode())' "https://api.test:$SP/secret" 2>&1)
+	expect_out "403 blocked-by-policy"
+}
+
+t_websocket() {
+	name="an allowed WebSocket upgrade keeps its Upgrade header and becomes a tunnel"
+	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
+		"GET /ws HTTP/1.1\r\nHost: api.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nping-through-the-tunnel")
+	expect_out "HTTP/1.1 101 Switching Protocols"
+	expect_out "Upgrade: websocket"
+	expect_out "ping-through-the-tunnel"
+	name="an Upgrade the rules do not allow is dropped"
+	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
+		"GET /allowed/h2c HTTP/1.1\r\nHost: api.test\r\nConnection: Upgrade, X-Hop\r\nUpgrade: h2c\r\nX-Hop: 1\r\nTE: trailers\r\nProxy-Authorization: Basic eDp5\r\n\r\n")
+	expect_out "GET /allowed/h2c HTTP/1.1"
+	expect_no_out "Upgrade"
+	expect_no_out "X-Hop"
+	expect_no_out "TE: trailers"
+	expect_no_out "Proxy-Authorization"
+}
+
+t_allowed_get
+t_unmatched_request
+t_connect_unknown_host
+t_private_destinations
+t_host_and_sni
+t_smuggling
+t_keep_alive
+t_streaming
+t_credentials
+t_real_clients
+t_websocket
+
+name="the proxy logged no secret"
+out=$(grep -c -e "$SECRET" -e "$GIT_SECRET" open.log closed.log | tr '\n' ' ')
+expect_eq "log lines with a secret" "$out" "open.log:0 closed.log:0 "
+
+# Stop the proxies the way omnibox-run does (proxy_free), then look for
+# sanitizer reports (leaks are reported at exit).
+name="the proxies stop cleanly and no sanitizer complained"
+for p in $pids; do
+	case $(cat "/proc/$p/cmdline" 2>/dev/null | tr '\0' ' ') in
+	"$PROXYD "*) kill -TERM "$p" && wait "$p" ;;
+	esac
+done
+out=$(grep -h -A12 -e 'Sanitizer' -e 'runtime error' open.log closed.log upstream.err)
+expect_eq "sanitizer reports" "$out" ""
+
+echo "e2e: $tests checks, $failures failed"
+[ "$failures" -eq 0 ]

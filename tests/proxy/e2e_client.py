@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""e2e_client.py - raw HTTP through the egress proxy, for tests/proxy/e2e.sh.
+
+Curl cannot send malformed requests or mismatched names, so these cases
+speak to the relay's port directly:
+
+  e2e_client.py plain PORT REQUEST
+      send REQUEST (Python string escapes allowed: \\r\\n, \\x00) on a plain
+      connection and print everything that comes back until the proxy closes
+      the connection or stays silent for a second.
+  e2e_client.py halfclose PORT REQUEST
+      like plain, but shut the sending side down right after REQUEST: the
+      answer must still arrive (half-close travels through relay and proxy).
+  e2e_client.py tunnel PORT HOST:PORT CAFILE SNI REQUEST [REQUEST...]
+      CONNECT to HOST:PORT, TLS inside the tunnel with SNI (verified against
+      CAFILE for HOST), then send each REQUEST in turn on the same
+      connection, printing all responses.  Prints "connect-refused" and the
+      proxy's answer when CONNECT is not answered 200, "handshake-refused:
+      REASON" when TLS fails.
+
+Output is the raw response bytes (decoded as latin-1), so e2e.sh can grep.
+"""
+import socket
+import ssl
+import sys
+
+
+def unescape(s):
+    return s.encode("latin-1").decode("unicode_escape").encode("latin-1")
+
+
+def read_all(sock, idle=1.0):
+    sock.settimeout(idle)
+    out = b""
+    while True:
+        try:
+            data = sock.recv(65536)
+        except (socket.timeout, TimeoutError):
+            break
+        except (ConnectionResetError, ssl.SSLError):
+            break
+        if not data:
+            break
+        out += data
+    return out
+
+
+def read_head(sock):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        try:
+            chunk = sock.recv(1)
+        except (socket.timeout, TimeoutError, ConnectionResetError, ssl.SSLError):
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def read_response(sock):
+    """One response: the head, then a Content-Length body, or all until close."""
+    sock.settimeout(5)
+    head = read_head(sock)
+    length = None
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    if length is None or b"\r\nconnection: close" in head.lower():
+        return head + read_all(sock)
+    body = b""
+    while len(body) < length:
+        try:
+            chunk = sock.recv(length - len(body))
+        except (socket.timeout, TimeoutError, ConnectionResetError, ssl.SSLError):
+            break
+        if not chunk:
+            break
+        body += chunk
+    return head + body
+
+
+def connect(port):
+    return socket.create_connection(("127.0.0.1", int(port)), timeout=10)
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "plain":
+        sock = connect(sys.argv[2])
+        sock.sendall(unescape(sys.argv[3]))
+        sys.stdout.write(read_response(sock).decode("latin-1"))
+        return 0
+    if mode == "halfclose":
+        sock = connect(sys.argv[2])
+        sock.sendall(unescape(sys.argv[3]))
+        sock.shutdown(socket.SHUT_WR)
+        sys.stdout.write(read_all(sock, idle=5).decode("latin-1"))
+        return 0
+    if mode == "tunnel":
+        port, target, cafile, sni = sys.argv[2:6]
+        requests = sys.argv[6:]
+        sock = connect(port)
+        sock.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
+        head = read_head(sock)
+        if not head.startswith(b"HTTP/1.1 200"):
+            sys.stdout.write("connect-refused\n" + (head + read_all(sock)).decode("latin-1"))
+            return 0
+        ctx = ssl.create_default_context(cafile=cafile)
+        ctx.check_hostname = False  # SNI may differ on purpose; the name is checked below
+        ctx.set_alpn_protocols(["h2", "http/1.1"])
+        try:
+            tls = ctx.wrap_socket(sock, server_hostname=sni)
+        except (ssl.SSLError, ConnectionResetError, OSError) as e:
+            sys.stdout.write("handshake-refused: %s\n" % e)
+            return 0
+        cert = tls.getpeercert()
+        names = [v for k, v in cert.get("subjectAltName", ()) if k in ("DNS", "IP Address")]
+        sys.stdout.write("cert-names: %s\n" % ",".join(names))
+        sys.stdout.write("alpn: %s\n" % tls.selected_alpn_protocol())
+        for r in requests:
+            try:
+                tls.sendall(unescape(r))
+            except OSError as e:
+                sys.stdout.write("send failed: %s\n" % e)
+                break
+            sys.stdout.write(read_response(tls).decode("latin-1"))
+            sys.stdout.write("\n--- end of answer\n")
+        if any("Connection: close" in r for r in requests):
+            # Pipelined requests: the rest of the answers, until the proxy closes.
+            sys.stdout.write(read_all(tls).decode("latin-1"))
+        return 0
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
