@@ -29,8 +29,7 @@ char *arena_strndup(struct arena *a, const char *s, size_t len);
 char *arena_strdup(struct arena *a, const char *s);
 
 /* printf into arena memory. */
-char *arena_printf(struct arena *a, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+char *arena_printf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * Grow the array *VEC of *N elements of SIZE bytes by one zeroed element
@@ -40,7 +39,7 @@ char *arena_printf(struct arena *a, const char *fmt, ...)
 void *arena_grow(struct arena *a, void *vec, size_t *n, size_t *cap, size_t size);
 
 /* Append one zeroed element to VEC (with counters N and CAP); yields its address. */
-#define ARENA_PUSH(a, vec, n, cap)                                                  \
+#define ARENA_PUSH(a, vec, n, cap)                                                                 \
 	((vec) = arena_grow((a), (vec), &(n), &(cap), sizeof(*(vec))), &(vec)[(n)-1])
 
 #endif

@@ -1,9 +1,8 @@
 /*
  * diag.h - GCC-style diagnostics with the source line and a caret.
  *
- *   agent.yaml:14:7: error: unknown key 'write_path' in os_env.sandbox (did you mean 'write_paths'?)
- *      14 |       write_path: [.]
- *         |       ^~~~~~~~~~
+ *   agent.yaml:14:7: error: unknown key 'write_path' in os_env.sandbox (did you mean
+ * 'write_paths'?) 14 |       write_path: [.] |       ^~~~~~~~~~
  *
  * Diagnostics are collected, sorted by position and printed together, so a
  * file's errors come out in reading order whatever order the checks ran in.
@@ -32,24 +31,24 @@ struct diag_entry {
 
 struct diag {
 	struct arena *arena;
-	const char *name;  /* the file name as given on the command line */
-	const char *text;  /* the source, LEN bytes (may be NULL) */
+	const char *name; /* the file name as given on the command line */
+	const char *text; /* the source, LEN bytes (may be NULL) */
 	size_t len;
 	struct diag_entry *v;
 	size_t n, cap;
 	unsigned errors, warnings;
-	bool truncated;    /* more than DIAG_MAX_ERRORS errors were reported */
+	bool truncated; /* more than DIAG_MAX_ERRORS errors were reported */
 };
 
 /* Start collecting diagnostics about NAME, whose contents are TEXT/LEN. */
 void diag_init(struct diag *d, struct arena *a, const char *name, const char *text, size_t len);
 
 void diag_error(struct diag *d, struct loc loc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 void diag_warning(struct diag *d, struct loc loc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 void diag_note(struct diag *d, struct loc loc, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /*
  * The length of the line break at P (before END): 1 or 2 for \n, \r\n and

@@ -39,7 +39,7 @@ enum {
 
 struct options {
 	const char *input;
-	int target;	 /* a TARGET_*, or -1 for all */
+	int target; /* a TARGET_*, or -1 for all */
 	bool target_set;
 	const char *emit;
 	const char *output;
@@ -53,43 +53,43 @@ struct options {
 };
 
 static const char usage_text[] =
-	"usage: omnibox-compile [OPTIONS] AGENT.yaml [-- COMMAND [ARG...]]\n"
-	"\n"
-	"Compile the os_env sandbox policy of an agent YAML into native sandbox profiles.\n"
-	"\n"
-	"  -t, --target=linux|darwin|windows|all   default: the host's platform\n"
-	"  -e, --emit=KIND      one output of the target:\n"
-	"                         ir           the validated policy as JSON, with source lines\n"
-	"                         egress       the normalised egress rule table\n"
-	"                         bwrap        linux: the bubblewrap argv (the linux default)\n"
-	"                         seccomp      linux: the seccomp filter, readable\n"
-	"                         seccomp-bpf  linux: the seccomp filter, binary\n"
-	"                         env          linux, darwin: the environment allow-list\n"
-	"                         sbpl         darwin: the Seatbelt profile (the darwin default)\n"
-	"                         sbpl-params  darwin: its -D NAME=VALUE parameters\n"
-	"                         winjob       windows: the Job Object manifest (the default)\n"
-	"  -o, --output=PATH    write to PATH instead of stdout; with --target=all, PATH is\n"
-	"                       a directory that receives every output\n"
-	"      --terminal=NAME  compile the effective policy of terminals.NAME\n"
-	"      --resolve        print the launch omnibox-run would execute on this machine:\n"
-	"                       for linux the bwrap argv (canonical paths, the dotfile scan\n"
-	"                       done, the scratch dir named; a command may follow '--'),\n"
-	"                       for darwin the concrete profile or its -D parameters\n"
-	"      --cwd=DIR        the workspace for --resolve (default: os_env.cwd, else .)\n"
-	"      --home=DIR       the home directory for --resolve (default: $HOME)\n"
-	"      --check=DIR      compare DIR (as written by --target=all -o DIR, or for the\n"
-	"                       given --target) with what would be written now; exit 1 and\n"
-	"                       print a unified diff when it is stale\n"
-	"  -q, --quiet          no warnings\n"
-	"  -v, --verbose        say which files were written or checked\n"
-	"      --version        print the version\n"
-	"      --help           print this help\n"
-	"\n"
-	"AGENT.yaml may be '-' for standard input.  Nothing is written when there is an\n"
-	"error, and an output file is replaced whole or not at all.\n"
-	"\n"
-	"exit status: 0 ok; 1 --check found differences; 2 usage error; 65 invalid policy\n"
-	"(diagnostics on stderr); 70 internal error; 74 I/O error.\n";
+    "usage: omnibox-compile [OPTIONS] AGENT.yaml [-- COMMAND [ARG...]]\n"
+    "\n"
+    "Compile the os_env sandbox policy of an agent YAML into native sandbox profiles.\n"
+    "\n"
+    "  -t, --target=linux|darwin|windows|all   default: the host's platform\n"
+    "  -e, --emit=KIND      one output of the target:\n"
+    "                         ir           the validated policy as JSON, with source lines\n"
+    "                         egress       the normalised egress rule table\n"
+    "                         bwrap        linux: the bubblewrap argv (the linux default)\n"
+    "                         seccomp      linux: the seccomp filter, readable\n"
+    "                         seccomp-bpf  linux: the seccomp filter, binary\n"
+    "                         env          linux, darwin: the environment allow-list\n"
+    "                         sbpl         darwin: the Seatbelt profile (the darwin default)\n"
+    "                         sbpl-params  darwin: its -D NAME=VALUE parameters\n"
+    "                         winjob       windows: the Job Object manifest (the default)\n"
+    "  -o, --output=PATH    write to PATH instead of stdout; with --target=all, PATH is\n"
+    "                       a directory that receives every output\n"
+    "      --terminal=NAME  compile the effective policy of terminals.NAME\n"
+    "      --resolve        print the launch omnibox-run would execute on this machine:\n"
+    "                       for linux the bwrap argv (canonical paths, the dotfile scan\n"
+    "                       done, the scratch dir named; a command may follow '--'),\n"
+    "                       for darwin the concrete profile or its -D parameters\n"
+    "      --cwd=DIR        the workspace for --resolve (default: os_env.cwd, else .)\n"
+    "      --home=DIR       the home directory for --resolve (default: $HOME)\n"
+    "      --check=DIR      compare DIR (as written by --target=all -o DIR, or for the\n"
+    "                       given --target) with what would be written now; exit 1 and\n"
+    "                       print a unified diff when it is stale\n"
+    "  -q, --quiet          no warnings\n"
+    "  -v, --verbose        say which files were written or checked\n"
+    "      --version        print the version\n"
+    "      --help           print this help\n"
+    "\n"
+    "AGENT.yaml may be '-' for standard input.  Nothing is written when there is an\n"
+    "error, and an output file is replaced whole or not at all.\n"
+    "\n"
+    "exit status: 0 ok; 1 --check found differences; 2 usage error; 65 invalid policy\n"
+    "(diagnostics on stderr); 70 internal error; 74 I/O error.\n";
 
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -121,21 +121,29 @@ host_target(void)
 static void
 parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_TERMINAL = 256, OPT_CHECK, OPT_VERSION, OPT_HELP, OPT_RESOLVE, OPT_CWD, OPT_HOME };
+	enum {
+		OPT_TERMINAL = 256,
+		OPT_CHECK,
+		OPT_VERSION,
+		OPT_HELP,
+		OPT_RESOLVE,
+		OPT_CWD,
+		OPT_HOME
+	};
 	static const struct option longopts[] = {
-		{"target", required_argument, NULL, 't'},
-		{"emit", required_argument, NULL, 'e'},
-		{"output", required_argument, NULL, 'o'},
-		{"terminal", required_argument, NULL, OPT_TERMINAL},
-		{"check", required_argument, NULL, OPT_CHECK},
-		{"resolve", no_argument, NULL, OPT_RESOLVE},
-		{"cwd", required_argument, NULL, OPT_CWD},
-		{"home", required_argument, NULL, OPT_HOME},
-		{"quiet", no_argument, NULL, 'q'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{"help", no_argument, NULL, OPT_HELP},
-		{NULL, 0, NULL, 0},
+	    {"target", required_argument, NULL, 't'},
+	    {"emit", required_argument, NULL, 'e'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"terminal", required_argument, NULL, OPT_TERMINAL},
+	    {"check", required_argument, NULL, OPT_CHECK},
+	    {"resolve", no_argument, NULL, OPT_RESOLVE},
+	    {"cwd", required_argument, NULL, OPT_CWD},
+	    {"home", required_argument, NULL, OPT_HOME},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"version", no_argument, NULL, OPT_VERSION},
+	    {"help", no_argument, NULL, OPT_HELP},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -208,7 +216,8 @@ parse_options(int argc, char **argv, struct options *o)
 	if (o->check && !o->target_set)
 		o->target = -1;
 	if (o->check && (o->output || o->emit))
-		usage_error("%s", "--check compares a whole directory; it takes no --output or --emit");
+		usage_error("%s",
+			    "--check compares a whole directory; it takes no --output or --emit");
 	if (o->target < 0 && !o->check && !o->output)
 		usage_error("%s", "--target=all writes several files: give --output=DIR");
 	if (o->target < 0 && o->emit)
@@ -271,14 +280,15 @@ collect_artifacts(const struct policy *p, int target, struct diag *d, struct art
 			    p->os_env.sandbox.type != SANDBOX_NONE &&
 			    p->os_env.sandbox.type != target_backend((enum target)t))
 				continue;
-			/* --target=all: a policy that needs the egress proxy has no windows form. */
+			/* --target=all: a policy that needs the egress proxy has no windows form.
+			 */
 			if (target < 0 && t == TARGET_WINDOWS && !winjob_can_express(p))
 				continue;
 			art = ARENA_PUSH(a, set->v, set->n, set->cap);
-			art->rel = e->per_target
-					   ? arena_printf(a, "%s/%s", target_name((enum target)t),
-							  e->file)
-					   : arena_strdup(a, e->file);
+			art->rel =
+			    e->per_target
+				? arena_printf(a, "%s/%s", target_name((enum target)t), e->file)
+				: arena_strdup(a, e->file);
 			if (run_emitter(e, p, (enum target)t, d, &art->data) < 0)
 				rc = -1;
 			if (!e->per_target)
@@ -523,7 +533,8 @@ main(int argc, char **argv)
 			if (collect_artifacts(p, o.target, &d, &set, a) < 0)
 				rc = EXIT_INVALID;
 			else
-				rc = o.check ? check_directory(&o, &set) : write_directory(&o, &set);
+				rc =
+				    o.check ? check_directory(&o, &set) : write_directory(&o, &set);
 			free_artifacts(&set);
 		} else {
 			rc = emit_one(&o, p, &d);

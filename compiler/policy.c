@@ -48,7 +48,8 @@ policy_select_terminal(struct arena *a, struct diag *d, const struct policy *p, 
 		const char *hint = validate_suggest(name, names);
 
 		if (hint)
-			diag_error(d, none, "no terminal named '%s' (did you mean '%s'?)", name, hint);
+			diag_error(d, none, "no terminal named '%s' (did you mean '%s'?)", name,
+				   hint);
 		else
 			diag_error(d, none, "no terminal named '%s'", name);
 	}

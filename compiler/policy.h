@@ -24,8 +24,8 @@
 #include "loc.h"
 
 enum sandbox_type {
-	SANDBOX_AUTO,		   /* absent or "auto": the target platform's backend */
-	SANDBOX_NONE,		   /* "none" or null: explicit opt-out */
+	SANDBOX_AUTO, /* absent or "auto": the target platform's backend */
+	SANDBOX_NONE, /* "none" or null: explicit opt-out */
 	SANDBOX_LINUX_BWRAP,
 	SANDBOX_DARWIN_SEATBELT,
 	SANDBOX_WINDOWS_JOBOBJECT,
@@ -40,16 +40,16 @@ enum path_base {
 
 struct ir_path {
 	enum path_base base;
-	const char *rel;     /* '/'-joined segments, no "." or empty ones; "" = the base itself */
+	const char *rel;      /* '/'-joined segments, no "." or empty ones; "" = the base itself */
 	const char *symbolic; /* "{CWD}/src", "{HOME}/.gitconfig", "/opt/x" */
-	const char *written; /* as in the YAML */
+	const char *written;  /* as in the YAML */
 	struct loc loc;
 };
 
 struct ir_pathlist {
 	struct ir_path *v;
 	size_t n, cap;
-	bool present; /* the key was written (even as an empty list) */
+	bool present;	/* the key was written (even as an empty list) */
 	struct loc loc; /* the key */
 };
 
@@ -92,8 +92,8 @@ enum cred_scheme { CRED_SCHEME_BEARER, CRED_SCHEME_BASIC, CRED_SCHEME_TOKEN };
 
 /* One host a credential is bound to, with the Authorization scheme used there. */
 struct cred_target {
-	const char *host;    /* exact, lower-cased */
-	const char *path;    /* as written after the host, or NULL; informational */
+	const char *host; /* exact, lower-cased */
+	const char *path; /* as written after the host, or NULL; informational */
 	enum cred_scheme scheme;
 	struct loc loc;
 };
@@ -105,8 +105,8 @@ struct credential {
 	struct ir_str source; /* env name, file path or command */
 	struct cred_target *targets;
 	size_t n_targets, cap_targets;
-	struct ir_strlist env; /* variables that receive the placeholder */
-	struct ir_str username; /* basic schemes; NULL s = default */
+	struct ir_strlist env;	    /* variables that receive the placeholder */
+	struct ir_str username;	    /* basic schemes; NULL s = default */
 	struct ir_strlist profiles; /* databricks_cli */
 	struct ir_str default_profile;
 };
@@ -115,10 +115,10 @@ struct credential {
 struct limits {
 	bool present;
 	struct loc loc;
-	struct ir_u64 memory;	  /* bytes */
+	struct ir_u64 memory; /* bytes */
 	struct ir_u64 processes;
-	struct ir_u64 cpu_time;	  /* seconds */
-	struct ir_u64 cpu_rate;	  /* percent 1..100 */
+	struct ir_u64 cpu_time; /* seconds */
+	struct ir_u64 cpu_rate; /* percent 1..100 */
 	struct ir_u64 open_files;
 };
 
@@ -126,8 +126,7 @@ struct sandbox {
 	enum sandbox_type type;
 	struct loc type_loc; /* line 0: not written */
 	struct loc loc;	     /* the sandbox key, line 0 when absent */
-	struct ir_pathlist write_paths, read_paths, write_files, mask_paths,
-		deny_unix_socket_paths;
+	struct ir_pathlist write_paths, read_paths, write_files, mask_paths, deny_unix_socket_paths;
 	struct ir_bool allow_network;
 	struct egress_rule *egress;
 	size_t n_egress, cap_egress;
@@ -139,7 +138,7 @@ struct sandbox {
 	struct loc creds_loc;
 	struct ir_strlist cwd_allow_hidden; /* defaults to [".venv"] */
 	struct ir_bool scan_recursive;
-	struct ir_u64 scan_max_entries;	    /* defaults to 50000 */
+	struct ir_u64 scan_max_entries; /* defaults to 50000 */
 	enum scan_overflow scan_overflow;
 	struct loc scan_overflow_loc;
 	struct ir_strlist env_passthrough;
@@ -147,8 +146,8 @@ struct sandbox {
 };
 
 struct os_env {
-	struct loc loc;	     /* the os_env key; line 0 when absent */
-	struct ir_str cwd;   /* NULL s: the launch directory */
+	struct loc loc;		 /* the os_env key; line 0 when absent */
+	struct ir_str cwd;	 /* NULL s: the launch directory */
 	struct ir_path cwd_path; /* cwd as a path; PATH_LAUNCH when relative (valid when cwd.s) */
 	struct ir_bool start_in_scratch, fork;
 	struct sandbox sandbox;
@@ -164,7 +163,7 @@ struct terminal {
 	struct loc loc;
 	struct ir_str command; /* defaults to "bash" */
 	struct ir_strlist args;
-	bool inherit;	       /* os_env: inherit, or absent */
+	bool inherit; /* os_env: inherit, or absent */
 	struct loc os_env_loc;
 	struct os_env *os_env; /* its own, when !inherit */
 	struct ir_bool allow_sandbox_override, allow_cwd_override;
@@ -174,7 +173,7 @@ struct terminal {
 };
 
 struct policy {
-	const char *source;  /* the file's base name (outputs must not depend on where it was) */
+	const char *source; /* the file's base name (outputs must not depend on where it was) */
 	bool has_os_env;
 	struct os_env os_env; /* the agent's, or a selected terminal's effective one */
 	struct terminal *terminals;

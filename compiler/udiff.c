@@ -83,18 +83,18 @@ edit_script(const struct line *a, size_t na, const struct line *b, size_t nb, si
 			abort();
 		for (size_t x = ma; x-- > 0;)
 			for (size_t y = mb; y-- > 0;)
-				len[x * w + y] =
-					line_eq(&a[pre + x], &b[pre + y])
-						? len[(x + 1) * w + y + 1] + 1
-						: (len[(x + 1) * w + y] > len[x * w + y + 1]
-							   ? len[(x + 1) * w + y]
-							   : len[x * w + y + 1]);
+				len[x * w + y] = line_eq(&a[pre + x], &b[pre + y])
+						     ? len[(x + 1) * w + y + 1] + 1
+						     : (len[(x + 1) * w + y] > len[x * w + y + 1]
+							    ? len[(x + 1) * w + y]
+							    : len[x * w + y + 1]);
 		while (i < ma || j < mb) {
 			if (i < ma && j < mb && line_eq(&a[pre + i], &b[pre + j])) {
 				ops[k++] = OP_EQ;
 				i++;
 				j++;
-			} else if (j < mb && (i == ma || len[i * w + j + 1] >= len[(i + 1) * w + j])) {
+			} else if (j < mb &&
+				   (i == ma || len[i * w + j + 1] >= len[(i + 1) * w + j])) {
 				ops[k++] = OP_INS;
 				j++;
 			} else {

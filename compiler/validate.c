@@ -73,8 +73,8 @@ in_list(const char *word, const char *const *list)
 	return false;
 }
 
-static const char *const os_env_keys[] = {"type", "cwd", "sandbox", "start_in_scratch", "fork",
-					  NULL};
+static const char *const os_env_keys[] = {"type", "cwd", "sandbox", "start_in_scratch",
+					  "fork", NULL};
 static const char *const sandbox_keys[] = {"type",
 					   "write_paths",
 					   "read_paths",
@@ -106,12 +106,11 @@ static const char *const terminal_keys[] = {"command",
 					    "tmux_allow_passthrough",
 					    "tmux_start_on_attach",
 					    NULL};
-static const char *const cred_keys[] = {"type",	    "source",	"target",  "targets",
-					"env",	    "username", "profiles", "default",
-					NULL};
+static const char *const cred_keys[] = {"type",	    "source",	"target",  "targets", "env",
+					"username", "profiles", "default", NULL};
 static const char *const source_keys[] = {"env", "file", "command", NULL};
-static const char *const limits_keys[] = {"memory", "processes", "cpu_time", "cpu_rate",
-					  "open_files", NULL};
+static const char *const limits_keys[] = {"memory",   "processes",  "cpu_time",
+					  "cpu_rate", "open_files", NULL};
 
 /*
  * Check that every key of mapping M is a string, known and unique.  WHERE
@@ -136,16 +135,17 @@ check_keys(struct vctx *c, const struct ynode *m, const char *where, const char 
 
 			if (prev->kind == YNODE_SCALAR && prev->len == k->len &&
 			    !memcmp(prev->value, k->value, k->len)) {
-				diag_error(c->d, k->loc, "duplicate key '%s' in %s (first at line %u)",
-					   k->value, where, prev->loc.line);
+				diag_error(c->d, k->loc,
+					   "duplicate key '%s' in %s (first at line %u)", k->value,
+					   where, prev->loc.line);
 				break;
 			}
 		}
 		if (in_list(k->value, known))
 			continue;
 		if (other && in_list(k->value, other)) {
-			diag_error(c->d, k->loc, "unknown key '%s' in %s (it belongs in %s)", k->value,
-				   where, other_name);
+			diag_error(c->d, k->loc, "unknown key '%s' in %s (it belongs in %s)",
+				   k->value, where, other_name);
 			continue;
 		}
 		hint = validate_suggest(k->value, known);
@@ -162,8 +162,8 @@ check_keys(struct vctx *c, const struct ynode *m, const char *where, const char 
 static bool
 tag_is(const struct ynode *n, const char *name)
 {
-	return !n->tag || !strcmp(n->tag + (strncmp(n->tag, "tag:yaml.org,2002:", 18) ? 0 : 18),
-				  name);
+	return !n->tag ||
+	       !strcmp(n->tag + (strncmp(n->tag, "tag:yaml.org,2002:", 18) ? 0 : 18), name);
 }
 
 static bool
@@ -187,8 +187,9 @@ got(struct vctx *c, const struct ynode *n, bool want_bool)
 
 		for (size_t i = 0; yaml11[i]; i++)
 			if (!strcasecmp(n->value, yaml11[i]))
-				return arena_printf(c->a, "got %s (YAML 1.2 booleans are only true "
-							  "and false)",
+				return arena_printf(c->a,
+						    "got %s (YAML 1.2 booleans are only true "
+						    "and false)",
 						    what);
 		if (n->style != YSTYLE_PLAIN &&
 		    (!strcasecmp(n->value, "true") || !strcasecmp(n->value, "false")))
@@ -281,9 +282,10 @@ want_seq(struct vctx *c, const struct ynode *n, const char *what)
 	if (n->kind == YNODE_SEQ && tag_is(n, "seq"))
 		return true;
 	if (is_string(n))
-		diag_error(c->d, n->loc, "%s must be a list, %s (write [%s%s%s] for a one-item list)",
-			   what, got(c, n, false), n->style == YSTYLE_PLAIN ? "" : "\"",
-			   n->value, n->style == YSTYLE_PLAIN ? "" : "\"");
+		diag_error(c->d, n->loc,
+			   "%s must be a list, %s (write [%s%s%s] for a one-item list)", what,
+			   got(c, n, false), n->style == YSTYLE_PLAIN ? "" : "\"", n->value,
+			   n->style == YSTYLE_PLAIN ? "" : "\"");
 	else
 		diag_error(c->d, n->loc, "%s must be a list, %s", what, got(c, n, false));
 	return false;
@@ -526,8 +528,8 @@ want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sand
 			     what);
 }
 
-static const char *const cred_type_names[] = {"https_bearer", "https_basic", "git_https",
-					      "gh_basic", "databricks_cli", NULL};
+static const char *const cred_type_names[] = {"https_bearer", "https_basic",	"git_https",
+					      "gh_basic",     "databricks_cli", NULL};
 
 static bool
 host_char_ok(char ch)
@@ -632,8 +634,8 @@ cred_forbid(struct vctx *c, const struct ynode *n, const char *what, const char 
 static void
 want_credential(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr)
 {
-	static const char *const databricks_forbidden[] = {"source", "target", "targets", "env",
-							   "username", NULL};
+	static const char *const databricks_forbidden[] = {"source", "target",	 "targets",
+							   "env",    "username", NULL};
 	static const char *const host_forbidden[] = {"profiles", "default", NULL};
 	const struct ynode *type, *v, *target, *targets;
 	struct ir_str tname = {0};
@@ -668,7 +670,8 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 		cred_forbid(c, n, what, tname.s, databricks_forbidden);
 		v = ynode_get(n, "profiles");
 		if (!v) {
-			diag_error(c->d, n->loc, "%s: databricks_cli needs a 'profiles' list", what);
+			diag_error(c->d, n->loc, "%s: databricks_cli needs a 'profiles' list",
+				   what);
 			return;
 		}
 		want_strlist(c, v, arena_printf(c->a, "%s.profiles", what), LIST_STRING,
@@ -695,8 +698,9 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 			for (size_t i = 0; i < cr->profiles.n; i++)
 				found |= !strcmp(cr->profiles.v[i].s, cr->default_profile.s);
 			if (!found)
-				diag_error(c->d, v->loc, "%s.default '%s' is not one of its profiles",
-					   what, cr->default_profile.s);
+				diag_error(c->d, v->loc,
+					   "%s.default '%s' is not one of its profiles", what,
+					   cr->default_profile.s);
 		}
 		return;
 	}
@@ -705,8 +709,9 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 	if ((v = ynode_get(n, "source")))
 		want_cred_source(c, v, arena_printf(c->a, "%s.source", what), cr);
 	else
-		diag_error(c->d, n->loc, "%s needs a 'source' ({env: NAME}, {file: PATH} or "
-					 "{command: CMD})",
+		diag_error(c->d, n->loc,
+			   "%s needs a 'source' ({env: NAME}, {file: PATH} or "
+			   "{command: CMD})",
 			   what);
 
 	target = ynode_get(n, "target");
@@ -728,8 +733,7 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 				struct cred_target tg = {0};
 
 				if (parse_cred_target(c, targets->items[i],
-						      arena_printf(c->a, "%s[%zu]", twhat, i),
-						      &tg))
+						      arena_printf(c->a, "%s[%zu]", twhat, i), &tg))
 					cred_add_target(c, cr, tg);
 			}
 		}
@@ -759,8 +763,8 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 			tg->scheme = CRED_SCHEME_BEARER;
 			break;
 		case CRED_GH_BASIC:
-			tg->scheme = strncmp(tg->host, "api.", 4) ? CRED_SCHEME_BASIC
-								  : CRED_SCHEME_TOKEN;
+			tg->scheme =
+			    strncmp(tg->host, "api.", 4) ? CRED_SCHEME_BASIC : CRED_SCHEME_TOKEN;
 			break;
 		default:
 			tg->scheme = CRED_SCHEME_BASIC;
@@ -771,8 +775,9 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 		const char *ewhat = arena_printf(c->a, "%s.env", what);
 
 		if (cr->type != CRED_HTTPS_BEARER && cr->type != CRED_HTTPS_BASIC) {
-			diag_error(c->d, v->loc, "%s: %s does not take 'env' (only https_bearer and "
-						 "https_basic do)",
+			diag_error(c->d, v->loc,
+				   "%s: %s does not take 'env' (only https_bearer and "
+				   "https_basic do)",
 				   what, tname.s);
 		} else if (v->kind == YNODE_SEQ) {
 			want_strlist(c, v, ewhat, LIST_ENV_NAME, &cr->env);
@@ -887,9 +892,9 @@ static void
 want_limits(struct vctx *c, const struct ynode *n, const char *what, struct limits *l)
 {
 	static const struct unit sizes[] = {
-		{"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30}, {"TiB", 1ull << 40},
-		{"KB", 1000ull},     {"MB", 1000000ull},  {"GB", 1000000000ull},
-		{"TB", 1000000000000ull}, {NULL, 0}};
+	    {"KiB", 1ull << 10},   {"MiB", 1ull << 20},	     {"GiB", 1ull << 30},
+	    {"TiB", 1ull << 40},   {"KB", 1000ull},	     {"MB", 1000000ull},
+	    {"GB", 1000000000ull}, {"TB", 1000000000000ull}, {NULL, 0}};
 	static const struct unit durations[] = {{"s", 1}, {"m", 60}, {"h", 3600}, {NULL, 0}};
 	static const struct unit percent[] = {{"%", 1}, {NULL, 0}};
 	const struct ynode *v;
@@ -924,8 +929,8 @@ want_limits(struct vctx *c, const struct ynode *n, const char *what, struct limi
 
 /* ---- os_env.sandbox ------------------------------------------------------------- */
 
-static const char *const sandbox_type_names[] = {"auto", "none", "linux_bwrap",
-						 "darwin_seatbelt", "windows_jobobject", NULL};
+static const char *const sandbox_type_names[] = {
+    "auto", "none", "linux_bwrap", "darwin_seatbelt", "windows_jobobject", NULL};
 
 static void
 sandbox_defaults(struct sandbox *sb)
@@ -1148,10 +1153,11 @@ check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
 				}
 			}
 			if (!reported && sb->n_egress && !egress_covers_host(sb, tg->host))
-				diag_error(c->d, tg->loc,
-					   "credential host '%s' is not allowed by any egress rule, "
-					   "so the credential could never be used",
-					   tg->host);
+				diag_error(
+				    c->d, tg->loc,
+				    "credential host '%s' is not allowed by any egress rule, "
+				    "so the credential could never be used",
+				    tg->host);
 		}
 	}
 
@@ -1193,7 +1199,8 @@ want_os_env(struct vctx *c, const struct ynode *n, const char *w, struct os_env 
 		env->cwd.loc = v->loc;
 	}
 	if ((v = ynode_get(n, "start_in_scratch")))
-		want_bool(c, v, arena_printf(c->a, "%s.start_in_scratch", w), &env->start_in_scratch);
+		want_bool(c, v, arena_printf(c->a, "%s.start_in_scratch", w),
+			  &env->start_in_scratch);
 	if ((v = ynode_get(n, "fork")) &&
 	    want_bool(c, v, arena_printf(c->a, "%s.fork", w), &env->fork) && env->fork.value)
 		diag_warning(c->d, v->loc,
@@ -1237,8 +1244,8 @@ want_terminal(struct vctx *c, const struct ynode *n, const char *w, const struct
 			for (size_t i = 0; i < v->n_items; i++) {
 				struct ir_str s = {0};
 
-				if (want_text(c, v->items[i], arena_printf(c->a, "%s[%zu]", what, i),
-					      &s))
+				if (want_text(c, v->items[i],
+					      arena_printf(c->a, "%s[%zu]", what, i), &s))
 					*ARENA_PUSH(c->a, t->args.v, t->args.n, t->args.cap) = s;
 			}
 	}
@@ -1382,7 +1389,8 @@ validate_document(struct arena *a, struct diag *d, const struct ydoc *doc, const
 			}
 			/* Names are printed in the outputs' comments, one line each. */
 			if (has_control(k->value, k->len)) {
-				diag_error(d, k->loc, "terminal name %s contains a control character",
+				diag_error(d, k->loc,
+					   "terminal name %s contains a control character",
 					   ynode_describe(a, k));
 				continue;
 			}

@@ -148,8 +148,8 @@ builder_attach(struct builder *b, struct ynode *n)
 	} else if (!f->key) {
 		f->key = n;
 	} else {
-		struct ypair *p = ARENA_PUSH(b->a, f->node->pairs, f->node->n_pairs,
-					     f->node->cap_pairs);
+		struct ypair *p =
+		    ARENA_PUSH(b->a, f->node->pairs, f->node->n_pairs, f->node->cap_pairs);
 
 		p->key = f->key;
 		p->value = n;
@@ -216,8 +216,8 @@ builder_event(struct builder *b, const yaml_event_t *e, bool *done)
 		return 0;
 	case YAML_SCALAR_EVENT:
 		n = builder_node(b, YNODE_SCALAR, e, (const char *)e->data.scalar.tag);
-		n->value = arena_strndup(b->a, (const char *)e->data.scalar.value,
-					 e->data.scalar.length);
+		n->value =
+		    arena_strndup(b->a, (const char *)e->data.scalar.value, e->data.scalar.length);
 		n->len = e->data.scalar.length;
 		n->end_off = builder_offset(b, &e->end_mark);
 		switch (e->data.scalar.style) {
@@ -242,8 +242,8 @@ builder_event(struct builder *b, const yaml_event_t *e, bool *done)
 		n->type = YSCALAR_STRING;
 		/* An explicit !!bool, !!int or !!null asks for the same typing. */
 		if (n->style == YSTYLE_PLAIN &&
-		    (!n->tag || (!strncmp(n->tag, "tag:yaml.org,2002:", 18) &&
-				 strcmp(n->tag + 18, "str"))))
+		    (!n->tag ||
+		     (!strncmp(n->tag, "tag:yaml.org,2002:", 18) && strcmp(n->tag + 18, "str"))))
 			scalar_resolve(n);
 		builder_anchor(b, e->data.scalar.anchor, n);
 		return builder_attach(b, n);
@@ -309,7 +309,8 @@ report_parser_error(struct builder *b, const yaml_parser_t *p)
 		size_t off = builder_offset(b, &m);
 
 		if (off < b->len && b->text[off] == '\t') {
-			diag_error(b->d, l, "YAML syntax error: a tab cannot indent YAML; use spaces");
+			diag_error(b->d, l,
+				   "YAML syntax error: a tab cannot indent YAML; use spaces");
 			return;
 		}
 	}
@@ -408,7 +409,8 @@ scalar_source_chars(const struct ydoc *doc, const struct ynode *n, size_t value_
 
 		if (src >= end || diag_break_len(src, end))
 			return -1;
-		if (n->style == YSTYLE_SINGLE && src[0] == '\'' && src + 1 < end && src[1] == '\'') {
+		if (n->style == YSTYLE_SINGLE && src[0] == '\'' && src + 1 < end &&
+		    src[1] == '\'') {
 			in = 2;
 			out = 1;
 		} else if (n->style == YSTYLE_DOUBLE && src[0] == '\\' && src + 1 < end) {
@@ -480,7 +482,8 @@ ynode_pair(const struct ynode *n, const char *key)
 	for (size_t i = 0; i < n->n_pairs; i++) {
 		const struct ynode *k = n->pairs[i].key;
 
-		if (k->kind == YNODE_SCALAR && k->len == strlen(key) && !memcmp(k->value, key, k->len))
+		if (k->kind == YNODE_SCALAR && k->len == strlen(key) &&
+		    !memcmp(k->value, key, k->len))
 			return &n->pairs[i];
 	}
 	return NULL;

@@ -30,11 +30,11 @@ struct ypair {
 
 struct ynode {
 	enum ynode_kind kind;
-	struct loc loc;	  /* start; len covers a single-line scalar */
-	size_t off;	  /* byte offset of the start in the source */
-	size_t end_off;	  /* byte offset just past the end */
-	const char *tag;  /* explicit tag ("tag:yaml.org,2002:str", "!x"), or NULL */
-	bool busy;	  /* being built (alias loop detection) */
+	struct loc loc;	 /* start; len covers a single-line scalar */
+	size_t off;	 /* byte offset of the start in the source */
+	size_t end_off;	 /* byte offset just past the end */
+	const char *tag; /* explicit tag ("tag:yaml.org,2002:str", "!x"), or NULL */
+	bool busy;	 /* being built (alias loop detection) */
 
 	/* YNODE_SCALAR */
 	enum yscalar_type type;
@@ -42,8 +42,8 @@ struct ynode {
 	const char *value; /* NUL-terminated; may also hold NULs (use len) */
 	size_t len;
 	bool bval;
-	uint64_t ival;	 /* YSCALAR_INT: non-negative decimal */
-	bool negative;	 /* YSCALAR_INT with a leading '-' */
+	uint64_t ival; /* YSCALAR_INT: non-negative decimal */
+	bool negative; /* YSCALAR_INT with a leading '-' */
 
 	/* YNODE_SEQ */
 	struct ynode **items;

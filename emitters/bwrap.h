@@ -23,9 +23,9 @@
 #define BWRAP_INIT_PATH "/.omnibox/init"
 
 struct bwrap_mask {
-	const char *path;    /* canonical, absolute */
-	bool is_dir;	     /* directory: empty read-only tmpfs; else /dev/null */
-	const char *reason;  /* for the comment: "dotfile", "mask_paths (line 9)" */
+	const char *path;   /* canonical, absolute */
+	bool is_dir;	    /* directory: empty read-only tmpfs; else /dev/null */
+	const char *reason; /* for the comment: "dotfile", "mask_paths (line 9)" */
 };
 
 struct bwrap_bind {
@@ -39,30 +39,31 @@ struct bwrap_link {
 };
 
 struct bwrap_context {
-	bool resolved;	     /* the policy's paths are canonical and absolute */
-	const char *cwd;     /* the workspace */
+	bool resolved;	 /* the policy's paths are canonical and absolute */
+	const char *cwd; /* the workspace */
 	const char *home;
 	const char *scratch; /* the private scratch dir */
 	const char *init;    /* host path of omnibox-init */
 
 	/* Resolved only. */
-	const struct bwrap_mask *masks;   /* dotfile hits and mask_paths, in order */
+	const struct bwrap_mask *masks; /* dotfile hits and mask_paths, in order */
 	size_t n_masks;
 	const struct bwrap_bind *reexpose; /* grants inside a dotfile mask, bound again after it */
 	size_t n_reexpose;
-	const char *const *sockets;	  /* deny_unix_socket_paths that exist now */
+	const char *const *sockets; /* deny_unix_socket_paths that exist now */
 	size_t n_sockets;
-	const char *const *command_dirs;  /* install dirs of the command outside system dirs */
+	const char *const *command_dirs; /* install dirs of the command outside system dirs */
 	size_t n_command_dirs;
-	const struct bwrap_link *system_links; /* system dirs that are symlinks here (merged /usr) */
+	const struct bwrap_link
+	    *system_links; /* system dirs that are symlinks here (merged /usr) */
 	size_t n_system_links;
-	const char *const *root_dirs;	  /* top-level dirs of / when a grant is "/" */
+	const char *const *root_dirs; /* top-level dirs of / when a grant is "/" */
 	size_t n_root_dirs;
-	int seccomp_fd;			  /* -1: none */
-	int status_fd;			  /* --json-status-fd, -1: none */
-	const char *const *init_args;	  /* options for omnibox-init (before "--") */
+	int seccomp_fd;		      /* -1: none */
+	int status_fd;		      /* --json-status-fd, -1: none */
+	const char *const *init_args; /* options for omnibox-init (before "--") */
 	size_t n_init_args;
-	const char *const *command;	  /* the agent's command and arguments */
+	const char *const *command; /* the agent's command and arguments */
 	size_t n_command;
 };
 

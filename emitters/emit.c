@@ -9,16 +9,16 @@
 #include <string.h>
 
 const struct emitter emitters[] = {
-	{"ir", "policy.ir.json", TARGET_ALL_BITS, false, false, emit_ir},
-	{"egress", "egress.rules", TARGET_ALL_BITS, false, false, emit_egress},
-	{"bwrap", "bwrap.args", TARGET_BIT(TARGET_LINUX), true, false, emit_bwrap},
-	{"seccomp", "seccomp.pfc", TARGET_BIT(TARGET_LINUX), true, false, emit_seccomp},
-	{"seccomp-bpf", "seccomp.bpf", TARGET_BIT(TARGET_LINUX), true, true, emit_seccomp_bpf},
-	{"sbpl", "profile.sb", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl},
-	{"sbpl-params", "profile.params", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl_params},
-	{"winjob", "winjob.manifest", TARGET_BIT(TARGET_WINDOWS), true, false, emit_winjob},
-	{"env", "env", TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN), true, false, emit_env},
-	{NULL, NULL, 0, false, false, NULL},
+    {"ir", "policy.ir.json", TARGET_ALL_BITS, false, false, emit_ir},
+    {"egress", "egress.rules", TARGET_ALL_BITS, false, false, emit_egress},
+    {"bwrap", "bwrap.args", TARGET_BIT(TARGET_LINUX), true, false, emit_bwrap},
+    {"seccomp", "seccomp.pfc", TARGET_BIT(TARGET_LINUX), true, false, emit_seccomp},
+    {"seccomp-bpf", "seccomp.bpf", TARGET_BIT(TARGET_LINUX), true, true, emit_seccomp_bpf},
+    {"sbpl", "profile.sb", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl},
+    {"sbpl-params", "profile.params", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl_params},
+    {"winjob", "winjob.manifest", TARGET_BIT(TARGET_WINDOWS), true, false, emit_winjob},
+    {"env", "env", TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN), true, false, emit_env},
+    {NULL, NULL, 0, false, false, NULL},
 };
 
 const struct emitter *

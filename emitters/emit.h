@@ -17,14 +17,15 @@
 enum target { TARGET_LINUX, TARGET_DARWIN, TARGET_WINDOWS, TARGET_COUNT };
 
 #define TARGET_BIT(t) (1u << (t))
-#define TARGET_ALL_BITS (TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN) | TARGET_BIT(TARGET_WINDOWS))
+#define TARGET_ALL_BITS                                                                            \
+	(TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN) | TARGET_BIT(TARGET_WINDOWS))
 
 struct emitter {
-	const char *name;  /* --emit=NAME */
-	const char *file;  /* its file name in an output directory */
-	unsigned targets;  /* TARGET_BIT()s it applies to */
-	bool per_target;   /* differs by target: lives in DIR/<target>/ */
-	bool binary;	   /* refuses a terminal */
+	const char *name; /* --emit=NAME */
+	const char *file; /* its file name in an output directory */
+	unsigned targets; /* TARGET_BIT()s it applies to */
+	bool per_target;  /* differs by target: lives in DIR/<target>/ */
+	bool binary;	  /* refuses a terminal */
 	int (*emit)(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 };
 

@@ -15,13 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const bwrap_system_dirs[] = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin",
-					 NULL};
+const char *const bwrap_system_dirs[] = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", NULL};
 
-const char *const bwrap_etc_files[] = {"resolv.conf",  "hosts",      "nsswitch.conf",
-				       "passwd",       "group",	     "localtime",
-				       "ld.so.cache",  "ld.so.conf", "ld.so.conf.d",
-				       "ssl",	       "ca-certificates", "pki",
+const char *const bwrap_etc_files[] = {"resolv.conf",  "hosts",	    "nsswitch.conf",   "passwd",
+				       "group",	       "localtime", "ld.so.cache",     "ld.so.conf",
+				       "ld.so.conf.d", "ssl",	    "ca-certificates", "pki",
 				       "alternatives", NULL};
 
 bool
@@ -87,8 +85,8 @@ comment(struct out *o, const char *fmt, ...)
 struct grant {
 	const char *path;
 	bool writable;
-	bool must_exist;   /* --bind, not --bind-try */
-	const char *what;  /* "write_paths", ... */
+	bool must_exist;  /* --bind, not --bind-try */
+	const char *what; /* "write_paths", ... */
 	uint32_t line;
 };
 
@@ -168,8 +166,8 @@ emit_grants(const struct policy *p, const struct bwrap_context *c, struct out *o
 	struct grants g = {0};
 	size_t i, j;
 
-	grant_add(&g, c->cwd, ws != NULL, true, ws ? "workspace, writable: write_paths"
-						   : "workspace, read-only",
+	grant_add(&g, c->cwd, ws != NULL, true,
+		  ws ? "workspace, writable: write_paths" : "workspace, read-only",
 		  ws ? ws->loc.line : 0);
 	collect_list(c, &g, &sb->write_paths, true, "write_paths");
 	collect_list(c, &g, &sb->read_paths, false, "read_paths");
@@ -207,12 +205,13 @@ emit_grants(const struct policy *p, const struct bwrap_context *c, struct out *o
 	}
 	for (i = 0; !c->resolved && i < sb->read_paths.n + sb->write_paths.n; i++) {
 		const struct ir_path *rp = i < sb->read_paths.n
-						   ? &sb->read_paths.v[i]
-						   : &sb->write_paths.v[i - sb->read_paths.n];
+					       ? &sb->read_paths.v[i]
+					       : &sb->write_paths.v[i - sb->read_paths.n];
 
 		if (is_root(rp))
-			comment(o, "'/' (line %u) is never bound whole: each top-level directory "
-				   "except /proc /sys /dev /tmp /run is, at launch",
+			comment(o,
+				"'/' (line %u) is never bound whole: each top-level directory "
+				"except /proc /sys /dev /tmp /run is, at launch",
 				rp->loc.line);
 	}
 	free(g.v);
@@ -225,10 +224,12 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 
 	comment(o, "5. masks, after every grant");
 	if (!c->resolved) {
-		comment(o, "dotfiles: every child of {CWD} and of each granted directory outside it "
-			   "whose name");
-		comment(o, "  starts with '.', found at launch (%s; cwd_hidden_scan_max_entries %llu, "
-			   "overflow %s),",
+		comment(o,
+			"dotfiles: every child of {CWD} and of each granted directory outside it "
+			"whose name");
+		comment(o,
+			"  starts with '.', found at launch (%s; cwd_hidden_scan_max_entries %llu, "
+			"overflow %s),",
 			sb->scan_recursive.value ? "at every depth" : "top level only",
 			(unsigned long long)sb->scan_max_entries.value,
 			scan_overflow_name(sb->scan_overflow));
@@ -236,23 +237,27 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 			struct textbuf names = {0};
 
 			for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++)
-				tb_printf(&names, "%s%s", i ? " " : "", sb->cwd_allow_hidden.v[i].s);
-			comment(o, "  except %s (cwd_allow_hidden%s); a directory gets an empty "
-				   "read-only tmpfs, a file /dev/null",
-				names.data,
-				sb->cwd_allow_hidden.loc.line ? "" : ", the default");
+				tb_printf(&names, "%s%s", i ? " " : "",
+					  sb->cwd_allow_hidden.v[i].s);
+			comment(o,
+				"  except %s (cwd_allow_hidden%s); a directory gets an empty "
+				"read-only tmpfs, a file /dev/null",
+				names.data, sb->cwd_allow_hidden.loc.line ? "" : ", the default");
 			tb_free(&names);
 		} else {
-			comment(o, "  with no exceptions (cwd_allow_hidden: []); a directory gets an "
-				   "empty read-only tmpfs, a file /dev/null");
+			comment(o,
+				"  with no exceptions (cwd_allow_hidden: []); a directory gets an "
+				"empty read-only tmpfs, a file /dev/null");
 		}
 		for (size_t i = 0; i < sb->mask_paths.n; i++)
-			comment(o, "mask_paths (line %u): %s, masked at launch (a missing path at its "
-				   "first missing component)",
+			comment(o,
+				"mask_paths (line %u): %s, masked at launch (a missing path at its "
+				"first missing component)",
 				sb->mask_paths.v[i].loc.line, sb->mask_paths.v[i].symbolic);
 		if (sb->deny_unix_socket_paths.n) {
-			comment(o, "6. Unix sockets out of reach: /dev/null over each one that exists "
-				   "at launch");
+			comment(o,
+				"6. Unix sockets out of reach: /dev/null over each one that exists "
+				"at launch");
 			for (size_t i = 0; i < sb->deny_unix_socket_paths.n; i++)
 				comment(o, "deny_unix_socket_paths (line %u): %s",
 					sb->deny_unix_socket_paths.v[i].loc.line,
@@ -300,13 +305,15 @@ emit_limits(const struct policy *p, struct diag *d, struct out *o)
 		comment(o, "  memory %llu bytes: RLIMIT_AS (and memory.max in a delegated cgroup)",
 			(unsigned long long)l->memory.value);
 	if (l->processes.present) {
-		comment(o, "  processes %llu: pids.max in a delegated cgroup, else RLIMIT_NPROC, "
-			   "approximate: it counts every process of the user",
+		comment(o,
+			"  processes %llu: pids.max in a delegated cgroup, else RLIMIT_NPROC, "
+			"approximate: it counts every process of the user",
 			(unsigned long long)l->processes.value);
 		if (d)
-			diag_warning(d, l->processes.loc,
-				     "os_env.sandbox.limits.processes is approximate on linux without a "
-				     "delegated cgroup: RLIMIT_NPROC counts every process of the user");
+			diag_warning(
+			    d, l->processes.loc,
+			    "os_env.sandbox.limits.processes is approximate on linux without a "
+			    "delegated cgroup: RLIMIT_NPROC counts every process of the user");
 	}
 	if (l->cpu_time.present)
 		comment(o, "  cpu_time %llu s: RLIMIT_CPU", (unsigned long long)l->cpu_time.value);
@@ -315,11 +322,13 @@ emit_limits(const struct policy *p, struct diag *d, struct out *o)
 			(unsigned long long)l->cpu_rate.value);
 		if (d)
 			diag_warning(d, l->cpu_rate.loc,
-				     "os_env.sandbox.limits.cpu_rate is enforced on linux only in a delegated "
+				     "os_env.sandbox.limits.cpu_rate is enforced on linux only in "
+				     "a delegated "
 				     "cgroup (cpu.max); without one it is not enforced");
 	}
 	if (l->open_files.present)
-		comment(o, "  open_files %llu: RLIMIT_NOFILE", (unsigned long long)l->open_files.value);
+		comment(o, "  open_files %llu: RLIMIT_NOFILE",
+			(unsigned long long)l->open_files.value);
 }
 
 int
@@ -336,18 +345,20 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 		  p->terminal ? ", terminal " : "", p->terminal ? p->terminal->name : "");
 	if (sb->type == SANDBOX_NONE) {
 		if (sb->type_loc.line)
-			tb_printf(text, "# sandbox type none (line %u): the command runs without a "
-					"sandbox\n",
+			tb_printf(text,
+				  "# sandbox type none (line %u): the command runs without a "
+				  "sandbox\n",
 				  sb->type_loc.line);
 		else
 			tb_puts(text, "# sandbox type none: the command runs without a sandbox\n");
 		return 0;
 	}
 	if (!c->resolved) {
-		tb_puts(text, "# placeholders: {CWD} workspace, {HOME} home directory, {SCRATCH} "
-			      "private scratch dir,\n# {INIT} omnibox-init, {SECCOMP_FD} the filter "
-			      "of --emit=seccomp-bpf, {COMMAND} the agent's command;\n# `omnibox-compile "
-			      "--resolve` prints the argv omnibox-run would execute here\n");
+		tb_puts(text,
+			"# placeholders: {CWD} workspace, {HOME} home directory, {SCRATCH} "
+			"private scratch dir,\n# {INIT} omnibox-init, {SECCOMP_FD} the filter "
+			"of --emit=seccomp-bpf, {COMMAND} the agent's command;\n# `omnibox-compile "
+			"--resolve` prints the argv omnibox-run would execute here\n");
 	}
 
 	comment(&o, "1. system directories, read-only");
@@ -379,8 +390,9 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 	args3(&o, "--dev", "/dev", NULL);
 	args3(&o, "--tmpfs", "/tmp", NULL);
 
-	comment(&o, "3. the command's install directory, read-only, when outside the system "
-		    "directories%s",
+	comment(&o,
+		"3. the command's install directory, read-only, when outside the system "
+		"directories%s",
 		c->resolved ? "" : " (at launch)");
 	for (size_t i = 0; i < c->n_command_dirs; i++)
 		args3(&o, "--ro-bind", c->command_dirs[i], c->command_dirs[i]);

@@ -6,16 +6,22 @@
 
 #include <string.h>
 
-const char *const env_base_names[] = {"PATH", "HOME", "USER",	  "LOGNAME", "SHELL",
-				      "TERM", "TZ",   "LANG",	  "LANGUAGE", NULL};
+const char *const env_base_names[] = {"PATH", "HOME", "USER", "LOGNAME",  "SHELL",
+				      "TERM", "TZ",   "LANG", "LANGUAGE", NULL};
 const char *const env_scratch_names[] = {"TMPDIR", "TMP", "TEMP", "TEMPDIR", NULL};
-const char *const env_proxy_names[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy",
-				       "https_proxy", "ALL_PROXY", NULL};
-const char *const env_ca_names[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
-				    "CURL_CA_BUNDLE", "PIP_CERT", "GIT_SSL_CAINFO", NULL};
-const char *const env_dangerous_names[] = {"LD_PRELOAD",     "LD_LIBRARY_PATH", "BASH_ENV",
-					   "ENV",	     "PROMPT_COMMAND",	"PYTHONSTARTUP",
-					   "SSH_AUTH_SOCK",  "DBUS_SESSION_BUS_ADDRESS",
+const char *const env_proxy_names[] = {"HTTP_PROXY",  "HTTPS_PROXY", "http_proxy",
+				       "https_proxy", "ALL_PROXY",   NULL};
+const char *const env_ca_names[] = {"SSL_CERT_FILE",
+				    "REQUESTS_CA_BUNDLE",
+				    "NODE_EXTRA_CA_CERTS",
+				    "CURL_CA_BUNDLE",
+				    "PIP_CERT",
+				    "GIT_SSL_CAINFO",
+				    NULL};
+const char *const env_dangerous_names[] = {"LD_PRELOAD",      "LD_LIBRARY_PATH",
+					   "BASH_ENV",	      "ENV",
+					   "PROMPT_COMMAND",  "PYTHONSTARTUP",
+					   "SSH_AUTH_SOCK",   "DBUS_SESSION_BUS_ADDRESS",
 					   "XDG_RUNTIME_DIR", NULL};
 
 static bool
@@ -67,7 +73,8 @@ emit_env(const struct policy *p, enum target t, struct diag *d, struct textbuf *
 			  sb->egress_loc.line);
 		for (size_t i = 0; env_proxy_names[i]; i++)
 			tb_printf(out, "%s=http://127.0.0.1:{PORT}\n", env_proxy_names[i]);
-		tb_puts(out, "NO_PROXY=localhost,127.0.0.1,::1\nno_proxy=localhost,127.0.0.1,::1\n");
+		tb_puts(out,
+			"NO_PROXY=localhost,127.0.0.1,::1\nno_proxy=localhost,127.0.0.1,::1\n");
 		for (size_t i = 0; env_ca_names[i]; i++)
 			tb_printf(out, "%s={SCRATCH}/%s\n", env_ca_names[i], ENV_CA_BUNDLE);
 	}
@@ -75,7 +82,8 @@ emit_env(const struct policy *p, enum target t, struct diag *d, struct textbuf *
 		const struct credential *cr = &sb->creds[i];
 
 		for (size_t k = 0; k < cr->env.n; k++)
-			tb_printf(out, "%s=oa_cred_{RANDOM}  # credential_proxy placeholder (line %u)\n",
+			tb_printf(out,
+				  "%s=oa_cred_{RANDOM}  # credential_proxy placeholder (line %u)\n",
 				  cr->env.v[k].s, cr->loc.line);
 	}
 	if (term && (term->n_env || term->env_unset.n)) {

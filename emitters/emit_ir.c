@@ -231,10 +231,9 @@ put_credentials(struct json *j, const struct sandbox *sb)
 		put_names(j, "env", "name", &cr->env, true);
 		put_str(j, "username",
 			cr->username.s ? cr->username.s
-				       : (cr->type == CRED_HTTPS_BEARER ||
-					  cr->type == CRED_DATABRICKS_CLI)
-						 ? NULL
-						 : "x-access-token",
+			: (cr->type == CRED_HTTPS_BEARER || cr->type == CRED_DATABRICKS_CLI)
+			    ? NULL
+			    : "x-access-token",
 			cr->username.loc.line);
 		put_names(j, "profiles", "name", &cr->profiles, true);
 		put_str(j, "default", cr->default_profile.s, cr->default_profile.loc.line);
@@ -369,8 +368,8 @@ put_terminal(struct json *j, const struct terminal *t)
 int
 emit_ir(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
 {
-	const void **terms = sorted(p->terminals, p->n_terminals, sizeof(p->terminals[0]),
-				    cmp_terminal);
+	const void **terms =
+	    sorted(p->terminals, p->n_terminals, sizeof(p->terminals[0]), cmp_terminal);
 	struct json j;
 
 	(void)t;

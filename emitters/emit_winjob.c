@@ -20,17 +20,16 @@
 
 /* Passed from the launching environment when set (spec/windows.md, step 1). */
 static const char *const win_env_names[] = {
-	"PATH",	    "SYSTEMROOT",  "SYSTEMDRIVE", "WINDIR",	  "COMSPEC",
-	"PATHEXT",  "USERPROFILE", "HOMEDRIVE",	  "HOMEPATH",	  "APPDATA",
-	"LOCALAPPDATA", "NUMBER_OF_PROCESSORS", NULL};
+    "PATH",	    "SYSTEMROOT",	    "SYSTEMDRIVE", "WINDIR",   "COMSPEC",
+    "PATHEXT",	    "USERPROFILE",	    "HOMEDRIVE",   "HOMEPATH", "APPDATA",
+    "LOCALAPPDATA", "NUMBER_OF_PROCESSORS", NULL};
 static const char *const win_env_prefixes[] = {"PROCESSOR_", NULL};
 /* Set to the private scratch dir. */
 static const char *const win_scratch_names[] = {"TEMP", "TMP", NULL};
 
 /* Why each kind of setting has no Job Object form. */
 #define WHY_READ "a Job Object does not isolate files: the agent can read whatever the user can"
-#define WHY_WRITE                                                                                  \
-	"a Job Object does not isolate files: the agent can write wherever the user can"
+#define WHY_WRITE "a Job Object does not isolate files: the agent can write wherever the user can"
 #define WHY_MASK "a Job Object cannot hide files: these paths stay visible"
 #define WHY_SOCKET "a Job Object cannot block sockets: these stay reachable"
 #define WHY_DOTFILES "a Job Object cannot hide files: no dotfile is masked"
@@ -276,8 +275,9 @@ emit_limits(struct wctx *c)
 	if (!l->present)
 		tb_printf(out, "# %s.limits not written: no resource limits\n", c->what);
 	if (l->memory.present) {
-		tb_printf(out, "# %s.limits.memory (line %u): %s for all processes of the job "
-			       "together\n",
+		tb_printf(out,
+			  "# %s.limits.memory (line %u): %s for all processes of the job "
+			  "together\n",
 			  c->what, l->memory.loc.line, size_text(c, l->memory.value));
 		tb_printf(out, "job_memory_limit = %" PRIu64 "\n", l->memory.value);
 	}
@@ -377,11 +377,11 @@ note_unenforced_settings(struct wctx *c)
 		const struct ir_pathlist *list;
 		const char *key, *why;
 	} lists[] = {
-		{&sb->write_paths, "write_paths", WHY_WRITE},
-		{&sb->read_paths, "read_paths", WHY_READ},
-		{&sb->write_files, "write_files", WHY_WRITE},
-		{&sb->mask_paths, "mask_paths", WHY_MASK},
-		{&sb->deny_unix_socket_paths, "deny_unix_socket_paths", WHY_SOCKET},
+	    {&sb->write_paths, "write_paths", WHY_WRITE},
+	    {&sb->read_paths, "read_paths", WHY_READ},
+	    {&sb->write_files, "write_files", WHY_WRITE},
+	    {&sb->mask_paths, "mask_paths", WHY_MASK},
+	    {&sb->deny_unix_socket_paths, "deny_unix_socket_paths", WHY_SOCKET},
 	};
 
 	if (!c->none)
@@ -416,11 +416,11 @@ emit_winjob(const struct policy *p, enum target t, struct diag *d, struct textbu
 {
 	const struct terminal *term = p->terminal;
 	struct wctx c = {
-		.p = p,
-		.sb = &p->os_env.sandbox,
-		.d = d,
-		.out = out,
-		.none = p->os_env.sandbox.type == SANDBOX_NONE,
+	    .p = p,
+	    .sb = &p->os_env.sandbox,
+	    .d = d,
+	    .out = out,
+	    .none = p->os_env.sandbox.type == SANDBOX_NONE,
 	};
 	(void)t;
 	/* Only a policy the table already let through, whoever calls us. */

@@ -28,7 +28,7 @@ void json_init(struct json *j, struct textbuf *out);
 void json_key(struct json *j, const char *key);
 void json_open(struct json *j, char bracket, bool inline_);
 void json_close(struct json *j);
-void json_str(struct json *j, const char *s);	/* NULL prints null */
+void json_str(struct json *j, const char *s); /* NULL prints null */
 void json_u64(struct json *j, uint64_t v);
 void json_bool(struct json *j, bool v);
 void json_null(struct json *j);

@@ -32,18 +32,18 @@ enum {
 };
 
 struct egress_rule {
-	unsigned methods;    /* EGRESS_* bits; EGRESS_ANY when the rule says "*" */
-	const char *host;    /* lower-cased, without a leading "*." */
-	bool wildcard;       /* "*.host": the host itself and every subdomain */
-	const char *path;    /* glob starting with a slash; all paths when the rule has none */
-	bool path_given;     /* the rule text named a path */
-	struct loc loc;      /* where the rule was written; the matcher ignores it */
+	unsigned methods; /* EGRESS_* bits; EGRESS_ANY when the rule says "*" */
+	const char *host; /* lower-cased, without a leading "*." */
+	bool wildcard;	  /* "*.host": the host itself and every subdomain */
+	const char *path; /* glob starting with a slash; all paths when the rule has none */
+	bool path_given;  /* the rule text named a path */
+	struct loc loc;	  /* where the rule was written; the matcher ignores it */
 };
 
 struct egress_error {
-	size_t offset;       /* byte offset of the offending character in the text */
-	size_t length;       /* bytes to underline, at least 1 */
-	char message[200];   /* e.g. "unknown HTTP method 'FETCH'" */
+	size_t offset;	   /* byte offset of the offending character in the text */
+	size_t length;	   /* bytes to underline, at least 1 */
+	char message[200]; /* e.g. "unknown HTTP method 'FETCH'" */
 };
 
 /*

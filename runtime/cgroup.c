@@ -109,7 +109,8 @@ cgroup_create(struct arena *a, const struct limits *l, char *why, size_t whylen)
 	ctl[n > 0 ? n : 0] = '\0';
 	for (size_t i = 0; i < n_need; i++)
 		if (!has_word(ctl, need[i])) {
-			snprintf(why, whylen, "the %s controller is not delegated to %s", need[i], dir);
+			snprintf(why, whylen, "the %s controller is not delegated to %s", need[i],
+				 dir);
 			return NULL;
 		}
 	child = arena_printf(a, "%s/omnibox-%ld", dir, (long)getpid());
@@ -132,7 +133,8 @@ cgroup_create(struct arena *a, const struct limits *l, char *why, size_t whylen)
 		unsigned long long period = 100000;
 
 		snprintf(value, sizeof(value), "%llu %llu",
-			 period * (unsigned long long)(cpus > 0 ? cpus : 1) * l->cpu_rate.value / 100,
+			 period * (unsigned long long)(cpus > 0 ? cpus : 1) * l->cpu_rate.value /
+			     100,
 			 period);
 		rc = rc ? rc : write_file(child, "cpu.max", value);
 	}

@@ -22,7 +22,7 @@
 
 #include "relay.h"
 
-static const int forwarded[] = {SIGINT,	 SIGTERM, SIGHUP,   SIGQUIT, SIGUSR1,
+static const int forwarded[] = {SIGINT,	 SIGTERM,  SIGHUP,  SIGQUIT, SIGUSR1,
 				SIGUSR2, SIGWINCH, SIGCONT, SIGALRM, SIGTSTP};
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -57,8 +57,8 @@ launch_find_in_path(struct arena *a, char *const *env, const char *name)
 }
 
 int
-launch_script_interpreter(struct arena *a, char *const *env, const char *script,
-			  const char **out, char *err, size_t errlen)
+launch_script_interpreter(struct arena *a, char *const *env, const char *script, const char **out,
+			  char *err, size_t errlen)
 {
 	char line[256], *p, *interp;
 	ssize_t n;
@@ -88,7 +88,8 @@ launch_script_interpreter(struct arena *a, char *const *env, const char *script,
 			return 0;
 		found = launch_find_in_path(a, env, p);
 		if (!found) {
-			snprintf(err, errlen, "the interpreter '%s' of %s is not on PATH", p, script);
+			snprintf(err, errlen, "the interpreter '%s' of %s is not on PATH", p,
+				 script);
 			return -1;
 		}
 		*out = found;
@@ -140,8 +141,8 @@ launch_env_build(struct arena *a, const struct policy *p, char *const *environ,
 		const char *eq = strchr(e->extra[i], '=');
 
 		if (eq)
-			env_set(a, &env, &n, &cap, arena_strndup(a, e->extra[i], (size_t)(eq - e->extra[i])),
-				eq + 1);
+			env_set(a, &env, &n, &cap,
+				arena_strndup(a, e->extra[i], (size_t)(eq - e->extra[i])), eq + 1);
 	}
 	if (t) {
 		for (size_t i = 0; i < t->n_env; i++)
@@ -150,7 +151,8 @@ launch_env_build(struct arena *a, const struct policy *p, char *const *environ,
 			size_t len = strlen(t->env_unset.v[i].s);
 
 			for (size_t k = 0; k < n; k++)
-				if (!strncmp(env[k], t->env_unset.v[i].s, len) && env[k][len] == '=') {
+				if (!strncmp(env[k], t->env_unset.v[i].s, len) &&
+				    env[k][len] == '=') {
 					env[k] = env[--n];
 					k--;
 				}

@@ -32,11 +32,11 @@ int launch_script_interpreter(struct arena *a, char *const *env, const char *scr
 			      const char **out, char *err, size_t errlen);
 
 struct launch_env {
-	const char *scratch;	 /* TMPDIR, TMP, TEMP and TEMPDIR */
-	const char *pwd;	 /* where the command starts */
-	const char *proxy_url;	 /* egress: the relay's URL, or NULL */
-	const char *ca_bundle;	 /* egress: the session CA bundle, or NULL */
-	char *const *extra;	 /* NAME=VALUE set after the allow-list (placeholders), or NULL */
+	const char *scratch;   /* TMPDIR, TMP, TEMP and TEMPDIR */
+	const char *pwd;       /* where the command starts */
+	const char *proxy_url; /* egress: the relay's URL, or NULL */
+	const char *ca_bundle; /* egress: the session CA bundle, or NULL */
+	char *const *extra;    /* NAME=VALUE set after the allow-list (placeholders), or NULL */
 	size_t n_extra;
 };
 

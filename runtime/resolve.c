@@ -62,8 +62,7 @@ note(struct rctx *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	*ARENA_PUSH(r->a, r->plan->notes, r->plan->n_notes, r->cap_notes) =
-		arena_strdup(r->a, buf);
+	*ARENA_PUSH(r->a, r->plan->notes, r->plan->n_notes, r->cap_notes) = arena_strdup(r->a, buf);
 }
 
 /* ---- paths ------------------------------------------------------------------ */
@@ -293,8 +292,8 @@ run_scan(struct rctx *r)
 {
 	const struct sandbox *sb = &r->plan->policy->os_env.sandbox;
 	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths};
-	const char **roots = arena_alloc(r->a, (sb->read_paths.n + sb->write_paths.n + 1) *
-						       sizeof(*roots));
+	const char **roots =
+	    arena_alloc(r->a, (sb->read_paths.n + sb->write_paths.n + 1) * sizeof(*roots));
 	const char **allow = arena_alloc(r->a, (sb->cwd_allow_hidden.n + 1) * sizeof(*allow));
 	struct scan_options o = {0};
 	struct scan_result res = {0};
@@ -349,9 +348,8 @@ run_scan(struct rctx *r)
 				const char *g = lists[k]->v[j].symbolic;
 
 				if (path_within(g, path) && strcmp(g, path)) {
-					struct bwrap_bind *b = ARENA_PUSH(r->a, r->reexpose,
-									  r->n_reexpose,
-									  r->cap_reexpose);
+					struct bwrap_bind *b = ARENA_PUSH(
+					    r->a, r->reexpose, r->n_reexpose, r->cap_reexpose);
 
 					b->path = g;
 					b->writable = k == 1;
@@ -384,7 +382,8 @@ resolve_mask_paths(struct rctx *r)
 
 		if (lstat(path, &st) == 0) {
 			if (S_ISLNK(st.st_mode))
-				note(r, "mask_paths %s is a dangling symlink; nothing to hide", path);
+				note(r, "mask_paths %s is a dangling symlink; nothing to hide",
+				     path);
 			else
 				add_mask(r, path, S_ISDIR(st.st_mode), reason);
 			continue;
@@ -406,9 +405,11 @@ resolve_mask_paths(struct rctx *r)
 			bool dir = strcmp(first, path) != 0;
 
 			if (r->rq->create_placeholders) {
-				int rc = dir ? mkdir(first, 0) : open(first, O_CREAT | O_EXCL |
-									O_WRONLY | O_CLOEXEC |
-									O_NOFOLLOW, 0);
+				int rc =
+				    dir ? mkdir(first, 0)
+					: open(first,
+					       O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
+					       0);
 
 				if (rc < 0)
 					return fail(r, "cannot create a placeholder to mask %s: %s",
@@ -418,9 +419,10 @@ resolve_mask_paths(struct rctx *r)
 				*ARENA_PUSH(r->a, r->plan->placeholders, r->plan->n_placeholders,
 					    r->cap_placeholders) = first;
 			}
-			add_mask(r, first, dir,
-				 arena_printf(r->a, "%s, missing: placeholder %s%s", reason, first,
-					      r->rq->create_placeholders ? "" : " created at launch"));
+			add_mask(
+			    r, first, dir,
+			    arena_printf(r->a, "%s, missing: placeholder %s%s", reason, first,
+					 r->rq->create_placeholders ? "" : " created at launch"));
 		}
 	}
 	return 0;
@@ -545,11 +547,11 @@ static void
 build_env(struct rctx *r)
 {
 	struct launch_env e = {
-		.scratch = r->plan->ctx.scratch,
-		.pwd = r->plan->policy->os_env.start_in_scratch.value ? r->plan->ctx.scratch
-								     : r->plan->workspace,
-		.extra = r->rq->extra_env,
-		.n_extra = r->rq->n_extra_env,
+	    .scratch = r->plan->ctx.scratch,
+	    .pwd = r->plan->policy->os_env.start_in_scratch.value ? r->plan->ctx.scratch
+								  : r->plan->workspace,
+	    .extra = r->rq->extra_env,
+	    .n_extra = r->rq->n_extra_env,
 	};
 
 	if (r->plan->policy->os_env.sandbox.n_egress) {
@@ -664,7 +666,8 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 		 * bwrap could not create its mount point in the read-only tmpfs. */
 		qsort(r.masks, r.n_masks, sizeof(r.masks[0]), cmp_mask);
 		for (size_t i = 0; i < r.n_masks; i++) {
-			if (j && r.masks[j - 1].is_dir && path_within(r.masks[i].path, r.masks[j - 1].path))
+			if (j && r.masks[j - 1].is_dir &&
+			    path_within(r.masks[i].path, r.masks[j - 1].path))
 				continue;
 			r.masks[j++] = r.masks[i];
 		}
@@ -684,10 +687,10 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 		 * only way out, to the proxy's socket in the scratch dir. */
 		*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = "--relay";
 		*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) =
-			rq->proxy_port ? rq->proxy_port : "{PORT}";
+		    rq->proxy_port ? rq->proxy_port : "{PORT}";
 		*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) =
-			rq->proxy_socket ? rq->proxy_socket
-					 : arena_printf(a, "%s/%s", rq->scratch, LAUNCH_PROXY_SOCKET);
+		    rq->proxy_socket ? rq->proxy_socket
+				     : arena_printf(a, "%s/%s", rq->scratch, LAUNCH_PROXY_SOCKET);
 	}
 	{
 		/* Resource limits: set by omnibox-init on itself, inherited by the agent. */
@@ -705,7 +708,7 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 				continue;
 			*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = rl[i].opt;
 			*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) =
-				arena_printf(a, "%llu", (unsigned long long)rl[i].v->value);
+			    arena_printf(a, "%llu", (unsigned long long)rl[i].v->value);
 		}
 	}
 

@@ -27,16 +27,16 @@ struct launch_request {
 	const char *init;	     /* host path of omnibox-init */
 	char *const *command;	     /* the agent's argv; NULL: the terminal's command */
 	size_t n_command;
-	char *const *environ;	     /* the launching environment */
-	bool create_placeholders;    /* a real launch (not --dry-run / --resolve) */
-	bool command_optional;	     /* --resolve without a command: print {COMMAND} */
-	int seccomp_fd, status_fd;   /* for the argv; -1 when not known */
+	char *const *environ;	   /* the launching environment */
+	bool create_placeholders;  /* a real launch (not --dry-run / --resolve) */
+	bool command_optional;	   /* --resolve without a command: print {COMMAND} */
+	int seccomp_fd, status_fd; /* for the argv; -1 when not known */
 
 	/* egress_rules: the relay's port inside the sandbox and the proxy's
 	 * socket; NULL when not chosen yet (--dry-run, --resolve). */
 	const char *proxy_port;
 	const char *proxy_socket;
-	char *const *extra_env;	     /* NAME=VALUE (credential placeholders) */
+	char *const *extra_env; /* NAME=VALUE (credential placeholders) */
 	size_t n_extra_env;
 };
 
@@ -44,16 +44,16 @@ struct launch_request {
 #define LAUNCH_PROXY_SOCKET "omnibox-proxy.sock"
 
 struct launch_plan {
-	struct policy *policy;	    /* the policy with canonical, absolute paths */
+	struct policy *policy; /* the policy with canonical, absolute paths */
 	struct bwrap_context ctx;
 	const char *workspace;
-	const char *exec_path;	    /* the command's canonical path */
-	char **argv;		    /* the command, argv[0] as given */
+	const char *exec_path; /* the command's canonical path */
+	char **argv;	       /* the command, argv[0] as given */
 	size_t argc;
-	char **env;		    /* NAME=VALUE, NULL-terminated */
-	const char **placeholders;  /* created for missing mask_paths; remove after */
+	char **env;		   /* NAME=VALUE, NULL-terminated */
+	const char **placeholders; /* created for missing mask_paths; remove after */
 	size_t n_placeholders;
-	const char **notes;	    /* things the user should know (scan overflow, ...) */
+	const char **notes; /* things the user should know (scan overflow, ...) */
 	size_t n_notes;
 };
 

@@ -63,28 +63,28 @@ struct options {
 };
 
 static const char usage_text[] =
-	"usage: omnibox-run [OPTIONS] AGENT.yaml [-- COMMAND [ARG...]]\n"
-	"\n"
-	"Run COMMAND (or a terminal of the agent) inside the sandbox its policy describes.\n"
-	"\n"
-	"      --terminal=NAME  run terminals.NAME: its command and arguments under its own\n"
-	"                       or the inherited os_env\n"
-	"      --cwd=DIR        the workspace (default: os_env.cwd, else the current directory)\n"
-	"      --dry-run        print the resolved launch (bwrap arguments, environment names)\n"
-	"                       and exit without running anything\n"
-	"      --egress-log=FILE  with egress_rules: append the proxy's decisions (one line\n"
-	"                       each, with the rule that matched) to FILE, not stderr\n"
-	"      --egress-hosts=FILE  the proxy resolves names through this hosts file\n"
-	"                       instead of /etc/hosts (before DNS), e.g. for tests\n"
-	"      --egress-ca=FILE the proxy verifies upstream servers against the CAs in\n"
-	"                       FILE (PEM) instead of the system store\n"
-	"  -q, --quiet          no warnings\n"
-	"      --version        print the version\n"
-	"      --help           print this help\n"
-	"\n"
-	"exit status: the command's own; 128+N if it was killed by signal N; 125 when\n"
-	"omnibox-run itself fails (invalid policy, missing bwrap, setup error), in which\n"
-	"case nothing ran.\n";
+    "usage: omnibox-run [OPTIONS] AGENT.yaml [-- COMMAND [ARG...]]\n"
+    "\n"
+    "Run COMMAND (or a terminal of the agent) inside the sandbox its policy describes.\n"
+    "\n"
+    "      --terminal=NAME  run terminals.NAME: its command and arguments under its own\n"
+    "                       or the inherited os_env\n"
+    "      --cwd=DIR        the workspace (default: os_env.cwd, else the current directory)\n"
+    "      --dry-run        print the resolved launch (bwrap arguments, environment names)\n"
+    "                       and exit without running anything\n"
+    "      --egress-log=FILE  with egress_rules: append the proxy's decisions (one line\n"
+    "                       each, with the rule that matched) to FILE, not stderr\n"
+    "      --egress-hosts=FILE  the proxy resolves names through this hosts file\n"
+    "                       instead of /etc/hosts (before DNS), e.g. for tests\n"
+    "      --egress-ca=FILE the proxy verifies upstream servers against the CAs in\n"
+    "                       FILE (PEM) instead of the system store\n"
+    "  -q, --quiet          no warnings\n"
+    "      --version        print the version\n"
+    "      --help           print this help\n"
+    "\n"
+    "exit status: the command's own; 128+N if it was killed by signal N; 125 when\n"
+    "omnibox-run itself fails (invalid policy, missing bwrap, setup error), in which\n"
+    "case nothing ran.\n";
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -104,19 +104,27 @@ die(const char *fmt, ...)
 static void
 parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_TERMINAL = 256, OPT_CWD, OPT_DRY, OPT_VERSION, OPT_HELP, OPT_EGRESS_LOG,
-	       OPT_EGRESS_HOSTS, OPT_EGRESS_CA };
+	enum {
+		OPT_TERMINAL = 256,
+		OPT_CWD,
+		OPT_DRY,
+		OPT_VERSION,
+		OPT_HELP,
+		OPT_EGRESS_LOG,
+		OPT_EGRESS_HOSTS,
+		OPT_EGRESS_CA
+	};
 	static const struct option longopts[] = {
-		{"terminal", required_argument, NULL, OPT_TERMINAL},
-		{"cwd", required_argument, NULL, OPT_CWD},
-		{"dry-run", no_argument, NULL, OPT_DRY},
-		{"egress-log", required_argument, NULL, OPT_EGRESS_LOG},
-		{"egress-hosts", required_argument, NULL, OPT_EGRESS_HOSTS},
-		{"egress-ca", required_argument, NULL, OPT_EGRESS_CA},
-		{"quiet", no_argument, NULL, 'q'},
-		{"version", no_argument, NULL, OPT_VERSION},
-		{"help", no_argument, NULL, OPT_HELP},
-		{NULL, 0, NULL, 0},
+	    {"terminal", required_argument, NULL, OPT_TERMINAL},
+	    {"cwd", required_argument, NULL, OPT_CWD},
+	    {"dry-run", no_argument, NULL, OPT_DRY},
+	    {"egress-log", required_argument, NULL, OPT_EGRESS_LOG},
+	    {"egress-hosts", required_argument, NULL, OPT_EGRESS_HOSTS},
+	    {"egress-ca", required_argument, NULL, OPT_EGRESS_CA},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"version", no_argument, NULL, OPT_VERSION},
+	    {"help", no_argument, NULL, OPT_HELP},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -364,7 +372,7 @@ static int
 run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *plan, int args_fd,
 	  int seccomp_fd, int status_pipe[2], const char *cgroup)
 {
-	static const int forward[] = {SIGINT,  SIGTERM,	 SIGHUP, SIGQUIT,
+	static const int forward[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,
 				      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 	struct event *evs[sizeof(forward) / sizeof(forward[0]) + 2];
 	struct run_state st = {0};
@@ -433,8 +441,9 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 		event_free(evs[i]);
 	free(argv);
 	if (!st.sandbox_pid) {
-		fprintf(stderr, "omnibox-run: bwrap could not set up the sandbox (status %d); "
-				"nothing ran\n",
+		fprintf(stderr,
+			"omnibox-run: bwrap could not set up the sandbox (status %d); "
+			"nothing ran\n",
 			exit_status_of(st.status));
 		return EXIT_SETUP;
 	}
@@ -463,7 +472,7 @@ placeholder_names(struct arena *a, const struct sandbox *sb, size_t *n)
 	for (size_t i = 0; i < sb->n_creds; i++)
 		for (size_t k = 0; k < sb->creds[i].env.n; k++)
 			*ARENA_PUSH(a, v, *n, cap) =
-				arena_printf(a, "%s=oa_cred_{RANDOM}", sb->creds[i].env.v[k].s);
+			    arena_printf(a, "%s=oa_cred_{RANDOM}", sb->creds[i].env.v[k].s);
 	return v;
 }
 
@@ -487,16 +496,17 @@ run_unsandboxed(const struct options *o, const struct policy *p, struct arena *a
 		ws = o->cwd;
 	else if (p->os_env.cwd.s)
 		ws = p->os_env.cwd_path.base == PATH_HOME
-			     ? arena_printf(a, "%s/%s", getenv("HOME") ? getenv("HOME") : "/",
-					    p->os_env.cwd_path.rel)
+			 ? arena_printf(a, "%s/%s", getenv("HOME") ? getenv("HOME") : "/",
+					p->os_env.cwd_path.rel)
 		     : p->os_env.cwd_path.base == PATH_ABSOLUTE
-			     ? p->os_env.cwd_path.symbolic
-			     : arena_printf(a, "%s/%s", launch_dir, p->os_env.cwd_path.rel);
+			 ? p->os_env.cwd_path.symbolic
+			 : arena_printf(a, "%s/%s", launch_dir, p->os_env.cwd_path.rel);
 	for (size_t i = 0; environ[i]; i++)
 		if (env_name_passes(&p->os_env.sandbox, environ[i]))
 			*ARENA_PUSH(a, env, n, cap) = environ[i];
 	for (size_t i = 0; t && i < t->n_env; i++)
-		*ARENA_PUSH(a, env, n, cap) = arena_printf(a, "%s=%s", t->env[i].key, t->env[i].value);
+		*ARENA_PUSH(a, env, n, cap) =
+		    arena_printf(a, "%s=%s", t->env[i].key, t->env[i].value);
 	*ARENA_PUSH(a, env, n, cap) = NULL;
 	if (o->n_command) {
 		cmd = o->command;
@@ -511,8 +521,9 @@ run_unsandboxed(const struct options *o, const struct policy *p, struct arena *a
 	if (chdir(ws) < 0)
 		die("the workspace %s: %s", ws, strerror(errno));
 	if (!o->quiet)
-		fprintf(stderr, "omnibox-run: sandbox type none: running %s without a sandbox, as "
-				"the policy says\n",
+		fprintf(stderr,
+			"omnibox-run: sandbox type none: running %s without a sandbox, as "
+			"the policy says\n",
 			cmd[0]);
 	if (o->dry_run) {
 		printf("# sandbox type none: %s runs unsandboxed in %s\n", cmd[0], ws);
@@ -650,7 +661,8 @@ main(int argc, char **argv)
 		if (strlen(rq.proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
 			if (!o.dry_run)
 				rmtree(scratch);
-			die("the proxy socket path %s is too long for a Unix socket; set TMPDIR to a "
+			die("the proxy socket path %s is too long for a Unix socket; set TMPDIR to "
+			    "a "
 			    "shorter directory",
 			    rq.proxy_socket);
 		}
@@ -661,7 +673,8 @@ main(int argc, char **argv)
 		} else if (sb->n_creds) {
 			/* Real secrets are read here, outside the sandbox, and only
 			 * placeholders go in. */
-			if (cred_prepare(a, sb, environ, home, scratch, &creds, err, sizeof(err)) < 0 ||
+			if (cred_prepare(a, sb, environ, home, scratch, &creds, err, sizeof(err)) <
+				0 ||
 			    cred_write_files(&creds, scratch, err, sizeof(err)) < 0) {
 				rmtree(scratch);
 				die("credential_proxy: %s; nothing ran", err);
@@ -719,15 +732,17 @@ main(int argc, char **argv)
 			cgroup = cgroup_create(a, l, why, sizeof(why));
 		if (l->present && !o.quiet) {
 			if (cgroup)
-				fprintf(stderr, "omnibox-run: limits: the sandbox runs in cgroup %s\n",
+				fprintf(stderr,
+					"omnibox-run: limits: the sandbox runs in cgroup %s\n",
 					cgroup);
 			if (!cgroup && l->processes.present)
-				fprintf(stderr, "omnibox-run: limits.processes is approximate: "
-						"RLIMIT_NPROC counts every process of the user (%s)\n",
+				fprintf(stderr,
+					"omnibox-run: limits.processes is approximate: "
+					"RLIMIT_NPROC counts every process of the user (%s)\n",
 					why);
 			if (!cgroup && l->cpu_rate.present)
-				fprintf(stderr, "omnibox-run: limits.cpu_rate is not enforced: %s\n",
-					why);
+				fprintf(stderr,
+					"omnibox-run: limits.cpu_rate is not enforced: %s\n", why);
 		}
 	}
 	base = event_base_new();

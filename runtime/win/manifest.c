@@ -22,30 +22,30 @@ struct flag_name {
  * process leave the job.
  */
 static const struct flag_name limit_names[] = {
-	{"KILL_ON_JOB_CLOSE", WINJOB_LIMIT_KILL_ON_JOB_CLOSE},
-	{"DIE_ON_UNHANDLED_EXCEPTION", WINJOB_LIMIT_DIE_ON_UNHANDLED_EXCEPTION},
-	{"ACTIVE_PROCESS", WINJOB_LIMIT_ACTIVE_PROCESS},
-	{"JOB_MEMORY", WINJOB_LIMIT_JOB_MEMORY},
-	{"JOB_TIME", WINJOB_LIMIT_JOB_TIME},
-	{NULL, 0},
+    {"KILL_ON_JOB_CLOSE", WINJOB_LIMIT_KILL_ON_JOB_CLOSE},
+    {"DIE_ON_UNHANDLED_EXCEPTION", WINJOB_LIMIT_DIE_ON_UNHANDLED_EXCEPTION},
+    {"ACTIVE_PROCESS", WINJOB_LIMIT_ACTIVE_PROCESS},
+    {"JOB_MEMORY", WINJOB_LIMIT_JOB_MEMORY},
+    {"JOB_TIME", WINJOB_LIMIT_JOB_TIME},
+    {NULL, 0},
 };
 
 static const struct flag_name ui_names[] = {
-	{"DESKTOP", WINJOB_UI_DESKTOP},
-	{"DISPLAYSETTINGS", WINJOB_UI_DISPLAYSETTINGS},
-	{"EXITWINDOWS", WINJOB_UI_EXITWINDOWS},
-	{"GLOBALATOMS", WINJOB_UI_GLOBALATOMS},
-	{"HANDLES", WINJOB_UI_HANDLES},
-	{"READCLIPBOARD", WINJOB_UI_READCLIPBOARD},
-	{"SYSTEMPARAMETERS", WINJOB_UI_SYSTEMPARAMETERS},
-	{"WRITECLIPBOARD", WINJOB_UI_WRITECLIPBOARD},
-	{NULL, 0},
+    {"DESKTOP", WINJOB_UI_DESKTOP},
+    {"DISPLAYSETTINGS", WINJOB_UI_DISPLAYSETTINGS},
+    {"EXITWINDOWS", WINJOB_UI_EXITWINDOWS},
+    {"GLOBALATOMS", WINJOB_UI_GLOBALATOMS},
+    {"HANDLES", WINJOB_UI_HANDLES},
+    {"READCLIPBOARD", WINJOB_UI_READCLIPBOARD},
+    {"SYSTEMPARAMETERS", WINJOB_UI_SYSTEMPARAMETERS},
+    {"WRITECLIPBOARD", WINJOB_UI_WRITECLIPBOARD},
+    {NULL, 0},
 };
 
 static const struct flag_name cpu_names[] = {
-	{"ENABLE", WINJOB_CPU_ENABLE},
-	{"HARD_CAP", WINJOB_CPU_HARD_CAP},
-	{NULL, 0},
+    {"ENABLE", WINJOB_CPU_ENABLE},
+    {"HARD_CAP", WINJOB_CPU_HARD_CAP},
+    {NULL, 0},
 };
 
 static const struct flag_name *const flag_sets[] = {limit_names, ui_names, cpu_names};
@@ -80,28 +80,28 @@ static const struct {
 	const char *name;
 	bool repeats;
 } keys[K_COUNT] = {
-	[K_VERSION] = {"version", false},
-	[K_POLICY] = {"policy", false},
-	[K_TERMINAL] = {"terminal", false},
-	[K_COMMAND] = {"command", false},
-	[K_ARG] = {"arg", true},
-	[K_JOB] = {"job", false},
-	[K_WORKSPACE] = {"workspace", false},
-	[K_START_IN_SCRATCH] = {"start_in_scratch", false},
-	[K_FORK] = {"fork", false},
-	[K_LIMIT_FLAGS] = {"limit_flags", false},
-	[K_JOB_MEMORY_LIMIT] = {"job_memory_limit", false},
-	[K_ACTIVE_PROCESS_LIMIT] = {"active_process_limit", false},
-	[K_PER_JOB_USER_TIME_LIMIT] = {"per_job_user_time_limit", false},
-	[K_CPU_RATE_CONTROL_FLAGS] = {"cpu_rate_control_flags", false},
-	[K_CPU_RATE] = {"cpu_rate", false},
-	[K_UI_RESTRICTIONS] = {"ui_restrictions", false},
-	[K_ENV_PASS] = {"env_pass", true},
-	[K_ENV_PASS_PREFIX] = {"env_pass_prefix", true},
-	[K_ENV_SCRATCH] = {"env_scratch", true},
-	[K_ENV_SET] = {"env_set", true},
-	[K_ENV_UNSET] = {"env_unset", true},
-	[K_NOT_ENFORCED] = {"not-enforced", true},
+    [K_VERSION] = {"version", false},
+    [K_POLICY] = {"policy", false},
+    [K_TERMINAL] = {"terminal", false},
+    [K_COMMAND] = {"command", false},
+    [K_ARG] = {"arg", true},
+    [K_JOB] = {"job", false},
+    [K_WORKSPACE] = {"workspace", false},
+    [K_START_IN_SCRATCH] = {"start_in_scratch", false},
+    [K_FORK] = {"fork", false},
+    [K_LIMIT_FLAGS] = {"limit_flags", false},
+    [K_JOB_MEMORY_LIMIT] = {"job_memory_limit", false},
+    [K_ACTIVE_PROCESS_LIMIT] = {"active_process_limit", false},
+    [K_PER_JOB_USER_TIME_LIMIT] = {"per_job_user_time_limit", false},
+    [K_CPU_RATE_CONTROL_FLAGS] = {"cpu_rate_control_flags", false},
+    [K_CPU_RATE] = {"cpu_rate", false},
+    [K_UI_RESTRICTIONS] = {"ui_restrictions", false},
+    [K_ENV_PASS] = {"env_pass", true},
+    [K_ENV_PASS_PREFIX] = {"env_pass_prefix", true},
+    [K_ENV_SCRATCH] = {"env_scratch", true},
+    [K_ENV_SET] = {"env_set", true},
+    [K_ENV_UNSET] = {"env_unset", true},
+    [K_NOT_ENFORCED] = {"not-enforced", true},
 };
 
 struct parser {
@@ -471,14 +471,17 @@ check_whole(struct parser *ps)
 		uint32_t flag;
 		const char *flag_name;
 	} limits[] = {
-		{K_ACTIVE_PROCESS_LIMIT, WINJOB_LIMIT_ACTIVE_PROCESS, "ACTIVE_PROCESS"},
-		{K_JOB_MEMORY_LIMIT, WINJOB_LIMIT_JOB_MEMORY, "JOB_MEMORY"},
-		{K_PER_JOB_USER_TIME_LIMIT, WINJOB_LIMIT_JOB_TIME, "JOB_TIME"},
+	    {K_ACTIVE_PROCESS_LIMIT, WINJOB_LIMIT_ACTIVE_PROCESS, "ACTIVE_PROCESS"},
+	    {K_JOB_MEMORY_LIMIT, WINJOB_LIMIT_JOB_MEMORY, "JOB_MEMORY"},
+	    {K_PER_JOB_USER_TIME_LIMIT, WINJOB_LIMIT_JOB_TIME, "JOB_TIME"},
 	};
 	static const enum key required[] = {K_VERSION, K_JOB, K_WORKSPACE, K_START_IN_SCRATCH};
-	static const enum key job_only[] = {K_LIMIT_FLAGS,	   K_JOB_MEMORY_LIMIT,
-					    K_ACTIVE_PROCESS_LIMIT,   K_PER_JOB_USER_TIME_LIMIT,
-					    K_CPU_RATE_CONTROL_FLAGS, K_CPU_RATE,
+	static const enum key job_only[] = {K_LIMIT_FLAGS,
+					    K_JOB_MEMORY_LIMIT,
+					    K_ACTIVE_PROCESS_LIMIT,
+					    K_PER_JOB_USER_TIME_LIMIT,
+					    K_CPU_RATE_CONTROL_FLAGS,
+					    K_CPU_RATE,
 					    K_UI_RESTRICTIONS};
 
 	ps->line = 0;
@@ -518,8 +521,8 @@ check_whole(struct parser *ps)
 		ps->line = ps->seen[K_CPU_RATE_CONTROL_FLAGS];
 		return fail(ps, "cpu_rate_control_flags without cpu_rate");
 	}
-	if (ps->seen[K_CPU_RATE] && m->cpu_rate_control_flags !=
-					    (WINJOB_CPU_ENABLE | WINJOB_CPU_HARD_CAP)) {
+	if (ps->seen[K_CPU_RATE] &&
+	    m->cpu_rate_control_flags != (WINJOB_CPU_ENABLE | WINJOB_CPU_HARD_CAP)) {
 		ps->line = ps->seen[K_CPU_RATE];
 		return fail(ps, "cpu_rate needs cpu_rate_control_flags = ENABLE|HARD_CAP");
 	}

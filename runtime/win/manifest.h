@@ -23,14 +23,14 @@ struct manifest_strs {
 };
 
 struct manifest {
-	char *policy;	   /* the policy file's base name (informational) */
-	char *terminal;	   /* the terminal the manifest was compiled for, or NULL */
-	char *command;	   /* that terminal's command, or NULL */
+	char *policy;	/* the policy file's base name (informational) */
+	char *terminal; /* the terminal the manifest was compiled for, or NULL */
+	char *command;	/* that terminal's command, or NULL */
 	struct manifest_strs args;
-	bool job;	   /* false: `job = none`, the policy's explicit opt-out */
-	char *workspace;   /* "{LAUNCH}", "{HOME}", either + "/rel", or "/abs" */
+	bool job;	 /* false: `job = none`, the policy's explicit opt-out */
+	char *workspace; /* "{LAUNCH}", "{HOME}", either + "/rel", or "/abs" */
 	bool start_in_scratch;
-	bool fork;	   /* os_env.fork: not supported, the launch is refused */
+	bool fork;	      /* os_env.fork: not supported, the launch is refused */
 	uint32_t limit_flags; /* WINJOB_LIMIT_* */
 	uint32_t active_process_limit;
 	uint64_t job_memory_limit;	  /* bytes */

@@ -57,7 +57,7 @@
 
 _Static_assert(WINJOB_LIMIT_KILL_ON_JOB_CLOSE == JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, "flag");
 _Static_assert(WINJOB_LIMIT_DIE_ON_UNHANDLED_EXCEPTION ==
-		       JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION,
+		   JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION,
 	       "flag");
 _Static_assert(WINJOB_LIMIT_ACTIVE_PROCESS == JOB_OBJECT_LIMIT_ACTIVE_PROCESS, "flag");
 _Static_assert(WINJOB_LIMIT_JOB_MEMORY == JOB_OBJECT_LIMIT_JOB_MEMORY, "flag");
@@ -74,19 +74,19 @@ _Static_assert(WINJOB_CPU_ENABLE == JOB_OBJECT_CPU_RATE_CONTROL_ENABLE, "flag");
 _Static_assert(WINJOB_CPU_HARD_CAP == JOB_OBJECT_CPU_RATE_CONTROL_HARD_CAP, "flag");
 
 static const char usage_text[] =
-	"usage: omnibox-run.exe [--dry-run] [-q] MANIFEST [-- COMMAND [ARG...]]\n"
-	"\n"
-	"Run COMMAND inside the Job Object that MANIFEST (omnibox-compile --target=windows\n"
-	"--emit=winjob) describes.  Without COMMAND, the manifest's terminal command runs.\n"
-	"\n"
-	"      --dry-run   print every value the launch would pass to SetInformationJobObject,\n"
-	"                  the command line and the environment names, and exit\n"
-	"  -q, --quiet     no notices (settings the job does not enforce, type none)\n"
-	"      --version   print the version\n"
-	"      --help      print this help\n"
-	"\n"
-	"exit status: the command's own; 125 when omnibox-run.exe itself fails (bad\n"
-	"manifest, job setup), in which case the command was stopped before it ran.\n";
+    "usage: omnibox-run.exe [--dry-run] [-q] MANIFEST [-- COMMAND [ARG...]]\n"
+    "\n"
+    "Run COMMAND inside the Job Object that MANIFEST (omnibox-compile --target=windows\n"
+    "--emit=winjob) describes.  Without COMMAND, the manifest's terminal command runs.\n"
+    "\n"
+    "      --dry-run   print every value the launch would pass to SetInformationJobObject,\n"
+    "                  the command line and the environment names, and exit\n"
+    "  -q, --quiet     no notices (settings the job does not enforce, type none)\n"
+    "      --version   print the version\n"
+    "      --help      print this help\n"
+    "\n"
+    "exit status: the command's own; 125 when omnibox-run.exe itself fails (bad\n"
+    "manifest, job setup), in which case the command was stopped before it ran.\n";
 
 /* The job's settings, built once: the launch passes them, --dry-run prints them. */
 struct job_settings {
@@ -144,8 +144,8 @@ win_strerror(DWORD e)
 	DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL,
 				 e, 0, buf, sizeof(buf) - 32, NULL);
 
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' ||
-		     buf[n - 1] == '.'))
+	while (n &&
+	       (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '.'))
 		n--;
 	snprintf(buf + n, sizeof(buf) - n, "%s(error %lu)", n ? " " : "", (unsigned long)e);
 	return buf;
@@ -312,8 +312,8 @@ read_manifest(struct launch *l)
 	if (size.QuadPart > MANIFEST_MAX)
 		die("%s: larger than %u bytes: not a manifest", path, MANIFEST_MAX);
 	text = xcalloc((size_t)size.QuadPart + 1, 1);
-	if (size.QuadPart && (!ReadFile(f, text, (DWORD)size.QuadPart, &got, NULL) ||
-			      got != (DWORD)size.QuadPart))
+	if (size.QuadPart &&
+	    (!ReadFile(f, text, (DWORD)size.QuadPart, &got, NULL) || got != (DWORD)size.QuadPart))
 		die("%s: %s", path, win_strerror(GetLastError()));
 	CloseHandle(f);
 	if (manifest_parse(text, got, &l->m, &err) < 0) {
@@ -428,8 +428,7 @@ owner_only_descriptor(void)
 	sddl[sizeof(sddl) / sizeof(sddl[0]) - 1] = L'\0';
 	LocalFree(sid);
 	free(user);
-	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &sd,
-								  NULL))
+	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl, SDDL_REVISION_1, &sd, NULL))
 		die("ConvertStringSecurityDescriptorToSecurityDescriptor: %s",
 		    win_strerror(GetLastError()));
 	return sd;
@@ -606,7 +605,7 @@ start_janitor(struct launch *l)
 	si.lpAttributeList = attrs;
 	if (!CreateProcessW(exe, line, NULL, NULL, TRUE,
 			    DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP |
-				    EXTENDED_STARTUPINFO_PRESENT,
+				EXTENDED_STARTUPINFO_PRESENT,
 			    NULL, NULL, &si.StartupInfo, &pi))
 		die("cannot start the cleanup process: %s", win_strerror(GetLastError()));
 	CloseHandle(pi.hThread);
@@ -949,8 +948,8 @@ inherit_std_handles(struct inherit *in, STARTUPINFOEXW *si)
 	InitializeProcThreadAttributeList(NULL, 1, 0, &size);
 	in->attrs = xcalloc(1, size);
 	if (!InitializeProcThreadAttributeList(in->attrs, 1, 0, &size) ||
-	    !UpdateProcThreadAttribute(in->attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST,
-				       in->handles, in->n * sizeof(HANDLE), NULL, NULL))
+	    !UpdateProcThreadAttribute(in->attrs, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, in->handles,
+				       in->n * sizeof(HANDLE), NULL, NULL))
 		die("the handle list of the agent: %s", win_strerror(GetLastError()));
 	si->lpAttributeList = in->attrs;
 }

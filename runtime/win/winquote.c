@@ -21,8 +21,7 @@ needs_quotes(const wchar_t *arg)
 	if (!*arg)
 		return 1; /* an empty argument vanishes unless it is "" */
 	for (; *arg; arg++)
-		if (*arg == L' ' || *arg == L'\t' || *arg == L'\n' || *arg == L'\v' ||
-		    *arg == L'"')
+		if (*arg == L' ' || *arg == L'\t' || *arg == L'\n' || *arg == L'\v' || *arg == L'"')
 			return 1;
 	return 0;
 }

@@ -66,7 +66,7 @@ has_line(const char *out, const char *line)
 		struct run r_ = compile(yaml);                                                     \
 		cr_expect_null(r_.policy, "compiled, but expected: %s", expected);                 \
 		cr_expect(has_line(r_.diags, "t.yaml:" expected),                                  \
-			  "expected the diagnostic\n  t.yaml:%s\ngot:\n%s", expected, r_.diags);    \
+			  "expected the diagnostic\n  t.yaml:%s\ngot:\n%s", expected, r_.diags);   \
 		run_free(&r_);                                                                     \
 	} while (0)
 
@@ -76,7 +76,7 @@ has_line(const char *out, const char *line)
 		struct run r_ = compile(yaml);                                                     \
 		cr_expect_not_null(r_.policy, "failed to compile:\n%s", r_.diags);                 \
 		cr_expect(has_line(r_.diags, "t.yaml:" expected),                                  \
-			  "expected the warning\n  t.yaml:%s\ngot:\n%s", expected, r_.diags);       \
+			  "expected the warning\n  t.yaml:%s\ngot:\n%s", expected, r_.diags);      \
 		run_free(&r_);                                                                     \
 	} while (0)
 
@@ -159,7 +159,8 @@ Test(types, booleans_are_only_true_and_false)
 
 Test(types, booleans_accept_any_case)
 {
-	struct run r = compile(SB "    allow_network: FALSE\n    cwd_hidden_scan_recursive: True\n");
+	struct run r =
+	    compile(SB "    allow_network: FALSE\n    cwd_hidden_scan_recursive: True\n");
 
 	cr_assert_not_null(r.policy, "%s", r.diags);
 	cr_expect_eq(r.policy->os_env.sandbox.allow_network.value, false);
@@ -205,12 +206,14 @@ Test(types, strings_must_be_strings_and_non_empty)
 
 Test(types, integers_are_checked_for_type_and_range)
 {
-	expect_error(SB "    cwd_hidden_scan_max_entries: 0\n",
-		     "3:34: error: os_env.sandbox.cwd_hidden_scan_max_entries must be between 1 and "
-		     "4294967295, got 0");
-	expect_error(SB "    cwd_hidden_scan_max_entries: -5\n",
-		     "3:34: error: os_env.sandbox.cwd_hidden_scan_max_entries must be between 1 and "
-		     "4294967295, got -5");
+	expect_error(
+	    SB "    cwd_hidden_scan_max_entries: 0\n",
+	    "3:34: error: os_env.sandbox.cwd_hidden_scan_max_entries must be between 1 and "
+	    "4294967295, got 0");
+	expect_error(
+	    SB "    cwd_hidden_scan_max_entries: -5\n",
+	    "3:34: error: os_env.sandbox.cwd_hidden_scan_max_entries must be between 1 and "
+	    "4294967295, got -5");
 	expect_error(SB "    cwd_hidden_scan_max_entries: \"100\"\n",
 		     "3:34: error: os_env.sandbox.cwd_hidden_scan_max_entries must be an integer, "
 		     "got the string '100'");
@@ -300,12 +303,12 @@ Test(sandbox, type_values)
 		const char *text;
 		enum sandbox_type type;
 	} cases[] = {
-		{"auto", SANDBOX_AUTO},
-		{"none", SANDBOX_NONE},
-		{"null", SANDBOX_NONE},
-		{"linux_bwrap", SANDBOX_LINUX_BWRAP},
-		{"darwin_seatbelt", SANDBOX_DARWIN_SEATBELT},
-		{"windows_jobobject", SANDBOX_WINDOWS_JOBOBJECT},
+	    {"auto", SANDBOX_AUTO},
+	    {"none", SANDBOX_NONE},
+	    {"null", SANDBOX_NONE},
+	    {"linux_bwrap", SANDBOX_LINUX_BWRAP},
+	    {"darwin_seatbelt", SANDBOX_DARWIN_SEATBELT},
+	    {"windows_jobobject", SANDBOX_WINDOWS_JOBOBJECT},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -330,7 +333,8 @@ Test(sandbox, type_values)
 
 Test(sandbox, paths_are_symbolic_and_deduplicated)
 {
-	struct run r = compile(SB "    write_paths: [., ./, src/, ./src, \"~\", ~/x/../y, /opt//a/]\n");
+	struct run r =
+	    compile(SB "    write_paths: [., ./, src/, ./src, \"~\", ~/x/../y, /opt//a/]\n");
 	const struct ir_pathlist *w;
 
 	cr_assert_not_null(r.policy, "%s", r.diags);
@@ -349,9 +353,10 @@ Test(sandbox, paths_are_symbolic_and_deduplicated)
 
 Test(sandbox, tilde_user_is_refused)
 {
-	expect_error(SB "    read_paths: [~bob/x]\n",
-		     "3:18: error: os_env.sandbox.read_paths[0] '~bob/x': only '~' and '~/...' name "
-		     "the home directory; write the absolute path");
+	expect_error(
+	    SB "    read_paths: [~bob/x]\n",
+	    "3:18: error: os_env.sandbox.read_paths[0] '~bob/x': only '~' and '~/...' name "
+	    "the home directory; write the absolute path");
 }
 
 Test(sandbox, dollar_in_a_path_is_literal_with_a_warning)
@@ -363,18 +368,21 @@ Test(sandbox, dollar_in_a_path_is_literal_with_a_warning)
 
 Test(sandbox, broad_grants_are_warned_about)
 {
-	expect_warning(SB "    read_paths: [/]\n",
-		       "3:18: warning: os_env.sandbox.read_paths[0] '/' grants the whole file system "
-		       "(dotfiles are still masked)");
+	expect_warning(
+	    SB "    read_paths: [/]\n",
+	    "3:18: warning: os_env.sandbox.read_paths[0] '/' grants the whole file system "
+	    "(dotfiles are still masked)");
 	expect_warning(SB "    write_paths: [\"~\"]\n",
 		       "3:19: warning: os_env.sandbox.write_paths[0] '~' grants the whole home "
 		       "directory (dotfiles are still masked)");
-	expect_warning(SB "    read_paths: [/home/]\n",
-		       "3:18: warning: os_env.sandbox.read_paths[0] '/home/' grants every user's home "
-		       "directory (dotfiles are still masked)");
-	expect_warning(SB "    write_files: [~/..]\n",
-		       "3:19: warning: os_env.sandbox.write_files[0] '~/..' grants a directory above "
-		       "the home directory (dotfiles are still masked)");
+	expect_warning(
+	    SB "    read_paths: [/home/]\n",
+	    "3:18: warning: os_env.sandbox.read_paths[0] '/home/' grants every user's home "
+	    "directory (dotfiles are still masked)");
+	expect_warning(
+	    SB "    write_files: [~/..]\n",
+	    "3:19: warning: os_env.sandbox.write_files[0] '~/..' grants a directory above "
+	    "the home directory (dotfiles are still masked)");
 }
 
 Test(sandbox, cwd_allow_hidden_entries_are_single_names)
@@ -391,9 +399,10 @@ Test(sandbox, cwd_allow_hidden_entries_are_single_names)
 	expect_error(SB "    cwd_allow_hidden: ['a\\b']\n",
 		     "3:24: error: os_env.sandbox.cwd_allow_hidden[0] must be a single file name "
 		     "like '.git', not 'a\\b'");
-	expect_warning(SB "    cwd_allow_hidden: [venv]\n",
-		       "3:24: warning: os_env.sandbox.cwd_allow_hidden[0] 'venv' does not start with "
-		       "'.', so it never matches a dotfile");
+	expect_warning(
+	    SB "    cwd_allow_hidden: [venv]\n",
+	    "3:24: warning: os_env.sandbox.cwd_allow_hidden[0] 'venv' does not start with "
+	    "'.', so it never matches a dotfile");
 }
 
 Test(sandbox, an_explicit_allow_hidden_list_replaces_the_default)
@@ -427,9 +436,10 @@ Test(sandbox, env_names_are_checked)
 
 Test(sandbox, network_off_needs_a_sandbox)
 {
-	expect_error(SB "    type: none\n    allow_network: false\n",
-		     "4:20: error: os_env.sandbox.allow_network: false cannot be enforced without a "
-		     "sandbox (type is none)");
+	expect_error(
+	    SB "    type: none\n    allow_network: false\n",
+	    "4:20: error: os_env.sandbox.allow_network: false cannot be enforced without a "
+	    "sandbox (type is none)");
 }
 
 Test(sandbox, grants_without_a_sandbox_are_warned_about)
@@ -457,8 +467,9 @@ Test(egress, rule_errors_point_inside_the_scalar)
 
 Test(egress, rules_are_parsed_in_source_order_and_deduplicated)
 {
-	struct run r = compile(SB "    egress_rules:\n      - \"GET a.com/x\"\n      - \"* *.B.com\"\n"
-				  "      - \"get A.COM/x\"\n");
+	struct run r =
+	    compile(SB "    egress_rules:\n      - \"GET a.com/x\"\n      - \"* *.B.com\"\n"
+		       "      - \"get A.COM/x\"\n");
 	const struct sandbox *sb;
 
 	cr_assert_not_null(r.policy, "%s", r.diags);
@@ -475,19 +486,22 @@ Test(egress, rules_are_parsed_in_source_order_and_deduplicated)
 
 Test(egress, an_empty_list_is_a_warning)
 {
-	expect_warning(SB "    egress_rules: []\n",
-		       "3:19: warning: os_env.sandbox.egress_rules is empty: no HTTP filtering, the "
-		       "network follows allow_network");
+	expect_warning(
+	    SB "    egress_rules: []\n",
+	    "3:19: warning: os_env.sandbox.egress_rules is empty: no HTTP filtering, the "
+	    "network follows allow_network");
 }
 
 Test(egress, rules_need_a_hardened_backend)
 {
-	expect_error(SB "    type: none\n    egress_rules: [GET x.com]\n",
-		     "4:5: error: os_env.sandbox.egress_rules need a linux_bwrap or darwin_seatbelt "
-		     "sandbox, not none");
-	expect_error(SB "    type: windows_jobobject\n    egress_rules: [GET x.com]\n",
-		     "4:5: error: os_env.sandbox.egress_rules need a linux_bwrap or darwin_seatbelt "
-		     "sandbox, not windows_jobobject");
+	expect_error(
+	    SB "    type: none\n    egress_rules: [GET x.com]\n",
+	    "4:5: error: os_env.sandbox.egress_rules need a linux_bwrap or darwin_seatbelt "
+	    "sandbox, not none");
+	expect_error(
+	    SB "    type: windows_jobobject\n    egress_rules: [GET x.com]\n",
+	    "4:5: error: os_env.sandbox.egress_rules need a linux_bwrap or darwin_seatbelt "
+	    "sandbox, not windows_jobobject");
 }
 
 Test(egress, rule_entries_must_be_strings)
@@ -502,12 +516,14 @@ Test(egress, rule_entries_must_be_strings)
 
 Test(credentials, need_egress_rules_and_a_hardened_backend)
 {
-	expect_error(SB "    credential_proxy:\n      - {type: https_bearer, target: a.com, source: "
-			"{env: T}}\n",
+	expect_error(SB
+		     "    credential_proxy:\n      - {type: https_bearer, target: a.com, source: "
+		     "{env: T}}\n",
 		     "3:5: error: os_env.sandbox.credential_proxy needs a non-empty egress_rules "
 		     "list: the egress proxy is what swaps the credentials in");
-	expect_error(SB "    type: none\n    credential_proxy:\n      - {type: https_bearer, target: "
-			"a.com, source: {env: T}}\n",
+	expect_error(SB
+		     "    type: none\n    credential_proxy:\n      - {type: https_bearer, target: "
+		     "a.com, source: {env: T}}\n",
 		     "4:5: error: os_env.sandbox.credential_proxy needs a linux_bwrap or "
 		     "darwin_seatbelt sandbox, not none");
 	expect_error(SB "    credential_proxy: []\n",
@@ -532,16 +548,19 @@ Test(credentials, type_is_required_and_known)
 
 Test(credentials, source_has_exactly_one_origin)
 {
-	expect_error(CRED "      - {type: https_bearer, target: a.example.com}\n",
-		     "5:9: error: os_env.sandbox.credential_proxy[0] needs a 'source' ({env: NAME}, "
-		     "{file: PATH} or {command: CMD})");
-	expect_error(CRED "      - {type: https_bearer, target: a.example.com, source: {env: T, "
-			  "command: c}}\n",
-		     "5:61: error: os_env.sandbox.credential_proxy[0].source must set exactly one of "
-		     "env, file or command");
-	expect_error(CRED "      - {type: https_bearer, target: a.example.com, source: {}}\n",
-		     "5:61: error: os_env.sandbox.credential_proxy[0].source must set exactly one of "
-		     "env, file or command");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: a.example.com}\n",
+	    "5:9: error: os_env.sandbox.credential_proxy[0] needs a 'source' ({env: NAME}, "
+	    "{file: PATH} or {command: CMD})");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: a.example.com, source: {env: T, "
+		 "command: c}}\n",
+	    "5:61: error: os_env.sandbox.credential_proxy[0].source must set exactly one of "
+	    "env, file or command");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: a.example.com, source: {}}\n",
+	    "5:61: error: os_env.sandbox.credential_proxy[0].source must set exactly one of "
+	    "env, file or command");
 	expect_error(CRED "      - {type: https_bearer, target: a.example.com, source: {env: "
 			  "A-B}}\n",
 		     "5:67: error: os_env.sandbox.credential_proxy[0].source.env: 'A-B' is not an "
@@ -549,55 +568,63 @@ Test(credentials, source_has_exactly_one_origin)
 	expect_error(CRED "      - {type: https_bearer, target: a.example.com, source: {file: "
 			  "\"\"}}\n",
 		     "5:68: error: os_env.sandbox.credential_proxy[0].source.file is empty");
-	expect_error(CRED "      - {type: https_bearer, target: a.example.com, source: env}\n",
-		     "5:61: error: os_env.sandbox.credential_proxy[0].source must be a mapping, got "
-		     "the string 'env'");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: a.example.com, source: env}\n",
+	    "5:61: error: os_env.sandbox.credential_proxy[0].source must be a mapping, got "
+	    "the string 'env'");
 }
 
 Test(credentials, targets_are_exact_hosts)
 {
-	expect_error(CRED "      - {type: https_bearer, target: \"*.example.com\", source: {env: T}}\n",
-		     "5:39: error: os_env.sandbox.credential_proxy[0].target: a credential binds to "
-		     "an exact host, not a wildcard");
-	expect_error(CRED "      - {type: https_bearer, target: a.example.com:8443, source: {env: "
-			  "T}}\n",
-		     "5:51: error: os_env.sandbox.credential_proxy[0].target: invalid character ':' "
-		     "in host (ports are not part of a binding)");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: \"*.example.com\", source: {env: T}}\n",
+	    "5:39: error: os_env.sandbox.credential_proxy[0].target: a credential binds to "
+	    "an exact host, not a wildcard");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: a.example.com:8443, source: {env: "
+		 "T}}\n",
+	    "5:51: error: os_env.sandbox.credential_proxy[0].target: invalid character ':' "
+	    "in host (ports are not part of a binding)");
 	expect_error(CRED "      - {type: https_bearer, target: \"https://a.example.com\", source: "
 			  "{env: T}}\n",
 		     "5:39: error: os_env.sandbox.credential_proxy[0].target: write the host "
 		     "without a scheme ('https://')");
-	expect_error(CRED "      - {type: https_bearer, target: a..example.com, source: {env: T}}\n",
+	expect_error(CRED
+		     "      - {type: https_bearer, target: a..example.com, source: {env: T}}\n",
 		     "5:38: error: os_env.sandbox.credential_proxy[0].target: 'a..example.com' is "
 		     "not a host name");
 	expect_error(CRED "      - {type: https_bearer, source: {env: T}}\n",
 		     "5:9: error: os_env.sandbox.credential_proxy[0] needs a 'target' host or a "
 		     "'targets' list");
-	expect_error(CRED "      - {type: https_bearer, target: a.example.com, targets: [b.example.com], "
-			  "source: {env: T}}\n",
-		     "5:62: error: os_env.sandbox.credential_proxy[0]: give 'target' or 'targets', "
-		     "not both");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: a.example.com, targets: [b.example.com], "
+		 "source: {env: T}}\n",
+	    "5:62: error: os_env.sandbox.credential_proxy[0]: give 'target' or 'targets', "
+	    "not both");
 	expect_error(CRED "      - {type: https_bearer, targets: [], source: {env: T}}\n",
 		     "5:39: error: os_env.sandbox.credential_proxy[0].targets is empty");
 }
 
 Test(credentials, hosts_are_bound_once_and_reachable)
 {
-	expect_error(CRED "      - {type: https_bearer, target: a.example.com, source: {env: T}}\n"
-			  "      - {type: git_https, target: A.example.com/repo.git, source: {env: "
-			  "U}}\n",
-		     "6:35: error: host 'a.example.com' is already bound to a credential at line 5");
-	expect_error(CRED "      - {type: https_bearer, target: other.org, source: {env: T}}\n",
-		     "5:38: error: credential host 'other.org' is not allowed by any egress rule, so "
-		     "the credential could never be used");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: a.example.com, source: {env: T}}\n"
+		 "      - {type: git_https, target: A.example.com/repo.git, source: {env: "
+		 "U}}\n",
+	    "6:35: error: host 'a.example.com' is already bound to a credential at line 5");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: other.org, source: {env: T}}\n",
+	    "5:38: error: credential host 'other.org' is not allowed by any egress rule, so "
+	    "the credential could never be used");
 }
 
 Test(credentials, per_type_fields)
 {
-	expect_error(CRED "      - {type: git_https, target: a.example.com, source: {env: T}, env: "
-			  "E}\n",
-		     "5:73: error: os_env.sandbox.credential_proxy[0]: git_https does not take 'env' "
-		     "(only https_bearer and https_basic do)");
+	expect_error(
+	    CRED "      - {type: git_https, target: a.example.com, source: {env: T}, env: "
+		 "E}\n",
+	    "5:73: error: os_env.sandbox.credential_proxy[0]: git_https does not take 'env' "
+	    "(only https_bearer and https_basic do)");
 	expect_error(CRED "      - {type: https_bearer, target: a.example.com, source: {env: T}, "
 			  "username: u}\n",
 		     "5:81: error: os_env.sandbox.credential_proxy[0]: https_bearer does not take "
@@ -613,27 +640,31 @@ Test(credentials, per_type_fields)
 		     "5:42: error: os_env.sandbox.credential_proxy[0].profiles is empty");
 	expect_error(CRED "      - {type: databricks_cli, profiles: [a, a]}\n",
 		     "5:46: error: os_env.sandbox.credential_proxy[0].profiles lists 'a' twice");
-	expect_error(CRED "      - {type: databricks_cli, profiles: [a], default: b}\n",
-		     "5:56: error: os_env.sandbox.credential_proxy[0].default 'b' is not one of its "
-		     "profiles");
-	expect_error(CRED "      - {type: databricks_cli, profiles: [a], target: a.example.com}\n",
-		     "5:55: error: os_env.sandbox.credential_proxy[0]: databricks_cli does not take "
-		     "'target'");
+	expect_error(
+	    CRED "      - {type: databricks_cli, profiles: [a], default: b}\n",
+	    "5:56: error: os_env.sandbox.credential_proxy[0].default 'b' is not one of its "
+	    "profiles");
+	expect_error(
+	    CRED "      - {type: databricks_cli, profiles: [a], target: a.example.com}\n",
+	    "5:55: error: os_env.sandbox.credential_proxy[0]: databricks_cli does not take "
+	    "'target'");
 }
 
 Test(credentials, gh_and_databricks_are_refused_on_seatbelt)
 {
-	expect_error(SB "    type: darwin_seatbelt\n    egress_rules: [\"* *.github.com/**\"]\n"
-			"    credential_proxy:\n      - {type: gh_basic, source: {env: T}}\n",
-		     "6:9: error: credential type gh_basic cannot be used with darwin_seatbelt: its "
-		     "clients ignore SSL_CERT_FILE on macOS");
+	expect_error(
+	    SB "    type: darwin_seatbelt\n    egress_rules: [\"* *.github.com/**\"]\n"
+	       "    credential_proxy:\n      - {type: gh_basic, source: {env: T}}\n",
+	    "6:9: error: credential type gh_basic cannot be used with darwin_seatbelt: its "
+	    "clients ignore SSL_CERT_FILE on macOS");
 }
 
 Test(credentials, gh_basic_defaults_to_the_github_hosts)
 {
-	struct run r = compile(SB "    egress_rules: [\"* github.com\", \"* api.github.com\"]\n"
-				  "    credential_proxy:\n      - {type: gh_basic, source: {command: gh "
-				  "auth token}}\n");
+	struct run r =
+	    compile(SB "    egress_rules: [\"* github.com\", \"* api.github.com\"]\n"
+		       "    credential_proxy:\n      - {type: gh_basic, source: {command: gh "
+		       "auth token}}\n");
 	const struct credential *cr;
 
 	cr_assert_not_null(r.policy, "%s", r.diags);
@@ -650,13 +681,15 @@ Test(credentials, gh_basic_defaults_to_the_github_hosts)
 	run_free(&r);
 }
 
-/* ---- limits ------------------------------------------------------------------------------------ */
+/* ---- limits ------------------------------------------------------------------------------------
+ */
 
 Test(limits, units_are_strict)
 {
-	expect_error(SB "    limits: {memory: 512}\n",
-		     "3:22: error: os_env.sandbox.limits.memory needs a unit (512MiB, 2GiB; KiB MiB "
-		     "GiB TiB or KB MB GB TB)");
+	expect_error(
+	    SB "    limits: {memory: 512}\n",
+	    "3:22: error: os_env.sandbox.limits.memory needs a unit (512MiB, 2GiB; KiB MiB "
+	    "GiB TiB or KB MB GB TB)");
 	expect_error(SB "    limits: {memory: 512mb}\n",
 		     "3:25: error: os_env.sandbox.limits.memory: unknown unit 'mb' (512MiB, 2GiB; "
 		     "KiB MiB GiB TiB or KB MB GB TB)");
@@ -674,16 +707,18 @@ Test(limits, units_are_strict)
 		     "2GiB; KiB MiB GiB TiB or KB MB GB TB, got the boolean true");
 	expect_error(SB "    limits: {cpu_time: 90}\n",
 		     "3:24: error: os_env.sandbox.limits.cpu_time needs a unit (90s, 10m, 2h)");
-	expect_error(SB "    limits: {cpu_time: 1d}\n",
-		     "3:25: error: os_env.sandbox.limits.cpu_time: unknown unit 'd' (90s, 10m, 2h)");
+	expect_error(
+	    SB "    limits: {cpu_time: 1d}\n",
+	    "3:25: error: os_env.sandbox.limits.cpu_time: unknown unit 'd' (90s, 10m, 2h)");
 	expect_error(SB "    limits: {cpu_rate: 50}\n",
 		     "3:24: error: os_env.sandbox.limits.cpu_rate needs a unit (50%)");
 	expect_error(SB "    limits: {cpu_rate: 101%}\n",
 		     "3:24: error: os_env.sandbox.limits.cpu_rate must be between 1% and 100%, got "
 		     "101%");
-	expect_error(SB "    limits: {processes: 0}\n",
-		     "3:25: error: os_env.sandbox.limits.processes must be between 1 and 4194304, got "
-		     "0");
+	expect_error(
+	    SB "    limits: {processes: 0}\n",
+	    "3:25: error: os_env.sandbox.limits.processes must be between 1 and 4194304, got "
+	    "0");
 	expect_error(SB "    limits: {open_files: lots}\n",
 		     "3:26: error: os_env.sandbox.limits.open_files must be an integer, got the "
 		     "string 'lots'");
@@ -695,8 +730,9 @@ Test(limits, units_are_strict)
 
 Test(limits, values_are_normalised)
 {
-	struct run r = compile(SB "    limits: {memory: 2GiB, processes: 64, cpu_time: 10m, cpu_rate: "
-				  "50%, open_files: 1024}\n");
+	struct run r =
+	    compile(SB "    limits: {memory: 2GiB, processes: 64, cpu_time: 10m, cpu_rate: "
+		       "50%, open_files: 1024}\n");
 	const struct limits *l;
 
 	cr_assert_not_null(r.policy, "%s", r.diags);
@@ -709,13 +745,15 @@ Test(limits, values_are_normalised)
 	run_free(&r);
 }
 
-/* ---- terminals ---------------------------------------------------------------------------------- */
+/* ---- terminals ----------------------------------------------------------------------------------
+ */
 
 Test(terminals, os_env_is_inherit_or_a_mapping)
 {
-	expect_error("terminals:\n  t:\n    os_env: own\n",
-		     "3:13: error: terminals.t.os_env must be 'inherit' or a mapping, got the string "
-		     "'own'");
+	expect_error(
+	    "terminals:\n  t:\n    os_env: own\n",
+	    "3:13: error: terminals.t.os_env must be 'inherit' or a mapping, got the string "
+	    "'own'");
 }
 
 Test(terminals, override_is_refused_with_egress)
@@ -734,14 +772,16 @@ Test(terminals, fields_are_typed)
 {
 	expect_error("terminals:\n  t:\n    command: [bash]\n",
 		     "3:14: error: terminals.t.command must be a string, got a list");
-	expect_error("terminals:\n  t:\n    args: [a, ~]\n",
-		     "3:15: error: terminals.t.args[1] must be a string, got null (a bare ~ is null "
-		     "in YAML; write \"~\" for the home directory)");
+	expect_error(
+	    "terminals:\n  t:\n    args: [a, ~]\n",
+	    "3:15: error: terminals.t.args[1] must be a string, got null (a bare ~ is null "
+	    "in YAML; write \"~\" for the home directory)");
 	expect_error("terminals:\n  t:\n    env: {A-B: x}\n",
 		     "3:11: error: terminals.t.env: 'A-B' is not an environment variable name "
 		     "([A-Za-z_][A-Za-z0-9_]*)");
-	expect_error("terminals:\n  t:\n    scrollback: lots\n",
-		     "3:17: error: terminals.t.scrollback must be an integer, got the string 'lots'");
+	expect_error(
+	    "terminals:\n  t:\n    scrollback: lots\n",
+	    "3:17: error: terminals.t.scrollback must be an integer, got the string 'lots'");
 	expect_error("terminals:\n  t:\n    env_unset: [A, 1B]\n",
 		     "3:20: error: terminals.t.env_unset[1]: '1B' is not an environment variable "
 		     "name ([A-Za-z_][A-Za-z0-9_]*)");
@@ -753,8 +793,9 @@ Test(terminals, fields_are_typed)
 
 Test(terminals, selection_gives_the_effective_policy)
 {
-	struct run r = compile(SB "    write_paths: [.]\nterminals:\n  a: {}\n  beta:\n    command: zsh\n"
-				  "    args: [-l, 5]\n    os_env:\n      sandbox: {allow_network: false}\n");
+	struct run r =
+	    compile(SB "    write_paths: [.]\nterminals:\n  a: {}\n  beta:\n    command: zsh\n"
+		       "    args: [-l, 5]\n    os_env:\n      sandbox: {allow_network: false}\n");
 	struct diag d;
 	struct policy *a, *b, *none;
 
@@ -780,7 +821,8 @@ Test(terminals, selection_gives_the_effective_policy)
 	run_free(&r);
 }
 
-/* ---- the document ---------------------------------------------------------------------------------- */
+/* ---- the document
+ * ---------------------------------------------------------------------------------- */
 
 Test(document, empty_and_non_mapping_files)
 {
@@ -794,15 +836,15 @@ Test(document, empty_and_non_mapping_files)
 
 Test(document, yaml_errors_are_located)
 {
-	expect_error("os_env:\n  sandbox: {write_paths: [.}\n",
-		     "2:28: error: YAML syntax error: did not find expected ',' or ']' while parsing "
-		     "a flow sequence that started at line 2");
+	expect_error(
+	    "os_env:\n  sandbox: {write_paths: [.}\n",
+	    "2:28: error: YAML syntax error: did not find expected ',' or ']' while parsing "
+	    "a flow sequence that started at line 2");
 	expect_error("os_env: {}\n---\nx: 1\n",
 		     "2:1: error: a second YAML document; an agent file holds exactly one");
 	expect_error("os_env: &a\n  sandbox:\n    write_paths: *a\n",
 		     "3:18: error: YAML alias '*a' refers to a node that contains it");
-	expect_error("os_env:\n  cwd: *nope\n",
-		     "2:8: error: unknown YAML anchor 'nope'");
+	expect_error("os_env:\n  cwd: *nope\n", "2:8: error: unknown YAML anchor 'nope'");
 }
 
 Test(document, a_tab_used_for_indentation_is_named)
@@ -846,10 +888,10 @@ Test(document, an_alias_bomb_costs_nothing)
 
 	n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "a0: &a0 [x]\n");
 	for (int i = 1; i < 10; i++)
-		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n,
-				      "a%d: &a%d [*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d]\n",
-				      i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
-				      i - 1, i - 1);
+		n += (size_t)snprintf(
+		    yaml + n, sizeof(yaml) - n,
+		    "a%d: &a%d [*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d,*a%d]\n", i, i, i - 1,
+		    i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
 	snprintf(yaml + n, sizeof(yaml) - n, "os_env: {}\n");
 	{
 		struct run r = compile(yaml);
@@ -882,11 +924,11 @@ Test(document, diagnostics_show_the_line_and_a_caret)
 {
 	struct run r = compile(SB "    write_path: [.]\n");
 
-	cr_expect_str_eq(r.diags,
-			 "t.yaml:3:5: error: unknown key 'write_path' in os_env.sandbox (did you mean "
-			 "'write_paths'?)\n"
-			 "    3 |     write_path: [.]\n"
-			 "      |     ^~~~~~~~~~\n");
+	cr_expect_str_eq(
+	    r.diags, "t.yaml:3:5: error: unknown key 'write_path' in os_env.sandbox (did you mean "
+		     "'write_paths'?)\n"
+		     "    3 |     write_path: [.]\n"
+		     "      |     ^~~~~~~~~~\n");
 	run_free(&r);
 }
 

@@ -24,8 +24,10 @@ setup_tree(void)
 	snprintf(root, sizeof(root), "/tmp/omnibox-resolve-XXXXXX");
 	cr_assert_not_null(mkdtemp(root));
 	snprintf(cmd, sizeof(cmd),
-		 "set -e; cd %s; mkdir -p ws/src ws/.aws ws/.config/gh home/.ssh home/code opt/tool real;"
-		 "echo x > ws/.env; echo x > ws/.aws/credentials; echo x > ws/src/a.c; ln -s ../real ws/link;"
+		 "set -e; cd %s; mkdir -p ws/src ws/.aws ws/.config/gh home/.ssh home/code "
+		 "opt/tool real;"
+		 "echo x > ws/.env; echo x > ws/.aws/credentials; echo x > ws/src/a.c; ln -s "
+		 "../real ws/link;"
 		 "printf '#!/bin/sh\\n' > opt/tool/run; chmod 755 opt/tool/run;"
 		 "printf '#!/bin/sh\\n' > home/hometool; chmod 755 home/hometool",
 		 root);
@@ -122,8 +124,7 @@ Test(resolve, canonical_paths_follow_symlinks_and_keep_missing_tails)
 	struct arena *a = arena_new();
 	char *real = realpath(at("real"), NULL);
 
-	cr_expect_str_eq(resolve_canonical(a, at("ws/link/x/../y")),
-			 arena_printf(a, "%s/y", real));
+	cr_expect_str_eq(resolve_canonical(a, at("ws/link/x/../y")), arena_printf(a, "%s/y", real));
 	cr_expect_str_eq(resolve_canonical(a, at("ws/missing/../src")),
 			 resolve_canonical(a, at("ws/src")));
 	cr_expect_str_eq(resolve_canonical(a, "/../.."), "/");
@@ -139,8 +140,7 @@ Test(resolve, grants_come_ancestors_first_and_masks_last)
 	struct launch l;
 	long ws, src, env, aws;
 
-	if (asprintf(&yaml,
-		     "os_env:\n  sandbox:\n    write_paths: [src]\n    read_paths: ['%s']\n",
+	if (asprintf(&yaml, "os_env:\n  sandbox:\n    write_paths: [src]\n    read_paths: ['%s']\n",
 		     at("ws")) < 0)
 		cr_assert_fail();
 	l = launch(yaml, cmd, false);
@@ -165,9 +165,8 @@ Test(resolve, a_dotfile_named_in_a_grant_is_not_masked)
 	char *yaml = NULL;
 	struct launch l;
 
-	if (asprintf(&yaml,
-		     "os_env:\n  sandbox:\n    read_paths: ['%s', '%s', ~/.ssh]\n", at("ws/.aws"),
-		     at("ws/.config/gh")) < 0)
+	if (asprintf(&yaml, "os_env:\n  sandbox:\n    read_paths: ['%s', '%s', ~/.ssh]\n",
+		     at("ws/.aws"), at("ws/.config/gh")) < 0)
 		cr_assert_fail();
 	l = launch(yaml, cmd, false);
 	cr_assert_eq(l.rc, 0, "%s", l.err);
@@ -211,8 +210,8 @@ Test(resolve, a_missing_mask_path_gets_a_placeholder_only_where_writable)
 Test(resolve, masks_inside_a_masked_directory_are_dropped)
 {
 	const char *cmd[] = {"/bin/true", NULL};
-	struct launch l = launch("os_env:\n  sandbox:\n    mask_paths: [.aws/credentials, .aws]\n",
-				 cmd, false);
+	struct launch l =
+	    launch("os_env:\n  sandbox:\n    mask_paths: [.aws/credentials, .aws]\n", cmd, false);
 
 	cr_assert_eq(l.rc, 0, "%s", l.err);
 	cr_expect_geq(mount_at(&l, "--tmpfs", at("ws/.aws"), NULL), 0);

@@ -19,8 +19,8 @@ struct run {
 	struct arena *arena;
 	struct policy *policy;
 	struct textbuf out;
-	int rc;		 /* the emitter's; -2 when the policy did not compile */
-	char *diags;	 /* everything diag_print() wrote */
+	int rc;	     /* the emitter's; -2 when the policy did not compile */
+	char *diags; /* everything diag_print() wrote */
 	unsigned errors, warnings;
 };
 
@@ -506,10 +506,10 @@ Test(launch, fork_is_recorded_so_the_runtime_refuses)
 
 Test(launch, the_environment_is_the_windows_list_plus_passthrough)
 {
-	static const char *const names[] = {
-		"PATH",	       "SYSTEMROOT", "SYSTEMDRIVE",  "WINDIR",
-		"COMSPEC",     "PATHEXT",    "USERPROFILE",  "HOMEDRIVE",
-		"HOMEPATH",    "APPDATA",    "LOCALAPPDATA", "NUMBER_OF_PROCESSORS"};
+	static const char *const names[] = {"PATH",	   "SYSTEMROOT",   "SYSTEMDRIVE",
+					    "WINDIR",	   "COMSPEC",	   "PATHEXT",
+					    "USERPROFILE", "HOMEDRIVE",	   "HOMEPATH",
+					    "APPDATA",	   "LOCALAPPDATA", "NUMBER_OF_PROCESSORS"};
 	struct run r = emit(SB "    env_passthrough:\n      - AWS_PROFILE\n      - GIT_DIR\n");
 	char line[64];
 
@@ -594,50 +594,50 @@ Test(launch, a_line_break_in_a_name_cannot_start_a_manifest_line)
 Test(launch, the_whole_manifest_is_stable)
 {
 	static const char expected[] =
-		"# Job Object manifest of t.yaml, read by omnibox-run.exe\n"
-		"# A Job Object bounds the lifetime and the resources of the agent's process\n"
-		"# tree.  It does not isolate files or the network: what the policy asks that\n"
-		"# it cannot enforce is listed at the end as not-enforced.\n"
-		"version = 1\n"
-		"policy = t.yaml\n"
-		"# sandbox type windows_jobobject (line 3)\n"
-		"job = create\n"
-		"# os_env.cwd not written: the workspace is the launch directory\n"
-		"workspace = {LAUNCH}\n"
-		"start_in_scratch = false\n"
-		"# always on: closing the job ends every process in it (omnibox-run.exe holds\n"
-		"# the only handle), a crash ends its process instead of waiting on an error\n"
-		"# dialog, and no process may break away from the job\n"
-		"limit_flags = KILL_ON_JOB_CLOSE|DIE_ON_UNHANDLED_EXCEPTION|ACTIVE_PROCESS\n"
-		"# os_env.sandbox.limits.processes (line 5): processes alive at once\n"
-		"active_process_limit = 16\n"
-		"# always on: no other desktops, no windows or atoms of other processes, no\n"
-		"# clipboard, no logoff or shutdown, no system or display settings\n"
-		"ui_restrictions = DESKTOP|DISPLAYSETTINGS|EXITWINDOWS|GLOBALATOMS|HANDLES|"
-		"READCLIPBOARD|SYSTEMPARAMETERS|WRITECLIPBOARD\n"
-		"# environment: rebuilt from these names, compared without regard to case;\n"
-		"# nothing else is inherited.  From the launching environment, when set:\n"
-		"env_pass = PATH\n"
-		"env_pass = SYSTEMROOT\n"
-		"env_pass = SYSTEMDRIVE\n"
-		"env_pass = WINDIR\n"
-		"env_pass = COMSPEC\n"
-		"env_pass = PATHEXT\n"
-		"env_pass = USERPROFILE\n"
-		"env_pass = HOMEDRIVE\n"
-		"env_pass = HOMEPATH\n"
-		"env_pass = APPDATA\n"
-		"env_pass = LOCALAPPDATA\n"
-		"env_pass = NUMBER_OF_PROCESSORS\n"
-		"env_pass_prefix = PROCESSOR_\n"
-		"# set to the private scratch dir omnibox-run.exe creates for the launch and\n"
-		"# removes after it\n"
-		"env_scratch = TEMP\n"
-		"env_scratch = TMP\n"
-		"# not enforced on Windows; omnibox-run.exe repeats these at every launch\n"
-		"not-enforced = filesystem isolation (implicit): a Job Object does not isolate "
-		"files: the workspace is not read-only, nothing outside it is hidden and no "
-		"dotfile is masked\n";
+	    "# Job Object manifest of t.yaml, read by omnibox-run.exe\n"
+	    "# A Job Object bounds the lifetime and the resources of the agent's process\n"
+	    "# tree.  It does not isolate files or the network: what the policy asks that\n"
+	    "# it cannot enforce is listed at the end as not-enforced.\n"
+	    "version = 1\n"
+	    "policy = t.yaml\n"
+	    "# sandbox type windows_jobobject (line 3)\n"
+	    "job = create\n"
+	    "# os_env.cwd not written: the workspace is the launch directory\n"
+	    "workspace = {LAUNCH}\n"
+	    "start_in_scratch = false\n"
+	    "# always on: closing the job ends every process in it (omnibox-run.exe holds\n"
+	    "# the only handle), a crash ends its process instead of waiting on an error\n"
+	    "# dialog, and no process may break away from the job\n"
+	    "limit_flags = KILL_ON_JOB_CLOSE|DIE_ON_UNHANDLED_EXCEPTION|ACTIVE_PROCESS\n"
+	    "# os_env.sandbox.limits.processes (line 5): processes alive at once\n"
+	    "active_process_limit = 16\n"
+	    "# always on: no other desktops, no windows or atoms of other processes, no\n"
+	    "# clipboard, no logoff or shutdown, no system or display settings\n"
+	    "ui_restrictions = DESKTOP|DISPLAYSETTINGS|EXITWINDOWS|GLOBALATOMS|HANDLES|"
+	    "READCLIPBOARD|SYSTEMPARAMETERS|WRITECLIPBOARD\n"
+	    "# environment: rebuilt from these names, compared without regard to case;\n"
+	    "# nothing else is inherited.  From the launching environment, when set:\n"
+	    "env_pass = PATH\n"
+	    "env_pass = SYSTEMROOT\n"
+	    "env_pass = SYSTEMDRIVE\n"
+	    "env_pass = WINDIR\n"
+	    "env_pass = COMSPEC\n"
+	    "env_pass = PATHEXT\n"
+	    "env_pass = USERPROFILE\n"
+	    "env_pass = HOMEDRIVE\n"
+	    "env_pass = HOMEPATH\n"
+	    "env_pass = APPDATA\n"
+	    "env_pass = LOCALAPPDATA\n"
+	    "env_pass = NUMBER_OF_PROCESSORS\n"
+	    "env_pass_prefix = PROCESSOR_\n"
+	    "# set to the private scratch dir omnibox-run.exe creates for the launch and\n"
+	    "# removes after it\n"
+	    "env_scratch = TEMP\n"
+	    "env_scratch = TMP\n"
+	    "# not enforced on Windows; omnibox-run.exe repeats these at every launch\n"
+	    "not-enforced = filesystem isolation (implicit): a Job Object does not isolate "
+	    "files: the workspace is not read-only, nothing outside it is hidden and no "
+	    "dotfile is masked\n";
 	struct run r = emit(SB "    type: windows_jobobject\n    limits:\n      processes: 16\n");
 
 	cr_assert_eq(r.rc, 0, "%s", r.diags);
@@ -671,9 +671,9 @@ Test(reader, reads_back_every_limit_the_emitter_wrote)
 	cr_expect_str_eq(m.policy, "t.yaml");
 	cr_expect_str_eq(m.workspace, "{LAUNCH}");
 	cr_expect_eq(m.limit_flags, WINJOB_LIMIT_KILL_ON_JOB_CLOSE |
-					    WINJOB_LIMIT_DIE_ON_UNHANDLED_EXCEPTION |
-					    WINJOB_LIMIT_ACTIVE_PROCESS | WINJOB_LIMIT_JOB_MEMORY |
-					    WINJOB_LIMIT_JOB_TIME);
+					WINJOB_LIMIT_DIE_ON_UNHANDLED_EXCEPTION |
+					WINJOB_LIMIT_ACTIVE_PROCESS | WINJOB_LIMIT_JOB_MEMORY |
+					WINJOB_LIMIT_JOB_TIME);
 	cr_expect_eq(m.job_memory_limit, 2147483648ull);
 	cr_expect_eq(m.active_process_limit, 8);
 	cr_expect_eq(m.per_job_user_time_limit, 6000000000ull);

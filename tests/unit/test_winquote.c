@@ -28,7 +28,7 @@ build(const wchar_t *const *argv)
 	do {                                                                                       \
 		const wchar_t *argv_[] = {__VA_ARGS__, NULL};                                      \
 		wchar_t *got_ = build(argv_);                                                      \
-		cr_assert_not_null(got_, "refused, expected [%ls]", expected);                    \
+		cr_assert_not_null(got_, "refused, expected [%ls]", expected);                     \
 		cr_expect(!wcscmp(got_, expected), "expected [%ls]\n     got [%ls]", expected,     \
 			  got_);                                                                   \
 		free(got_);                                                                        \
