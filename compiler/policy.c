@@ -56,6 +56,25 @@ policy_select_terminal(struct arena *a, struct diag *d, const struct policy *p, 
 	return NULL;
 }
 
+bool
+path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return path[0] == '/';
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+bool
+path_within_any(const char *path, const char *const *dirs)
+{
+	for (size_t i = 0; dirs[i]; i++)
+		if (path_within(path, dirs[i]))
+			return true;
+	return false;
+}
+
 const char *
 sandbox_type_name(enum sandbox_type t)
 {

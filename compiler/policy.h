@@ -196,6 +196,12 @@ struct policy *policy_compile(struct arena *a, struct diag *d, const char *name,
 struct policy *policy_select_terminal(struct arena *a, struct diag *d, const struct policy *p,
 				      const char *name);
 
+/* Is PATH equal to DIR or below it (both absolute, canonical)? */
+bool path_within(const char *path, const char *dir);
+
+/* Is PATH within one of DIRS (NULL-terminated)? */
+bool path_within_any(const char *path, const char *const *dirs);
+
 const char *sandbox_type_name(enum sandbox_type t);
 const char *cred_type_name(enum cred_type t);
 const char *cred_scheme_name(enum cred_scheme s);

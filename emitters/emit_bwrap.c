@@ -25,13 +25,7 @@ const char *const bwrap_etc_files[] = {"resolv.conf",  "hosts",	    "nsswitch.co
 bool
 bwrap_path_is_system(const char *path)
 {
-	for (size_t i = 0; bwrap_system_dirs[i]; i++) {
-		size_t n = strlen(bwrap_system_dirs[i]);
-
-		if (!strncmp(path, bwrap_system_dirs[i], n) && (path[n] == '/' || path[n] == '\0'))
-			return true;
-	}
-	return false;
+	return path_within_any(path, bwrap_system_dirs);
 }
 
 void

@@ -52,13 +52,7 @@ static const char *const too_wide_dirs[] = {
 bool
 sbpl_path_is_system(const char *path)
 {
-	for (size_t i = 0; system_subpaths[i]; i++) {
-		size_t n = strlen(system_subpaths[i]);
-
-		if (!strncmp(path, system_subpaths[i], n) && (path[n] == '/' || path[n] == '\0'))
-			return true;
-	}
-	return false;
+	return path_within_any(path, system_subpaths);
 }
 
 const char *
@@ -169,23 +163,17 @@ has_dotdot(const char *p)
 	return false;
 }
 
-/* Is PATH equal to DIR or below it (no ".." on the way)? */
+/* Is symbolic PATH equal to DIR or below it, with no ".." on the way? */
 static bool
-path_within(const char *path, const char *dir)
+sym_within(const char *path, const char *dir)
 {
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return path[0] == '/' && !has_dotdot(path);
-	if (strncmp(path, dir, n) || (path[n] != '/' && path[n] != '\0'))
-		return false;
-	return !has_dotdot(path + n);
+	return path_within(path, dir) && !has_dotdot(strcmp(dir, "/") ? path + strlen(dir) : path);
 }
 
 static bool
 path_below(const char *path, const char *dir)
 {
-	return path_within(path, dir) && strcmp(path, dir);
+	return sym_within(path, dir) && strcmp(path, dir);
 }
 
 /* PATH below DIR, without the slash ("" when equal). */
@@ -542,7 +530,7 @@ command_dir_too_wide(struct b *b, const char *dir)
 		if (!strcmp(dir, too_wide_dirs[i]))
 			return true;
 	/* The home directory or any parent of it. */
-	return path_within(b->c->home, dir);
+	return sym_within(b->c->home, dir);
 }
 
 static void
@@ -744,7 +732,7 @@ collect_roots(struct b *b)
 
 			/* Inside the workspace the workspace's own rule applies, as the
 			 * Linux scan covers it from the workspace root. */
-			if (path_within(s, b->cwd))
+			if (sym_within(s, b->cwd))
 				continue;
 			add_root(b, s,
 				 arena_printf(b->a, "%s (line %u) %s", keys[k], ip->loc.line,
@@ -919,7 +907,7 @@ hidden_ancestors(struct b *b, const char ***out)
 			if (!slash || slash == a)
 				break;
 			*slash = '\0';
-			if (!path_within(a, best->path))
+			if (!sym_within(a, best->path))
 				break;
 			*ARENA_PUSH(b->a, v, n, cap) = arena_strdup(b->a, a);
 		}

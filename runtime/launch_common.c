@@ -11,16 +11,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-bool
-path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return path[0] == '/';
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
-}
-
 const char *
 env_lookup(char *const *env, const char *name)
 {

@@ -10,9 +10,6 @@
 
 #include "../compiler/policy.h"
 
-/* Is PATH equal to DIR or below it (both absolute)? */
-bool path_within(const char *path, const char *dir);
-
 /* The value of NAME in ENV (NAME=VALUE strings), or NULL. */
 const char *env_lookup(char *const *env, const char *name);
 
