@@ -408,7 +408,7 @@ entry_param_name(struct b *b, const struct ir_path *ip)
 					    "MASK_PATHS", "DENY_UNIX_SOCKET_PATHS"};
 
 	for (size_t k = 0; k < 5; k++)
-		if (ip >= lists[k]->v && ip < lists[k]->v + lists[k]->n)
+		if (lists[k]->n && ip >= lists[k]->v && ip < lists[k]->v + lists[k]->n)
 			return arena_printf(b->a, "%s_%zu", names[k],
 					    (size_t)(ip - lists[k]->v) + 1);
 	return "PATH";
