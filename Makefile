@@ -69,6 +69,7 @@ LIB_SRC := \
 	runtime/darwin_launch.c \
 	runtime/resolve.c \
 	runtime/launch_common.c \
+	runtime/rlimit.c \
 	runtime/cgroup.c \
 	runtime/scan.c \
 	emitters/json.c
@@ -140,7 +141,19 @@ $(B)/runtime/http.c: runtime/http.re
 $(RUN): $(B)/obj/runtime/run.o $(B)/obj/runtime/seccomp_blob.o $(PROXY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
-$(INIT): $(B)/obj/runtime/init.o $(B)/obj/runtime/relay.o
+# omnibox-run's macOS launch path, built here so it is compiled and tested
+# on Linux: sandbox-exec is replaced by OMNIBOX_TEST_SANDBOX_EXEC.  Never installed.
+RUN_DARWIN := $(B)/test-omnibox-run-darwin
+
+$(B)/obj/runtime/run-darwin.o: runtime/run.c | $(GEN_HDR)
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -DOMNIBOX_TEST_DARWIN -c -o $@ $<
+
+$(RUN_DARWIN): $(B)/obj/runtime/run-darwin.o $(B)/obj/runtime/seccomp_blob.o \
+		$(B)/obj/runtime/relay.o $(PROXY_OBJ) $(LIB)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
+
+$(INIT): $(B)/obj/runtime/init.o $(B)/obj/runtime/relay.o $(B)/obj/runtime/rlimit.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
 # ---- tests ---------------------------------------------------------------
@@ -214,7 +227,12 @@ check-proxy: $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream $(B)/tests/proxy/
 		$(B)/tests/proxy/test_tls $(B)/tests/proxy/test_relay
 	$(B)/tests/proxy/test_tls --short-filename
 	$(B)/tests/proxy/test_relay --short-filename
+	OMNIBOX_TEST_RELAY_POLL=1 $(B)/tests/proxy/test_relay --short-filename
 	tests/proxy/e2e.sh $(B)
+
+# The macOS launch path with a stand-in for sandbox-exec (see the script).
+check-darwin: $(RUN_DARWIN) $(INIT) $(B)/tests/proxy/upstream
+	tests/darwin/launch.sh $(B)
 
 # An installation works from its own tree and uninstalls without a trace.
 check-install: $(COMPILE) $(RUN) $(INIT)
@@ -238,7 +256,7 @@ bench-deps:
 
 check: deps
 	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-proxy \
-		check-egress check-install check-windows
+		check-egress check-darwin check-install check-windows
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
 
@@ -347,7 +365,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-cli check-linux check-proxy check-egress check-install windows check-windows \
+.PHONY: all unit golden golden-check check-cli check-linux check-proxy check-egress check-darwin check-install windows check-windows \
 	bench-windows deps fuzz-deps bench-deps check fuzz bench-run bench-proxy bench demo install uninstall \
 	format clean
 

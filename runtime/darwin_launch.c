@@ -131,7 +131,10 @@ resolve_command(struct arena *a, const struct darwin_launch_request *rq,
 static void
 build_env(struct arena *a, const struct darwin_launch_request *rq, struct darwin_launch_plan *plan)
 {
-	struct launch_env e = {.scratch = plan->ctx.scratch, .pwd = plan->start_dir};
+	struct launch_env e = {.scratch = plan->ctx.scratch,
+			       .pwd = plan->start_dir,
+			       .extra = rq->extra_env,
+			       .n_extra = rq->n_extra_env};
 
 	if (plan->policy->os_env.sandbox.n_egress) {
 		e.proxy_url = arena_printf(a, "http://127.0.0.1:%s", rq->port);
@@ -380,7 +383,8 @@ darwin_launch_run(const struct darwin_launch_plan *plan)
 	static const int forward[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGINT, SIGQUIT};
 	static const size_t n_forwarded = 4;
 	struct sigaction sa = {0}, old[sizeof(forward) / sizeof(forward[0])];
-	int pipefd[2], status = 0, child_errno = 0;
+	int pipefd[2], status = 0, child_err[2] = {0, 0}; /* {1: a limit, 0: the exec; errno} */
+	const char *limit = "limits";
 	ssize_t got;
 	pid_t pid;
 
@@ -400,24 +404,27 @@ darwin_launch_run(const struct darwin_launch_plan *plan)
 		fprintf(stderr, "omnibox-run: fork: %s; nothing ran\n", strerror(errno));
 		status = -1;
 	} else if (pid == 0) {
-		int e;
-
 		for (size_t i = 0; i < sizeof(forward) / sizeof(forward[0]); i++)
 			sigaction(forward[i], &old[i], NULL);
 		close(pipefd[0]);
-		if (chdir(plan->start_dir) == 0)
+		if (launch_set_rlimits(&plan->policy->os_env.sandbox.limits, &limit) < 0) {
+			child_err[0] = 1;
+			fprintf(stderr, "omnibox-run: cannot set %s: %s; nothing ran\n", limit,
+				strerror(errno));
+		} else if (chdir(plan->start_dir) == 0) {
 			execve(plan->argv[0], plan->argv, plan->env);
+		}
 		/* The launch failed before the sandbox existed: tell the parent,
 		 * which reports 125; the command never ran. */
-		e = errno;
-		if (write(pipefd[1], &e, sizeof(e)) < 0)
+		child_err[1] = errno;
+		if (write(pipefd[1], child_err, sizeof(child_err)) < 0)
 			_exit(DARWIN_EXIT_SETUP);
 		_exit(DARWIN_EXIT_SETUP);
 	}
 	child_pid = pid;
 	close(pipefd[1]);
 	do
-		got = read(pipefd[0], &child_errno, sizeof(child_errno));
+		got = read(pipefd[0], child_err, sizeof(child_err));
 	while (got < 0 && errno == EINTR);
 	close(pipefd[0]);
 	if (pid > 0)
@@ -428,9 +435,11 @@ darwin_launch_run(const struct darwin_launch_plan *plan)
 		sigaction(forward[i], &old[i], NULL);
 	if (pid < 0)
 		return DARWIN_EXIT_SETUP;
-	if (got == (ssize_t)sizeof(child_errno)) {
+	if (got == (ssize_t)sizeof(child_err) && child_err[0] == 1)
+		return DARWIN_EXIT_SETUP; /* the child said which limit */
+	if (got == (ssize_t)sizeof(child_err)) {
 		fprintf(stderr, "omnibox-run: cannot run %s in %s: %s; nothing ran\n",
-			plan->argv[0], plan->start_dir, strerror(child_errno));
+			plan->argv[0], plan->start_dir, strerror(child_err[1]));
 		return DARWIN_EXIT_SETUP;
 	}
 	if (WIFEXITED(status))
@@ -463,8 +472,11 @@ darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir, const
 		arena_free(a);
 		return DARWIN_EXIT_SETUP;
 	}
-	scratch = dry_run ? arena_printf(a, "%s/omnibox-XXXXXX", tmpdir)
-			  : darwin_scratch_create(a, tmpdir);
+	if (rq0->scratch)
+		scratch = (char *)rq0->scratch;
+	else
+		scratch = dry_run ? arena_printf(a, "%s/omnibox-XXXXXX", tmpdir)
+				  : darwin_scratch_create(a, tmpdir);
 	if (!scratch) {
 		fprintf(stderr, "omnibox-run: cannot create the scratch dir in %s: %s\n", tmpdir,
 			strerror(errno));
@@ -511,7 +523,7 @@ darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir, const
 		darwin_profile_remove(pdir, ppath);
 	darwin_launch_plan_free(&plan);
 out:
-	if (!dry_run)
+	if (!dry_run && !rq0->scratch)
 		rmtree(scratch);
 	arena_free(a);
 	return rc;

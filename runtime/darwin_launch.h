@@ -37,7 +37,9 @@ struct darwin_launch_request {
 	const char *scratch;	     /* the private scratch dir, already created */
 	char *const *command;	     /* the agent's argv; NULL: the terminal's command */
 	size_t n_command;
-	char *const *environ; /* the launching environment */
+	char *const *environ;	/* the launching environment */
+	char *const *extra_env; /* NAME=VALUE after the allow-list (placeholders), or NULL */
+	size_t n_extra_env;
 
 	/* With egress_rules (all three required then). */
 	const char *port;	  /* the relay's loopback port, decimal */
@@ -105,9 +107,12 @@ char *darwin_scratch_create(struct arena *a, const char *parent);
 
 /*
  * Run PLAN->argv with PLAN->env in PLAN->start_dir and wait: signals that
- * omnibox-run receives are forwarded to it.  Returns the command's exit
+ * omnibox-run receives are forwarded to it.  The policy's limits are set
+ * in the child before the exec (launch_set_rlimits()), so sandbox-exec,
+ * the relay and the agent all run under them.  Returns the command's exit
  * status, 128+N when signal N killed it, DARWIN_EXIT_SETUP (with a message
- * on stderr) when argv[0] could not be executed.
+ * on stderr) when a limit could not be set or argv[0] could not be
+ * executed: the command never ran then.
  */
 int darwin_launch_run(const struct darwin_launch_plan *plan);
 
@@ -116,11 +121,12 @@ const char *darwin_dyld_cache_dir(struct arena *a);
 
 /*
  * The whole launch, as omnibox-run on macOS performs it: a scratch dir under
- * TMPDIR, darwin_launch_prepare(), the profile written, sandbox-exec (or
+ * TMPDIR (unless RQ->scratch names one the caller made, and will remove),
+ * darwin_launch_prepare(), the profile written, sandbox-exec (or
  * SANDBOX_EXEC when not NULL, for tests) run, then the profile and the
  * scratch dir removed.  With DRY_RUN the profile, the argv and the names of
- * the environment go to OUT instead and nothing runs.  RQ->scratch is
- * ignored.  Returns the exit status omnibox-run must exit with.
+ * the environment go to OUT instead and nothing runs.  Returns the exit
+ * status omnibox-run must exit with.
  */
 int darwin_launch(const struct darwin_launch_request *rq, const char *tmpdir,
 		  const char *sandbox_exec, bool dry_run, FILE *out);

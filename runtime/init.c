@@ -1,7 +1,7 @@
 /*
  * init.c - omnibox-init, the first process inside the sandbox.
  *
- *   omnibox-init --exec PATH [--relay PORT SOCKET] [--rlimit-as BYTES]
+ *   omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-as BYTES]
  *                [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]
  *                -- ARGV...
  *
@@ -10,6 +10,10 @@
  * signals omnibox-run forwards, reaps orphans, and exits with the agent's
  * status (128+N for a signal).  When it exits, the kernel kills everything
  * left in the namespace: an agent cannot leave a daemon behind.
+ *
+ * On macOS, sandbox-exec starts it under the Seatbelt profile when the
+ * policy has egress_rules, for the relay; it is no PID 1 there, so it ends
+ * the relay itself once the agent is gone.
  */
 #include <errno.h>
 #include <signal.h>
@@ -21,6 +25,22 @@
 #include <unistd.h>
 
 #include "relay.h"
+#include "rlimit.h"
+
+static pid_t relay_pid;
+
+/* The agent is gone: so is the relay (nobody is left to use it). */
+static int
+agent_done(int status)
+{
+	if (relay_pid > 0) {
+		kill(relay_pid, SIGKILL);
+		waitpid(relay_pid, NULL, 0);
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
 
 static const int forwarded[] = {SIGINT,	 SIGTERM,  SIGHUP,  SIGQUIT, SIGUSR1,
 				SIGUSR2, SIGWINCH, SIGCONT, SIGALRM, SIGTSTP};
@@ -38,7 +58,7 @@ __lsan_is_turned_off(void)
 static void
 usage(void)
 {
-	fputs("usage: omnibox-init --exec PATH [--relay PORT SOCKET] [--rlimit-as BYTES]\n"
+	fputs("usage: omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-as BYTES]\n"
 	      "                    [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]\n"
 	      "                    -- ARGV...\n"
 	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
@@ -46,29 +66,20 @@ usage(void)
 	exit(125);
 }
 
-/*
- * Soft and hard limit alike, so the agent cannot raise it again.  A limit
- * that cannot be set fails the launch: the policy asked for it.
- */
+/* A limit that cannot be set fails the launch: the policy asked for it. */
 static int
 set_limit(int resource, const char *value)
 {
 	char *end;
 	unsigned long long v;
-	struct rlimit rl;
 
 	errno = 0;
 	v = strtoull(value, &end, 10);
-	if (errno || *end || end == value || v == 0) {
+	if (errno || *end || end == value) {
 		errno = EINVAL;
 		return -1;
 	}
-	rl.rlim_cur = rl.rlim_max = (rlim_t)v;
-	if (resource == RLIMIT_CPU) {
-		/* SIGXCPU at the limit; SIGKILL a second later if it is caught. */
-		rl.rlim_max = (rlim_t)v + 1;
-	}
-	return setrlimit(resource, &rl);
+	return rlimit_set(resource, v);
 }
 
 static int
@@ -96,6 +107,7 @@ start_relay(const char *port_arg, const char *socket_path)
 	if (pid == 0)
 		relay_serve(fd, socket_path);
 	close(fd);
+	relay_pid = pid;
 	return 0;
 }
 
@@ -140,7 +152,7 @@ main(int argc, char **argv)
 			return 125;
 		}
 	}
-	if (i >= argc - 1 || !exec_path)
+	if (i >= argc - 1)
 		usage();
 	argv += i + 1;
 
@@ -166,16 +178,20 @@ main(int argc, char **argv)
 	}
 	if (child == 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		execv(exec_path, argv);
-		fprintf(stderr, "omnibox-init: cannot run %s: %s\n", exec_path, strerror(errno));
+		/* Without --exec (macOS), ARGV[0] on the PATH sandbox-exec passed on. */
+		if (exec_path)
+			execv(exec_path, argv);
+		else
+			execvp(argv[0], argv);
+		fprintf(stderr, "omnibox-init: cannot run %s: %s\n",
+			exec_path ? exec_path : argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
 
 	for (;;) {
-		siginfo_t si;
-		int sig = sigwaitinfo(&set, &si);
+		int sig;
 
-		if (sig < 0)
+		if (sigwait(&set, &sig) != 0)
 			continue;
 		if (sig != SIGCHLD) {
 			kill(child, sig);
@@ -187,12 +203,16 @@ main(int argc, char **argv)
 
 			if (pid <= 0)
 				break;
+			if (pid == relay_pid) {
+				/* Egress fails closed from here on: nothing listens. */
+				fprintf(stderr, "omnibox-init: the egress relay stopped\n");
+				relay_pid = 0;
+				continue;
+			}
 			if (pid != child)
 				continue; /* an orphan, reaped */
-			if (WIFEXITED(status))
-				return WEXITSTATUS(status);
-			if (WIFSIGNALED(status))
-				return 128 + WTERMSIG(status);
+			if (WIFEXITED(status) || WIFSIGNALED(status))
+				return agent_done(status);
 		}
 	}
 }

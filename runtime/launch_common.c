@@ -1,13 +1,15 @@
 /*
- * launch_common.c - environment, PATH lookup and script interpreters.
+ * launch_common.c - environment, PATH lookup, script interpreters, rlimits.
  */
 #include "launch_common.h"
 
 #include "../emitters/envlist.h"
+#include "rlimit.h"
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -150,4 +152,27 @@ launch_env_build(struct arena *a, const struct policy *p, char *const *environ,
 	}
 	*ARENA_PUSH(a, env, n, cap) = NULL;
 	return env;
+}
+
+int
+launch_set_rlimits(const struct limits *l, const char **what)
+{
+	const struct {
+		const char *name;
+		const struct ir_u64 *v;
+		int resource;
+	} rl[] = {{"limits.memory", &l->memory, RLIMIT_AS},
+		  {"limits.cpu_time", &l->cpu_time, RLIMIT_CPU},
+		  {"limits.open_files", &l->open_files, RLIMIT_NOFILE},
+		  {"limits.processes", &l->processes, RLIMIT_NPROC}};
+
+	for (size_t i = 0; l->present && i < sizeof(rl) / sizeof(rl[0]); i++) {
+		if (!rl[i].v->present)
+			continue;
+		if (rlimit_set(rl[i].resource, rl[i].v->value) < 0) {
+			*what = rl[i].name;
+			return -1;
+		}
+	}
+	return 0;
 }

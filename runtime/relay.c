@@ -1,5 +1,6 @@
 /*
- * relay.c - TCP on loopback to the proxy's Unix socket, one epoll loop.
+ * relay.c - TCP on loopback to the proxy's Unix socket, one event loop:
+ * epoll(7) and splice(2) on Linux, poll(2) and copies elsewhere.
  */
 #include "relay.h"
 
@@ -8,15 +9,23 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/epoll.h>
+#endif
+
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0 /* SIGPIPE is ignored in relay_serve() instead */
+#endif
 
 #define RELAY_BUF 65536
 #define RELAY_READS_PER_EVENT 8
@@ -47,7 +56,7 @@ struct side {
  * flow[i] carries bytes read from side i to side 1 - i. */
 struct pair {
 	int fd[2];
-	uint32_t events[2];
+	unsigned events[2];
 	struct flow flow[2];
 	struct side side[2];
 	bool gone[2];	   /* side hung up and was taken out of the epoll set */
@@ -58,25 +67,64 @@ struct pair {
 #define RELAY_PIPE_SIZE (1024 * 1024)
 #define RELAY_SPARE_PIPES 16
 
+/* Readiness in the relay's own terms; both backends map onto them. */
+#define R_IN 1u
+#define R_OUT 2u
+#define R_HUP 4u
+#define R_ERR 8u
+
+struct ready {
+	void *ptr; /* a struct side, or NULL for the listening socket */
+	unsigned events;
+};
+
+/* The poll(2) backend's registrations, indexed by descriptor. */
+struct watch {
+	void *ptr;
+	unsigned events;
+	bool on;
+};
+
 static struct {
-	int epfd, listen_fd;
+	bool use_poll; /* poll(2) instead of epoll(7) */
+	int epfd;
+	struct watch *watch;
+	size_t n_watch;
+	struct pollfd *pfd;
+	struct ready *ready;
+	size_t ready_cap;
+
+	int listen_fd;
 	struct pair *dead;
-	bool no_splice;			 /* splice(2) refused: copy instead */
+	bool no_splice;			 /* splice(2) refused or absent: copy instead */
 	int spare[RELAY_SPARE_PIPES][2]; /* empty pipes, ready for any flow */
 	int n_spare;
 	unsigned pipe_size;
 	struct sockaddr_un addr;
 	bool listen_paused;
 	char scratch[RELAY_BUF];
-} relay;
+} relay = {.epfd = -1};
+
+/* Non-blocking and close-on-exec, without SOCK_* flags (not everywhere). */
+static int
+set_flags(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return -1;
+	return 0;
+}
 
 int
 relay_listen(uint16_t port, char *err, size_t errlen)
 {
 	struct sockaddr_in sin;
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0), one = 1;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
 
-	if (fd < 0) {
+	if (fd < 0 || set_flags(fd) < 0) {
+		if (fd >= 0)
+			close(fd);
 		snprintf(err, errlen, "relay: socket: %s", strerror(errno));
 		return -1;
 	}
@@ -111,7 +159,123 @@ die(const char *what)
 	_exit(1);
 }
 
-/* Close both sockets now; free P after the batch (its events may still be queued). */
+void
+relay_use_poll(void)
+{
+	relay.use_poll = true;
+}
+
+/* ---- readiness: epoll on Linux, poll everywhere ----------------------------------- */
+
+static int
+watch_set(int fd, unsigned events, void *ptr, bool add)
+{
+#if defined(__linux__)
+	if (!relay.use_poll) {
+		struct epoll_event ev = {.data.ptr = ptr};
+
+		ev.events = (events & R_IN ? EPOLLIN : 0u) | (events & R_OUT ? EPOLLOUT : 0u);
+		return epoll_ctl(relay.epfd, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &ev);
+	}
+#endif
+	if (fd < 0)
+		return errno = EBADF, -1;
+	if ((size_t)fd >= relay.n_watch) {
+		size_t n = relay.n_watch ? relay.n_watch : 64;
+		struct watch *w;
+		struct pollfd *pfd;
+
+		while (n <= (size_t)fd)
+			n *= 2;
+		w = realloc(relay.watch, n * sizeof(*w));
+		if (!w)
+			return -1;
+		memset(w + relay.n_watch, 0, (n - relay.n_watch) * sizeof(*w));
+		relay.watch = w;
+		pfd = realloc(relay.pfd, n * sizeof(*pfd));
+		if (!pfd)
+			return -1;
+		relay.pfd = pfd;
+		relay.n_watch = n;
+	}
+	if (add == relay.watch[fd].on)
+		return errno = add ? EEXIST : ENOENT, -1;
+	relay.watch[fd] = (struct watch){.ptr = ptr, .events = events, .on = true};
+	return 0;
+}
+
+static void
+watch_del(int fd)
+{
+#if defined(__linux__)
+	if (!relay.use_poll) {
+		epoll_ctl(relay.epfd, EPOLL_CTL_DEL, fd, NULL);
+		return;
+	}
+#endif
+	if (fd >= 0 && (size_t)fd < relay.n_watch)
+		relay.watch[fd].on = false;
+}
+
+/* Wait up to TIMEOUT ms; the ready descriptors go to relay.ready.  Returns their count. */
+static int
+watch_wait(int timeout)
+{
+	size_t n = 0;
+	int got, k = 0;
+
+	if (relay.ready_cap < 256 || (relay.use_poll && relay.ready_cap < relay.n_watch)) {
+		size_t cap = relay.n_watch > 256 ? relay.n_watch : 256;
+		struct ready *r = realloc(relay.ready, cap * sizeof(*r));
+
+		if (!r)
+			return -1;
+		relay.ready = r;
+		relay.ready_cap = cap;
+	}
+#if defined(__linux__)
+	if (!relay.use_poll) {
+		struct epoll_event ev[256];
+
+		got = epoll_wait(relay.epfd, ev, 256, timeout);
+		for (k = 0; k < got; k++) {
+			uint32_t e = ev[k].events;
+
+			relay.ready[k].ptr = ev[k].data.ptr;
+			relay.ready[k].events =
+			    (e & EPOLLIN ? R_IN : 0u) | (e & EPOLLOUT ? R_OUT : 0u) |
+			    (e & EPOLLHUP ? R_HUP : 0u) | (e & EPOLLERR ? R_ERR : 0u);
+		}
+		return got;
+	}
+#endif
+	for (size_t fd = 0; fd < relay.n_watch; fd++) {
+		if (!relay.watch[fd].on)
+			continue;
+		relay.pfd[n].fd = (int)fd;
+		relay.pfd[n].events = (short)((relay.watch[fd].events & R_IN ? POLLIN : 0) |
+					      (relay.watch[fd].events & R_OUT ? POLLOUT : 0));
+		relay.pfd[n].revents = 0;
+		n++;
+	}
+	got = poll(relay.pfd, (nfds_t)n, timeout);
+	if (got <= 0)
+		return got;
+	for (size_t i = 0; i < n; i++) {
+		short e = relay.pfd[i].revents;
+
+		if (!e)
+			continue;
+		relay.ready[k].ptr = relay.watch[relay.pfd[i].fd].ptr;
+		relay.ready[k].events = (e & POLLIN ? R_IN : 0u) | (e & POLLOUT ? R_OUT : 0u) |
+					(e & POLLHUP ? R_HUP : 0u) |
+					(e & (POLLERR | POLLNVAL) ? R_ERR : 0u);
+		k++;
+	}
+	return k;
+}
+
+#if defined(__linux__)
 /* An empty pipe for a flow: a spare one, or a new one as large as allowed. */
 static int
 pipe_get(int fds[2])
@@ -149,12 +313,21 @@ pipe_put(struct flow *f)
 	}
 	f->pipe[0] = f->pipe[1] = -1;
 }
+#else
+static void
+pipe_put(struct flow *f)
+{
+	(void)f;
+}
+#endif
 
+/* Close both sockets now; free P after the batch (its events may still be queued). */
 static void
 pair_close(struct pair *p)
 {
 	for (int i = 0; i < 2; i++) {
-		close(p->fd[i]); /* also removes it from the epoll set */
+		watch_del(p->fd[i]);
+		close(p->fd[i]);
 		free(p->flow[i].buf);
 		p->flow[i].buf = NULL;
 		pipe_put(&p->flow[i]);
@@ -162,12 +335,8 @@ pair_close(struct pair *p)
 	p->dead = true;
 	p->next = relay.dead;
 	relay.dead = p;
-	if (relay.listen_paused) {
-		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-
-		if (epoll_ctl(relay.epfd, EPOLL_CTL_MOD, relay.listen_fd, &ev) == 0)
-			relay.listen_paused = false;
-	}
+	if (relay.listen_paused && watch_set(relay.listen_fd, R_IN, NULL, false) == 0)
+		relay.listen_paused = false;
 }
 
 /* Read from side I while its flow is empty; write to side I while the other flow is not. */
@@ -175,20 +344,17 @@ static void
 pair_update(struct pair *p)
 {
 	for (int i = 0; i < 2; i++) {
-		uint32_t want = 0;
-		struct epoll_event ev;
+		unsigned want = 0;
 
 		if (p->gone[i])
 			continue;
 		if (!p->flow[i].eof && !p->flow[i].len)
-			want |= EPOLLIN;
+			want |= R_IN;
 		if (p->flow[1 - i].len)
-			want |= EPOLLOUT;
+			want |= R_OUT;
 		if (want == p->events[i])
 			continue;
-		ev.events = want;
-		ev.data.ptr = &p->side[i];
-		if (epoll_ctl(relay.epfd, EPOLL_CTL_MOD, p->fd[i], &ev) == 0)
+		if (watch_set(p->fd[i], want, &p->side[i], false) == 0)
 			p->events[i] = want;
 	}
 }
@@ -201,9 +367,13 @@ flow_drain(struct pair *p, int i)
 	int to = p->fd[1 - i];
 
 	while (f->len) {
+#if defined(__linux__)
 		ssize_t w = f->pipe[0] >= 0 ? splice(f->pipe[0], NULL, to, NULL, f->len,
 						     SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
 					    : send(to, f->buf + f->off, f->len, MSG_NOSIGNAL);
+#else
+		ssize_t w = send(to, f->buf + f->off, f->len, MSG_NOSIGNAL);
+#endif
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -226,6 +396,7 @@ flow_drain(struct pair *p, int i)
 	return 0;
 }
 
+#if defined(__linux__)
 /*
  * splice(2) side I into a pipe and on into side 1 - I.  Returns 1 when
  * splice cannot be used here (the caller copies instead), else as
@@ -294,6 +465,7 @@ flow_splice(struct pair *p, int i)
 	pipe_put(f);
 	return f->eof ? flow_drain(p, i) : 0;
 }
+#endif
 
 /* Move what side I has to side 1 - I, keeping the rest when the other side is full. */
 static int
@@ -301,12 +473,18 @@ flow_pump(struct pair *p, int i)
 {
 	struct flow *f = &p->flow[i];
 
+	/* Nothing more is taken from side I until what it sent has gone on (a
+	 * hang-up is reported whatever we ask for, so this is called anyway). */
+	if (f->len || f->eof)
+		return 0;
+#if defined(__linux__)
 	if (!relay.no_splice) {
 		int r = flow_splice(p, i);
 
 		if (r <= 0)
 			return r;
 	}
+#endif
 	for (int round = 0; round < RELAY_READS_PER_EVENT && !f->len && !f->eof; round++) {
 		ssize_t n = recv(p->fd[i], relay.scratch, sizeof(relay.scratch), 0), w = 0;
 
@@ -348,28 +526,29 @@ static void
 relay_accept(void)
 {
 	for (int k = 0; k < RELAY_ACCEPTS_PER_EVENT; k++) {
-		int c = accept4(relay.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC), u,
-		    one = 1;
+		int c = accept(relay.listen_fd, NULL, NULL), u, one = 1;
 		struct pair *p;
 
 		if (c < 0) {
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
-			    errno == ENOMEM) {
-				/* Out of descriptors: stop accepting until a connection ends,
-				 * instead of spinning on a listener that stays readable. */
-				struct epoll_event ev = {.events = 0, .data.ptr = NULL};
-
-				if (epoll_ctl(relay.epfd, EPOLL_CTL_MOD, relay.listen_fd, &ev) == 0)
-					relay.listen_paused = true;
-			}
+			/* Out of descriptors: stop accepting until a connection ends,
+			 * instead of spinning on a listener that stays readable. */
+			if ((errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			     errno == ENOMEM) &&
+			    watch_set(relay.listen_fd, 0, NULL, false) == 0)
+				relay.listen_paused = true;
 			return;
+		}
+		if (set_flags(c) < 0) {
+			close(c);
+			continue;
 		}
 		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		/* Blocking connect: a Unix socket connects at once unless the proxy's
 		 * backlog is full, and then there is nothing better to do than wait. */
-		u = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (u < 0 || connect(u, (struct sockaddr *)&relay.addr, sizeof(relay.addr)) < 0 ||
-		    fcntl(u, F_SETFL, O_NONBLOCK) < 0) {
+		u = socket(AF_UNIX, SOCK_STREAM, 0);
+		if (u < 0 || fcntl(u, F_SETFD, FD_CLOEXEC) < 0 ||
+		    connect(u, (struct sockaddr *)&relay.addr, sizeof(relay.addr)) < 0 ||
+		    set_flags(u) < 0) {
 			if (u >= 0)
 				close(u);
 			close(c);
@@ -386,14 +565,12 @@ relay_accept(void)
 		p->flow[0].pipe[0] = p->flow[0].pipe[1] = -1;
 		p->flow[1].pipe[0] = p->flow[1].pipe[1] = -1;
 		for (int i = 0; i < 2; i++) {
-			struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &p->side[i]};
-
 			p->side[i].pair = p;
 			p->side[i].idx = i;
-			p->events[i] = EPOLLIN;
-			if (epoll_ctl(relay.epfd, EPOLL_CTL_ADD, p->fd[i], &ev) < 0) {
+			p->events[i] = R_IN;
+			if (watch_set(p->fd[i], R_IN, &p->side[i], true) < 0) {
 				if (i == 1)
-					epoll_ctl(relay.epfd, EPOLL_CTL_DEL, p->fd[0], NULL);
+					watch_del(p->fd[0]);
 				close(c);
 				close(u);
 				free(p);
@@ -405,30 +582,31 @@ relay_accept(void)
 }
 
 static void
-relay_event(struct side *s, uint32_t events)
+relay_event(struct side *s, unsigned events)
 {
 	struct pair *p = s->pair;
 	int i = s->idx;
 
 	if (p->dead)
 		return;
-	if (events & EPOLLERR)
+	if (events & R_ERR)
 		goto broken;
-	if (events & EPOLLOUT && flow_drain(p, 1 - i) < 0)
+	if (events & R_OUT && flow_drain(p, 1 - i) < 0)
 		goto broken;
-	if (events & (EPOLLIN | EPOLLHUP) && flow_pump(p, i) < 0)
+	if (events & (R_IN | R_HUP) && flow_pump(p, i) < 0)
 		goto broken;
 	/* Both directions done; or side I hung up for good (nothing can be
 	 * written to it any more) and everything it sent has been passed on.
-	 * epoll reports a hang-up whatever we ask for, so waiting would spin. */
+	 * epoll and poll report a hang-up whatever we ask for, so waiting would
+	 * spin. */
 	if ((p->flow[0].eof && p->flow[1].eof && !p->flow[0].len && !p->flow[1].len) ||
-	    (events & EPOLLHUP && p->flow[i].eof && !p->flow[i].len)) {
+	    (events & R_HUP && p->flow[i].eof && !p->flow[i].len)) {
 		pair_close(p);
 		return;
 	}
-	if (events & EPOLLHUP && p->flow[i].eof && !p->gone[i]) {
+	if (events & R_HUP && p->flow[i].eof && !p->gone[i]) {
 		/* Still passing on what it sent; stop hearing its hang-up meanwhile. */
-		epoll_ctl(relay.epfd, EPOLL_CTL_DEL, p->fd[i], NULL);
+		watch_del(p->fd[i]);
 		p->gone[i] = true;
 	}
 	if ((p->gone[0] && !p->flow[0].len) || (p->gone[1] && !p->flow[1].len)) {
@@ -445,9 +623,9 @@ broken:
 void
 relay_serve(int listen_fd, const char *socket_path)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL}, events[256];
 	struct rlimit rl;
 
+	signal(SIGPIPE, SIG_IGN);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
@@ -461,30 +639,29 @@ relay_serve(int listen_fd, const char *socket_path)
 	strcpy(relay.addr.sun_path, socket_path);
 	relay.listen_fd = listen_fd;
 	relay.pipe_size = RELAY_PIPE_SIZE;
-	relay.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (relay.epfd < 0)
+#if defined(__linux__)
+	if (!relay.use_poll && (relay.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		die("epoll_create1");
-	if (fcntl(listen_fd, F_SETFL, O_NONBLOCK) < 0 ||
-	    epoll_ctl(relay.epfd, EPOLL_CTL_ADD, listen_fd, &ev) < 0)
+#else
+	relay.use_poll = true;
+	relay.no_splice = true;
+#endif
+	if (set_flags(listen_fd) < 0 || watch_set(listen_fd, R_IN, NULL, true) < 0)
 		die("the listening socket");
 	for (;;) {
-		int n = epoll_wait(relay.epfd, events, 256, relay.listen_paused ? 100 : -1);
+		int n = watch_wait(relay.listen_paused ? 100 : -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			die("epoll_wait");
-		if (n == 0 && relay.listen_paused) {
-			struct epoll_event again = {.events = EPOLLIN, .data.ptr = NULL};
-
-			if (epoll_ctl(relay.epfd, EPOLL_CTL_MOD, listen_fd, &again) == 0)
-				relay.listen_paused = false;
-		}
+			die("waiting for connections");
+		if (n == 0 && relay.listen_paused && watch_set(listen_fd, R_IN, NULL, false) == 0)
+			relay.listen_paused = false;
 		for (int k = 0; k < n; k++) {
-			if (!events[k].data.ptr)
+			if (!relay.ready[k].ptr)
 				relay_accept();
 			else
-				relay_event(events[k].data.ptr, events[k].events);
+				relay_event(relay.ready[k].ptr, relay.ready[k].events);
 		}
 		while (relay.dead) {
 			struct pair *p = relay.dead;

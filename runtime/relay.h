@@ -9,9 +9,11 @@
  * with the scratch dir).  It decides nothing: all policy is in the proxy.
  *
  * It runs in omnibox-init, a static binary, so it uses only libc: one
- * epoll loop, non-blocking sockets, half-close forwarded as shutdown(),
- * and a buffer only while a destination is slower than its source, so
- * 10,000 idle connections cost a few hundred bytes each.
+ * event loop (epoll and splice on Linux; poll and copies on macOS, where
+ * omnibox-init runs it under sandbox-exec), non-blocking sockets,
+ * half-close forwarded as shutdown(), and a buffer only while a
+ * destination is slower than its source, so 10,000 idle connections cost
+ * a few hundred bytes each.
  */
 #ifndef OMNIBOX_RELAY_H
 #define OMNIBOX_RELAY_H
@@ -35,6 +37,9 @@ uint16_t relay_port(int listen_fd);
  * the process (status 1, message on stderr) only when the loop itself
  * cannot run; a connection that fails is closed and the rest go on.
  */
+/* Make relay_serve() use poll(2), as it always does off Linux (for tests). */
+void relay_use_poll(void);
+
 void relay_serve(int listen_fd, const char *socket_path) __attribute__((noreturn));
 
 #endif

@@ -37,10 +37,14 @@
 #include "cgroup.h"
 #include "credentials.h"
 #include "proxy.h"
-#if defined(__APPLE__)
-#include "darwin_launch.h"
-#endif
 #include "resolve.h"
+#if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
+#include "darwin_launch.h"
+#include "relay.h"
+#endif
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#endif
 
 #define EXIT_SETUP 125
 #define OMNIBOX_VERSION "0.1.0"
@@ -202,11 +206,20 @@ static char *
 self_dir(struct arena *a)
 {
 	char self[PATH_MAX], *slash;
+#if defined(__APPLE__)
+	uint32_t size = sizeof(self);
+	char real[PATH_MAX];
+
+	if (_NSGetExecutablePath(self, &size) != 0 || !realpath(self, real))
+		return NULL;
+	memcpy(self, real, strlen(real) + 1);
+#else
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (n <= 0)
 		return NULL;
 	self[n] = '\0';
+#endif
 	slash = strrchr(self, '/');
 	*slash = '\0';
 	return arena_strdup(a, self);
@@ -476,6 +489,258 @@ placeholder_names(struct arena *a, const struct sandbox *sb, size_t *n)
 	return v;
 }
 
+/*
+ * Real secrets are read here, outside the sandbox; only placeholders go
+ * in (as *ENV).  Dies, removing SCRATCH, when one cannot be read.
+ */
+static void
+egress_credentials(struct arena *a, const struct sandbox *sb, const char *home, const char *scratch,
+		   struct cred_runtime *creds)
+{
+	char err[4096];
+
+	if (!sb->n_creds)
+		return;
+	if (cred_prepare(a, sb, environ, home, scratch, creds, err, sizeof(err)) < 0 ||
+	    cred_write_files(creds, scratch, err, sizeof(err)) < 0) {
+		rmtree(scratch);
+		die("credential_proxy: %s; nothing ran", err);
+	}
+}
+
+/* The proxy of a launch whose scratch dir is SCRATCH, logging to LOG. */
+static void
+egress_config(struct arena *a, const struct options *o, const struct sandbox *sb,
+	      const char *scratch, const char *socket_path, const struct cred_runtime *creds,
+	      FILE *log, struct proxy_config *pc)
+{
+	memset(pc, 0, sizeof(*pc));
+	pc->socket_path = socket_path;
+	pc->ca_bundle_path = arena_printf(a, "%s/%s", scratch, ENV_CA_BUNDLE);
+	pc->rules = sb->egress;
+	pc->n_rules = sb->n_egress;
+	pc->allow_private = sb->egress_allow_private.value;
+	pc->creds = creds->creds;
+	pc->n_creds = creds->n_creds;
+	pc->hosts_file = o->egress_hosts;
+	pc->system_ca_file = o->egress_ca;
+	pc->log = egress_log_line;
+	pc->log_arg = log;
+}
+
+/* --egress-log's file, or stderr.  Dies, removing SCRATCH, when it cannot be opened. */
+static FILE *
+egress_log_open(const struct options *o, const char *scratch)
+{
+	FILE *f;
+
+	if (!o->egress_log)
+		return stderr;
+	f = fopen(o->egress_log, "ae");
+	if (!f) {
+		rmtree(scratch);
+		die("--egress-log %s: %s", o->egress_log, strerror(errno));
+	}
+	return f;
+}
+
+/* ---- macOS ------------------------------------------------------------------------ */
+
+#if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
+static void
+on_parent_gone(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	event_base_loopbreak(arg);
+}
+
+/*
+ * The egress proxy of a macOS launch, in a process of its own (the launch
+ * there waits for sandbox-exec without an event loop).  It is listening
+ * when this returns, and it ends when *ALIVE is closed or omnibox-run dies
+ * (the pipe's end of file).  Out of the terminal's process group: a Ctrl-C
+ * is for the agent.  Dies, removing SCRATCH, when the proxy cannot start.
+ */
+static pid_t
+start_proxy_process(const struct proxy_config *pc, const char *scratch, int *alive)
+{
+	int ready[2], keep[2];
+	char msg[4096];
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(ready) < 0 || pipe(keep) < 0) {
+		rmtree(scratch);
+		die("pipe: %s", strerror(errno));
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		rmtree(scratch);
+		die("fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		struct event_base *base;
+		struct event *gone = NULL;
+		struct proxy *proxy = NULL;
+
+		setpgid(0, 0);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		close(ready[0]);
+		close(keep[1]);
+		fcntl(ready[1], F_SETFD, FD_CLOEXEC);
+		fcntl(keep[0], F_SETFD, FD_CLOEXEC);
+		msg[0] = '\0';
+		base = event_base_new();
+		if (base)
+			proxy = proxy_new(base, pc, msg, sizeof(msg));
+		else
+			snprintf(msg, sizeof(msg), "cannot create the event loop");
+		if (proxy) {
+			gone = event_new(base, keep[0], EV_READ, on_parent_gone, base);
+			if (!gone || event_add(gone, NULL) < 0) {
+				snprintf(msg, sizeof(msg), "cannot watch omnibox-run");
+				proxy_free(proxy);
+				proxy = NULL;
+			}
+		}
+		if (!proxy) {
+			(void)!write(ready[1], msg, strlen(msg));
+			_exit(1);
+		}
+		(void)!write(ready[1], "", 1);
+		close(ready[1]);
+		event_base_dispatch(base);
+		proxy_free(proxy);
+		event_free(gone);
+		event_base_free(base);
+		if (pc->log_arg)
+			fflush(pc->log_arg);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(keep[0]);
+	fcntl(keep[1], F_SETFD, FD_CLOEXEC);
+	do
+		n = read(ready[0], msg, sizeof(msg) - 1);
+	while (n < 0 && errno == EINTR);
+	close(ready[0]);
+	if (n != 1 || msg[0] != '\0') {
+		msg[n > 0 ? n : 0] = '\0';
+		close(keep[1]);
+		waitpid(pid, NULL, 0);
+		rmtree(scratch);
+		die("the egress proxy cannot start: %s; nothing ran", n > 0 ? msg : "it exited");
+	}
+	*alive = keep[1];
+	return pid;
+}
+
+/*
+ * macOS: the same policy through sandbox-exec (runtime/darwin_launch.c).
+ * With egress_rules, the proxy runs outside (start_proxy_process()) on a
+ * Unix socket in the scratch dir, and omnibox-init runs inside, under the
+ * profile: it starts the relay on 127.0.0.1:PORT, then the command.  The
+ * Linux build compiles this as build/test-omnibox-run-darwin, whose tests
+ * put a stand-in for sandbox-exec (OMNIBOX_TEST_SANDBOX_EXEC) in its place.
+ */
+static int
+run_darwin(const struct options *o, const struct policy *p, struct arena *a, const char *launch_dir)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	struct darwin_launch_request dq = {0};
+	struct cred_runtime creds = {0};
+	const char *tmpdir = getenv("TMPDIR"), *sandbox_exec = NULL;
+	char *scratch = NULL;
+	int alive = -1, rc;
+	pid_t proxy_pid = -1;
+
+#if defined(OMNIBOX_TEST_DARWIN)
+	sandbox_exec = getenv("OMNIBOX_TEST_SANDBOX_EXEC");
+#endif
+	if (!tmpdir || tmpdir[0] != '/')
+		tmpdir = "/tmp";
+	dq.policy = p;
+	dq.launch_dir = launch_dir;
+	dq.cwd = o->cwd;
+	dq.home = getenv("HOME") && getenv("HOME")[0] == '/' ? getenv("HOME") : "/";
+	dq.command = o->command;
+	dq.n_command = o->n_command;
+	dq.environ = environ;
+	dq.canonical = resolve_canonical;
+	dq.dyld_cache_dir = darwin_dyld_cache_dir(a);
+	if (sb->n_egress) {
+		const char *init = self_dir(a) ? launch_find_init(a, self_dir(a)) : NULL;
+		char err[256], **relay;
+		uint16_t port = 0;
+		int fd;
+
+		if (!init)
+			die("omnibox-init is missing next to omnibox-run; reinstall omnibox");
+		/* A free loopback port (macOS has no network namespace to pick any);
+		 * the relay binds it inside the sandbox, or the launch fails. */
+		fd = relay_listen(0, err, sizeof(err));
+		if (fd >= 0) {
+			port = relay_port(fd);
+			close(fd);
+		}
+		if (!port)
+			die("no free loopback port for the egress relay: %s", fd < 0 ? err : "?");
+		scratch = o->dry_run ? arena_printf(a, "%s/omnibox-XXXXXX", tmpdir)
+				     : darwin_scratch_create(a, tmpdir);
+		if (!scratch)
+			die("cannot create the scratch dir in %s: %s", tmpdir, strerror(errno));
+		dq.scratch = scratch;
+		dq.port = arena_printf(a, "%u", port);
+		dq.proxy_socket = arena_printf(a, "%s/%s", scratch, LAUNCH_PROXY_SOCKET);
+		if (strlen(dq.proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+			if (!o->dry_run)
+				rmtree(scratch);
+			die("the proxy socket path %s is too long for a Unix socket; set TMPDIR "
+			    "to a shorter directory",
+			    dq.proxy_socket);
+		}
+		relay = arena_alloc(a, 5 * sizeof(*relay));
+		relay[0] = (char *)init;
+		relay[1] = (char *)"--relay";
+		relay[2] = (char *)dq.port;
+		relay[3] = (char *)dq.proxy_socket;
+		relay[4] = (char *)"--";
+		dq.relay_argv = relay;
+		dq.n_relay_argv = 5;
+		if (o->dry_run) {
+			dq.extra_env = placeholder_names(a, sb, &dq.n_extra_env);
+		} else {
+			struct proxy_config pc;
+			FILE *log;
+
+			egress_credentials(a, sb, dq.home, scratch, &creds);
+			dq.extra_env = creds.env;
+			dq.n_extra_env = creds.n_env;
+			log = egress_log_open(o, scratch);
+			egress_config(a, o, sb, scratch, dq.proxy_socket, &creds, log, &pc);
+			proxy_pid = start_proxy_process(&pc, scratch, &alive);
+			/* The proxy has its own copy: ours goes now. */
+			cred_runtime_wipe(&creds);
+			if (log != stderr)
+				fclose(log);
+		}
+	}
+	rc = darwin_launch(&dq, tmpdir, sandbox_exec, o->dry_run, stdout);
+	if (proxy_pid > 0) {
+		close(alive);
+		while (waitpid(proxy_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (scratch && !o->dry_run)
+		rmtree(scratch);
+	return rc;
+}
+#endif
+
 /* ---- main ------------------------------------------------------------------------- */
 
 /*
@@ -570,31 +835,19 @@ main(int argc, char **argv)
 		die("%s:%u: os_env.fork is not supported; remove it to run on the workspace "
 		    "itself",
 		    o.input, p->os_env.fork.loc.line);
+	if (o.cwd && p->terminal && !p->terminal->allow_cwd_override.value)
+		die("--cwd: terminal '%s' does not allow a cwd override (allow_cwd_override)",
+		    p->terminal->name);
 	switch (p->os_env.sandbox.type) {
-#if defined(__APPLE__)
+#if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
 	case SANDBOX_AUTO:
-	case SANDBOX_DARWIN_SEATBELT: {
-		/* macOS: the same policy through sandbox-exec (runtime/darwin_launch.c,
-		 * which the Linux build compiles and tests too). */
-		struct darwin_launch_request dq = {0};
-		const char *tmpdir = getenv("TMPDIR");
-
+	case SANDBOX_DARWIN_SEATBELT:
 		if (!getcwd(launch_dir, sizeof(launch_dir)))
 			die("getcwd: %s", strerror(errno));
-		if (p->os_env.sandbox.n_egress)
-			die("egress_rules are not available on macOS in this build; nothing ran");
-		dq.policy = p;
-		dq.launch_dir = launch_dir;
-		dq.cwd = o.cwd;
-		dq.home = getenv("HOME") ? getenv("HOME") : "/";
-		dq.command = o.command;
-		dq.n_command = o.n_command;
-		dq.environ = environ;
-		dq.canonical = resolve_canonical;
-		dq.dyld_cache_dir = darwin_dyld_cache_dir(a);
-		return darwin_launch(&dq, tmpdir && tmpdir[0] == '/' ? tmpdir : "/tmp", NULL,
-				     o.dry_run, stdout);
-	}
+		rc = run_darwin(&o, p, a, launch_dir);
+		tb_free(&src);
+		arena_free(a);
+		return rc;
 #else
 	case SANDBOX_AUTO:
 	case SANDBOX_LINUX_BWRAP:
@@ -610,9 +863,6 @@ main(int argc, char **argv)
 		    o.input, p->os_env.sandbox.type_loc.line,
 		    sandbox_type_name(p->os_env.sandbox.type));
 	}
-	if (o.cwd && p->terminal && !p->terminal->allow_cwd_override.value)
-		die("--cwd: terminal '%s' does not allow a cwd override (allow_cwd_override)",
-		    p->terminal->name);
 
 	bwrap = which(a, "bwrap");
 	if (!bwrap)
@@ -670,15 +920,10 @@ main(int argc, char **argv)
 			rq.proxy_port = NULL;
 			rq.proxy_socket = NULL;
 			rq.extra_env = placeholder_names(a, sb, &rq.n_extra_env);
-		} else if (sb->n_creds) {
-			/* Real secrets are read here, outside the sandbox, and only
-			 * placeholders go in. */
-			if (cred_prepare(a, sb, environ, home, scratch, &creds, err, sizeof(err)) <
-				0 ||
-			    cred_write_files(&creds, scratch, err, sizeof(err)) < 0) {
-				rmtree(scratch);
-				die("credential_proxy: %s; nothing ran", err);
-			}
+		} else {
+			/* Opened now, while nothing but the scratch dir needs undoing. */
+			egress_log = egress_log_open(&o, scratch);
+			egress_credentials(a, sb, home, scratch, &creds);
 			rq.extra_env = creds.env;
 			rq.n_extra_env = creds.n_env;
 		}
@@ -752,25 +997,9 @@ main(int argc, char **argv)
 		die("cannot create the event loop");
 	}
 	if (sb->n_egress) {
-		struct proxy_config pc = {0};
+		struct proxy_config pc;
 
-		egress_log = stderr;
-		if (o.egress_log && !(egress_log = fopen(o.egress_log, "ae"))) {
-			rmtree(scratch);
-			launch_cleanup(&plan);
-			die("--egress-log %s: %s", o.egress_log, strerror(errno));
-		}
-		pc.socket_path = rq.proxy_socket;
-		pc.ca_bundle_path = arena_printf(a, "%s/%s", scratch, ENV_CA_BUNDLE);
-		pc.rules = sb->egress;
-		pc.n_rules = sb->n_egress;
-		pc.allow_private = sb->egress_allow_private.value;
-		pc.creds = creds.creds;
-		pc.n_creds = creds.n_creds;
-		pc.hosts_file = o.egress_hosts;
-		pc.system_ca_file = o.egress_ca;
-		pc.log = egress_log_line;
-		pc.log_arg = egress_log;
+		egress_config(a, &o, sb, scratch, rq.proxy_socket, &creds, egress_log, &pc);
 		/* Up before the agent exists: no first request may find it missing. */
 		proxy = proxy_new(base, &pc, err, sizeof(err));
 		/* The proxy keeps its own copy: ours goes now. */
