@@ -362,6 +362,55 @@ darwin_dyld_cache_dir(struct arena *a)
 
 /* ---- running ---------------------------------------------------------------------- */
 
+/*
+ * A process of its own that removes the profile dir and the scratch dir
+ * once the launch is over, however omnibox-run ends (a SIGKILL included):
+ * it waits for the end of file on a pipe only omnibox-run holds.  Returns
+ * that pipe's write end, or -1 with errno.
+ */
+static int
+start_janitor(const char *scratch, const char *pdir)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe(fds) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		char c;
+
+		/* Out of the terminal's process group; holding nothing of the launch's. */
+		setpgid(0, 0);
+		signal(SIGINT, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		if (null >= 0) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+		}
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != fds[0])
+				close(fd);
+		while (read(fds[0], &c, 1) < 0 && errno == EINTR)
+			;
+		rmtree(pdir);
+		rmtree(scratch);
+		_exit(0);
+	}
+	close(fds[0]);
+	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
+	return fds[1];
+}
+
 static volatile sig_atomic_t child_pid;
 
 static void
@@ -461,7 +510,7 @@ darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir, const
 	const char *pdir = NULL, *ppath = NULL;
 	char err[2048];
 	char *scratch;
-	int rc;
+	int rc, janitor = -1;
 
 	diag_init(&d, a, rq.policy->source, NULL, 0);
 	if (!dry_run && access(exe, X_OK) < 0) {
@@ -516,11 +565,17 @@ darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir, const
 	} else if (darwin_launch_argv(a, &plan, exe, ppath) < 0) {
 		fprintf(stderr, "omnibox-run: %s is not an absolute path; nothing ran\n", exe);
 		rc = DARWIN_EXIT_SETUP;
+	} else if ((janitor = start_janitor(scratch, pdir)) < 0) {
+		fprintf(stderr, "omnibox-run: cannot start the cleanup process: %s; nothing ran\n",
+			strerror(errno));
+		rc = DARWIN_EXIT_SETUP;
 	} else {
 		rc = darwin_launch_run(&plan);
 	}
 	if (pdir)
 		darwin_profile_remove(pdir, ppath);
+	if (janitor >= 0)
+		close(janitor);
 	darwin_launch_plan_free(&plan);
 out:
 	if (!dry_run && !rq0->scratch)

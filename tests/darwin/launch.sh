@@ -131,6 +131,11 @@ expect_clean() {
 	tests=$((tests + 1))
 	left=$(ls -A "$U/tmp")
 	[ -z "$left" ] || fail "left behind in TMPDIR: $left"
+	# The cleanup process and the proxy exit once omnibox-run is done: a moment.
+	for _ in $(seq 30); do
+		pgrep -f "$TB/test-omnibox-run-darwin" >/dev/null || break
+		sleep 0.1
+	done
 	tests=$((tests + 1))
 	if pgrep -f "$TB/test-omnibox-run-darwin" >/dev/null; then
 		fail "a process of the launch is still running"
@@ -300,7 +305,8 @@ except OSError as e:
 		sleep 0.05
 	done
 	sleep 0.3
-	pkill -TERM -f "^$TB/test-omnibox-run-darwin"
+	# The oldest: omnibox-run itself, not its proxy process.
+	kill -TERM "$(pgrep -o -f "^$TB/test-omnibox-run-darwin")"
 	wait "$bg"
 	out=$(cat "$U/term.out")
 	expect_out "got-term"
@@ -311,6 +317,33 @@ except OSError as e:
 	if pgrep -f "$TB/omnibox-init" >/dev/null; then
 		fail "the relay outlived the launch"
 	fi
+	expect_clean
+
+	name="egress: SIGKILL of omnibox-run: the proxy stops, the profile and scratch dirs go"
+	: >"$U/standin.argv"
+	(cd "$WS" && as_user "$TB/test-omnibox-run-darwin" -q --egress-hosts="$T/hosts" \
+		--egress-ca="$T/ca.pem" "$P/egress.yaml" -- sh -c 'sleep 30; echo agent-survived' \
+		>"$U/kill.out" 2>&1) &
+	bg=$!
+	for _ in $(seq 100); do
+		grep -q sleep "$U/standin.argv" 2>/dev/null && break
+		sleep 0.05
+	done
+	sleep 0.3
+	kill -KILL "$(pgrep -o -f "^$TB/test-omnibox-run-darwin")"
+	wait "$bg"
+	for _ in $(seq 50); do
+		pgrep -f "^$TB/test-omnibox-run-darwin" >/dev/null || break
+		sleep 0.1
+	done
+	tests=$((tests + 1))
+	if pgrep -f "^$TB/test-omnibox-run-darwin" >/dev/null; then
+		fail "the proxy outlived omnibox-run"
+	fi
+	# No PID namespace on macOS: the agent (and its relay) survive; end them here.
+	pkill -f "$TB/omnibox-init" 2>/dev/null
+	pkill -f "^sleep 30" 2>/dev/null
+	sleep 0.2
 	expect_clean
 }
 
