@@ -383,23 +383,11 @@ start_janitor(const char *scratch, const char *pdir)
 		return -1;
 	}
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDWR);
 		char c;
 
-		/* Out of the terminal's process group; holding nothing of the launch's. */
-		setpgid(0, 0);
-		signal(SIGINT, SIG_IGN);
-		signal(SIGQUIT, SIG_IGN);
-		signal(SIGTERM, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-			dup2(null, 2);
-		}
-		for (int fd = 3; fd < 1024; fd++)
-			if (fd != fds[0])
-				close(fd);
+		/* Holding nothing of the launch's. */
+		close(fds[1]);
+		fds[0] = launch_detach(fds[0]);
 		while (read(fds[0], &c, 1) < 0 && errno == EINTR)
 			;
 		rmtree(pdir);

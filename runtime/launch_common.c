@@ -7,10 +7,14 @@
 #include "rlimit.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#if defined(__linux__)
+#include <sys/syscall.h>
+#endif
 #include <unistd.h>
 
 const char *
@@ -175,4 +179,36 @@ launch_set_rlimits(const struct limits *l, const char **what)
 		}
 	}
 	return 0;
+}
+
+int
+launch_detach(int keep)
+{
+	int null;
+
+	setpgid(0, 0);
+	signal(SIGINT, SIG_IGN);
+	signal(SIGQUIT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	/* KEEP first: it may be 0, 1 or 2 when omnibox-run started without them. */
+	if (keep != 3) {
+		dup2(keep, 3);
+		close(keep);
+	}
+	fcntl(3, F_SETFD, FD_CLOEXEC);
+	null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+#if defined(__linux__)
+	/* One system call where the kernel has close_range(2). */
+	if (syscall(SYS_close_range, 4, ~0U, 0) == 0)
+		return 3;
+#endif
+	for (int fd = 4; fd < 1024; fd++)
+		close(fd);
+	return 3;
 }

@@ -55,4 +55,12 @@ char **launch_env_build(struct arena *a, const struct policy *p, char *const *en
  */
 int launch_set_rlimits(const struct limits *l, const char **what);
 
+/*
+ * For a cleanup process just forked from omnibox-run: its own process group
+ * (a Ctrl-C is for the agent), terminal signals ignored, standard streams
+ * on /dev/null, and every other descriptor closed but KEEP, which becomes
+ * descriptor 3.  Returns 3.
+ */
+int launch_detach(int keep);
+
 #endif

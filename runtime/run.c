@@ -25,7 +25,6 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +35,7 @@
 #include "../emitters/envlist.h"
 #include "cgroup.h"
 #include "credentials.h"
+#include "launch_common.h"
 #include "proxy.h"
 #include "resolve.h"
 #if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
@@ -268,29 +268,8 @@ start_janitor(const char *scratch, const struct launch_plan *plan)
 	if (pid == 0) {
 		char c;
 
-		/* Out of the terminal's process group: a Ctrl-C is for the agent. */
-		setpgid(0, 0);
-		signal(SIGINT, SIG_IGN);
-		signal(SIGQUIT, SIG_IGN);
-		signal(SIGTERM, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
 		/* Hold nothing of omnibox-run's: not its terminal, not bwrap's pipes. */
-		{
-			int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-			if (null >= 0) {
-				dup2(null, 0);
-				dup2(null, 1);
-				dup2(null, 2);
-			}
-			/* One system call where the kernel has close_range(2). */
-			if (pipefd[0] != 3)
-				dup2(pipefd[0], 3);
-			if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
-				for (int fd = 4; fd < 1024; fd++)
-					close(fd);
-			pipefd[0] = 3;
-		}
+		pipefd[0] = launch_detach(pipefd[0]);
 		while (read(pipefd[0], &c, 1) != 0 && errno == EINTR)
 			;
 		/* omnibox-run is gone: the sandbox dies with it (--die-with-parent),

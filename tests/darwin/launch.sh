@@ -25,37 +25,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-tests=0
-failures=0
-
-fail() {
-	echo "FAIL [$who] $name: $*"
-	if [ -n "${out:-}" ]; then
-		printf '%s\n' "$out" | head -20 | cut -c 1-200 | sed 's/^/    | /'
-	fi
-	failures=$((failures + 1))
-}
-
-expect_out() {
-	tests=$((tests + 1))
-	case $out in
-	*"$1"*) ;;
-	*) fail "expected output to contain '$1'" ;;
-	esac
-}
-
-expect_no_out() {
-	tests=$((tests + 1))
-	case $out in
-	*"$1"*) fail "output must not contain '$1'" ;;
-	*) ;;
-	esac
-}
-
-expect_rc() {
-	tests=$((tests + 1))
-	[ "$rc" = "$1" ] || fail "exit status $rc, expected $1"
-}
+. "$(dirname "$0")/../lib.sh"
 
 # The stand-in for sandbox-exec.  Its record goes to $STANDIN_LOG (an
 # absolute path passed through env_passthrough).
@@ -80,27 +50,7 @@ exec "$@"
 EOF
 chmod 755 "$T/sandbox-exec"
 
-# The test CA and upstream.test's certificate.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-	-subj "/CN=omnibox test CA" -keyout "$T/ca.key" -out "$T/ca.pem" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=upstream.test" \
-	-keyout "$T/up.key" -out "$T/up.csr" 2>/dev/null
-printf 'subjectAltName=DNS:upstream.test,DNS:other.test\n' >"$T/ext"
-openssl x509 -req -in "$T/up.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
-	-days 2 -extfile "$T/ext" -out "$T/up.pem" 2>/dev/null
-chmod 644 "$T"/*.pem "$T"/*.key
-"$B/tests/proxy/upstream" --cert "$T/up.pem" --key "$T/up.key" --log "$T/upstream.log" \
-	>"$T/upstream.out" 2>&1 &
-pids="$pids $!"
-for _ in $(seq 100); do
-	grep -q '^ready' "$T/upstream.out" 2>/dev/null && break
-	sleep 0.05
-done
-set -- $(head -n 1 "$T/upstream.out")
-HTTP=$2
-HTTPS=$3
-printf '127.0.0.1 upstream.test\n127.0.0.1 other.test\n' >"$T/hosts"
-chmod 644 "$T/hosts"
+test_upstream "$T" "$B"
 
 as_user() {
 	if [ "$who" = root ]; then

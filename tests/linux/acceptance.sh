@@ -15,17 +15,7 @@ cleanup() {
 	rm -rf "$T"
 }
 
-failures=0
-tests=0
-skips=0
-
-fail() {
-	echo "FAIL [$who] $name: $*"
-	if [ -n "${out:-}" ]; then
-		printf '%s\n' "$out" | head -20 | sed 's/^/    | /'
-	fi
-	failures=$((failures + 1))
-}
+. "$(dirname "$0")/../lib.sh"
 
 # main_run_pid: the omnibox-run started from $TB for POLICY, not its cleanup
 # child (same command line) nor runuser (which names it).
@@ -40,28 +30,6 @@ main_run_pid() {
 			;;
 		esac
 	done
-}
-
-# expect_out STRING: the last sandbox output contains STRING (a fixed string).
-expect_out() {
-	tests=$((tests + 1))
-	case $out in
-	*"$1"*) ;;
-	*) fail "expected output to contain '$1'" ;;
-	esac
-}
-
-expect_no_out() {
-	tests=$((tests + 1))
-	case $out in
-	*"$1"*) fail "output must not contain '$1'" ;;
-	*) ;;
-	esac
-}
-
-expect_rc() {
-	tests=$((tests + 1))
-	[ "$rc" = "$1" ] || fail "exit status $rc, expected $1"
 }
 
 # as_user CMD...: run CMD as the user under test, with a fixed environment

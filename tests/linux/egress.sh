@@ -20,43 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-tests=0
-failures=0
-skips=0
-
-fail() {
-	echo "FAIL [$who] $name: $*"
-	if [ -n "${out:-}" ]; then
-		printf '%s\n' "$out" | head -20 | cut -c 1-200 | sed 's/^/    | /'
-	fi
-	failures=$((failures + 1))
-}
-
-expect_out() {
-	tests=$((tests + 1))
-	case $out in
-	*"$1"*) ;;
-	*) fail "expected output to contain '$1'" ;;
-	esac
-}
-
-expect_no_out() {
-	tests=$((tests + 1))
-	case $out in
-	*"$1"*) fail "output must not contain '$1'" ;;
-	*) ;;
-	esac
-}
-
-# The test CA, and a certificate for upstream.test signed by it.
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-	-subj "/CN=omnibox test CA" -keyout "$T/ca.key" -out "$T/ca.pem" 2>/dev/null
-openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=upstream.test" \
-	-keyout "$T/up.key" -out "$T/up.csr" 2>/dev/null
-printf 'subjectAltName=DNS:upstream.test,DNS:other.test\n' >"$T/ext"
-openssl x509 -req -in "$T/up.csr" -CA "$T/ca.pem" -CAkey "$T/ca.key" -CAcreateserial \
-	-days 2 -extfile "$T/ext" -out "$T/up.pem" 2>/dev/null
-chmod 644 "$T"/*.pem "$T"/*.key
+. "$(dirname "$0")/../lib.sh"
 
 # A bare git repository the upstream serves over smart HTTP.
 mkdir -p "$T/git"
@@ -69,18 +33,7 @@ git -C "$T/git/repo.git" config http.uploadpack true
 git -C "$T/git/repo.git" symbolic-ref HEAD refs/heads/main
 chmod -R a+rX "$T/git"
 
-"$B/tests/proxy/upstream" --cert "$T/up.pem" --key "$T/up.key" --log "$T/upstream.log" \
-	--git-root "$T/git" >"$T/upstream.out" 2>&1 &
-pids="$pids $!"
-for _ in $(seq 100); do
-	grep -q '^ready' "$T/upstream.out" 2>/dev/null && break
-	sleep 0.05
-done
-set -- $(head -n 1 "$T/upstream.out")
-HTTP=$2
-HTTPS=$3
-printf '127.0.0.1 upstream.test\n127.0.0.1 other.test\n' >"$T/hosts"
-chmod 644 "$T/hosts"
+test_upstream "$T" "$B" --git-root "$T/git"
 
 as_user() {
 	if [ "$who" = root ]; then

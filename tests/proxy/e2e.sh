@@ -26,39 +26,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-tests=0
-failures=0
-name=
-
-fail() {
-	echo "FAIL $name: $*"
-	if [ -n "${out:-}" ]; then
-		printf '%s\n' "$out" | head -25 | cut -c 1-200 | sed 's/^/    | /'
-	fi
-	failures=$((failures + 1))
-}
-
-expect_out() {
-	tests=$((tests + 1))
-	case $out in
-	*"$1"*) ;;
-	*) fail "expected output to contain '$1'" ;;
-	esac
-}
-
-expect_no_out() {
-	tests=$((tests + 1))
-	case $out in
-	*"$1"*) fail "output must not contain '$1'" ;;
-	*) ;;
-	esac
-}
-
-# expect_eq WHAT GOT WANT
-expect_eq() {
-	tests=$((tests + 1))
-	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
-}
+. "$(dirname "$0")/../lib.sh"
 
 # wait_ready FILE: the first line of FILE once it says "ready ..."
 wait_ready() {

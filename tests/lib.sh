@@ -1,0 +1,77 @@
+# lib.sh - what the shell suites share; sourced, never run.
+#
+# Each check counts in $tests; a failed one prints "FAIL [$who] $name: why"
+# with the head of $out, and counts in $failures.
+
+tests=0
+failures=0
+skips=0
+name=
+who=
+
+fail() {
+	echo "FAIL ${who:+[$who] }$name: $*"
+	if [ -n "${out:-}" ]; then
+		printf '%s\n' "$out" | head -25 | cut -c 1-200 | sed 's/^/    | /'
+	fi
+	failures=$((failures + 1))
+}
+
+# expect_out STRING: $out contains STRING (a fixed string).
+expect_out() {
+	tests=$((tests + 1))
+	case $out in
+	*"$1"*) ;;
+	*) fail "expected output to contain '$1'" ;;
+	esac
+}
+
+expect_no_out() {
+	tests=$((tests + 1))
+	case $out in
+	*"$1"*) fail "output must not contain '$1'" ;;
+	*) ;;
+	esac
+}
+
+expect_rc() {
+	tests=$((tests + 1))
+	[ "$rc" = "$1" ] || fail "exit status $rc, expected $1"
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+	tests=$((tests + 1))
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+}
+
+# test_upstream DIR BUILD: a test CA (DIR/ca.pem), a certificate for
+# upstream.test and other.test signed by it, and tests/proxy/upstream
+# serving HTTP and HTTPS on loopback (its pid joins $pids; $HTTP and
+# $HTTPS are its ports; DIR/hosts names both hosts 127.0.0.1).  Extra
+# arguments go to the server.
+test_upstream() {
+	_d=$1
+	_b=$2
+	shift 2
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/CN=omnibox test CA" -keyout "$_d/ca.key" -out "$_d/ca.pem" 2>/dev/null
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=upstream.test" \
+		-keyout "$_d/up.key" -out "$_d/up.csr" 2>/dev/null
+	printf 'subjectAltName=DNS:upstream.test,DNS:other.test\n' >"$_d/ext"
+	openssl x509 -req -in "$_d/up.csr" -CA "$_d/ca.pem" -CAkey "$_d/ca.key" -CAcreateserial \
+		-days 2 -extfile "$_d/ext" -out "$_d/up.pem" 2>/dev/null
+	chmod 644 "$_d"/*.pem "$_d"/*.key
+	"$_b/tests/proxy/upstream" --cert "$_d/up.pem" --key "$_d/up.key" \
+		--log "$_d/upstream.log" "$@" >"$_d/upstream.out" 2>&1 &
+	pids="$pids $!"
+	for _ in $(seq 100); do
+		grep -q '^ready' "$_d/upstream.out" 2>/dev/null && break
+		sleep 0.05
+	done
+	# "ready HTTP_PORT HTTPS_PORT"
+	HTTP=$(head -n 1 "$_d/upstream.out" | cut -d ' ' -f 2)
+	HTTPS=$(head -n 1 "$_d/upstream.out" | cut -d ' ' -f 3)
+	printf '127.0.0.1 upstream.test\n127.0.0.1 other.test\n' >"$_d/hosts"
+	chmod 644 "$_d/hosts"
+}
