@@ -14,7 +14,8 @@
  *
  * Sockets: every socket has a plain socket bufferevent.  libevent writes
  * it; the proxy reads it itself (read_into(): libevent 2.1 reads 4 KiB at
- * a time).  TLS legs are bufferevent_openssl filters stacked on those, so
+ * a time, read_into() 64 KiB, up to 1 MiB while a socket keeps more
+ * waiting).  TLS legs are bufferevent_openssl filters stacked on those, so
  * OpenSSL never makes a system call and records leave in large writes.  A
  * plain response body between two plain sockets moves with splice(2).
  *
@@ -58,6 +59,9 @@
 #define PROXY_MAX_IO (256 * 1024)
 /* Just under 64 KiB: evbuffer rounds chains up to a power of two, with its header. */
 #define PROXY_READ (64 * 1024 - 256)
+/* A socket that filled a whole read gets twice the room the next time, up to
+ * this: a bulk transfer then costs fewer reads, wakeups and ACKs per MiB. */
+#define PROXY_READ_MAX (1024 * 1024 - 256)
 #define PROXY_MAX_ADDRS 16
 #define PROXY_TARGET_MAX 8192
 #define PROXY_AUTH_MAX (CRED_SECRET_MAX * 2 + 512)
@@ -148,6 +152,7 @@ struct conn {
 	struct bufferevent *cli, *up, *cli_sock, *up_sock;
 	struct event *cli_rd, *up_rd;
 	bool cli_rd_done, up_rd_done; /* EOF or an error read: never read again */
+	size_t cli_room, up_room;     /* what read_into() reserves next (0: PROXY_READ) */
 	struct event *later;	      /* deferred work: DNS answers, closing, freeing */
 	bool cli_tls;		      /* the agent side is an intercepted tunnel */
 	bool cli_eof, closing, shut_sent, dead;
@@ -319,6 +324,7 @@ up_close(struct conn *c)
 		bufferevent_free(c->up_sock);
 	c->up = c->up_sock = NULL;
 	c->up_rd_done = false;
+	c->up_room = 0;
 	c->up_connected = c->up_reusable = c->up_used = false;
 }
 
@@ -671,23 +677,31 @@ static void cli_event_cb(struct bufferevent *bev, short what, void *arg);
 
 /*
  * libevent 2.1 reads a socket 4 KiB at a time.  Every socket of the proxy
- * is read here instead, PROXY_READ bytes per call, into its plain socket
- * bufferevent's input; whoever listens on that bufferevent (the conn's
- * callbacks, or an OpenSSL filter stacked on it) is then told, as if
- * libevent had read.  libevent still does the writing (writev of whole
- * chains).  Returns the bytes read, 0 at EOF, -1 with errno.
+ * is read here instead, into its plain socket bufferevent's input; whoever
+ * listens on that bufferevent (the conn's callbacks, or an OpenSSL filter
+ * stacked on it) is then told, as if libevent had read.  libevent still
+ * does the writing (writev of whole chains).
+ *
+ * *ROOM is how much to reserve: PROXY_READ, doubled (up to PROXY_READ_MAX)
+ * after every read that filled all the room it had, back to PROXY_READ
+ * after a read of less.  Only a socket that keeps more waiting than it is
+ * read at a time gets large buffers; a request or an idle connection never
+ * does.  Returns the bytes read, 0 at EOF, -1 with errno.
  */
 static ssize_t
-read_into(evutil_socket_t fd, struct evbuffer *in)
+read_into(evutil_socket_t fd, struct evbuffer *in, size_t *room)
 {
 	struct evbuffer_iovec v[2];
 	struct iovec iov[2];
 	ssize_t r, left;
+	size_t got = 0;
 	int n, saved;
 
+	if (*room < PROXY_READ)
+		*room = PROXY_READ;
 	/* A socket bufferevent keeps its input's end frozen between its own reads. */
 	evbuffer_unfreeze(in, 0);
-	n = evbuffer_reserve_space(in, PROXY_READ, v, 2);
+	n = evbuffer_reserve_space(in, (ev_ssize_t)*room, v, 2);
 	if (n <= 0) {
 		evbuffer_freeze(in, 0);
 		errno = ENOMEM;
@@ -696,11 +710,16 @@ read_into(evutil_socket_t fd, struct evbuffer *in)
 	for (int i = 0; i < n; i++) {
 		iov[i].iov_base = v[i].iov_base;
 		iov[i].iov_len = v[i].iov_len;
+		got += v[i].iov_len;
 	}
 	do
 		r = readv(fd, iov, n);
 	while (r < 0 && errno == EINTR);
 	saved = errno;
+	if (r > 0 && (size_t)r >= got && *room < PROXY_READ_MAX)
+		*room = *room * 2 + 256; /* 64 KiB - 256 doubles to 128 KiB - 256, ... */
+	else if (r < (ssize_t)PROXY_READ)
+		*room = PROXY_READ;
 	if (r > 0) {
 		left = r;
 		for (int i = 0; i < n; i++) {
@@ -742,7 +761,8 @@ conn_release_buffers(struct conn *c)
 
 /* Read SOCK's socket FD once; at EOF or on an error, stop for good (*DONE). */
 static void
-sock_read(struct bufferevent *sock, evutil_socket_t fd, short what, struct event *rd, bool *done)
+sock_read(struct bufferevent *sock, evutil_socket_t fd, short what, struct event *rd, bool *done,
+	  size_t *room)
 {
 	ssize_t r;
 
@@ -750,7 +770,7 @@ sock_read(struct bufferevent *sock, evutil_socket_t fd, short what, struct event
 		bufferevent_trigger_event(sock, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
 		return;
 	}
-	r = read_into(fd, bufferevent_get_input(sock));
+	r = read_into(fd, bufferevent_get_input(sock), room);
 	if (r > 0) {
 		bufferevent_trigger(sock, EV_READ, 0);
 		return;
@@ -769,7 +789,7 @@ cli_rd_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
 
-	sock_read(c->cli_sock, fd, what, c->cli_rd, &c->cli_rd_done);
+	sock_read(c->cli_sock, fd, what, c->cli_rd, &c->cli_rd_done, &c->cli_room);
 }
 
 static void
@@ -777,7 +797,7 @@ up_rd_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
 
-	sock_read(c->up_sock, fd, what, c->up_rd, &c->up_rd_done);
+	sock_read(c->up_sock, fd, what, c->up_rd, &c->up_rd_done, &c->up_room);
 }
 
 /* Reading on or off: our event on the socket, and the filter's flow, if any. */

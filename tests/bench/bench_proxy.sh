@@ -3,9 +3,15 @@
 # all measured in one run on loopback, side by side with their baselines:
 #
 #   throughput  1 GiB plain HTTP: direct, through omnibox (relay + proxy),
-#               through tinyproxy; 1 GiB HTTPS: direct TLS, through omnibox
-#               (intercepted: TLS terminated and re-made), through tinyproxy
-#               (a CONNECT tunnel it cannot see into).  Best of 3.
+#               through the proxy alone (its own socket, no relay), through
+#               tinyproxy; 1 GiB HTTPS: direct TLS, through omnibox
+#               (intercepted: TLS terminated and re-made), through the proxy
+#               alone, through tinyproxy (a CONNECT tunnel it cannot see
+#               into).  Best of 3, the ways taken in turn (direct, omnibox,
+#               ..., direct, ...) so that load from elsewhere on the
+#               machine falls on all of them alike.  With each, the proxy's
+#               CPU time per GiB (user + system, mean of the 3): what the
+#               proxy itself costs, less at the mercy of that load.
 #   latency     p50/p99 of 2000 small requests on one kept-alive TLS
 #               connection, direct and through an intercepted tunnel; the
 #               difference is what the proxy adds.
@@ -56,14 +62,45 @@ rss_kib() {
 	awk '$1 == "VmRSS:" { print $2 }' "/proc/$1/status"
 }
 
-# best_of COMMAND...: the highest MBps of three runs.
-best_of() {
-	best=0
-	for _ in 1 2 3; do
-		r=$("$@" | awk '{ print $6 }')
-		best=$(echo "$r $best" | awk '{ print ($1 > $2) ? $1 : $2 }')
+cpu_ticks() {
+	awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# get NAME ARGS...: one download by the client with ARGS; the best MB/s so
+# far goes to best_NAME, the proxy's CPU ticks are added to ticks_NAME.
+get() {
+	name=$1
+	shift
+	t0=$(cpu_ticks "$PROXY_PID")
+	r=$("$CLIENT" get "$@" | awk '{ print $6 }')
+	t1=$(cpu_ticks "$PROXY_PID")
+	eval "b=\${best_$name:-0} t=\${ticks_$name:-0}"
+	b=$(echo "${r:-0} $b" | awk '{ print ($1 > $2) ? $1 : $2 }')
+	eval "best_$name=$b ticks_$name=$((t + t1 - t0))"
+}
+
+# cpu NAME: the proxy's mean CPU seconds per GiB over NAME's 3 downloads.
+cpu() {
+	eval "t=\$ticks_$1"
+	echo "$t $(getconf CLK_TCK) $SIZE" | awk '{ printf "%.2f", $1 / $2 / 3 / ($3 / 1073741824) }'
+}
+
+# throughput MODE(plain|tls) PORT: 3 rounds of every way, taken in turn.
+throughput() {
+	tls=
+	ca=
+	[ "$1" = tls ] && tls=--tls ca=$CA
+	for n in direct omni sock tiny; do
+		eval "best_$n=0 ticks_$n=0"
 	done
-	echo "$best"
+	for _ in 1 2 3; do
+		get direct --connect 127.0.0.1 ${tls:+--tls ca.crt} bench.test "$2" "$path"
+		get omni --proxy "127.0.0.1:$PP" ${tls:+--tls "$ca"} bench.test "$2" "$path"
+		get sock --proxy "unix:$T/px/proxy.sock" ${tls:+--tls "$ca"} bench.test "$2" "$path"
+		if [ -n "$TP" ]; then
+			get tiny --proxy "127.0.0.1:$TP" ${tls:+--tls ca.crt} 127.0.0.1 "$2" "$path"
+		fi
+	done
 }
 
 ratio() {
@@ -131,26 +168,26 @@ EOF
 fi
 
 path=/bytes/$SIZE
-echo "== throughput: $SIZE bytes, best of 3 (MB/s; ratio to direct in the same run)"
-direct=$(best_of "$CLIENT" get --connect 127.0.0.1 bench.test "$HP" "$path")
-omni=$(best_of "$CLIENT" get --proxy "127.0.0.1:$PP" bench.test "$HP" "$path")
-printf '  plain HTTP   direct %8.1f   omnibox %8.1f  %s' "$direct" "$omni" "$(ratio "$omni" "$direct")"
-if [ -n "$TP" ]; then
-	tiny=$(best_of "$CLIENT" get --proxy "127.0.0.1:$TP" 127.0.0.1 "$HP" "$path")
-	printf '   tinyproxy %8.1f  %s\n' "$tiny" "$(ratio "$tiny" "$direct")"
-else
-	printf '   tinyproxy not installed\n'
-fi
-direct=$(best_of "$CLIENT" get --connect 127.0.0.1 --tls ca.crt bench.test "$SP" "$path")
-omni=$(best_of "$CLIENT" get --proxy "127.0.0.1:$PP" --tls "$CA" bench.test "$SP" "$path")
-printf '  HTTPS        direct %8.1f   omnibox %8.1f  %s (intercepted)' "$direct" "$omni" \
-	"$(ratio "$omni" "$direct")"
-if [ -n "$TP" ]; then
-	tiny=$(best_of "$CLIENT" get --proxy "127.0.0.1:$TP" --tls ca.crt 127.0.0.1 "$SP" "$path")
-	printf '   tinyproxy %8.1f  %s (opaque tunnel)\n' "$tiny" "$(ratio "$tiny" "$direct")"
-else
-	printf '   tinyproxy not installed\n'
-fi
+echo "== throughput: $SIZE bytes, best of 3 (MB/s; ratio to direct in the same run;"
+echo "   proxy CPU: the proxy's seconds per GiB, relay not included)"
+# throughput_line LABEL NOTE TINY_NOTE
+throughput_line() {
+	printf '  %-12s direct %8.1f   omnibox %8.1f  %s%s   proxy alone %8.1f  %s' "$1" \
+		"$best_direct" "$best_omni" "$(ratio "$best_omni" "$best_direct")" "$2" \
+		"$best_sock" "$(ratio "$best_sock" "$best_direct")"
+	if [ -n "$TP" ]; then
+		printf '   tinyproxy %8.1f  %s%s\n' "$best_tiny" \
+			"$(ratio "$best_tiny" "$best_direct")" "$3"
+	else
+		printf '   tinyproxy not installed\n'
+	fi
+	printf '  %-12s proxy CPU %.2f s/GiB via the relay, %.2f s/GiB alone\n' "" \
+		"$(cpu omni)" "$(cpu sock)"
+}
+throughput plain "$HP"
+throughput_line "plain HTTP" "" ""
+throughput tls "$SP"
+throughput_line HTTPS " (intercepted)" " (opaque tunnel)"
 
 echo "== latency: 2000 requests on one kept-alive TLS connection (microseconds)"
 set -- $("$CLIENT" latency -n 2000 --connect 127.0.0.1 --tls ca.crt bench.test "$SP" /bytes/100)
