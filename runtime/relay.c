@@ -78,19 +78,14 @@ struct ready {
 	unsigned events;
 };
 
-/* The poll(2) backend's registrations, indexed by descriptor. */
-struct watch {
-	void *ptr;
-	unsigned events;
-	bool on;
-};
-
 static struct {
 	bool use_poll; /* poll(2) instead of epoll(7) */
 	int epfd;
-	struct watch *watch;
-	size_t n_watch;
+	/* poll(2): indexed by descriptor, .fd = -1 where none is watched (poll
+	 * skips those), so an idle connection costs 32 bytes here. */
 	struct pollfd *pfd;
+	void **ptr;
+	size_t n_watch;
 	struct ready *ready;
 	size_t ready_cap;
 
@@ -182,25 +177,30 @@ watch_set(int fd, unsigned events, void *ptr, bool add)
 		return errno = EBADF, -1;
 	if ((size_t)fd >= relay.n_watch) {
 		size_t n = relay.n_watch ? relay.n_watch : 64;
-		struct watch *w;
 		struct pollfd *pfd;
+		void **ptrs;
 
 		while (n <= (size_t)fd)
 			n *= 2;
-		w = realloc(relay.watch, n * sizeof(*w));
-		if (!w)
-			return -1;
-		memset(w + relay.n_watch, 0, (n - relay.n_watch) * sizeof(*w));
-		relay.watch = w;
 		pfd = realloc(relay.pfd, n * sizeof(*pfd));
 		if (!pfd)
 			return -1;
 		relay.pfd = pfd;
+		ptrs = realloc(relay.ptr, n * sizeof(*ptrs));
+		if (!ptrs)
+			return -1;
+		relay.ptr = ptrs;
+		for (size_t i = relay.n_watch; i < n; i++)
+			relay.pfd[i] = (struct pollfd){.fd = -1};
 		relay.n_watch = n;
 	}
-	if (add == relay.watch[fd].on)
+	if (add == (relay.pfd[fd].fd >= 0))
 		return errno = add ? EEXIST : ENOENT, -1;
-	relay.watch[fd] = (struct watch){.ptr = ptr, .events = events, .on = true};
+	relay.pfd[fd].fd = fd;
+	relay.pfd[fd].events =
+	    (short)((events & R_IN ? POLLIN : 0) | (events & R_OUT ? POLLOUT : 0));
+	relay.pfd[fd].revents = 0;
+	relay.ptr[fd] = ptr;
 	return 0;
 }
 
@@ -214,29 +214,37 @@ watch_del(int fd)
 	}
 #endif
 	if (fd >= 0 && (size_t)fd < relay.n_watch)
-		relay.watch[fd].on = false;
+		relay.pfd[fd].fd = -1;
+}
+
+/* Room for N entries in relay.ready. */
+static int
+ready_room(size_t n)
+{
+	struct ready *r;
+
+	if (n <= relay.ready_cap)
+		return 0;
+	r = realloc(relay.ready, n * sizeof(*r));
+	if (!r)
+		return -1;
+	relay.ready = r;
+	relay.ready_cap = n;
+	return 0;
 }
 
 /* Wait up to TIMEOUT ms; the ready descriptors go to relay.ready.  Returns their count. */
 static int
 watch_wait(int timeout)
 {
-	size_t n = 0;
 	int got, k = 0;
 
-	if (relay.ready_cap < 256 || (relay.use_poll && relay.ready_cap < relay.n_watch)) {
-		size_t cap = relay.n_watch > 256 ? relay.n_watch : 256;
-		struct ready *r = realloc(relay.ready, cap * sizeof(*r));
-
-		if (!r)
-			return -1;
-		relay.ready = r;
-		relay.ready_cap = cap;
-	}
 #if defined(__linux__)
 	if (!relay.use_poll) {
 		struct epoll_event ev[256];
 
+		if (ready_room(256) < 0)
+			return -1;
 		got = epoll_wait(relay.epfd, ev, 256, timeout);
 		for (k = 0; k < got; k++) {
 			uint32_t e = ev[k].events;
@@ -249,24 +257,15 @@ watch_wait(int timeout)
 		return got;
 	}
 #endif
-	for (size_t fd = 0; fd < relay.n_watch; fd++) {
-		if (!relay.watch[fd].on)
-			continue;
-		relay.pfd[n].fd = (int)fd;
-		relay.pfd[n].events = (short)((relay.watch[fd].events & R_IN ? POLLIN : 0) |
-					      (relay.watch[fd].events & R_OUT ? POLLOUT : 0));
-		relay.pfd[n].revents = 0;
-		n++;
-	}
-	got = poll(relay.pfd, (nfds_t)n, timeout);
-	if (got <= 0)
-		return got;
-	for (size_t i = 0; i < n; i++) {
-		short e = relay.pfd[i].revents;
+	got = poll(relay.pfd, (nfds_t)relay.n_watch, timeout);
+	if (got <= 0 || ready_room((size_t)got) < 0)
+		return got <= 0 ? got : -1;
+	for (size_t fd = 0; fd < relay.n_watch && k < got; fd++) {
+		short e = relay.pfd[fd].revents;
 
-		if (!e)
+		if (relay.pfd[fd].fd < 0 || !e)
 			continue;
-		relay.ready[k].ptr = relay.watch[relay.pfd[i].fd].ptr;
+		relay.ready[k].ptr = relay.ptr[fd];
 		relay.ready[k].events = (e & POLLIN ? R_IN : 0u) | (e & POLLOUT ? R_OUT : 0u) |
 					(e & POLLHUP ? R_HUP : 0u) |
 					(e & (POLLERR | POLLNVAL) ? R_ERR : 0u);
