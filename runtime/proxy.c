@@ -10,7 +10,9 @@
  *
  * Nothing is buffered whole.  A body moves from one bufferevent to the
  * other as it arrives; when a destination holds PROXY_HWM bytes its
- * source stops being read until it drains to PROXY_LWM.
+ * source stops being read, and is read again once the destination holds
+ * less (looked at whenever either side makes progress; a destination's
+ * write callback fires when it drains to PROXY_LWM).
  *
  * Sockets: every socket has a plain socket bufferevent.  libevent writes
  * it; the proxy reads it itself (read_into(): libevent 2.1 reads 4 KiB at
