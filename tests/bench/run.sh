@@ -34,6 +34,11 @@ printf 'os_env:\n  sandbox:\n    cwd_hidden_scan_recursive: true\n' >"$tmp/recur
 	"bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
 	"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
 	"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true"
+echo "   where it goes: the two processes a launch adds to bare bwrap, each started alone"
+"$B/bench/bench_exec" -n 100 \
+	"/bin/true=/bin/true" \
+	"omnibox-run --version=$B/omnibox-run --version" \
+	"omnibox-init, then true=$B/omnibox-init --exec /bin/true -- /bin/true"
 echo
 echo "== dotfile scan of a generated 1,000,000-entry tree, recursive"
 "$B/bench/bench_scan" "$tmp/tree"
