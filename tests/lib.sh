@@ -75,3 +75,28 @@ test_upstream() {
 	printf '127.0.0.1 upstream.test\n127.0.0.1 other.test\n' >"$_d/hosts"
 	chmod 644 "$_d/hosts"
 }
+
+# egress_run RUNNER POLICY CMD...: CMD through the omnibox-run RUNNER with
+# $P/POLICY.yaml, as the user under test (the suite's as_user), in $WS,
+# resolving and trusting test_upstream's hosts and CA from $T.  $out holds
+# stdout+stderr, $rc the status, $log the proxy's decisions.
+egress_run() {
+	_run=$1
+	_policy=$P/$2.yaml
+	shift 2
+	out=$(cd "$WS" && as_user "$_run" -q --egress-hosts="$T/hosts" \
+		--egress-ca="$T/ca.pem" --egress-log="$U/egress.log" "$_policy" -- "$@" 2>&1)
+	rc=$?
+	log=$(cat "$U/egress.log" 2>/dev/null)
+	: >"$U/egress.log"
+}
+
+# gone PATTERN: wait up to 3 s for no process to match PATTERN (pgrep -f);
+# false if one still does.
+gone() {
+	for _ in $(seq 30); do
+		pgrep -f "$1" >/dev/null || return 0
+		sleep 0.1
+	done
+	! pgrep -f "$1" >/dev/null
+}

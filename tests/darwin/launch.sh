@@ -64,16 +64,9 @@ as_user() {
 	fi
 }
 
-# run POLICY CMD...: $out holds stdout+stderr, $rc the status, $log the
-# proxy's decisions.
+# run POLICY CMD...: see egress_run in lib.sh.
 run() {
-	policy=$P/$1.yaml
-	shift
-	out=$(cd "$WS" && as_user "$TB/test-omnibox-run-darwin" -q --egress-hosts="$T/hosts" \
-		--egress-ca="$T/ca.pem" --egress-log="$U/egress.log" "$policy" -- "$@" 2>&1)
-	rc=$?
-	log=$(cat "$U/egress.log" 2>/dev/null)
-	: >"$U/egress.log"
+	egress_run "$TB/test-omnibox-run-darwin" "$@"
 }
 
 # Nothing of a launch may outlive it: no scratch or profile dir, no proxy.
@@ -82,14 +75,8 @@ expect_clean() {
 	left=$(ls -A "$U/tmp")
 	[ -z "$left" ] || fail "left behind in TMPDIR: $left"
 	# The cleanup process and the proxy exit once omnibox-run is done: a moment.
-	for _ in $(seq 30); do
-		pgrep -f "$TB/test-omnibox-run-darwin" >/dev/null || break
-		sleep 0.1
-	done
 	tests=$((tests + 1))
-	if pgrep -f "$TB/test-omnibox-run-darwin" >/dev/null; then
-		fail "a process of the launch is still running"
-	fi
+	gone "$TB/test-omnibox-run-darwin" || fail "a process of the launch is still running"
 }
 
 setup_user() {
@@ -262,11 +249,8 @@ except OSError as e:
 	expect_out "got-term"
 	expect_out "rc=3"
 	pkill -f "^sleep 30" 2>/dev/null
-	sleep 0.2
 	tests=$((tests + 1))
-	if pgrep -f "$TB/omnibox-init" >/dev/null; then
-		fail "the relay outlived the launch"
-	fi
+	gone "$TB/omnibox-init" || fail "the relay outlived the launch"
 	expect_clean
 
 	name="egress: SIGKILL of omnibox-run: the proxy stops, the profile and scratch dirs go"
@@ -282,14 +266,8 @@ except OSError as e:
 	sleep 0.3
 	kill -KILL "$(pgrep -o -f "^$TB/test-omnibox-run-darwin")"
 	wait "$bg"
-	for _ in $(seq 50); do
-		pgrep -f "^$TB/test-omnibox-run-darwin" >/dev/null || break
-		sleep 0.1
-	done
 	tests=$((tests + 1))
-	if pgrep -f "^$TB/test-omnibox-run-darwin" >/dev/null; then
-		fail "the proxy outlived omnibox-run"
-	fi
+	gone "^$TB/test-omnibox-run-darwin" || fail "the proxy outlived omnibox-run"
 	# No PID namespace on macOS: the agent (and its relay) survive; end them here.
 	pkill -f "$TB/omnibox-init" 2>/dev/null
 	pkill -f "^sleep 30" 2>/dev/null

@@ -47,13 +47,7 @@ as_user() {
 # sbx POLICY CMD...: the command in the sandbox; $out holds stdout+stderr,
 # $log the proxy's decisions.
 sbx() {
-	policy=$P/$1.yaml
-	shift
-	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --egress-hosts="$T/hosts" \
-		--egress-ca="$T/ca.pem" --egress-log="$U/egress.log" "$policy" -- "$@" 2>&1)
-	rc=$?
-	log=$(cat "$U/egress.log" 2>/dev/null)
-	: >"$U/egress.log"
+	egress_run "$TB/omnibox-run" "$@"
 }
 
 setup_user() {
