@@ -66,12 +66,12 @@ LIB_SRC := \
 	emitters/emit_seccomp.c \
 	emitters/emit_sbpl.c \
 	emitters/emit_winjob.c \
-	runtime/darwin_launch.c \
-	runtime/resolve.c \
-	runtime/launch_common.c \
-	runtime/rlimit.c \
-	runtime/cgroup.c \
-	runtime/scan.c \
+	runtime/launch/darwin.c \
+	runtime/resolve/resolve.c \
+	runtime/resolve/command.c \
+	runtime/launch/rlimit.c \
+	runtime/launch/cgroup.c \
+	runtime/resolve/scan.c \
 	emitters/json.c
 GEN_SRC := $(B)/grammar/egress_lex.c $(B)/grammar/egress_gram.c
 GEN_HDR := $(B)/grammar/egress_gram.h
@@ -126,34 +126,34 @@ $(B)/gen/seccomp.bpf: $(COMPILE)
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)$(COMPILE) --quiet --target=linux --emit=seccomp-bpf -o $@ examples/minimal.yaml
 
-$(B)/obj/runtime/seccomp_blob.o: runtime/seccomp_blob.S $(B)/gen/seccomp.bpf
+$(B)/obj/runtime/launch/seccomp_blob.o: runtime/launch/seccomp_blob.S $(B)/gen/seccomp.bpf
 	@mkdir -p $(@D)
 	$(call say,AS,$@)$(CC) -c -DSECCOMP_BPF_PATH='"$(B)/gen/seccomp.bpf"' -o $@ $<
 
 # The egress proxy lives in omnibox-run only (OpenSSL, libevent).
-PROXY_OBJ := $(B)/obj/runtime/proxy.o $(B)/obj/runtime/tls.o $(B)/obj/runtime/destination.o \
-	$(B)/obj/runtime/credentials.o $(B)/obj/gen/runtime/http.o
+PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
+	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o
 
-$(B)/runtime/http.c: runtime/http.re
+$(B)/runtime/egress/http.c: runtime/egress/http.re
 	@mkdir -p $(@D)
 	$(call say,RE2C,$<)$(RE2C) -W --no-generation-date --no-version -o $@ $<
 
-$(RUN): $(B)/obj/runtime/run.o $(B)/obj/runtime/seccomp_blob.o $(PROXY_OBJ) $(LIB)
+$(RUN): $(B)/obj/runtime/launch/run.o $(B)/obj/runtime/launch/seccomp_blob.o $(PROXY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 # omnibox-run's macOS launch path, built here so it is compiled and tested
 # on Linux: sandbox-exec is replaced by OMNIBOX_TEST_SANDBOX_EXEC.  Never installed.
 RUN_DARWIN := $(B)/test-omnibox-run-darwin
 
-$(B)/obj/runtime/run-darwin.o: runtime/run.c | $(GEN_HDR)
+$(B)/obj/runtime/launch/run-darwin.o: runtime/launch/run.c | $(GEN_HDR)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -DOMNIBOX_TEST_DARWIN -c -o $@ $<
 
-$(RUN_DARWIN): $(B)/obj/runtime/run-darwin.o $(B)/obj/runtime/seccomp_blob.o \
-		$(B)/obj/runtime/relay.o $(PROXY_OBJ) $(LIB)
+$(RUN_DARWIN): $(B)/obj/runtime/launch/run-darwin.o $(B)/obj/runtime/launch/seccomp_blob.o \
+		$(B)/obj/runtime/egress/relay.o $(PROXY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
-$(INIT): $(B)/obj/runtime/init.o $(B)/obj/runtime/relay.o $(B)/obj/runtime/rlimit.o
+$(INIT): $(B)/obj/runtime/launch/init.o $(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/launch/rlimit.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
 # ---- tests ---------------------------------------------------------------
@@ -203,19 +203,19 @@ check-egress: $(RUN) $(INIT) $(B)/tests/proxy/upstream
 # The proxy's own units (HTTP lexer, destinations, credentials, TLS, relay)
 # and its end-to-end suite on loopback, without a sandbox.
 PROXY_LIBS := -levent -levent_openssl -lssl -lcrypto
-$(B)/tests/test_http: $(B)/obj/gen/runtime/http.o
-$(B)/tests/test_destination: $(B)/obj/runtime/destination.o
-$(B)/tests/test_credentials: $(B)/obj/runtime/credentials.o
+$(B)/tests/test_http: $(B)/obj/gen/runtime/egress/http.o
+$(B)/tests/test_destination: $(B)/obj/runtime/egress/destination.o
+$(B)/tests/test_credentials: $(B)/obj/runtime/egress/credentials.o
 
-$(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/tls.o
+$(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egress/tls.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto -lcriterion
 
-$(B)/tests/proxy/test_relay: $(B)/obj/tests/proxy/test_relay.o $(B)/obj/runtime/relay.o
+$(B)/tests/proxy/test_relay: $(B)/obj/tests/proxy/test_relay.o $(B)/obj/runtime/egress/relay.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcriterion -lpthread
 
-$(B)/tests/proxy/proxyd: $(B)/obj/tests/proxy/proxyd.o $(PROXY_OBJ) $(B)/obj/runtime/relay.o $(LIB)
+$(B)/tests/proxy/proxyd: $(B)/obj/tests/proxy/proxyd.o $(PROXY_OBJ) $(B)/obj/runtime/egress/relay.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(PROXY_LIBS)
 
@@ -305,7 +305,7 @@ $(B)/fuzzobj/gen/%.o: $(B)/%.c | $(GEN_HDR)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -w -MMD -MP -c -o $@ $<
 
-$(B)/fuzz/fuzz_http: $(B)/fuzzobj/gen/runtime/http.o
+$(B)/fuzz/fuzz_http: $(B)/fuzzobj/gen/runtime/egress/http.o
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
@@ -355,9 +355,9 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBEXECDIR)/omnibox/omnibox-init
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/omnibox
 
-FORMAT_SRC = $(wildcard compiler/*.[ch] grammar/*.[ch] emitters/*.[ch] runtime/*.[ch] \
+FORMAT_SRC = $(wildcard compiler/*.[ch] grammar/*.[ch] emitters/*.[ch] runtime/*/*.[ch] \
 	tests/unit/*.c tests/fuzz/*.c tests/bench/*.c tests/darwin/*.[ch] tests/linux/*.c \
-	runtime/win/*.[ch] tests/windows/*.c tests/proxy/*.c)
+	tests/windows/*.c tests/proxy/*.c)
 
 format:
 	clang-format -i $(FORMAT_SRC)

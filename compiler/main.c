@@ -12,16 +12,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../emitters/emit.h"
+#include "emitters/emit.h"
 #include "arena.h"
 #include "diag.h"
 #include "fileio.h"
 #include "policy.h"
 #include "textbuf.h"
 #include "udiff.h"
-#include "../emitters/sbpl.h"
-#include "../emitters/winjob.h"
-#include "../runtime/resolve.h"
+#include "emitters/sbpl.h"
+#include "emitters/winjob.h"
+#include "runtime/resolve/resolve.h"
 
 #define OMNIBOX_VERSION "0.1.0"
 

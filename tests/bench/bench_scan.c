@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runtime/scan.h"
+#include "runtime/resolve/scan.h"
 
 #define FANOUT 10
 #define LEAF_FILES 998

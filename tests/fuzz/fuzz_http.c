@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/http.h"
+#include "runtime/egress/http.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -27,9 +27,9 @@
 
 #include "compiler/fileio.h"
 #include "compiler/policy.h"
-#include "runtime/credentials.h"
-#include "runtime/proxy.h"
-#include "runtime/relay.h"
+#include "runtime/egress/credentials.h"
+#include "runtime/egress/proxy.h"
+#include "runtime/egress/relay.h"
 
 extern char **environ;
 

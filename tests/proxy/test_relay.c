@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/relay.h"
+#include "runtime/egress/relay.h"
 
 static char dir[64], sock_path[128];
 static int server_fd;

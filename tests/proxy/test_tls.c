@@ -12,7 +12,7 @@
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
 
-#include "runtime/tls.h"
+#include "runtime/egress/tls.h"
 
 static struct tls_ca *ca;
 static const time_t t0 = 1750000000; /* a fixed "now" */

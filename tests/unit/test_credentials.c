@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "compiler/policy.h"
-#include "runtime/credentials.h"
-#include "runtime/resolve.h"
+#include "runtime/egress/credentials.h"
+#include "runtime/resolve/resolve.h"
 
 static struct arena *arena;
 static char home[64];

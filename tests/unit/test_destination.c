@@ -9,7 +9,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 
-#include "runtime/destination.h"
+#include "runtime/egress/destination.h"
 
 TestSuite(dest_ipv4);
 TestSuite(dest_ipv6);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runtime/http.h"
+#include "runtime/egress/http.h"
 
 static struct http_parser parser;
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "compiler/policy.h"
-#include "runtime/resolve.h"
+#include "runtime/resolve/resolve.h"
 
 static char root[256];
 

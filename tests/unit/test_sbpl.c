@@ -24,9 +24,9 @@
 #include "compiler/policy.h"
 #include "emitters/emit.h"
 #include "emitters/sbpl.h"
-#include "runtime/darwin_launch.h"
-#include "runtime/resolve.h"
-#include "runtime/scan.h"
+#include "runtime/launch/darwin.h"
+#include "runtime/resolve/resolve.h"
+#include "runtime/resolve/scan.h"
 #include "tests/darwin/sbpl_check.h"
 #include "tests/darwin/sbpl_eval.h"
 

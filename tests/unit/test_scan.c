@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "runtime/scan.h"
+#include "runtime/resolve/scan.h"
 
 static char tmp[64];
 static char locked[PATH_MAX]; /* a directory a test made unreadable, for teardown */

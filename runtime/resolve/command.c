@@ -1,10 +1,10 @@
 /*
  * launch_common.c - environment, PATH lookup, script interpreters, rlimits.
  */
-#include "launch_common.h"
+#include "runtime/resolve/command.h"
 
-#include "../emitters/envlist.h"
-#include "rlimit.h"
+#include "emitters/envlist.h"
+#include "runtime/launch/rlimit.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 /*
  * tls.c - the per-launch CA, leaf certificates, and TLS contexts.
  */
-#include "tls.h"
+#include "runtime/egress/tls.h"
 
 #include <arpa/inet.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * rlimit.c - one limit, set for good.
  */
-#include "rlimit.h"
+#include "runtime/launch/rlimit.h"
 
 #include <errno.h>
 #include <sys/resource.h>

@@ -2,7 +2,7 @@
  * relay.c - TCP on loopback to the proxy's Unix socket, one event loop:
  * epoll(7) and splice(2) on Linux, poll(2) and copies elsewhere.
  */
-#include "relay.h"
+#include "runtime/egress/relay.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

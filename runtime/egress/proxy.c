@@ -25,7 +25,7 @@
  * and frees the struct from a deferred event, so code that called
  * something which may have ended the connection only checks c->dead.
  */
-#include "proxy.h"
+#include "runtime/egress/proxy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,10 +51,10 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "credentials.h"
-#include "destination.h"
-#include "http.h"
-#include "tls.h"
+#include "runtime/egress/credentials.h"
+#include "runtime/egress/destination.h"
+#include "runtime/egress/http.h"
+#include "runtime/egress/tls.h"
 
 #define PROXY_HWM (512 * 1024)
 #define PROXY_LWM (128 * 1024)

@@ -15,8 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../compiler/policy.h"
-#include "../emitters/bwrap.h"
+#include "compiler/policy.h"
+#include "emitters/bwrap.h"
 
 struct launch_request {
 	const struct policy *policy; /* the effective policy (terminal selected) */

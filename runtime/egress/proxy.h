@@ -29,7 +29,7 @@
 
 #include <event2/event.h>
 
-#include "../compiler/policy.h"
+#include "compiler/policy.h"
 
 /* One secret bound to one host. */
 struct proxy_cred {

@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "../compiler/policy.h"
+#include "compiler/policy.h"
 
 /* The value of NAME in ENV (NAME=VALUE strings), or NULL. */
 const char *env_lookup(char *const *env, const char *name);

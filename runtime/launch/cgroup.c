@@ -1,7 +1,7 @@
 /*
  * cgroup.c - a child cgroup v2 with the sandbox's limits.
  */
-#include "cgroup.h"
+#include "runtime/launch/cgroup.h"
 
 #include <errno.h>
 #include <fcntl.h>

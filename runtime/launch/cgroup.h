@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "../compiler/policy.h"
+#include "compiler/policy.h"
 
 /*
  * Create a child cgroup holding the limits of L that cgroups enforce.

@@ -1,11 +1,11 @@
 /*
  * resolve.c - from a symbolic policy to the exact launch on this machine.
  */
-#include "resolve.h"
-#include "launch_common.h"
-#include "scan.h"
+#include "runtime/resolve/resolve.h"
+#include "runtime/resolve/command.h"
+#include "runtime/resolve/scan.h"
 
-#include "../emitters/envlist.h"
+#include "emitters/envlist.h"
 
 #include <dirent.h>
 #include <errno.h>

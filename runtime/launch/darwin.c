@@ -1,11 +1,11 @@
 /*
  * darwin_launch.c - the Seatbelt launch of omnibox-run (spec/darwin.md).
  */
-#include "darwin_launch.h"
-#include "launch_common.h"
-#include "resolve.h"
+#include "runtime/launch/darwin.h"
+#include "runtime/resolve/command.h"
+#include "runtime/resolve/resolve.h"
 
-#include "../emitters/envlist.h"
+#include "emitters/envlist.h"
 
 #include <errno.h>
 #include <fcntl.h>

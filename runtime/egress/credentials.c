@@ -1,7 +1,7 @@
 /*
  * credentials.c - reading secrets, making placeholders, rewriting Authorization.
  */
-#include "credentials.h"
+#include "runtime/egress/credentials.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../emitters/envlist.h"
+#include "emitters/envlist.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../compiler/policy.h"
-#include "../emitters/sbpl.h"
+#include "compiler/policy.h"
+#include "emitters/sbpl.h"
 
 #define DARWIN_SANDBOX_EXEC "/usr/bin/sandbox-exec"
 #define DARWIN_EXIT_SETUP 125

@@ -23,8 +23,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "../compiler/policy.h"
-#include "proxy.h"
+#include "compiler/policy.h"
+#include "runtime/egress/proxy.h"
 
 #define CRED_PREFIX "oa_cred_"
 #define CRED_PREFIX_LEN 8

@@ -12,7 +12,7 @@
  * limit whenever it sees a 0, so a NUL is an ordinary (invalid) byte and
  * the lexers never read past LIM.
  */
-#include "runtime/http.h"
+#include "runtime/egress/http.h"
 
 #include <string.h>
 #include <strings.h>

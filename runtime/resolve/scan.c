@@ -15,7 +15,7 @@
  * another, so the parent's slot usually hits, and at most FD_SLOTS
  * descriptors are open however deep or wide the tree is.
  */
-#include "scan.h"
+#include "runtime/resolve/scan.h"
 
 #include <dirent.h>
 #include <errno.h>

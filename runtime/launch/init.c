@@ -24,8 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "relay.h"
-#include "rlimit.h"
+#include "runtime/egress/relay.h"
+#include "runtime/launch/rlimit.h"
 
 static pid_t relay_pid;
 

@@ -29,18 +29,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../compiler/fileio.h"
-#include "../compiler/policy.h"
-#include "../emitters/bwrap.h"
-#include "../emitters/envlist.h"
-#include "cgroup.h"
-#include "credentials.h"
-#include "launch_common.h"
-#include "proxy.h"
-#include "resolve.h"
+#include "compiler/fileio.h"
+#include "compiler/policy.h"
+#include "emitters/bwrap.h"
+#include "emitters/envlist.h"
+#include "runtime/launch/cgroup.h"
+#include "runtime/egress/credentials.h"
+#include "runtime/resolve/command.h"
+#include "runtime/egress/proxy.h"
+#include "runtime/resolve/resolve.h"
 #if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
-#include "darwin_launch.h"
-#include "relay.h"
+#include "runtime/launch/darwin.h"
+#include "runtime/egress/relay.h"
 #endif
 #if defined(__APPLE__)
 #include <mach-o/dyld.h>

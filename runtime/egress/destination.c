@@ -1,7 +1,7 @@
 /*
  * destination.c - the deny table of spec/egress.md, "Destinations".
  */
-#include "destination.h"
+#include "runtime/egress/destination.h"
 
 #include <arpa/inet.h>
 #include <stdint.h>
