@@ -72,6 +72,10 @@ LIB_SRC := \
 	runtime/launch/rlimit.c \
 	runtime/launch/cgroup.c \
 	runtime/resolve/scan.c \
+	runtime/resolve/walk.c \
+	runtime/resolve/host.c \
+	runtime/launch/fds.c \
+	runtime/launch/landlock.c \
 	emitters/json.c
 GEN_SRC := $(B)/grammar/egress_lex.c $(B)/grammar/egress_gram.c
 GEN_HDR := $(B)/grammar/egress_gram.h
@@ -153,14 +157,15 @@ $(RUN_DARWIN): $(B)/obj/runtime/launch/run-darwin.o $(B)/obj/runtime/launch/secc
 		$(B)/obj/runtime/egress/relay.o $(PROXY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
-$(INIT): $(B)/obj/runtime/launch/init.o $(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/launch/rlimit.o
+$(INIT): $(B)/obj/runtime/launch/init.o $(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/launch/rlimit.o \
+		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
 # ---- tests ---------------------------------------------------------------
 
 $(B)/tests/test_%: $(B)/obj/tests/unit/test_%.o $(LIB)
 	@mkdir -p $(@D)
-	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $(filter-out $(LIB),$^) $(LIB) $(LIBS) -lcriterion
 
 # The seccomp tests run the filter in their own BPF interpreter too.
 $(B)/tests/test_seccomp: $(B)/obj/tests/unit/test_seccomp.o $(B)/obj/tests/unit/bpf_interp.o $(LIB)

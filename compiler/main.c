@@ -21,6 +21,7 @@
 #include "udiff.h"
 #include "emitters/sbpl.h"
 #include "emitters/winjob.h"
+#include "runtime/launch/darwin.h"
 #include "runtime/resolve/resolve.h"
 
 #define OMNIBOX_VERSION "0.1.0"
@@ -89,7 +90,9 @@ static const char usage_text[] =
     "error, and an output file is replaced whole or not at all.\n"
     "\n"
     "exit status: 0 ok; 1 --check found differences; 2 usage error; 65 invalid policy\n"
-    "(diagnostics on stderr); 70 internal error; 74 I/O error.\n";
+    "(diagnostics on stderr), or with --resolve a launch omnibox-run would refuse here\n"
+    "(a grant through a symlink out of a writable directory, ...); 70 internal error;\n"
+    "74 I/O error.\n";
 
 static void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -416,78 +419,80 @@ emit_one(const struct options *o, const struct policy *p, struct diag *d)
 	return EXIT_OK;
 }
 
-/* The concrete Seatbelt profile (or its -D list) omnibox-run would use. */
-static int
-resolve_darwin(const struct options *o, const struct policy *p, struct arena *a, struct diag *d)
+/* What the resolver needs to describe a launch from here, as omnibox-run would. */
+static void
+resolve_request(const struct options *o, const struct policy *p, struct arena *a,
+		const char *launch_dir, struct launch_request *rq)
 {
-	struct sbpl_resolve_request rq = {0};
-	struct textbuf profile = {0}, params = {0};
-	char launch_dir[PATH_MAX];
-	bool want_params = o->emit && !strcmp(o->emit, "sbpl-params");
+	const char *tmp = getenv("TMPDIR");
 
-	if (!getcwd(launch_dir, sizeof(launch_dir))) {
-		fprintf(stderr, "omnibox-compile: getcwd: %s\n", strerror(errno));
-		return EXIT_IO;
-	}
-	rq.launch_dir = launch_dir;
-	rq.cwd = o->cwd;
-	rq.home = o->home ? o->home : getenv("HOME") ? getenv("HOME") : "/";
-#if defined(__APPLE__)
-	rq.canonical = resolve_canonical;
-#endif
-	if (sbpl_resolve(a, p, &rq, d, &profile, &params) < 0) {
-		tb_free(&profile);
-		tb_free(&params);
-		return EXIT_INVALID;
-	}
-	if (want_params)
-		fwrite(params.data, 1, params.len, stdout);
-	else
-		fwrite(profile.data, 1, profile.len, stdout);
-	tb_free(&profile);
-	tb_free(&params);
-	return EXIT_OK;
+	memset(rq, 0, sizeof(*rq));
+	rq->policy = p;
+	rq->launch_dir = launch_dir;
+	rq->cwd = o->cwd;
+	rq->home = o->home ? o->home : getenv("HOME") ? getenv("HOME") : "/";
+	rq->scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+	rq->command = o->command;
+	rq->n_command = o->n_command;
+	rq->command_optional = true;
+	rq->environ = environ;
+	rq->seccomp_fd = -1;
+	rq->status_fd = -1;
 }
 
-/* The launch omnibox-run would execute here, as --dry-run prints it. */
+/* --resolve: the launch omnibox-run would execute here, as --dry-run prints it
+ * (Linux), or the concrete profile or its -D list (darwin). */
 static int
-resolve_launch(const struct options *o, const struct policy *p, struct arena *a)
+resolve_launch(const struct options *o, const struct policy *p, struct arena *a, struct diag *d)
 {
-	struct launch_request rq = {0};
-	struct launch_plan plan;
+	struct launch_request rq;
 	struct textbuf out = {0};
 	char launch_dir[PATH_MAX], self[PATH_MAX], err[4096], *slash;
-	const char *tmp = getenv("TMPDIR");
 	ssize_t n;
 
 	if (!getcwd(launch_dir, sizeof(launch_dir))) {
 		fprintf(stderr, "omnibox-compile: getcwd: %s\n", strerror(errno));
 		return EXIT_IO;
 	}
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	self[n > 0 ? n : 0] = '\0';
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = '\0';
-	rq.policy = p;
-	rq.launch_dir = launch_dir;
-	rq.cwd = o->cwd;
-	rq.home = o->home ? o->home : getenv("HOME") ? getenv("HOME") : "/";
-	rq.scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
-	rq.init = launch_find_init(a, self);
-	if (!rq.init)
-		rq.init = "{INIT}";
-	rq.command = o->command;
-	rq.n_command = o->n_command;
-	rq.command_optional = true;
-	rq.environ = environ;
-	rq.seccomp_fd = -1;
-	rq.status_fd = -1;
-	if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0) {
-		fprintf(stderr, "omnibox-compile: --resolve: %s\n", err);
-		return EXIT_IO;
+	resolve_request(o, p, a, launch_dir, &rq);
+	if (p->os_env.fork.value) {
+		fprintf(stderr,
+			"omnibox-compile: --resolve: %s:%u: os_env.fork is not supported: "
+			"omnibox-run refuses this policy\n",
+			p->source, p->os_env.fork.loc.line);
+		return EXIT_INVALID;
 	}
-	launch_describe(&plan, &out);
+	if (o->target == TARGET_DARWIN) {
+		struct darwin_launch_plan plan;
+		bool want_params = o->emit && !strcmp(o->emit, "sbpl-params");
+
+		rq.target = LAUNCH_DARWIN;
+		if (darwin_launch_prepare(a, &rq, &plan, d, err, sizeof(err)) < 0) {
+			fprintf(stderr, "omnibox-compile: --resolve: %s\n", err);
+			return EXIT_INVALID;
+		}
+		if (want_params)
+			sbpl_params_format(&plan.params, p->source, &out);
+		else
+			tb_write(&out, plan.profile.data, plan.profile.len);
+		darwin_launch_plan_free(&plan);
+	} else {
+		struct launch_plan plan;
+
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		self[n > 0 ? n : 0] = '\0';
+		slash = strrchr(self, '/');
+		if (slash)
+			*slash = '\0';
+		rq.target = LAUNCH_LINUX;
+		rq.init = launch_find_init(a, self);
+		if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0) {
+			fprintf(stderr, "omnibox-compile: --resolve: %s\n", err);
+			return EXIT_INVALID;
+		}
+		launch_describe(&plan, &out);
+		launch_plan_close(&plan);
+	}
 	fwrite(out.data, 1, out.len, stdout);
 	tb_free(&out);
 	return EXIT_OK;
@@ -525,10 +530,8 @@ main(int argc, char **argv)
 		if (o.resolve) {
 			if (emit_check_target(p, (enum target)o.target, &d) < 0)
 				rc = EXIT_INVALID;
-			else if (o.target == TARGET_DARWIN)
-				rc = resolve_darwin(&o, p, a, &d);
 			else
-				rc = resolve_launch(&o, p, a);
+				rc = resolve_launch(&o, p, a, &d);
 		} else if (o.check || o.target < 0) {
 			if (collect_artifacts(p, o.target, &d, &set, a) < 0)
 				rc = EXIT_INVALID;

@@ -3,12 +3,13 @@
  *
  * One builder serves two callers.  `omnibox-compile --emit=bwrap` calls it
  * with a symbolic context: machine-specific values stay placeholders
- * ({CWD}, {HOME}, {SCRATCH}, ...) and what only the launch can know (the
- * dotfile scan, the command's directory) is described in comments, so the
- * text is identical on every machine.  omnibox-run (and --resolve) call it
- * with a resolved context: the policy's paths already made canonical and
- * absolute by the runtime, the scan done, file descriptors chosen.  Either
- * way the builder itself touches nothing outside its arguments.
+ * ({CWD}, {HOME}, {SCRATCH}, {FD}, ...) and what only the launch can know
+ * (the dotfile scan, the command's directory) is described in comments, so
+ * the text is identical on every machine.  omnibox-run (and --resolve)
+ * call it with the facts the resolver found (runtime/resolve/resolve.h):
+ * canonical paths, the descriptor each mount is made from, the masks.
+ * Either way the builder touches nothing outside its arguments, and the
+ * argv it writes, omnibox-init's arguments included, is the one that runs.
  */
 #ifndef OMNIBOX_BWRAP_H
 #define OMNIBOX_BWRAP_H
@@ -16,21 +17,29 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../compiler/policy.h"
-#include "../compiler/textbuf.h"
+#include "compiler/policy.h"
+#include "compiler/textbuf.h"
 
 /* Where the sandbox's first process (omnibox-init) is mounted inside. */
 #define BWRAP_INIT_PATH "/.omnibox/init"
+
+/* The egress proxy's socket, in the scratch dir. */
+#define BWRAP_PROXY_SOCKET "omnibox-proxy.sock"
+
+/* A bind mount: from a descriptor on the host, at PATH inside. */
+struct bwrap_grant {
+	const char *path; /* canonical (resolved) or symbolic */
+	int fd;		  /* resolved: the descriptor (O_PATH) bwrap mounts; -1: "{FD}" */
+	bool writable;
+	bool must_exist;  /* the workspace and the scratch dir */
+	const char *what; /* "write_paths", ... */
+	uint32_t line;
+};
 
 struct bwrap_mask {
 	const char *path;   /* canonical, absolute */
 	bool is_dir;	    /* directory: empty read-only tmpfs; else /dev/null */
 	const char *reason; /* for the comment: "dotfile", "mask_paths (line 9)" */
-};
-
-struct bwrap_bind {
-	const char *path;
-	bool writable;
 };
 
 struct bwrap_link {
@@ -39,30 +48,30 @@ struct bwrap_link {
 };
 
 struct bwrap_context {
-	bool resolved;	 /* the policy's paths are canonical and absolute */
+	bool resolved;	 /* the facts below come from the resolver */
 	const char *cwd; /* the workspace */
 	const char *home;
 	const char *scratch; /* the private scratch dir */
-	const char *init;    /* host path of omnibox-init */
+	int init_fd;	     /* a descriptor on omnibox-init; -1: "{FD}" */
 
 	/* Resolved only. */
+	const struct bwrap_grant *grants; /* in mount order (bwrap_grants_order()) */
+	size_t n_grants;
 	const struct bwrap_mask *masks; /* dotfile hits and mask_paths, in order */
 	size_t n_masks;
-	const struct bwrap_bind *reexpose; /* grants inside a dotfile mask, bound again after it */
+	const struct bwrap_grant *reexpose; /* grants inside a mask, bound again after it */
 	size_t n_reexpose;
 	const char *const *sockets; /* deny_unix_socket_paths that exist now */
 	size_t n_sockets;
-	const char *const *command_dirs; /* install dirs of the command outside system dirs */
+	const struct bwrap_grant *command_dirs; /* install dirs of the command */
 	size_t n_command_dirs;
-	const struct bwrap_link
-	    *system_links; /* system dirs that are symlinks here (merged /usr) */
+	const struct bwrap_link *system_links; /* system dirs that are symlinks here */
 	size_t n_system_links;
-	const char *const *root_dirs; /* top-level dirs of / when a grant is "/" */
-	size_t n_root_dirs;
-	int seccomp_fd;		      /* -1: none */
-	int status_fd;		      /* --json-status-fd, -1: none */
-	const char *const *init_args; /* options for omnibox-init (before "--") */
-	size_t n_init_args;
+	int seccomp_fd; /* -1: "{SECCOMP_FD}" */
+	int status_fd;	/* --json-status-fd, -1: "{STATUS_FD}" */
+	const char *exec_path;	  /* the command's canonical path */
+	const char *proxy_port;	  /* egress: the relay's port, or NULL: "{PORT}" */
+	const char *proxy_socket; /* egress: the proxy's socket, or NULL */
 	const char *const *command; /* the agent's command and arguments */
 	size_t n_command;
 };
@@ -71,19 +80,36 @@ struct bwrap_context {
 void bwrap_context_symbolic(struct bwrap_context *c);
 
 /*
+ * The grants of P in the order bwrap must mount them, for the symbolic
+ * text and for the resolver alike: every ancestor before its descendants
+ * (byte order), the same path granted twice merged into one mount that is
+ * writable if either was.  Returns how many are kept; the merged-away
+ * entries are moved after them (their descriptors are the caller's).
+ */
+size_t bwrap_grants_order(struct bwrap_grant *g, size_t n);
+
+/*
  * Append the argument vector for P to TEXT (one argument per line, with
  * comments tracing each group to the YAML) and, when NUL is not NULL, to
- * NUL as NUL-separated arguments for `bwrap --args FD`.  Returns 0, or -1
- * after reporting to D why the policy has no bwrap form.
+ * NUL as NUL-separated arguments for `bwrap --args FD`, and to TAIL (when
+ * not NULL) what follows bwrap's "--": omnibox-init, its options and the
+ * command, for bwrap's own command line.  Returns 0, or -1 after reporting
+ * to D why the policy has no bwrap form.
  */
 int bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
-		struct textbuf *text, struct textbuf *nul);
+		struct textbuf *text, struct textbuf *nul, struct textbuf *tail);
 
 /* The system directories and /etc files every sandbox sees read-only. */
 extern const char *const bwrap_system_dirs[];
 extern const char *const bwrap_etc_files[];
 
+/* What omnibox-init may let the sandbox write besides its grants (Landlock). */
+extern const char *const bwrap_writable_system[];
+
 /* Is PATH (canonical) inside one of the system directories above? */
 bool bwrap_path_is_system(const char *path);
+
+/* Does the sandbox of P share the host's network namespace? */
+bool bwrap_network_shared(const struct policy *p);
 
 #endif

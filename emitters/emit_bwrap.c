@@ -35,9 +35,18 @@ bwrap_context_symbolic(struct bwrap_context *c)
 	c->cwd = "{CWD}";
 	c->home = "{HOME}";
 	c->scratch = "{SCRATCH}";
-	c->init = "{INIT}";
+	c->init_fd = -1;
 	c->seccomp_fd = -1;
 	c->status_fd = -1;
+	c->exec_path = "{EXEC}";
+}
+
+bool
+bwrap_network_shared(const struct policy *p)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+
+	return !sb->n_egress && sb->allow_network.value;
 }
 
 struct out {
@@ -76,40 +85,61 @@ comment(struct out *o, const char *fmt, ...)
 	tb_printf(o->text, "# %s\n", buf);
 }
 
-struct grant {
-	const char *path;
-	bool writable;
-	bool must_exist;  /* --bind, not --bind-try */
-	const char *what; /* "write_paths", ... */
-	uint32_t line;
-};
-
-struct grants {
-	struct grant *v;
-	size_t n, cap;
-};
-
-static void
-grant_add(struct grants *g, const char *path, bool writable, bool must_exist, const char *what,
-	  uint32_t line)
-{
-	if (g->n == g->cap) {
-		g->cap = g->cap ? g->cap * 2 : 16;
-		g->v = realloc(g->v, g->cap * sizeof(*g->v));
-		if (!g->v)
-			abort();
-	}
-	g->v[g->n++] = (struct grant){path, writable, must_exist, what, line};
-}
-
 static int
 grant_cmp(const void *a, const void *b)
 {
-	const struct grant *x = a, *y = b;
+	const struct bwrap_grant *x = a, *y = b;
 
 	/* Byte order puts every path before its extensions, so every
 	 * ancestor is mounted before its descendants. */
 	return strcmp(x->path, y->path);
+}
+
+size_t
+bwrap_grants_order(struct bwrap_grant *g, size_t n)
+{
+	size_t i, j, k;
+
+	qsort(g, n, sizeof(g[0]), grant_cmp);
+	/* The same path granted twice is one mount, writable if either is;
+	 * the entry merged away moves to the tail. */
+	for (i = 0, j = 0; i < n; i++) {
+		if (j > 0 && !strcmp(g[j - 1].path, g[i].path)) {
+			struct bwrap_grant *keep = &g[j - 1], gone = g[i];
+
+			if (gone.writable && !keep->writable) {
+				struct bwrap_grant t = *keep;
+
+				*keep = gone;
+				gone = t;
+				keep->must_exist |= gone.must_exist;
+			} else {
+				keep->must_exist |= gone.must_exist;
+			}
+			/* Shift the rest down by one and park GONE at the end. */
+			for (k = i; k + 1 < n; k++)
+				g[k] = g[k + 1];
+			g[n - 1] = gone;
+			n--;
+			i--;
+			continue;
+		}
+		j++;
+	}
+	return j;
+}
+
+static void
+grant_push(struct bwrap_grant **v, size_t *n, size_t *cap, const char *path, bool writable,
+	   bool must_exist, const char *what, uint32_t line)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		*v = realloc(*v, *cap * sizeof(**v));
+		if (!*v)
+			abort();
+	}
+	(*v)[(*n)++] = (struct bwrap_grant){path, -1, writable, must_exist, what, line};
 }
 
 static bool
@@ -118,86 +148,82 @@ is_root(const struct ir_path *p)
 	return p->base == PATH_ABSOLUTE && p->rel[0] == '\0';
 }
 
-static void
-collect_list(const struct bwrap_context *c, struct grants *g, const struct ir_pathlist *l,
-	     bool writable, const char *what)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		const struct ir_path *p = &l->v[i];
-
-		if (is_root(p)) {
-			/* Never a bind of "/": it would bring /proc, /sys, /dev
-			 * and the host's /tmp back in.  Its directories instead. */
-			for (size_t k = 0; k < c->n_root_dirs; k++)
-				grant_add(g, c->root_dirs[k], writable, false, what, p->loc.line);
-			continue;
-		}
-		/* Resolved policies carry canonical paths in `symbolic`. */
-		grant_add(g, p->symbolic, writable, false, what, p->loc.line);
-	}
-}
-
 /* Does some write_paths entry name the workspace itself? */
 static const struct ir_path *
-workspace_write_grant(const struct policy *p, const struct bwrap_context *c)
+workspace_write_grant(const struct policy *p)
 {
 	const struct ir_pathlist *w = &p->os_env.sandbox.write_paths;
 
-	for (size_t i = 0; i < w->n; i++) {
-		if (!c->resolved && w->v[i].base == PATH_CWD && w->v[i].rel[0] == '\0')
+	for (size_t i = 0; i < w->n; i++)
+		if (w->v[i].base == PATH_CWD && w->v[i].rel[0] == '\0')
 			return &w->v[i];
-		if (c->resolved && !strcmp(w->v[i].symbolic, c->cwd))
-			return &w->v[i];
-	}
 	return NULL;
 }
 
-static void
-emit_grants(const struct policy *p, const struct bwrap_context *c, struct out *o)
+/* The symbolic grants of P, in mount order; free() the array. */
+static struct bwrap_grant *
+symbolic_grants(const struct policy *p, const struct bwrap_context *c, size_t *n_out)
 {
 	const struct sandbox *sb = &p->os_env.sandbox;
-	const struct ir_path *ws = workspace_write_grant(p, c);
-	struct grants g = {0};
-	size_t i, j;
+	const struct ir_path *ws = workspace_write_grant(p);
+	const struct {
+		const struct ir_pathlist *l;
+		bool writable;
+		const char *what;
+	} lists[] = {{&sb->write_paths, true, "write_paths"},
+		     {&sb->read_paths, false, "read_paths"},
+		     {&sb->write_files, true, "write_files"}};
+	struct bwrap_grant *v = NULL;
+	size_t n = 0, cap = 0;
 
-	grant_add(&g, c->cwd, ws != NULL, true,
-		  ws ? "workspace, writable: write_paths" : "workspace, read-only",
-		  ws ? ws->loc.line : 0);
-	collect_list(c, &g, &sb->write_paths, true, "write_paths");
-	collect_list(c, &g, &sb->read_paths, false, "read_paths");
-	collect_list(c, &g, &sb->write_files, true, "write_files");
-	grant_add(&g, c->scratch, true, true, "scratch dir ($TMPDIR), writable", 0);
+	grant_push(&v, &n, &cap, c->cwd, ws != NULL, true,
+		   ws ? "workspace, writable: write_paths" : "workspace, read-only",
+		   ws ? ws->loc.line : 0);
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < lists[k].l->n; i++)
+			if (!is_root(&lists[k].l->v[i]))
+				grant_push(&v, &n, &cap, lists[k].l->v[i].symbolic,
+					   lists[k].writable, false, lists[k].what,
+					   lists[k].l->v[i].loc.line);
+	grant_push(&v, &n, &cap, c->scratch, true, true, "scratch dir ($TMPDIR), writable", 0);
+	*n_out = bwrap_grants_order(v, n);
+	return v;
+}
 
-	/* The same path granted twice is one mount, writable if either is. */
-	qsort(g.v, g.n, sizeof(g.v[0]), grant_cmp);
-	for (i = 0, j = 0; i < g.n; i++) {
-		if (j > 0 && !strcmp(g.v[j - 1].path, g.v[i].path)) {
-			struct grant *keep = &g.v[j - 1];
+static const char *
+fd_text(char *buf, size_t len, int fd)
+{
+	if (fd < 0)
+		return "{FD}";
+	snprintf(buf, len, "%d", fd);
+	return buf;
+}
 
-			if (g.v[i].writable && !keep->writable)
-				*keep = g.v[i];
-			keep->must_exist |= g.v[i].must_exist;
-			continue;
-		}
-		g.v[j++] = g.v[i];
-	}
-	g.n = j;
+static void
+emit_bind(struct out *o, const struct bwrap_grant *g)
+{
+	char fd[16];
+
+	args3(o, g->writable ? "--bind-fd" : "--ro-bind-fd", fd_text(fd, sizeof(fd), g->fd),
+	      g->path);
+}
+
+static void
+emit_grants(const struct policy *p, const struct bwrap_context *c, const struct bwrap_grant *g,
+	    size_t n, struct out *o)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
 
 	comment(o, "4. grants, every ancestor before its descendants%s",
 		c->resolved ? "" : " (re-sorted at launch on canonical paths)");
-	for (i = 0; i < g.n; i++) {
-		const struct grant *gr = &g.v[i];
-
-		if (gr->line)
-			comment(o, "%s (line %u)", gr->what, gr->line);
+	for (size_t i = 0; i < n; i++) {
+		if (g[i].line)
+			comment(o, "%s (line %u)", g[i].what, g[i].line);
 		else
-			comment(o, "%s", gr->what);
-		args3(o,
-		      gr->writable ? (gr->must_exist ? "--bind" : "--bind-try")
-				   : (gr->must_exist ? "--ro-bind" : "--ro-bind-try"),
-		      gr->path, gr->path);
+			comment(o, "%s", g[i].what);
+		emit_bind(o, &g[i]);
 	}
-	for (i = 0; !c->resolved && i < sb->read_paths.n + sb->write_paths.n; i++) {
+	for (size_t i = 0; !c->resolved && i < sb->read_paths.n + sb->write_paths.n; i++) {
 		const struct ir_path *rp = i < sb->read_paths.n
 					       ? &sb->read_paths.v[i]
 					       : &sb->write_paths.v[i - sb->read_paths.n];
@@ -208,7 +234,6 @@ emit_grants(const struct policy *p, const struct bwrap_context *c, struct out *o
 				"except /proc /sys /dev /tmp /run is, at launch",
 				rp->loc.line);
 	}
-	free(g.v);
 }
 
 static void
@@ -273,8 +298,7 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 	}
 	for (size_t i = 0; i < c->n_reexpose; i++) {
 		comment(o, "granted explicitly inside a hidden dotfile directory");
-		args3(o, c->reexpose[i].writable ? "--bind" : "--ro-bind", c->reexpose[i].path,
-		      c->reexpose[i].path);
+		emit_bind(o, &c->reexpose[i]);
 	}
 	if (c->n_sockets)
 		comment(o, "6. Unix sockets out of reach (deny_unix_socket_paths)");
@@ -325,16 +349,82 @@ emit_limits(const struct policy *p, struct diag *d, struct out *o)
 			(unsigned long long)l->open_files.value);
 }
 
+const char *const bwrap_writable_system[] = {"/tmp",	    "/dev/null", "/dev/zero", "/dev/full",
+					      "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts",
+					      "/dev/shm",    "/proc",	 NULL};
+
+/*
+ * omnibox-init's options: the command, the egress relay, the rlimits, and
+ * the second layer it adds with Landlock before the command runs: writes
+ * only below the writable grants and the few system places the sandbox
+ * writes (so that a mount mistake alone cannot make the host writable),
+ * and, with the host's network, abstract Unix sockets and signals scoped
+ * to the sandbox.
+ */
+static void
+emit_init_args(const struct policy *p, const struct bwrap_context *c,
+	       const struct bwrap_grant *grants, size_t n_grants, struct out *o)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	const struct limits *l = &sb->limits;
+	const struct {
+		const char *opt;
+		const struct ir_u64 *v;
+	} rl[] = {{"--rlimit-as", &l->memory},
+		  {"--rlimit-cpu", &l->cpu_time},
+		  {"--rlimit-nofile", &l->open_files},
+		  {"--rlimit-nproc", &l->processes}};
+	char num[32];
+
+	args3(o, "--exec", c->exec_path, NULL);
+	if (sb->n_egress) {
+		char sock[1024];
+
+		if (c->proxy_socket)
+			snprintf(sock, sizeof(sock), "%s", c->proxy_socket);
+		else
+			snprintf(sock, sizeof(sock), "%s/%s", c->scratch, BWRAP_PROXY_SOCKET);
+		comment(o, "egress_rules (line %u): the relay to the proxy's socket",
+			sb->egress_loc.line);
+		args3(o, "--relay", c->proxy_port ? c->proxy_port : "{PORT}", sock);
+	}
+	for (size_t i = 0; i < sizeof(rl) / sizeof(rl[0]); i++) {
+		if (!rl[i].v->present)
+			continue;
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)rl[i].v->value);
+		args3(o, rl[i].opt, num, NULL);
+	}
+	comment(o, "Landlock: writes only below the writable grants and these");
+	for (size_t i = 0; i < n_grants; i++)
+		if (grants[i].writable)
+			args3(o, "--fs-write", grants[i].path, NULL);
+	for (size_t i = 0; i < c->n_reexpose; i++)
+		if (c->reexpose[i].writable)
+			args3(o, "--fs-write", c->reexpose[i].path, NULL);
+	for (size_t i = 0; !c->resolved && i < sb->write_paths.n; i++)
+		if (is_root(&sb->write_paths.v[i]))
+			comment(o, "and each top-level directory (write_paths '/', line %u)",
+				sb->write_paths.v[i].loc.line);
+	for (size_t i = 0; bwrap_writable_system[i]; i++)
+		args3(o, "--fs-write", bwrap_writable_system[i], NULL);
+	if (bwrap_network_shared(p)) {
+		comment(o, "the host's network: abstract Unix sockets and signals stay inside");
+		arg(o, "--scope");
+	}
+}
+
 int
 bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
-	    struct textbuf *text, struct textbuf *nul)
+	    struct textbuf *text, struct textbuf *nul, struct textbuf *tail)
 {
 	const struct os_env *env = &p->os_env;
 	const struct sandbox *sb = &env->sandbox;
 	struct out o = {text, nul};
+	const struct bwrap_grant *grants;
+	struct bwrap_grant *owned = NULL;
+	size_t n_grants;
 	char fd[16];
 
-	(void)d;
 	tb_printf(text, "# bubblewrap arguments for %s%s%s, one per line\n", p->source,
 		  p->terminal ? ", terminal " : "", p->terminal ? p->terminal->name : "");
 	if (sb->type == SANDBOX_NONE) {
@@ -350,9 +440,14 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 	if (!c->resolved) {
 		tb_puts(text,
 			"# placeholders: {CWD} workspace, {HOME} home directory, {SCRATCH} "
-			"private scratch dir,\n# {INIT} omnibox-init, {SECCOMP_FD} the filter "
-			"of --emit=seccomp-bpf, {COMMAND} the agent's command;\n# `omnibox-compile "
-			"--resolve` prints the argv omnibox-run would execute here\n");
+			"private scratch dir,\n# {SECCOMP_FD} the filter of --emit=seccomp-bpf, "
+			"{COMMAND} the agent's command, {EXEC} its canonical path,\n# {PORT} the "
+			"egress relay's port, {FD} a descriptor omnibox-run opens on the path "
+			"that\n# follows it, walking it one component at a time: a symlink in a "
+			"writable root that\n# leads out of it, or a grant that resolves to / or "
+			"a home directory, refuses the\n# launch; a grant missing at launch is not "
+			"mounted.  `omnibox-compile --resolve`\n# prints the argv omnibox-run "
+			"would execute here\n");
 	}
 
 	comment(&o, "1. system directories, read-only");
@@ -389,11 +484,17 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 		"directories%s",
 		c->resolved ? "" : " (at launch)");
 	for (size_t i = 0; i < c->n_command_dirs; i++)
-		args3(&o, "--ro-bind", c->command_dirs[i], c->command_dirs[i]);
+		emit_bind(&o, &c->command_dirs[i]);
 	comment(&o, "omnibox-init, the sandbox's first process");
-	args3(&o, "--ro-bind", c->init, BWRAP_INIT_PATH);
+	args3(&o, "--ro-bind-fd", fd_text(fd, sizeof(fd), c->init_fd), BWRAP_INIT_PATH);
 
-	emit_grants(p, c, &o);
+	if (c->resolved) {
+		grants = c->grants;
+		n_grants = c->n_grants;
+	} else {
+		grants = owned = symbolic_grants(p, c, &n_grants);
+	}
+	emit_grants(p, c, grants, n_grants, &o);
 	emit_masks(p, c, &o);
 
 	comment(&o, "7. namespaces and lifetime");
@@ -435,12 +536,12 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 		comment(&o, "bwrap reports the sandbox's PID here, for signal forwarding");
 		args3(&o, "--json-status-fd", c->status_fd >= 0 ? fd : "{STATUS_FD}", NULL);
 	}
-	/* What follows goes on bwrap's command line, not in --args. */
+	/* What follows goes on bwrap's command line (TAIL), not in --args. */
 	o.nul = NULL;
 	arg(&o, "--");
+	o.nul = tail;
 	arg(&o, BWRAP_INIT_PATH);
-	for (size_t i = 0; i < c->n_init_args; i++)
-		arg(&o, c->init_args[i]);
+	emit_init_args(p, c, grants, n_grants, &o);
 	arg(&o, "--");
 	if (c->resolved) {
 		for (size_t i = 0; i < c->n_command; i++)
@@ -452,6 +553,7 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 	} else {
 		arg(&o, "{COMMAND}");
 	}
+	free(owned);
 	return 0;
 }
 
@@ -462,5 +564,5 @@ emit_bwrap(const struct policy *p, enum target t, struct diag *d, struct textbuf
 
 	(void)t;
 	bwrap_context_symbolic(&c);
-	return bwrap_build(p, &c, d, out, NULL);
+	return bwrap_build(p, &c, d, out, NULL, NULL);
 }

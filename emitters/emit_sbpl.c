@@ -46,9 +46,6 @@ static const char *const system_subpaths[] = {
 static const char *const system_literals[] = {"/", "/etc", "/var", "/tmp", NULL};
 
 /* Never granted to make a command visible: they would expose every user's files. */
-static const char *const too_wide_dirs[] = {
-    "/", "/Users", "/private", "/var", "/private/var", "/private/tmp", "/tmp", "/Volumes", NULL};
-
 bool
 sbpl_path_is_system(const char *path)
 {
@@ -523,16 +520,6 @@ workspace_write_grant(struct b *b)
 	return NULL;
 }
 
-static bool
-command_dir_too_wide(struct b *b, const char *dir)
-{
-	for (size_t i = 0; too_wide_dirs[i]; i++)
-		if (!strcmp(dir, too_wide_dirs[i]))
-			return true;
-	/* The home directory or any parent of it. */
-	return sym_within(b->c->home, dir);
-}
-
 static void
 emit_grants(struct b *b)
 {
@@ -563,16 +550,7 @@ emit_grants(struct b *b)
 	for (size_t i = 0; i < b->c->n_command_dirs; i++) {
 		const char *dir = b->c->command_dirs[i];
 
-		if (command_dir_too_wide(b, dir)) {
-			diag_error(
-			    b->d, (struct loc){0},
-			    "the command lives directly in %s; making it visible would expose "
-			    "that whole directory: install the program in a directory of its "
-			    "own",
-			    dir);
-			b->failed = true;
-			continue;
-		}
+		/* The resolver refused the directories that would widen the sandbox. */
 		put(b, "(allow file-read* (subpath ");
 		put_path(b, dir, (struct loc){0}, "the command's directory");
 		put(b, "))\n");
@@ -1375,105 +1353,4 @@ emit_sbpl_params(const struct policy *p, enum target t, struct diag *d, struct t
 	tb_free(&scratch);
 	arena_free(a);
 	return rc;
-}
-
-/* ---- resolution ----------------------------------------------------------------------- */
-
-static const char *
-canonical(struct arena *a, const struct sbpl_resolve_request *req, const char *path)
-{
-	const char *s = req->canonical ? req->canonical(a, path) : NULL;
-
-	return sbpl_darwin_path(a, s ? s : path);
-}
-
-static void
-resolve_list(struct arena *a, const struct sbpl_resolve_request *req, const char *ws,
-	     const char *home, struct ir_pathlist *l)
-{
-	struct ir_path *v = arena_alloc(a, (l->n ? l->n : 1) * sizeof(*v));
-
-	for (size_t i = 0; i < l->n; i++) {
-		const struct ir_path *ip = &l->v[i];
-		const char *base = ip->base == PATH_ABSOLUTE ? ""
-				   : ip->base == PATH_HOME   ? home
-				   : ip->base == PATH_CWD    ? ws
-							     : req->launch_dir;
-		const char *full = arena_printf(a, "%s/%s", base, ip->rel);
-
-		v[i] = *ip;
-		v[i].symbolic = canonical(a, req, full);
-		v[i].base = PATH_ABSOLUTE;
-		v[i].rel = v[i].symbolic + 1;
-	}
-	l->v = v;
-	l->cap = l->n;
-}
-
-int
-sbpl_resolve_context(struct arena *a, const struct policy *p,
-		     const struct sbpl_resolve_request *req, struct diag *d, struct policy **out,
-		     struct sbpl_context *c)
-{
-	struct policy *copy = arena_alloc(a, sizeof(*copy));
-	const struct os_env *env = &p->os_env;
-	struct sandbox *sb;
-	const char *ws, *home;
-
-	*copy = *p;
-	sb = &copy->os_env.sandbox;
-	home = canonical(a, req, req->home);
-	if (req->cwd)
-		ws = req->cwd[0] == '/' ? req->cwd
-					: arena_printf(a, "%s/%s", req->launch_dir, req->cwd);
-	else if (env->cwd.s && env->cwd_path.base == PATH_ABSOLUTE)
-		ws = env->cwd_path.symbolic;
-	else if (env->cwd.s && env->cwd_path.base == PATH_HOME)
-		ws = arena_printf(a, "%s/%s", home, env->cwd_path.rel);
-	else if (env->cwd.s)
-		ws = arena_printf(a, "%s/%s", req->launch_dir, env->cwd_path.rel);
-	else
-		ws = req->launch_dir;
-	ws = canonical(a, req, ws);
-	if (!strcmp(ws, "/")) {
-		diag_error(d, env->cwd.loc,
-			   "the workspace cannot be /: run from a project directory, or set "
-			   "os_env.cwd");
-		return -1;
-	}
-	resolve_list(a, req, ws, home, &sb->write_paths);
-	resolve_list(a, req, ws, home, &sb->read_paths);
-	resolve_list(a, req, ws, home, &sb->write_files);
-	resolve_list(a, req, ws, home, &sb->mask_paths);
-	resolve_list(a, req, ws, home, &sb->deny_unix_socket_paths);
-
-	memset(c, 0, sizeof(*c));
-	c->resolved = true;
-	c->cwd = ws;
-	c->home = home;
-	c->scratch = req->scratch ? canonical(a, req, req->scratch) : "/private/tmp/omnibox-XXXXXX";
-	c->port = req->port ? req->port : "{PORT}";
-	c->proxy_socket = req->proxy_socket ? canonical(a, req, req->proxy_socket) : "{SOCK}";
-	c->command_dirs = req->command_dirs;
-	c->n_command_dirs = req->n_command_dirs;
-	c->dyld_cache_dir = req->dyld_cache_dir;
-	*out = copy;
-	return 0;
-}
-
-int
-sbpl_resolve(struct arena *a, const struct policy *p, const struct sbpl_resolve_request *req,
-	     struct diag *d, struct textbuf *profile, struct textbuf *params)
-{
-	struct policy *rp;
-	struct sbpl_context c;
-	struct sbpl_params pv;
-
-	if (sbpl_resolve_context(a, p, req, d, &rp, &c) < 0)
-		return -1;
-	if (sbpl_build(a, rp, &c, d, profile, &pv) < 0)
-		return -1;
-	if (params)
-		sbpl_params_format(&pv, p->source, params);
-	return 0;
 }

@@ -116,10 +116,11 @@ struct sbpl_params {
 /*
  * Append P's profile to PROFILE under context C and record in PARAMS (may
  * be NULL) the parameters it references with their values.  Scratch
- * memory comes from A.  Returns 0, or -1 after reporting to D (with the
- * YAML location) why the policy has no Seatbelt form here: a control byte
- * in a path, a command directory that would widen the sandbox to /Users,
- * /private, /var or the home directory, or a profile over the size limit
+ * memory comes from A.  A resolved context holds the resolver's facts
+ * (runtime/resolve/resolve.h), already checked: command directories that
+ * would widen the sandbox were refused there.  Returns 0, or -1 after
+ * reporting to D (with the YAML location) why the policy has no Seatbelt
+ * form here: a control byte in a path, or a profile over the size limit
  * (the message names the setting that made it large).  PROFILE is then to
  * be discarded.
  */
@@ -154,42 +155,5 @@ char *sbpl_darwin_path(struct arena *a, const char *path);
 
 /* Is PATH (canonical) inside one of the read-only system directories? */
 bool sbpl_path_is_system(const char *path);
-
-/* Optional: a canonicaliser that also follows symlinks (the runtime's). */
-typedef char *(*sbpl_canonical_fn)(struct arena *a, const char *path);
-
-/* What --resolve --target=darwin (and omnibox-run on macOS) start from. */
-struct sbpl_resolve_request {
-	const char *launch_dir;	  /* absolute; the base of a relative os_env.cwd */
-	const char *cwd;	  /* --cwd, overriding os_env.cwd (absolute or relative
-				   * to launch_dir); or NULL */
-	const char *home;	  /* absolute */
-	const char *scratch;	  /* NULL: "<tmp>/omnibox-XXXXXX", created at launch */
-	const char *port;	  /* NULL: "{PORT}", chosen at launch */
-	const char *proxy_socket; /* NULL: "{SOCK}", chosen at launch */
-	const char *const *command_dirs;
-	size_t n_command_dirs;
-	const char *dyld_cache_dir;
-	sbpl_canonical_fn canonical; /* NULL: lexical only (sbpl_darwin_path) */
-};
-
-/*
- * Make P concrete for REQ: the workspace and home made canonical, every
- * path of the policy made absolute and canonical (REQ->canonical, then
- * the macOS spellings), and the resolved context filled in.  *OUT is a
- * copy of P owned by A; C's strings belong to A.  Returns 0, or -1 after
- * reporting to D (the workspace cannot be "/").
- */
-int sbpl_resolve_context(struct arena *a, const struct policy *p,
-			 const struct sbpl_resolve_request *req, struct diag *d,
-			 struct policy **out, struct sbpl_context *c);
-
-/*
- * `omnibox-compile --resolve --target=darwin`: the concrete profile into
- * PROFILE and its "-D NAME=VALUE" list into PARAMS, exactly what omnibox-run
- * would hand to sandbox-exec for REQ.  Returns 0, or -1 after reporting to D.
- */
-int sbpl_resolve(struct arena *a, const struct policy *p, const struct sbpl_resolve_request *req,
-		 struct diag *d, struct textbuf *profile, struct textbuf *params);
 
 #endif

@@ -10,6 +10,9 @@
 # expect.KIND.warnings (an emitter's own, such as an unenforced limit).  An optional file
 # `args` adds command-line arguments (e.g. --terminal=bash).
 #
+# The seccomp filter does not depend on the policy: every policy's
+# --emit=seccomp is compared with the one golden/seccomp/expect.seccomp.
+#
 # `update` rewrites the expect files; review them with `git diff golden/`.
 set -u
 
@@ -23,7 +26,7 @@ trap 'rm -rf "$tmp"' EXIT
 kinds="ir linux expect.ir.json
 egress linux expect.egress
 bwrap linux expect.bwrap
-seccomp linux expect.seccomp
+seccomp linux ../seccomp/expect.seccomp
 env linux expect.env
 sbpl darwin expect.sbpl
 sbpl-params darwin expect.sbpl-params
@@ -75,10 +78,10 @@ for dir in "$root"/golden/*/; do
 			if "$compiler" $args --target="$target" --emit="$kind" agent.yaml \
 				>"$tmp/out" 2>"$tmp/err"; then
 				compare "$dir/$file" "$tmp/out"
-				[ "$mode" = update ] && rm -f "$dir/$file.err"
+				[ "$mode" = update ] && rm -f "$dir/$(basename "$file").err"
 				# The warnings of a valid policy are part of its contract:
 				# the front end's with the IR, each emitter's own beside it.
-				warn=$dir/$file.warnings
+				warn=$dir/$(basename "$file").warnings
 				[ "$kind" = ir ] && warn=$dir/expect.warnings
 				if [ -s "$tmp/err" ] || [ -f "$warn" ]; then
 					if [ "$kind" != ir ] && [ -f "$dir/expect.warnings" ]; then
@@ -91,8 +94,8 @@ for dir in "$root"/golden/*/; do
 					fi
 				fi
 			else
-				compare "$dir/$file.err" "$tmp/err"
-				[ "$mode" = update ] && rm -f "$dir/$file"
+				compare "$dir/$(basename "$file").err" "$tmp/err"
+				[ "$mode" = update ] && [ "$kind" != seccomp ] && rm -f "$dir/$file"
 			fi
 		done <<KINDS
 $kinds

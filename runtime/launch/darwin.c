@@ -2,10 +2,9 @@
  * darwin_launch.c - the Seatbelt launch of omnibox-run (spec/darwin.md).
  */
 #include "runtime/launch/darwin.h"
-#include "runtime/resolve/command.h"
-#include "runtime/resolve/resolve.h"
-
-#include "emitters/envlist.h"
+#include "runtime/launch/fds.h"
+#include "runtime/launch/rlimit.h"
+#include "runtime/resolve/host.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,118 +30,6 @@ fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-static const char *
-canonical(struct arena *a, const struct darwin_launch_request *rq, const char *path)
-{
-	const char *s = rq->canonical ? rq->canonical(a, path) : NULL;
-
-	return sbpl_darwin_path(a, s ? s : path);
-}
-
-struct visible {
-	const char **dirs;
-	size_t n, cap;
-};
-
-/* Is PATH readable in the sandbox without a grant of its own? */
-static bool
-already_visible(const struct darwin_launch_plan *plan, const char *path)
-{
-	const struct sandbox *sb = &plan->policy->os_env.sandbox;
-	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->write_files};
-
-	if (sbpl_path_is_system(path) || path_within(path, plan->workspace) ||
-	    path_within(path, plan->ctx.scratch))
-		return true;
-	for (size_t k = 0; k < 3; k++)
-		for (size_t i = 0; i < lists[k]->n; i++)
-			if (path_within(path, lists[k]->v[i].symbolic))
-				return true;
-	return false;
-}
-
-/* Its directory joins the profile's section 6 (sbpl_build() refuses one
- * that would expose /, /Users, /private, /var or the home directory). */
-static void
-make_visible(struct arena *a, const struct darwin_launch_plan *plan, struct visible *v,
-	     const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	const char *dir;
-
-	if (already_visible(plan, path))
-		return;
-	dir = slash == path ? "/" : arena_strndup(a, path, (size_t)(slash - path));
-	for (size_t i = 0; i < v->n; i++)
-		if (!strcmp(v->dirs[i], dir))
-			return;
-	*ARENA_PUSH(a, v->dirs, v->n, v->cap) = dir;
-}
-
-static int
-resolve_command(struct arena *a, const struct darwin_launch_request *rq,
-		struct darwin_launch_plan *plan, struct visible *vis, char *err, size_t errlen)
-{
-	const struct terminal *t = plan->policy->terminal;
-	char **cmd = NULL;
-	size_t n = 0, cap = 0;
-	const char *name, *found, *interp;
-
-	if (rq->n_relay_argv) {
-		if (rq->relay_argv[0][0] != '/')
-			return fail(err, errlen, "the relay must be given by absolute path");
-		make_visible(a, plan, vis, canonical(a, rq, rq->relay_argv[0]));
-		for (size_t i = 0; i < rq->n_relay_argv; i++)
-			*ARENA_PUSH(a, cmd, n, cap) = arena_strdup(a, rq->relay_argv[i]);
-	}
-	if (rq->command && rq->n_command) {
-		name = rq->command[0];
-		for (size_t i = 0; i < rq->n_command; i++)
-			*ARENA_PUSH(a, cmd, n, cap) = arena_strdup(a, rq->command[i]);
-	} else if (t) {
-		name = t->command.s;
-		*ARENA_PUSH(a, cmd, n, cap) = arena_strdup(a, t->command.s);
-		for (size_t i = 0; i < t->args.n; i++)
-			*ARENA_PUSH(a, cmd, n, cap) = arena_strdup(a, t->args.v[i].s);
-	} else {
-		return fail(err, errlen,
-			    "no command: give one after '--', or a terminal with --terminal");
-	}
-	plan->n_command = n;
-	*ARENA_PUSH(a, cmd, n, cap) = NULL;
-	plan->command = cmd;
-	if (strchr(name, '/'))
-		found = name[0] == '/' ? name : arena_printf(a, "%s/%s", plan->start_dir, name);
-	else
-		found = launch_find_in_path(a, rq->environ, name);
-	if (!found || access(found, X_OK) < 0)
-		return fail(err, errlen, "command '%s' not found%s", name,
-			    strchr(name, '/') ? "" : " on PATH");
-	plan->exec_path = canonical(a, rq, found);
-	make_visible(a, plan, vis, plan->exec_path);
-	if (launch_script_interpreter(a, rq->environ, found, &interp, err, errlen) < 0)
-		return -1;
-	if (interp)
-		make_visible(a, plan, vis, canonical(a, rq, interp));
-	return 0;
-}
-
-/* The same allow-list as on Linux (envlist.h): rebuilt, never inherited whole. */
-static void
-build_env(struct arena *a, const struct darwin_launch_request *rq, struct darwin_launch_plan *plan)
-{
-	struct launch_env e = {.scratch = plan->ctx.scratch,
-			       .pwd = plan->start_dir,
-			       .extra = rq->extra_env,
-			       .n_extra = rq->n_extra_env};
-
-	if (plan->policy->os_env.sandbox.n_egress) {
-		e.proxy_url = arena_printf(a, "http://127.0.0.1:%s", rq->port);
-		e.ca_bundle = arena_printf(a, "%s/%s", plan->ctx.scratch, ENV_CA_BUNDLE);
-	}
-	plan->env = launch_env_build(a, plan->policy, rq->environ, &e);
-}
-
 static bool
 has_control(const char *s)
 {
@@ -153,61 +40,70 @@ has_control(const char *s)
 }
 
 int
-darwin_launch_prepare(struct arena *a, const struct darwin_launch_request *rq,
+darwin_launch_context(struct arena *a, const struct launch_request *rq0, struct launch_plan *f,
+		      struct sbpl_context *c, char *err, size_t errlen)
+{
+	struct launch_request rq = *rq0;
+
+	rq.target = LAUNCH_DARWIN;
+	if (launch_resolve(a, &rq, f, err, errlen) < 0)
+		return -1;
+	/* The resolver's facts, as the profile's context. */
+	memset(c, 0, sizeof(*c));
+	c->resolved = true;
+	c->cwd = f->workspace;
+	c->home = f->home;
+	c->scratch = f->scratch;
+	c->port = rq.proxy_port ? rq.proxy_port : "{PORT}";
+	c->proxy_socket = rq.proxy_socket ? sbpl_darwin_path(a, rq.proxy_socket) : "{SOCK}";
+	c->command_dirs = f->command_dirs;
+	c->n_command_dirs = f->n_command_dirs;
+	c->dyld_cache_dir = rq.dyld_cache_dir;
+	return 0;
+}
+
+int
+darwin_launch_prepare(struct arena *a, const struct launch_request *rq0,
 		      struct darwin_launch_plan *plan, struct diag *d, char *err, size_t errlen)
 {
-	const struct sandbox *sb = &rq->policy->os_env.sandbox;
-	struct sbpl_resolve_request req = {
-	    .launch_dir = rq->launch_dir,
-	    .cwd = rq->cwd,
-	    .home = rq->home,
-	    .scratch = rq->scratch,
-	    .port = rq->port,
-	    .proxy_socket = rq->proxy_socket,
-	    .dyld_cache_dir = rq->dyld_cache_dir,
-	    .canonical = rq->canonical,
-	};
-	struct visible vis = {0};
+	struct launch_request rq = *rq0;
+	const struct sandbox *sb = &rq.policy->os_env.sandbox;
+	const struct launch_plan *f = &plan->facts;
 
 	memset(plan, 0, sizeof(*plan));
-	if (rq->policy->os_env.sandbox.type == SANDBOX_NONE)
+	rq.target = LAUNCH_DARWIN;
+	if (rq.policy->os_env.sandbox.type == SANDBOX_NONE)
 		return fail(err, errlen, "sandbox type none has no Seatbelt launch");
-	if (rq->policy->os_env.fork.value)
+	if (rq.policy->os_env.fork.value)
 		return fail(err, errlen,
 			    "os_env.fork (line %u) is not supported; remove it to run on "
 			    "the workspace itself",
-			    rq->policy->os_env.fork.loc.line);
-	if (!rq->scratch || rq->scratch[0] != '/')
+			    rq.policy->os_env.fork.loc.line);
+	if (!rq.scratch || rq.scratch[0] != '/')
 		return fail(err, errlen, "no scratch dir");
-	if (sb->n_egress && (!rq->port || !rq->proxy_socket || !rq->n_relay_argv))
+	if (sb->n_egress && (!rq.proxy_port || !rq.proxy_socket || !rq.n_relay_argv) &&
+	    !rq.command_optional)
 		return fail(err, errlen,
 			    "egress_rules need the relay's port, the proxy's socket "
 			    "and the relay's command line");
 	/* Parameter values travel on sandbox-exec's command line and into
 	 * regular expressions: nothing there may hide a line break. */
-	if (has_control(rq->home) || has_control(rq->scratch) || has_control(rq->launch_dir) ||
-	    has_control(rq->cwd) || has_control(rq->proxy_socket))
+	if (has_control(rq.home) || has_control(rq.scratch) || has_control(rq.launch_dir) ||
+	    has_control(rq.cwd) || has_control(rq.proxy_socket))
 		return fail(err, errlen,
 			    "a control character in the workspace, home, scratch or "
 			    "socket path");
-	if (rq->port) {
+	if (rq.proxy_port) {
 		char *end;
-		long port = strtol(rq->port, &end, 10);
+		long port = strtol(rq.proxy_port, &end, 10);
 
-		if (*end || port < 1 || port > 65535 || rq->port[0] == '0')
-			return fail(err, errlen, "relay port '%s' is not a port number", rq->port);
+		if (*end || port < 1 || port > 65535 || rq.proxy_port[0] == '0')
+			return fail(err, errlen, "relay port '%s' is not a port number",
+				    rq.proxy_port);
 	}
-	if (sbpl_resolve_context(a, rq->policy, &req, d, &plan->policy, &plan->ctx) < 0)
-		return fail(err, errlen, "the policy cannot be resolved");
-	plan->workspace = plan->ctx.cwd;
-	plan->start_dir =
-	    rq->policy->os_env.start_in_scratch.value ? plan->ctx.scratch : plan->workspace;
-	if (resolve_command(a, rq, plan, &vis, err, errlen) < 0)
+	if (darwin_launch_context(a, &rq, &plan->facts, &plan->ctx, err, errlen) < 0)
 		return -1;
-	plan->ctx.command_dirs = vis.dirs;
-	plan->ctx.n_command_dirs = vis.n;
-	build_env(a, rq, plan);
-	if (sbpl_build(a, plan->policy, &plan->ctx, d, &plan->profile, &plan->params) < 0) {
+	if (sbpl_build(a, f->policy, &plan->ctx, d, &plan->profile, &plan->params) < 0) {
 		tb_free(&plan->profile);
 		return fail(err, errlen, "no Seatbelt profile for this launch");
 	}
@@ -245,8 +141,8 @@ darwin_launch_argv(struct arena *a, struct darwin_launch_plan *plan, const char 
 							    plan->params.extra_value[i]);
 	}
 	*ARENA_PUSH(a, argv, n, cap) = arena_strdup(a, "--");
-	for (size_t i = 0; i < plan->n_command; i++)
-		*ARENA_PUSH(a, argv, n, cap) = plan->command[i];
+	for (size_t i = 0; i < plan->facts.argc; i++)
+		*ARENA_PUSH(a, argv, n, cap) = plan->facts.argv[i];
 	plan->argc = n;
 	*ARENA_PUSH(a, argv, n, cap) = NULL;
 	plan->argv = argv;
@@ -331,14 +227,6 @@ darwin_profile_remove(const char *dir, const char *path)
 	return rc;
 }
 
-char *
-darwin_scratch_create(struct arena *a, const char *parent)
-{
-	char *d = arena_printf(a, "%s/omnibox-XXXXXX", parent);
-
-	return mkdtemp(d);
-}
-
 const char *
 darwin_dyld_cache_dir(struct arena *a)
 {
@@ -369,7 +257,7 @@ darwin_dyld_cache_dir(struct arena *a)
  * that pipe's write end, or -1 with errno.
  */
 static int
-start_janitor(const char *scratch, const char *pdir)
+start_janitor(const struct host_entry *scratch, const char *pdir)
 {
 	int fds[2];
 	pid_t pid;
@@ -383,15 +271,18 @@ start_janitor(const char *scratch, const char *pdir)
 		return -1;
 	}
 	if (pid == 0) {
+		struct host_entry own = *scratch;
+		int keep[2] = {fds[0], scratch->dirfd};
 		char c;
 
-		/* Holding nothing of the launch's. */
+		/* Holding nothing of the launch's but the scratch dir's directory. */
 		close(fds[1]);
-		fds[0] = launch_detach(fds[0]);
-		while (read(fds[0], &c, 1) < 0 && errno == EINTR)
+		launch_detach(keep, own.dirfd >= 0 ? 2 : 1);
+		own.dirfd = own.dirfd >= 0 ? keep[1] : -1;
+		while (read(keep[0], &c, 1) < 0 && errno == EINTR)
 			;
 		rmtree(pdir);
-		rmtree(scratch);
+		host_remove(&own, true, false);
 		_exit(0);
 	}
 	close(fds[0]);
@@ -444,12 +335,12 @@ darwin_launch_run(const struct darwin_launch_plan *plan)
 		for (size_t i = 0; i < sizeof(forward) / sizeof(forward[0]); i++)
 			sigaction(forward[i], &old[i], NULL);
 		close(pipefd[0]);
-		if (launch_set_rlimits(&plan->policy->os_env.sandbox.limits, &limit) < 0) {
+		if (launch_set_rlimits(&plan->facts.policy->os_env.sandbox.limits, &limit) < 0) {
 			child_err[0] = 1;
 			fprintf(stderr, "omnibox-run: cannot set %s: %s; nothing ran\n", limit,
 				strerror(errno));
-		} else if (chdir(plan->start_dir) == 0) {
-			execve(plan->argv[0], plan->argv, plan->env);
+		} else if (chdir(plan->facts.start_dir) == 0) {
+			execve(plan->argv[0], plan->argv, plan->facts.env);
 		}
 		/* The launch failed before the sandbox existed: tell the parent,
 		 * which reports 125; the command never ran. */
@@ -476,7 +367,7 @@ darwin_launch_run(const struct darwin_launch_plan *plan)
 		return DARWIN_EXIT_SETUP; /* the child said which limit */
 	if (got == (ssize_t)sizeof(child_err)) {
 		fprintf(stderr, "omnibox-run: cannot run %s in %s: %s; nothing ran\n",
-			plan->argv[0], plan->start_dir, strerror(child_err[1]));
+			plan->argv[0], plan->facts.start_dir, strerror(child_err[1]));
 		return DARWIN_EXIT_SETUP;
 	}
 	if (WIFEXITED(status))
@@ -487,17 +378,17 @@ darwin_launch_run(const struct darwin_launch_plan *plan)
 }
 
 int
-darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir, const char *sandbox_exec,
-	      bool dry_run, FILE *out)
+darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, const char *tmpdir,
+	      const char *sandbox_exec, bool dry_run, FILE *out)
 {
-	struct darwin_launch_request rq = *rq0;
+	struct launch_request rq = *rq0;
 	struct darwin_launch_plan plan;
 	struct arena *a = arena_new();
 	struct diag d;
+	struct host_entry own = {.dirfd = -1};
 	const char *exe = sandbox_exec ? sandbox_exec : DARWIN_SANDBOX_EXEC;
 	const char *pdir = NULL, *ppath = NULL;
 	char err[2048];
-	char *scratch;
 	int rc, janitor = -1;
 
 	diag_init(&d, a, rq.policy->source, NULL, 0);
@@ -509,18 +400,19 @@ darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir, const
 		arena_free(a);
 		return DARWIN_EXIT_SETUP;
 	}
-	if (rq0->scratch)
-		scratch = (char *)rq0->scratch;
-	else
-		scratch = dry_run ? arena_printf(a, "%s/omnibox-XXXXXX", tmpdir)
-				  : darwin_scratch_create(a, tmpdir);
-	if (!scratch) {
+	if (scratch) {
+		rq.scratch = scratch->path;
+	} else if (dry_run) {
+		rq.scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmpdir);
+	} else if (host_scratch_create(a, tmpdir, &own) < 0) {
 		fprintf(stderr, "omnibox-run: cannot create the scratch dir in %s: %s\n", tmpdir,
 			strerror(errno));
 		arena_free(a);
 		return DARWIN_EXIT_SETUP;
+	} else {
+		rq.scratch = own.path;
+		scratch = &own;
 	}
-	rq.scratch = scratch;
 	if (!rq.dyld_cache_dir)
 		rq.dyld_cache_dir = darwin_dyld_cache_dir(a);
 	if (darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)) < 0) {
@@ -538,8 +430,8 @@ darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir, const
 		for (size_t i = 0; i < plan.argc; i++)
 			fprintf(out, "%s\n", plan.argv[i]);
 		fputs("# environment (values not shown):", out);
-		for (size_t i = 0; plan.env[i]; i++)
-			fprintf(out, " %.*s", (int)strcspn(plan.env[i], "="), plan.env[i]);
+		for (size_t i = 0; plan.facts.env[i]; i++)
+			fprintf(out, " %.*s", (int)strcspn(plan.facts.env[i], "="), plan.facts.env[i]);
 		fputc('\n', out);
 		rc = 0;
 		darwin_launch_plan_free(&plan);
@@ -566,8 +458,7 @@ darwin_launch(const struct darwin_launch_request *rq0, const char *tmpdir, const
 		close(janitor);
 	darwin_launch_plan_free(&plan);
 out:
-	if (!dry_run && !rq0->scratch)
-		rmtree(scratch);
+	host_remove(&own, true, false);
 	arena_free(a);
 	return rc;
 }

@@ -24,65 +24,44 @@
 
 #include "compiler/policy.h"
 #include "emitters/sbpl.h"
+#include "runtime/resolve/resolve.h"
 
 #define DARWIN_SANDBOX_EXEC "/usr/bin/sandbox-exec"
 #define DARWIN_EXIT_SETUP 125
 #define DARWIN_PROFILE_NAME "profile.sb"
 
-struct darwin_launch_request {
-	const struct policy *policy; /* the effective policy (terminal selected) */
-	const char *launch_dir;	     /* where omnibox-run was started (absolute) */
-	const char *cwd;	     /* --cwd, overriding os_env.cwd; or NULL */
-	const char *home;	     /* the home directory (absolute) */
-	const char *scratch;	     /* the private scratch dir, already created */
-	char *const *command;	     /* the agent's argv; NULL: the terminal's command */
-	size_t n_command;
-	char *const *environ;	/* the launching environment */
-	char *const *extra_env; /* NAME=VALUE after the allow-list (placeholders), or NULL */
-	size_t n_extra_env;
-
-	/* With egress_rules (all three required then). */
-	const char *port;	  /* the relay's loopback port, decimal */
-	const char *proxy_socket; /* the proxy's Unix socket (absolute) */
-	char *const *relay_argv;  /* the relay and its options; the command follows */
-	size_t n_relay_argv;
-
-	/* NULL: the macOS spellings applied lexically; omnibox-run passes the
-	 * runtime's symlink-resolving resolve_canonical(). */
-	sbpl_canonical_fn canonical;
-	const char *dyld_cache_dir; /* or NULL; see darwin_dyld_cache_dir() */
-};
-
 struct darwin_launch_plan {
-	struct policy *policy; /* canonical, absolute paths */
+	struct launch_plan facts; /* the resolver's (resolve.h), for target darwin */
 	struct sbpl_context ctx;
 	struct sbpl_params params;
 	struct textbuf profile; /* the concrete profile; darwin_launch_plan_free() */
-	const char *workspace;
-	const char *start_dir; /* the workspace, or the scratch dir (start_in_scratch) */
-	const char *exec_path; /* the command's canonical path */
-	char **command;	       /* [relay...] command [args...], NULL-terminated */
-	size_t n_command;
-	char **env;  /* NAME=VALUE, NULL-terminated */
-	char **argv; /* after darwin_launch_argv(): sandbox-exec's, NULL-terminated */
+	char **argv;		/* after darwin_launch_argv(): sandbox-exec's, NULL-terminated */
 	size_t argc;
 };
 
 /*
- * Resolve RQ: canonical paths, the command found on the PATH of RQ->environ
- * and made visible (its install directory, and its script interpreter's),
- * the environment, and the concrete profile.  Everything but PLAN->profile
- * (freed by darwin_launch_plan_free()) belongs to A.  Returns 0, or -1 with
- * a message in ERR (and the policy's own errors in D): nothing may run then.
+ * RQ resolved for macOS (launch_resolve() into F) and the facts as the
+ * Seatbelt builder's context C.  Returns 0, or -1 with a message in ERR.
  */
-int darwin_launch_prepare(struct arena *a, const struct darwin_launch_request *rq,
+int darwin_launch_context(struct arena *a, const struct launch_request *rq, struct launch_plan *f,
+			  struct sbpl_context *c, char *err, size_t errlen);
+
+/*
+ * RQ resolved for macOS (launch_resolve(), whatever RQ->target says) and
+ * the concrete profile built from the facts.  With egress_rules RQ must
+ * name the relay's port, the proxy's socket and the relay's argv (unless
+ * RQ->command_optional: --resolve).  Everything but PLAN->profile (freed
+ * by darwin_launch_plan_free()) belongs to A.  Returns 0, or -1 with a
+ * message in ERR (and the policy's own errors in D): nothing may run then.
+ */
+int darwin_launch_prepare(struct arena *a, const struct launch_request *rq,
 			  struct darwin_launch_plan *plan, struct diag *d, char *err,
 			  size_t errlen);
 
 /*
  * Fill PLAN->argv: SANDBOX_EXEC (NULL: DARWIN_SANDBOX_EXEC; it must be an
  * absolute path) -f PROFILE_PATH, one -D NAME=VALUE per parameter, "--",
- * then PLAN->command.  Returns 0, or -1 (EINVAL) for a relative SANDBOX_EXEC.
+ * then the command (PLAN->facts.argv).  Returns 0, or -1 (EINVAL) for a relative SANDBOX_EXEC.
  */
 int darwin_launch_argv(struct arena *a, struct darwin_launch_plan *plan, const char *sandbox_exec,
 		       const char *profile_path);
@@ -102,9 +81,6 @@ int darwin_profile_write(struct arena *a, const char *parent, const char *text, 
 /* Remove what darwin_profile_write() made.  Returns 0 or -errno. */
 int darwin_profile_remove(const char *dir, const char *path);
 
-/* A new private (0700) scratch dir under PARENT; NULL with errno on failure. */
-char *darwin_scratch_create(struct arena *a, const char *parent);
-
 /*
  * Run PLAN->argv with PLAN->env in PLAN->start_dir and wait: signals that
  * omnibox-run receives are forwarded to it.  The policy's limits are set
@@ -121,14 +97,15 @@ const char *darwin_dyld_cache_dir(struct arena *a);
 
 /*
  * The whole launch, as omnibox-run on macOS performs it: a scratch dir under
- * TMPDIR (unless RQ->scratch names one the caller made, and will remove),
+ * TMPDIR (unless SCRATCH is one the caller made: it goes when the launch
+ * ends, however omnibox-run ends),
  * darwin_launch_prepare(), the profile written, sandbox-exec (or
  * SANDBOX_EXEC when not NULL, for tests) run, then the profile and the
  * scratch dir removed.  With DRY_RUN the profile, the argv and the names of
  * the environment go to OUT instead and nothing runs.  Returns the exit
  * status omnibox-run must exit with.
  */
-int darwin_launch(const struct darwin_launch_request *rq, const char *tmpdir,
+int darwin_launch(const struct launch_request *rq, struct host_entry *scratch, const char *tmpdir,
 		  const char *sandbox_exec, bool dry_run, FILE *out);
 
 #endif

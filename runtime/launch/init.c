@@ -3,13 +3,16 @@
  *
  *   omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-as BYTES]
  *                [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]
- *                -- ARGV...
+ *                [--fs-write PATH]... [--scope] -- ARGV...
  *
  * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1),
- * already under the seccomp filter.  It starts the agent, passes on the
- * signals omnibox-run forwards, reaps orphans, and exits with the agent's
- * status (128+N for a signal).  When it exits, the kernel kills everything
- * left in the namespace: an agent cannot leave a daemon behind.
+ * already under the seccomp filter.  It closes every descriptor but 0, 1
+ * and 2 (nothing a caller left open reaches the agent), adds the Landlock
+ * layer (landlock.h: writes only below the --fs-write paths; with --scope,
+ * abstract Unix sockets and signals kept inside), starts the agent, passes
+ * on the signals omnibox-run forwards, reaps orphans, and exits with the
+ * agent's status (128+N for a signal).  When it exits, the kernel kills
+ * everything left in the namespace: an agent cannot leave a daemon behind.
  *
  * On macOS, sandbox-exec starts it under the Seatbelt profile when the
  * policy has egress_rules, for the relay; it is no PID 1 there, so it ends
@@ -17,6 +20,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,8 @@
 #include <unistd.h>
 
 #include "runtime/egress/relay.h"
+#include "runtime/launch/fds.h"
+#include "runtime/launch/landlock.h"
 #include "runtime/launch/rlimit.h"
 
 static pid_t relay_pid;
@@ -60,7 +66,7 @@ usage(void)
 {
 	fputs("usage: omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-as BYTES]\n"
 	      "                    [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]\n"
-	      "                    -- ARGV...\n"
+	      "                    [--fs-write PATH]... [--scope] -- ARGV...\n"
 	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
 	      stderr);
 	exit(125);
@@ -115,10 +121,18 @@ int
 main(int argc, char **argv)
 {
 	const char *exec_path = NULL, *relay_port_arg = NULL, *relay_socket = NULL;
+	const char **writable = calloc((size_t)argc, sizeof(*writable));
+	size_t n_writable = 0;
+	bool scope = false, landlock = false;
+	char err[512];
 	sigset_t set, old;
 	pid_t child;
 	int i;
 
+	/* 0, 1 and 2; nothing else anyone left open goes on to the agent. */
+	fds_keep_only(NULL, 0);
+	if (!writable)
+		return 125;
 	for (i = 1; i < argc; i++) {
 		static const struct {
 			const char *opt;
@@ -138,6 +152,15 @@ main(int argc, char **argv)
 			relay_socket = argv[++i];
 			continue;
 		}
+		if (!strcmp(argv[i], "--fs-write") && i + 1 < argc) {
+			writable[n_writable++] = argv[++i];
+			landlock = true;
+			continue;
+		}
+		if (!strcmp(argv[i], "--scope")) {
+			scope = landlock = true;
+			continue;
+		}
 		if (!strcmp(argv[i], "--"))
 			break;
 		for (k = 0; k < sizeof(limits) / sizeof(limits[0]); k++)
@@ -155,6 +178,13 @@ main(int argc, char **argv)
 	if (i >= argc - 1)
 		usage();
 	argv += i + 1;
+
+	/* The second layer, before anything of the agent's runs. */
+	if (landlock && landlock_restrict(writable, n_writable, scope, err, sizeof(err)) < 0) {
+		fprintf(stderr, "omnibox-init: %s; nothing ran\n", err);
+		return 125;
+	}
+	free(writable);
 
 	/*
 	 * The egress relay listens before the agent exists, so its first

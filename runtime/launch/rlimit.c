@@ -3,7 +3,10 @@
  */
 #include "runtime/launch/rlimit.h"
 
+#include "compiler/policy.h"
+
 #include <errno.h>
+#include <stddef.h>
 #include <sys/resource.h>
 
 int
@@ -19,4 +22,27 @@ rlimit_set(int resource, unsigned long long v)
 	if (resource == RLIMIT_CPU)
 		rl.rlim_max = (rlim_t)v + 1;
 	return setrlimit(resource, &rl);
+}
+
+int
+launch_set_rlimits(const struct limits *l, const char **what)
+{
+	const struct {
+		const char *name;
+		const struct ir_u64 *v;
+		int resource;
+	} rl[] = {{"limits.memory", &l->memory, RLIMIT_AS},
+		  {"limits.cpu_time", &l->cpu_time, RLIMIT_CPU},
+		  {"limits.open_files", &l->open_files, RLIMIT_NOFILE},
+		  {"limits.processes", &l->processes, RLIMIT_NPROC}};
+
+	for (size_t i = 0; l->present && i < sizeof(rl) / sizeof(rl[0]); i++) {
+		if (!rl[i].v->present)
+			continue;
+		if (rlimit_set(rl[i].resource, rl[i].v->value) < 0) {
+			*what = rl[i].name;
+			return -1;
+		}
+	}
+	return 0;
 }

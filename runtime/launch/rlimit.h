@@ -13,4 +13,16 @@
  */
 int rlimit_set(int resource, unsigned long long v);
 
+struct limits;
+
+/*
+ * Apply the policy's limits to this process as rlimits (rlimit_set()):
+ * memory as RLIMIT_AS, cpu_time as RLIMIT_CPU, open_files as
+ * RLIMIT_NOFILE, processes as RLIMIT_NPROC (per user: approximate).  Where
+ * omnibox-init is not there to do it (macOS), the launch calls this in its
+ * child before the exec.  Returns 0, or -1 with errno and *WHAT naming the
+ * setting ("limits.memory", ...).
+ */
+int launch_set_rlimits(const struct limits *l, const char **what);
+
 #endif

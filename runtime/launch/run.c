@@ -34,6 +34,8 @@
 #include "emitters/bwrap.h"
 #include "emitters/envlist.h"
 #include "runtime/launch/cgroup.h"
+#include "runtime/launch/fds.h"
+#include "runtime/launch/landlock.h"
 #include "runtime/egress/credentials.h"
 #include "runtime/resolve/command.h"
 #include "runtime/egress/proxy.h"
@@ -90,12 +92,21 @@ static const char usage_text[] =
     "omnibox-run itself fails (invalid policy, missing bwrap, setup error), in which\n"
     "case nothing ran.\n";
 
+/* What a failed launch removes on its way out (die()). */
+static struct host_entry *undo_scratch;
+static struct launch_plan *undo_plan;
+
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 static void
 die(const char *fmt, ...)
 {
 	va_list ap;
+
+	if (undo_plan)
+		launch_cleanup(undo_plan);
+	if (undo_scratch)
+		host_remove(undo_scratch, true, false);
 
 	fputs("omnibox-run: ", stderr);
 	va_start(ap, fmt);
@@ -225,63 +236,56 @@ self_dir(struct arena *a)
 	return arena_strdup(a, self);
 }
 
-/* A sealed memfd holding DATA: readable by bwrap, unchangeable by anyone. */
-static int
-sealed_memfd(const char *name, const void *data, size_t len)
-{
-	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	const char *p = data;
-
-	if (fd < 0)
-		return -1;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-
-		if (w < 0) {
-			close(fd);
-			return -1;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0 ||
-	    lseek(fd, 0, SEEK_SET) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* ---- the janitor: removes the scratch dir even if omnibox-run is killed ---- */
 
 static int
-start_janitor(const char *scratch, const struct launch_plan *plan)
+start_janitor(const struct host_entry *scratch, struct launch_plan *plan)
 {
-	int pipefd[2];
+	int pipefd[2], *keep;
+	size_t n = 0;
 	pid_t pid;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -1;
-	pid = fork();
-	if (pid < 0)
+	keep = calloc(2 + plan->n_placeholders, sizeof(*keep));
+	if (!keep)
 		return -1;
+	keep[n++] = pipefd[0];
+	keep[n++] = scratch->dirfd;
+	for (size_t i = 0; i < plan->n_placeholders; i++)
+		keep[n++] = plan->placeholders[i].dirfd;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		free(keep);
+		return -1;
+	}
 	if (pid == 0) {
+		struct host_entry own = *scratch;
 		char c;
 
-		/* Hold nothing of omnibox-run's: not its terminal, not bwrap's pipes. */
-		pipefd[0] = launch_detach(pipefd[0]);
-		while (read(pipefd[0], &c, 1) != 0 && errno == EINTR)
+		/*
+		 * Hold nothing of omnibox-run's (not its terminal, not bwrap's
+		 * pipes) but the directories of what it removes: by those
+		 * descriptors, never by a path the agent could re-point.
+		 */
+		launch_detach(keep, n);
+		own.dirfd = keep[1];
+		for (size_t i = 0; i < plan->n_placeholders; i++)
+			plan->placeholders[i].dirfd = keep[2 + i];
+		while (read(keep[0], &c, 1) != 0 && errno == EINTR)
 			;
 		/* omnibox-run is gone: the sandbox dies with it (--die-with-parent),
 		 * possibly still writing for a moment; retry until the tree is gone. */
 		for (int i = 0; i < 50; i++) {
-			if (rmtree(scratch) == 0)
+			if (host_remove(&own, true, true) == 0)
 				break;
 			usleep(40000);
 		}
 		launch_cleanup(plan);
 		_exit(0);
 	}
+	free(keep);
 	close(pipefd[0]);
 	return pipefd[1];
 }
@@ -360,32 +364,91 @@ exit_status_of(int status)
 	return EXIT_SETUP;
 }
 
+/* The argv of a NUL-separated TAIL after "bwrap --args FD --"; free() it. */
+static char **
+bwrap_argv(const struct textbuf *tail, const char *args_fd)
+{
+	size_t n = 4;
+	char **argv;
+
+	for (size_t i = 0; i < tail->len; i++)
+		n += tail->data[i] == '\0';
+	argv = calloc(n + 1, sizeof(*argv));
+	if (!argv)
+		die("out of memory");
+	n = 0;
+	argv[n++] = (char *)"bwrap";
+	argv[n++] = (char *)"--args";
+	argv[n++] = (char *)args_fd;
+	argv[n++] = (char *)"--";
+	for (size_t i = 0; i < tail->len; i += strlen(tail->data + i) + 1)
+		argv[n++] = tail->data + i;
+	argv[n] = NULL;
+	return argv;
+}
+
+/* Every descriptor bwrap is handed on purpose: the rest is closed before it runs. */
+static size_t
+bwrap_fds(const struct launch_plan *plan, int args_fd, int seccomp_fd, int status_fd, int **out)
+{
+	const struct bwrap_context *c = &plan->ctx;
+	int *v = calloc(4 + c->n_grants + c->n_reexpose + c->n_command_dirs, sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		die("out of memory");
+	v[n++] = args_fd;
+	v[n++] = seccomp_fd;
+	v[n++] = status_fd;
+	v[n++] = c->init_fd;
+	for (size_t i = 0; i < c->n_grants; i++)
+		v[n++] = c->grants[i].fd;
+	for (size_t i = 0; i < c->n_reexpose; i++)
+		v[n++] = c->reexpose[i].fd;
+	for (size_t i = 0; i < c->n_command_dirs; i++)
+		v[n++] = c->command_dirs[i].fd;
+	*out = v;
+	return n;
+}
+
+/* After a failed setup: a bwrap without --bind-fd needs an upgrade, not a retry. */
+static void
+bwrap_hint(const char *bwrap)
+{
+	char cmd[PATH_MAX + 64];
+	FILE *f;
+	bool has = false;
+	char line[512];
+
+	snprintf(cmd, sizeof(cmd), "'%s' --help 2>&1", bwrap);
+	if (strchr(bwrap, '\'') || !(f = popen(cmd, "r")))
+		return;
+	while (fgets(line, sizeof(line), f))
+		has |= strstr(line, "--ro-bind-fd") != NULL;
+	pclose(f);
+	if (!has)
+		fprintf(stderr,
+			"omnibox-run: this bwrap has no --bind-fd/--ro-bind-fd, which omnibox "
+			"mounts every grant with; install bubblewrap 0.10 or later (Debian 12: "
+			"0.8.0-2+deb12u1)\n");
+}
+
 static int
-run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *plan, int args_fd,
-	  int seccomp_fd, int status_pipe[2], const char *cgroup)
+run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *plan,
+	  const struct textbuf *tail, int args_fd, int seccomp_fd, int status_pipe[2],
+	  const char *cgroup)
 {
 	static const int forward[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,
 				      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 	struct event *evs[sizeof(forward) / sizeof(forward[0]) + 2];
 	struct run_state st = {0};
-	size_t n_evs = 0, argc = 0;
+	size_t n_evs = 0, n_keep;
 	char **argv, fdbuf[16];
+	int *keep;
 
-	argv = calloc(8 + plan->ctx.n_init_args + plan->argc, sizeof(char *));
-	if (!argv)
-		die("out of memory");
 	snprintf(fdbuf, sizeof(fdbuf), "%d", args_fd);
-	argv[argc++] = (char *)"bwrap";
-	argv[argc++] = (char *)"--args";
-	argv[argc++] = fdbuf;
-	argv[argc++] = (char *)"--";
-	argv[argc++] = (char *)BWRAP_INIT_PATH;
-	for (size_t i = 0; i < plan->ctx.n_init_args; i++)
-		argv[argc++] = (char *)plan->ctx.init_args[i];
-	argv[argc++] = (char *)"--";
-	for (size_t i = 0; i < plan->argc; i++)
-		argv[argc++] = plan->argv[i];
-	argv[argc] = NULL;
+	argv = bwrap_argv(tail, fdbuf);
+	n_keep = bwrap_fds(plan, args_fd, seccomp_fd, status_pipe[1], &keep);
 
 	st.base = base;
 	st.status_fd = status_pipe[0];
@@ -410,18 +473,18 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 		setpgid(0, 0);
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
-		fcntl(args_fd, F_SETFD, 0);
-		fcntl(seccomp_fd, F_SETFD, 0);
-		fcntl(status_pipe[1], F_SETFD, 0);
 		if (cgroup && cgroup_enter(cgroup) < 0) {
 			fprintf(stderr, "omnibox-run: cannot enter the cgroup %s; nothing ran\n",
 				cgroup);
 			_exit(EXIT_SETUP);
 		}
+		/* 0, 1, 2 and what the argv names; nothing the caller left open. */
+		fds_keep_only(keep, n_keep);
 		execve(bwrap, argv, plan->env);
 		fprintf(stderr, "omnibox-run: cannot run %s: %s\n", bwrap, strerror(errno));
 		_exit(EXIT_SETUP);
 	}
+	free(keep);
 	close(status_pipe[1]);
 	while (!st.done)
 		if (event_base_loop(st.base, EVLOOP_ONCE) < 0)
@@ -437,6 +500,7 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 			"omnibox-run: bwrap could not set up the sandbox (status %d); "
 			"nothing ran\n",
 			exit_status_of(st.status));
+		bwrap_hint(bwrap);
 		return EXIT_SETUP;
 	}
 	return exit_status_of(st.status);
@@ -470,7 +534,7 @@ placeholder_names(struct arena *a, const struct sandbox *sb, size_t *n)
 
 /*
  * Real secrets are read here, outside the sandbox; only placeholders go
- * in (as *ENV).  Dies, removing SCRATCH, when one cannot be read.
+ * in (as *ENV).  Dies (undoing the launch) when one cannot be read.
  */
 static void
 egress_credentials(struct arena *a, const struct sandbox *sb, const char *home, const char *scratch,
@@ -482,7 +546,6 @@ egress_credentials(struct arena *a, const struct sandbox *sb, const char *home, 
 		return;
 	if (cred_prepare(a, sb, environ, home, scratch, creds, err, sizeof(err)) < 0 ||
 	    cred_write_files(creds, scratch, err, sizeof(err)) < 0) {
-		rmtree(scratch);
 		die("credential_proxy: %s; nothing ran", err);
 	}
 }
@@ -507,9 +570,9 @@ egress_config(struct arena *a, const struct options *o, const struct sandbox *sb
 	pc->log_arg = log;
 }
 
-/* --egress-log's file, or stderr.  Dies, removing SCRATCH, when it cannot be opened. */
+/* --egress-log's file, or stderr.  Dies (die() undoes the launch) when it cannot be opened. */
 static FILE *
-egress_log_open(const struct options *o, const char *scratch)
+egress_log_open(const struct options *o)
 {
 	FILE *f;
 
@@ -517,7 +580,6 @@ egress_log_open(const struct options *o, const char *scratch)
 		return stderr;
 	f = fopen(o->egress_log, "ae");
 	if (!f) {
-		rmtree(scratch);
 		die("--egress-log %s: %s", o->egress_log, strerror(errno));
 	}
 	return f;
@@ -539,10 +601,10 @@ on_parent_gone(evutil_socket_t fd, short what, void *arg)
  * there waits for sandbox-exec without an event loop).  It is listening
  * when this returns, and it ends when *ALIVE is closed or omnibox-run dies
  * (the pipe's end of file).  Out of the terminal's process group: a Ctrl-C
- * is for the agent.  Dies, removing SCRATCH, when the proxy cannot start.
+ * is for the agent.  Dies (undoing the launch) when the proxy cannot start.
  */
 static pid_t
-start_proxy_process(const struct proxy_config *pc, const char *scratch, int *alive)
+start_proxy_process(const struct proxy_config *pc, int *alive)
 {
 	int ready[2], keep[2];
 	char msg[4096];
@@ -550,13 +612,11 @@ start_proxy_process(const struct proxy_config *pc, const char *scratch, int *ali
 	pid_t pid;
 
 	if (pipe(ready) < 0 || pipe(keep) < 0) {
-		rmtree(scratch);
 		die("pipe: %s", strerror(errno));
 	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		rmtree(scratch);
 		die("fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
@@ -611,7 +671,6 @@ start_proxy_process(const struct proxy_config *pc, const char *scratch, int *ali
 		msg[n > 0 ? n : 0] = '\0';
 		close(keep[1]);
 		waitpid(pid, NULL, 0);
-		rmtree(scratch);
 		die("the egress proxy cannot start: %s; nothing ran", n > 0 ? msg : "it exited");
 	}
 	*alive = keep[1];
@@ -630,12 +689,13 @@ static int
 run_darwin(const struct options *o, const struct policy *p, struct arena *a, const char *launch_dir)
 {
 	const struct sandbox *sb = &p->os_env.sandbox;
-	struct darwin_launch_request dq = {0};
+	struct launch_request dq = {0};
 	struct cred_runtime creds = {0};
+	struct host_entry scratch = {.dirfd = -1};
 	const char *tmpdir = getenv("TMPDIR"), *sandbox_exec = NULL;
-	char *scratch = NULL;
 	int alive = -1, rc;
 	pid_t proxy_pid = -1;
+	bool own_scratch = false;
 
 #if defined(OMNIBOX_TEST_DARWIN)
 	sandbox_exec = getenv("OMNIBOX_TEST_SANDBOX_EXEC");
@@ -643,13 +703,13 @@ run_darwin(const struct options *o, const struct policy *p, struct arena *a, con
 	if (!tmpdir || tmpdir[0] != '/')
 		tmpdir = "/tmp";
 	dq.policy = p;
+	dq.target = LAUNCH_DARWIN;
 	dq.launch_dir = launch_dir;
 	dq.cwd = o->cwd;
 	dq.home = getenv("HOME") && getenv("HOME")[0] == '/' ? getenv("HOME") : "/";
 	dq.command = o->command;
 	dq.n_command = o->n_command;
 	dq.environ = environ;
-	dq.canonical = resolve_canonical;
 	dq.dyld_cache_dir = darwin_dyld_cache_dir(a);
 	if (sb->n_egress) {
 		const char *init = self_dir(a) ? launch_find_init(a, self_dir(a)) : NULL;
@@ -668,24 +728,26 @@ run_darwin(const struct options *o, const struct policy *p, struct arena *a, con
 		}
 		if (!port)
 			die("no free loopback port for the egress relay: %s", fd < 0 ? err : "?");
-		scratch = o->dry_run ? arena_printf(a, "%s/omnibox-XXXXXX", tmpdir)
-				     : darwin_scratch_create(a, tmpdir);
-		if (!scratch)
-			die("cannot create the scratch dir in %s: %s", tmpdir, strerror(errno));
-		dq.scratch = scratch;
-		dq.port = arena_printf(a, "%u", port);
-		dq.proxy_socket = arena_printf(a, "%s/%s", scratch, LAUNCH_PROXY_SOCKET);
-		if (strlen(dq.proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-			if (!o->dry_run)
-				rmtree(scratch);
+		if (o->dry_run) {
+			dq.scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmpdir);
+		} else {
+			if (host_scratch_create(a, tmpdir, &scratch) < 0)
+				die("cannot create the scratch dir in %s: %s", tmpdir,
+				    strerror(errno));
+			undo_scratch = &scratch;
+			own_scratch = true;
+			dq.scratch = scratch.path;
+		}
+		dq.proxy_port = arena_printf(a, "%u", port);
+		dq.proxy_socket = arena_printf(a, "%s/%s", dq.scratch, LAUNCH_PROXY_SOCKET);
+		if (strlen(dq.proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 			die("the proxy socket path %s is too long for a Unix socket; set TMPDIR "
 			    "to a shorter directory",
 			    dq.proxy_socket);
-		}
 		relay = arena_alloc(a, 5 * sizeof(*relay));
 		relay[0] = (char *)init;
 		relay[1] = (char *)"--relay";
-		relay[2] = (char *)dq.port;
+		relay[2] = (char *)dq.proxy_port;
 		relay[3] = (char *)dq.proxy_socket;
 		relay[4] = (char *)"--";
 		dq.relay_argv = relay;
@@ -696,26 +758,28 @@ run_darwin(const struct options *o, const struct policy *p, struct arena *a, con
 			struct proxy_config pc;
 			FILE *log;
 
-			egress_credentials(a, sb, dq.home, scratch, &creds);
+			egress_credentials(a, sb, dq.home, dq.scratch, &creds);
 			dq.extra_env = creds.env;
 			dq.n_extra_env = creds.n_env;
-			log = egress_log_open(o, scratch);
-			egress_config(a, o, sb, scratch, dq.proxy_socket, &creds, log, &pc);
-			proxy_pid = start_proxy_process(&pc, scratch, &alive);
+			log = egress_log_open(o);
+			egress_config(a, o, sb, dq.scratch, dq.proxy_socket, &creds, log, &pc);
+			proxy_pid = start_proxy_process(&pc, &alive);
 			/* The proxy has its own copy: ours goes now. */
 			cred_runtime_wipe(&creds);
 			if (log != stderr)
 				fclose(log);
 		}
 	}
-	rc = darwin_launch(&dq, tmpdir, sandbox_exec, o->dry_run, stdout);
+	undo_scratch = NULL;
+	rc = darwin_launch(&dq, own_scratch ? &scratch : NULL, tmpdir, sandbox_exec, o->dry_run,
+			   stdout);
 	if (proxy_pid > 0) {
 		close(alive);
 		while (waitpid(proxy_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	if (scratch && !o->dry_run)
-		rmtree(scratch);
+	if (own_scratch)
+		host_remove(&scratch, true, false);
 	return rc;
 }
 #endif
@@ -724,27 +788,25 @@ run_darwin(const struct options *o, const struct policy *p, struct arena *a, con
 
 /*
  * sandbox type none is the policy's explicit opt-out: the command runs as
- * is, but still in its workspace and with the environment allow-list,
- * which applies to every launch path.
+ * is, but still in its workspace (chosen as for every launch) and with the
+ * environment allow-list, which applies to every launch path.
  */
 static int
 run_unsandboxed(const struct options *o, const struct policy *p, struct arena *a,
-		const char *launch_dir)
+		const char *launch_dir, const char *home)
 {
 	const struct terminal *t = p->terminal;
-	const char *ws = launch_dir;
-	char **env = NULL, **cmd;
+	struct launch_request rq = {.policy = p,
+				    .launch_dir = launch_dir,
+				    .cwd = o->cwd,
+				    .home = home};
+	const char *ws;
+	char **env = NULL, **cmd, err[2048];
 	size_t n = 0, cap = 0;
 
-	if (o->cwd)
-		ws = o->cwd;
-	else if (p->os_env.cwd.s)
-		ws = p->os_env.cwd_path.base == PATH_HOME
-			 ? arena_printf(a, "%s/%s", getenv("HOME") ? getenv("HOME") : "/",
-					p->os_env.cwd_path.rel)
-		     : p->os_env.cwd_path.base == PATH_ABSOLUTE
-			 ? p->os_env.cwd_path.symbolic
-			 : arena_printf(a, "%s/%s", launch_dir, p->os_env.cwd_path.rel);
+	ws = launch_workspace(a, &rq, err, sizeof(err));
+	if (!ws)
+		die("%s; nothing ran", err);
 	for (size_t i = 0; environ[i]; i++)
 		if (env_name_passes(&p->os_env.sandbox, environ[i]))
 			*ARENA_PUSH(a, env, n, cap) = environ[i];
@@ -777,17 +839,41 @@ run_unsandboxed(const struct options *o, const struct policy *p, struct arena *a
 	die("cannot run %s: %s", cmd[0], strerror(errno));
 }
 
+/* Say what the second layer cannot add on this kernel; never silently. */
+static void
+landlock_report(const struct policy *p, bool quiet)
+{
+	int abi = landlock_abi();
+
+	if (quiet)
+		return;
+	if (abi < 1)
+		fprintf(stderr,
+			"omnibox-run: warning: this kernel has no Landlock: the writable set "
+			"rests on the mounts alone%s\n",
+			bwrap_network_shared(p) ? ", and the host's abstract Unix sockets stay "
+						  "reachable (allow_network: true)"
+						: "");
+	else if (abi < LANDLOCK_ABI_SCOPE && bwrap_network_shared(p))
+		fprintf(stderr,
+			"omnibox-run: warning: Landlock ABI %d cannot scope abstract Unix "
+			"sockets (needs %d): the host's stay reachable with allow_network: "
+			"true\n",
+			abi, LANDLOCK_ABI_SCOPE);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct options o;
-	struct textbuf src = {0}, text = {0}, nul = {0};
+	struct textbuf src = {0}, text = {0}, nul = {0}, tail = {0};
 	struct launch_request rq = {0};
 	struct launch_plan plan;
+	struct host_entry scratch = {.dirfd = -1};
 	struct arena *a = arena_new();
 	struct policy *p;
 	struct diag d;
-	char launch_dir[PATH_MAX], err[4096], *bwrap, *init, *scratch, *cgroup = NULL;
+	char launch_dir[PATH_MAX], err[4096], *bwrap, *init, *cgroup = NULL;
 	const char *home, *tmp;
 	int rc, seccomp_fd = -1, args_fd, status_pipe[2] = {-1, -1}, janitor;
 	const struct sandbox *sb;
@@ -796,6 +882,8 @@ main(int argc, char **argv)
 	struct proxy *proxy = NULL;
 	FILE *egress_log = NULL;
 
+	/* Whatever the caller left open goes no further than this process. */
+	fds_cloexec_from(3);
 	signal(SIGPIPE, SIG_IGN);
 	parse_options(argc, argv, &o);
 	rc = file_read(o.input, &src, FILE_READ_MAX);
@@ -814,15 +902,18 @@ main(int argc, char **argv)
 		die("%s:%u: os_env.fork is not supported; remove it to run on the workspace "
 		    "itself",
 		    o.input, p->os_env.fork.loc.line);
-	if (o.cwd && p->terminal && !p->terminal->allow_cwd_override.value)
-		die("--cwd: terminal '%s' does not allow a cwd override (allow_cwd_override)",
-		    p->terminal->name);
+	if (!getcwd(launch_dir, sizeof(launch_dir)))
+		die("getcwd: %s", strerror(errno));
+	home = getenv("HOME");
+	if (!home || home[0] != '/') {
+		struct passwd *pw = getpwuid(getuid());
+
+		home = pw ? pw->pw_dir : "/";
+	}
 	switch (p->os_env.sandbox.type) {
 #if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
 	case SANDBOX_AUTO:
 	case SANDBOX_DARWIN_SEATBELT:
-		if (!getcwd(launch_dir, sizeof(launch_dir)))
-			die("getcwd: %s", strerror(errno));
 		rc = run_darwin(&o, p, a, launch_dir);
 		tb_free(&src);
 		arena_free(a);
@@ -833,9 +924,7 @@ main(int argc, char **argv)
 		break;
 #endif
 	case SANDBOX_NONE:
-		if (!getcwd(launch_dir, sizeof(launch_dir)))
-			die("getcwd: %s", strerror(errno));
-		return run_unsandboxed(&o, p, a, launch_dir);
+		return run_unsandboxed(&o, p, a, launch_dir, home);
 	default:
 		die("%s:%u: sandbox type %s cannot run on this system; use auto, or run it where "
 		    "its backend exists",
@@ -850,33 +939,22 @@ main(int argc, char **argv)
 	init = self_dir(a) ? launch_find_init(a, self_dir(a)) : NULL;
 	if (!init)
 		die("omnibox-init is missing next to omnibox-run; reinstall omnibox");
-	if (!getcwd(launch_dir, sizeof(launch_dir)))
-		die("getcwd: %s", strerror(errno));
-	home = getenv("HOME");
-	if (!home || home[0] != '/') {
-		struct passwd *pw = getpwuid(getuid());
-
-		home = pw ? pw->pw_dir : "/";
-	}
 	tmp = getenv("TMPDIR");
 	if (!tmp || tmp[0] != '/')
 		tmp = "/tmp";
 	if (o.dry_run) {
-		scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmp);
+		scratch.path = arena_printf(a, "%s/omnibox-XXXXXX", tmp);
 	} else {
-		scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmp);
-		if (!mkdtemp(scratch))
+		if (host_scratch_create(a, tmp, &scratch) < 0)
 			die("cannot create the scratch dir in %s: %s", tmp, strerror(errno));
+		undo_scratch = &scratch;
 	}
 
-	seccomp_fd = sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
-				  (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
+	seccomp_fd = fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
+				      (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
 	if (seccomp_fd < 0 || pipe2(status_pipe, O_CLOEXEC) < 0 ||
-	    fcntl(status_pipe[0], F_SETFL, O_NONBLOCK) < 0) {
-		if (!o.dry_run)
-			rmdir(scratch);
+	    fcntl(status_pipe[0], F_SETFL, O_NONBLOCK) < 0)
 		die("cannot pass the seccomp filter to bwrap: %s", strerror(errno));
-	}
 
 	if (sb->n_egress) {
 		uint32_t r = 0;
@@ -886,33 +964,30 @@ main(int argc, char **argv)
 		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 			r = (uint32_t)getpid();
 		rq.proxy_port = arena_printf(a, "%u", 20000 + r % 40000);
-		rq.proxy_socket = arena_printf(a, "%s/%s", scratch, LAUNCH_PROXY_SOCKET);
-		if (strlen(rq.proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-			if (!o.dry_run)
-				rmtree(scratch);
+		rq.proxy_socket = arena_printf(a, "%s/%s", scratch.path, LAUNCH_PROXY_SOCKET);
+		if (strlen(rq.proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 			die("the proxy socket path %s is too long for a Unix socket; set TMPDIR to "
-			    "a "
-			    "shorter directory",
+			    "a shorter directory",
 			    rq.proxy_socket);
-		}
 		if (o.dry_run) {
 			rq.proxy_port = NULL;
 			rq.proxy_socket = NULL;
 			rq.extra_env = placeholder_names(a, sb, &rq.n_extra_env);
 		} else {
 			/* Opened now, while nothing but the scratch dir needs undoing. */
-			egress_log = egress_log_open(&o, scratch);
-			egress_credentials(a, sb, home, scratch, &creds);
+			egress_log = egress_log_open(&o);
+			egress_credentials(a, sb, home, scratch.path, &creds);
 			rq.extra_env = creds.env;
 			rq.n_extra_env = creds.n_env;
 		}
 	}
 
 	rq.policy = p;
+	rq.target = LAUNCH_LINUX;
 	rq.launch_dir = launch_dir;
 	rq.cwd = o.cwd;
 	rq.home = home;
-	rq.scratch = scratch;
+	rq.scratch = scratch.path;
 	rq.init = init;
 	rq.command = o.command;
 	rq.n_command = o.n_command;
@@ -920,12 +995,10 @@ main(int argc, char **argv)
 	rq.create_placeholders = !o.dry_run;
 	rq.seccomp_fd = seccomp_fd;
 	rq.status_fd = status_pipe[1];
-	if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0) {
-		if (!o.dry_run)
-			rmtree(scratch);
+	if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0)
 		die("%s; nothing ran", err);
-	}
-	bwrap_build(plan.policy, &plan.ctx, &d, &text, &nul);
+	undo_plan = &plan;
+	bwrap_build(plan.policy, &plan.ctx, &d, &text, &nul, &tail);
 	if (!o.quiet && !o.dry_run)
 		for (size_t i = 0; i < plan.n_notes; i++)
 			fprintf(stderr, "omnibox-run: %s\n", plan.notes[i]);
@@ -934,20 +1007,20 @@ main(int argc, char **argv)
 
 		launch_describe(&plan, &desc);
 		fputs(desc.data, stdout);
+		launch_plan_close(&plan);
 		tb_free(&desc);
 		tb_free(&src);
 		tb_free(&text);
 		tb_free(&nul);
+		tb_free(&tail);
 		arena_free(a);
 		return 0;
 	}
+	landlock_report(p, o.quiet);
 
-	args_fd = sealed_memfd("omnibox-args", nul.data, nul.len);
-	if (args_fd < 0) {
-		rmtree(scratch);
-		launch_cleanup(&plan);
+	args_fd = fds_sealed_memfd("omnibox-args", nul.data, nul.len);
+	if (args_fd < 0)
 		die("cannot pass the arguments to bwrap: %s", strerror(errno));
-	}
 	{
 		const struct limits *l = &plan.policy->os_env.sandbox.limits;
 		char why[512];
@@ -970,33 +1043,25 @@ main(int argc, char **argv)
 		}
 	}
 	base = event_base_new();
-	if (!base) {
-		rmtree(scratch);
-		launch_cleanup(&plan);
+	if (!base)
 		die("cannot create the event loop");
-	}
 	if (sb->n_egress) {
 		struct proxy_config pc;
 
-		egress_config(a, &o, sb, scratch, rq.proxy_socket, &creds, egress_log, &pc);
+		egress_config(a, &o, sb, scratch.path, rq.proxy_socket, &creds, egress_log, &pc);
 		/* Up before the agent exists: no first request may find it missing. */
 		proxy = proxy_new(base, &pc, err, sizeof(err));
 		/* The proxy keeps its own copy: ours goes now. */
 		if (creds.n_creds)
 			cred_runtime_wipe(&creds);
-		if (!proxy) {
-			rmtree(scratch);
-			launch_cleanup(&plan);
+		if (!proxy)
 			die("the egress proxy cannot start: %s; nothing ran", err);
-		}
 	}
-	janitor = start_janitor(scratch, &plan);
-	if (janitor < 0) {
-		rmtree(scratch);
-		launch_cleanup(&plan);
+	janitor = start_janitor(&scratch, &plan);
+	if (janitor < 0)
 		die("cannot start the cleanup process: %s", strerror(errno));
-	}
-	rc = run_bwrap(base, bwrap, &plan, args_fd, seccomp_fd, status_pipe, cgroup);
+	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, seccomp_fd, status_pipe, cgroup);
+	launch_plan_close(&plan);
 	if (proxy)
 		proxy_free(proxy);
 	event_base_free(base);
@@ -1004,12 +1069,13 @@ main(int argc, char **argv)
 		fclose(egress_log);
 	if (cgroup)
 		cgroup_remove(cgroup);
-	rmtree(scratch);
+	host_remove(&scratch, true, false);
 	launch_cleanup(&plan);
 	close(janitor);
 	tb_free(&src);
 	tb_free(&text);
 	tb_free(&nul);
+	tb_free(&tail);
 	arena_free(a);
 	return rc;
 }

@@ -1,20 +1,14 @@
 /*
- * launch_common.c - environment, PATH lookup, script interpreters, rlimits.
+ * command.c - environment, PATH lookup, script interpreters.
  */
 #include "runtime/resolve/command.h"
 
 #include "emitters/envlist.h"
-#include "runtime/launch/rlimit.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
-#if defined(__linux__)
-#include <sys/syscall.h>
-#endif
 #include <unistd.h>
 
 const char *
@@ -156,59 +150,4 @@ launch_env_build(struct arena *a, const struct policy *p, char *const *environ,
 	}
 	*ARENA_PUSH(a, env, n, cap) = NULL;
 	return env;
-}
-
-int
-launch_set_rlimits(const struct limits *l, const char **what)
-{
-	const struct {
-		const char *name;
-		const struct ir_u64 *v;
-		int resource;
-	} rl[] = {{"limits.memory", &l->memory, RLIMIT_AS},
-		  {"limits.cpu_time", &l->cpu_time, RLIMIT_CPU},
-		  {"limits.open_files", &l->open_files, RLIMIT_NOFILE},
-		  {"limits.processes", &l->processes, RLIMIT_NPROC}};
-
-	for (size_t i = 0; l->present && i < sizeof(rl) / sizeof(rl[0]); i++) {
-		if (!rl[i].v->present)
-			continue;
-		if (rlimit_set(rl[i].resource, rl[i].v->value) < 0) {
-			*what = rl[i].name;
-			return -1;
-		}
-	}
-	return 0;
-}
-
-int
-launch_detach(int keep)
-{
-	int null;
-
-	setpgid(0, 0);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	signal(SIGTERM, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	/* KEEP first: it may be 0, 1 or 2 when omnibox-run started without them. */
-	if (keep != 3) {
-		dup2(keep, 3);
-		close(keep);
-	}
-	fcntl(3, F_SETFD, FD_CLOEXEC);
-	null = open("/dev/null", O_RDWR);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-	}
-#if defined(__linux__)
-	/* One system call where the kernel has close_range(2). */
-	if (syscall(SYS_close_range, 4, ~0U, 0) == 0)
-		return 3;
-#endif
-	for (int fd = 4; fd < 1024; fd++)
-		close(fd);
-	return 3;
 }

@@ -1,10 +1,10 @@
 /*
- * launch_common.h - what the Linux and macOS launches share: the
+ * command.h - what every launch resolves the same way: the
  * environment allow-list applied to a real environment, the command's
  * lookup on PATH, and a script's interpreter.
  */
-#ifndef OMNIBOX_LAUNCH_COMMON_H
-#define OMNIBOX_LAUNCH_COMMON_H
+#ifndef OMNIBOX_COMMAND_H
+#define OMNIBOX_COMMAND_H
 
 #include <stdbool.h>
 
@@ -44,23 +44,5 @@ struct launch_env {
  */
 char **launch_env_build(struct arena *a, const struct policy *p, char *const *env,
 			const struct launch_env *e);
-
-/*
- * Apply the policy's limits to this process as rlimits (rlimit_set()):
- * memory as RLIMIT_AS, cpu_time as RLIMIT_CPU, open_files as
- * RLIMIT_NOFILE, processes as RLIMIT_NPROC (per user: approximate).  Where
- * omnibox-init is not there to do it (macOS), the launch calls this in its
- * child before the exec.  Returns 0, or -1 with errno and *WHAT naming the
- * setting ("limits.memory", ...).
- */
-int launch_set_rlimits(const struct limits *l, const char **what);
-
-/*
- * For a cleanup process just forked from omnibox-run: its own process group
- * (a Ctrl-C is for the agent), terminal signals ignored, standard streams
- * on /dev/null, and every other descriptor closed but KEEP, which becomes
- * descriptor 3.  Returns 3.
- */
-int launch_detach(int keep);
 
 #endif

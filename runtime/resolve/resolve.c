@@ -1,11 +1,19 @@
 /*
- * resolve.c - from a symbolic policy to the exact launch on this machine.
+ * resolve.c - from a symbolic policy to the facts of one launch.
+ *
+ * Every path goes through walk_open() with the policy's writable roots:
+ * a symlink the agent could have planted is followed only while it stays
+ * where the agent can write anyway.  On Linux the descriptor each walk
+ * returns is what bwrap mounts (--bind-fd), so nothing can be swapped
+ * between the check and the mount.
  */
 #include "runtime/resolve/resolve.h"
-#include "runtime/resolve/command.h"
-#include "runtime/resolve/scan.h"
 
 #include "emitters/envlist.h"
+#include "emitters/sbpl.h"
+#include "runtime/resolve/command.h"
+#include "runtime/resolve/scan.h"
+#include "runtime/resolve/walk.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,18 +32,22 @@ struct rctx {
 	struct launch_plan *plan;
 	char *err;
 	size_t errlen;
-	/* growing arrays for the bwrap context */
+	const char *source;
+	bool linux_target;
+	bool ws_writable;
+	const char **roots; /* the writable roots, canonical */
+	size_t n_roots, cap_roots;
+	struct bwrap_grant *grants;
+	size_t n_grants, cap_grants;
 	struct bwrap_mask *masks;
 	size_t n_masks, cap_masks;
-	struct bwrap_bind *reexpose;
+	struct bwrap_grant *reexpose;
 	size_t n_reexpose, cap_reexpose;
 	const char **sockets;
 	size_t n_sockets, cap_sockets;
-	const char **command_dirs;
+	struct bwrap_grant *command_dirs;
 	size_t n_command_dirs, cap_command_dirs;
-	const char **init_args;
-	size_t n_init_args, cap_init_args;
-	size_t cap_placeholders, cap_notes;
+	size_t cap_command_dir_names, cap_placeholders, cap_notes, cap_skipped;
 };
 
 static int fail(struct rctx *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -65,6 +77,20 @@ note(struct rctx *r, const char *fmt, ...)
 	*ARENA_PUSH(r->a, r->plan->notes, r->plan->n_notes, r->cap_notes) = arena_strdup(r->a, buf);
 }
 
+/* "agent.yaml:9: " for a setting written on line LINE, "" for a default. */
+static const char *
+at_line(struct rctx *r, uint32_t line)
+{
+	return line ? arena_printf(r->a, "%s:%u: ", r->source, line) : "";
+}
+
+static void
+keep_fd(struct rctx *r, int fd)
+{
+	if (fd >= 0)
+		*ARENA_PUSH(r->a, r->plan->fds, r->plan->n_fds, r->plan->cap_fds) = fd;
+}
+
 /* ---- paths ------------------------------------------------------------------ */
 
 static char *
@@ -85,184 +111,325 @@ path_dirname(struct arena *a, const char *path)
 	return arena_strndup(a, path, (size_t)(slash - path));
 }
 
-char *
-resolve_canonical(struct arena *a, const char *path)
+/* How the platform spells a canonical path (Seatbelt sees /private/tmp). */
+static const char *
+spell(struct rctx *r, const char *path)
 {
-	char cur[PATH_MAX], real[PATH_MAX];
-	const char *p = path;
-	/* Components below the first missing one: no symlinks there. */
-	char *missing[PATH_MAX / 2];
-	size_t n_missing = 0;
-
-	if (path[0] != '/') {
-		errno = EINVAL;
-		return NULL;
-	}
-	strcpy(cur, "/");
-	while (*p) {
-		const char *seg;
-		size_t len;
-
-		while (*p == '/')
-			p++;
-		seg = p;
-		while (*p && *p != '/')
-			p++;
-		len = (size_t)(p - seg);
-		if (len == 0 || (len == 1 && seg[0] == '.'))
-			continue;
-		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
-			if (n_missing) {
-				n_missing--;
-			} else {
-				char *slash = strrchr(cur, '/');
-
-				/* cur is canonical, so its parent is too. */
-				if (slash == cur)
-					cur[1] = '\0';
-				else
-					*slash = '\0';
-			}
-			continue;
-		}
-		if (n_missing) {
-			missing[n_missing++] = arena_strndup(a, seg, len);
-			continue;
-		}
-		if (strlen(cur) + len + 2 > sizeof(cur)) {
-			errno = ENAMETOOLONG;
-			return NULL;
-		}
-		{
-			char cand[PATH_MAX];
-			size_t at = strlen(cur);
-
-			memcpy(cand, cur, at);
-			if (strcmp(cur, "/"))
-				cand[at++] = '/';
-			memcpy(cand + at, seg, len);
-			cand[at + len] = '\0';
-			if (realpath(cand, real)) {
-				strcpy(cur, real);
-			} else if (errno == ENOENT || errno == ENOTDIR) {
-				missing[n_missing++] = arena_strndup(a, seg, len);
-			} else {
-				return NULL;
-			}
-		}
-	}
-	{
-		char *out = arena_strdup(a, cur);
-
-		for (size_t i = 0; i < n_missing; i++)
-			out = path_join(a, out, missing[i]);
-		return out;
-	}
+	return r->linux_target ? path : sbpl_darwin_path(r->a, path);
 }
 
-/* The canonical path an IR path names on this machine. */
+/* ENTRY now names the canonical PATH (and the emitters read it so). */
+static void
+set_path(struct rctx *r, struct ir_path *entry, const char *path)
+{
+	entry->symbolic = spell(r, path);
+	entry->base = PATH_ABSOLUTE;
+	entry->rel = entry->symbolic + 1;
+}
+
+/* The absolute path an IR path names, as written ("..": lexically). */
 static char *
-resolve_ir_path(struct rctx *r, const struct ir_path *p, const char *base_dir)
+lexical_of(struct rctx *r, const struct ir_path *p, const char *ws)
 {
 	const char *base = p->base == PATH_ABSOLUTE ? "/"
-			   : p->base == PATH_HOME   ? r->plan->ctx.home
+			   : p->base == PATH_HOME   ? r->plan->home
 			   : p->base == PATH_LAUNCH ? r->rq->launch_dir
-						    : base_dir;
-	char *full = path_join(r->a, base, p->rel);
-	char *canon = resolve_canonical(r->a, full);
+						    : ws;
 
-	return canon ? canon : full;
+	return (char *)spell(r, walk_lexical(r->a, path_join(r->a, base, p->rel)));
 }
 
-static void
-resolve_list(struct rctx *r, struct ir_pathlist *l)
-{
-	struct ir_path *v = arena_alloc(r->a, (l->n ? l->n : 1) * sizeof(*v));
-
-	for (size_t i = 0; i < l->n; i++) {
-		v[i] = l->v[i];
-		v[i].symbolic = resolve_ir_path(r, &l->v[i], r->plan->workspace);
-		v[i].base = PATH_ABSOLUTE;
-		v[i].rel = v[i].symbolic + 1;
-	}
-	l->v = v;
-	l->cap = l->n;
-}
-
+/*
+ * Would exposing PATH expose a whole home, or everything?  "/", the home
+ * directory or a parent of it, root's home, and every user's home.
+ */
 static bool
-is_dir(const char *path)
+too_wide(struct rctx *r, const char *path)
 {
-	struct stat st;
+	static const char *const homes[] = {"/home", "/Users", NULL};
+	static const char *const darwin[] = {"/private", "/var", "/private/var", "/private/tmp",
+					     "/tmp", "/Volumes", NULL};
+	const char *parent = path_dirname(r->a, path);
 
-	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* ---- grants and masks ---------------------------------------------------------- */
-
-/* Directories of "/" that a grant of "/" stands for: never /proc /sys /dev /tmp /run. */
-static void
-list_root_dirs(struct rctx *r)
-{
-	static const char *const skip[] = {"proc", "sys", "dev", "tmp", "run", NULL};
-	struct dirent **names;
-	const char **dirs;
-	size_t k = 0;
-	int n = scandir("/", &names, NULL, alphasort);
-
-	if (n < 0)
-		return;
-	dirs = arena_alloc(r->a, (size_t)(n + 1) * sizeof(*dirs));
-	for (int i = 0; i < n; i++) {
-		bool skipped = names[i]->d_name[0] == '.';
-
-		for (size_t s = 0; skip[s] && !skipped; s++)
-			skipped = !strcmp(names[i]->d_name, skip[s]);
-		if (!skipped)
-			dirs[k++] = arena_printf(r->a, "/%s", names[i]->d_name);
-		free(names[i]);
-	}
-	free(names);
-	r->plan->ctx.root_dirs = dirs;
-	r->plan->ctx.n_root_dirs = k;
-}
-
-static bool
-list_has(const struct ir_pathlist *l, const char *path)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (!strcmp(l->v[i].symbolic, path))
+	if (!strcmp(path, "/") || path_within(r->plan->home, path) || path_within("/root", path) ||
+	    path_within("/var/root", path))
+		return true;
+	for (size_t i = 0; homes[i]; i++)
+		if (!strcmp(path, homes[i]) || !strcmp(parent, homes[i]))
+			return true;
+	for (size_t i = 0; !r->linux_target && darwin[i]; i++)
+		if (!strcmp(path, darwin[i]))
 			return true;
 	return false;
 }
 
-static bool
-granted_explicitly(const struct sandbox *sb, const char *path)
-{
-	return list_has(&sb->read_paths, path) || list_has(&sb->write_paths, path) ||
-	       list_has(&sb->write_files, path);
-}
-
-/* Is PATH inside something the sandbox can write? */
 static bool
 writable_inside(struct rctx *r, const char *path)
 {
-	const struct sandbox *sb = &r->plan->policy->os_env.sandbox;
-
-	if (path_within(path, r->plan->ctx.scratch))
-		return true;
-	for (size_t i = 0; i < sb->write_paths.n; i++)
-		if (path_within(path, sb->write_paths.v[i].symbolic))
+	for (size_t i = 0; i < r->n_roots; i++)
+		if (path_within(path, r->roots[i]))
 			return true;
 	return false;
 }
 
+/*
+ * walk_open() with the writable roots; a refusal becomes the message that
+ * names the setting (WHAT, on LINE), the path and the link.
+ */
+static int
+open_checked(struct rctx *r, const char *path, const char *what, uint32_t line, unsigned flags,
+	     struct walk_result *w)
+{
+	if (walk_open(r->a, path, r->roots, r->n_roots, flags, w) == 0)
+		return 0;
+	if (errno == EXDEV)
+		return fail(r,
+			    "%s%s %s goes through the symlink %s -> %s, which leads out of %s, "
+			    "a directory the sandbox can write: omnibox does not follow it; "
+			    "remove the link, or name its target in the policy",
+			    at_line(r, line), what, path, w->bad_link, w->bad_target, w->bad_root);
+	if (errno == EAGAIN)
+		return fail(r, "%s%s %s moved while it was being opened; nothing ran",
+			    at_line(r, line), what, path);
+	return fail(r, "%s%s %s: %s", at_line(r, line), what, path, strerror(errno));
+}
+
+/* ---- the workspace ----------------------------------------------------------- */
+
+/*
+ * The workspace: --cwd, else os_env.cwd, else the launch directory.  A
+ * terminal's --cwd that names its own workspace is no override; with
+ * allow_cwd_override any directory inside it is accepted; nothing else.
+ */
+static int
+resolve_workspace(struct rctx *r)
+{
+	const struct launch_request *rq = r->rq;
+	const struct os_env *env = &rq->policy->os_env;
+	const struct terminal *t = rq->policy->terminal;
+	const char *own = env->cwd.s ? lexical_of(r, &env->cwd_path, rq->launch_dir)
+				     : spell(r, rq->launch_dir);
+	const char *ws = own, *canon;
+	struct stat st;
+
+	if (rq->cwd) {
+		ws = spell(r, walk_lexical(r->a, rq->cwd[0] == '/'
+							 ? rq->cwd
+							 : path_join(r->a, rq->launch_dir, rq->cwd)));
+		if (t) {
+			const char *own_canon = walk_canonical(r->a, own);
+			const char *want = walk_canonical(r->a, ws);
+
+			own_canon = own_canon ? own_canon : own;
+			want = want ? want : ws;
+			if (strcmp(want, own_canon) && !t->allow_cwd_override.value)
+				return fail(r,
+					    "--cwd %s: terminal '%s' does not allow a cwd override "
+					    "(allow_cwd_override); its workspace is %s",
+					    rq->cwd, t->name, own_canon);
+			if (!path_within(want, own_canon))
+				return fail(r,
+					    "%s--cwd %s is outside the workspace %s of terminal "
+					    "'%s': allow_cwd_override accepts a directory inside it",
+					    at_line(r, t->allow_cwd_override.loc.line), rq->cwd,
+					    own_canon, t->name);
+		}
+	}
+	canon = walk_canonical(r->a, ws);
+	/* macOS: a workspace that is missing fails at the launch's chdir; here,
+	 * on another system, it may be a Mac's path being described. */
+	if (!canon || (stat(canon, &st) < 0 ? r->linux_target : !S_ISDIR(st.st_mode)))
+		return fail(r, "the workspace %s is not a directory", ws);
+	if (!strcmp(canon, "/"))
+		return fail(r, "the workspace cannot be /: run omnibox-run from a project "
+			       "directory, or set os_env.cwd");
+	r->plan->workspace = canon;
+	return 0;
+}
+
+/* ---- grants --------------------------------------------------------------------- */
+
+static void
+add_grant(struct rctx *r, const char *path, int fd, bool writable, bool must_exist,
+	  const char *what, uint32_t line)
+{
+	*ARENA_PUSH(r->a, r->grants, r->n_grants, r->cap_grants) =
+	    (struct bwrap_grant){path, fd, writable, must_exist, what, line};
+	keep_fd(r, fd);
+}
+
+/* The writable roots: the workspace when a write_paths entry names it, every
+ * write_paths directory, the scratch dir.  Their links are found in pass 2. */
+static void
+find_roots(struct rctx *r)
+{
+	const struct ir_pathlist *w = &r->rq->policy->os_env.sandbox.write_paths;
+
+	for (size_t i = 0; i < w->n; i++) {
+		const char *canon = walk_canonical(r->a, lexical_of(r, &w->v[i], r->plan->workspace));
+		struct stat st;
+
+		if (!canon || stat(canon, &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		canon = spell(r, canon);
+		if (!strcmp(canon, r->plan->workspace))
+			r->ws_writable = true;
+		*ARENA_PUSH(r->a, r->roots, r->n_roots, r->cap_roots) = canon;
+	}
+	{
+		const char *s = walk_canonical(r->a, r->rq->scratch);
+
+		*ARENA_PUSH(r->a, r->roots, r->n_roots, r->cap_roots) = s ? s : r->rq->scratch;
+	}
+}
+
+/* Directories of "/" that a grant of "/" stands for: never /proc /sys /dev /tmp /run. */
+static int
+grant_root_dirs(struct rctx *r, bool writable, const char *what, uint32_t line)
+{
+	static const char *const skip[] = {"proc", "sys", "dev", "tmp", "run", NULL};
+	struct dirent **names;
+	int n = scandir("/", &names, NULL, alphasort), rc = 0;
+
+	if (n < 0)
+		return fail(r, "%scannot list /: %s", at_line(r, line), strerror(errno));
+	for (int i = 0; i < n; i++) {
+		bool skipped = names[i]->d_name[0] == '.';
+		struct walk_result w;
+
+		for (size_t s = 0; skip[s] && !skipped; s++)
+			skipped = !strcmp(names[i]->d_name, skip[s]);
+		if (!skipped && rc == 0) {
+			const char *path = arena_printf(r->a, "/%s", names[i]->d_name);
+
+			if (open_checked(r, path, what, line, 0, &w) < 0)
+				rc = -1;
+			else if (w.exists && strcmp(w.path, path))
+				close(w.fd); /* a top-level link (/bin -> usr/bin): its target is here too */
+			else if (w.exists)
+				add_grant(r, w.path, w.fd, writable, false, what, line);
+		}
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+/*
+ * Open one grant ENTRY (the IR path, made canonical in place).  A path
+ * missing here is not mounted; one that reaches "/" or a home through a
+ * symlink, where the policy did not name it, is refused.
+ */
+static int
+open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *what)
+{
+	const char *lexical = lexical_of(r, entry, r->plan->workspace);
+	struct walk_result w;
+
+	if (entry->base == PATH_ABSOLUTE && entry->rel[0] == '\0') {
+		set_path(r, entry, "/");
+		return r->linux_target ? grant_root_dirs(r, writable, what, entry->loc.line) : 0;
+	}
+	if (open_checked(r, lexical, what, entry->loc.line, r->linux_target ? 0 : WALK_NO_FD, &w) <
+	    0)
+		return -1;
+	set_path(r, entry, w.path);
+	if (!w.exists) {
+		*ARENA_PUSH(r->a, r->plan->skipped, r->plan->n_skipped, r->cap_skipped) =
+		    arena_printf(r->a, "%s (line %u): %s does not exist here; not mounted", what,
+				 entry->loc.line, w.path);
+		return 0;
+	}
+	if (w.through_link && strcmp(w.path, lexical) && too_wide(r, w.path)) {
+		if (w.fd >= 0)
+			close(w.fd);
+		return fail(r,
+			    "%s%s %s resolves through a symlink to %s: omnibox never grants /, a "
+			    "home directory or a parent of one by way of a link; name it in the "
+			    "policy if that is what you mean",
+			    at_line(r, entry->loc.line), what, lexical, w.path);
+	}
+	if (r->linux_target)
+		add_grant(r, w.path, w.fd, writable, false, what, entry->loc.line);
+	return 0;
+}
+
+static int
+copy_list(struct rctx *r, struct ir_pathlist *l)
+{
+	struct ir_path *v = arena_alloc(r->a, (l->n ? l->n : 1) * sizeof(*v));
+
+	memcpy(v, l->v, l->n * sizeof(*v));
+	l->v = v;
+	l->cap = l->n;
+	return 0;
+}
+
+static int
+open_grants(struct rctx *r)
+{
+	struct sandbox *sb = &r->plan->policy->os_env.sandbox;
+	const struct {
+		struct ir_pathlist *l;
+		bool writable;
+		const char *what;
+	} lists[] = {{&sb->write_paths, true, "write_paths"},
+		     {&sb->read_paths, false, "read_paths"},
+		     {&sb->write_files, true, "write_files"}};
+	const struct ir_path *ws_entry = NULL;
+	struct walk_result w;
+
+	for (size_t i = 0; i < sb->write_paths.n; i++)
+		if (!strcmp(lexical_of(r, &sb->write_paths.v[i], r->plan->workspace),
+			    r->plan->workspace) ||
+		    (sb->write_paths.v[i].base == PATH_CWD && !sb->write_paths.v[i].rel[0]))
+			ws_entry = &sb->write_paths.v[i];
+	if (r->linux_target) {
+		if (open_checked(r, r->plan->workspace, "the workspace", 0, 0, &w) < 0)
+			return -1;
+		if (!w.exists || !w.is_dir || strcmp(w.path, r->plan->workspace)) {
+			if (w.fd >= 0)
+				close(w.fd);
+			return fail(r, "the workspace %s changed while it was being opened",
+				    r->plan->workspace);
+		}
+		add_grant(r, w.path, w.fd, r->ws_writable, true,
+			  r->ws_writable ? "workspace, writable: write_paths" : "workspace, read-only",
+			  r->ws_writable && ws_entry ? ws_entry->loc.line : 0);
+	}
+	for (size_t k = 0; k < 3; k++) {
+		copy_list(r, lists[k].l);
+		for (size_t i = 0; i < lists[k].l->n; i++)
+			if (open_grant(r, &lists[k].l->v[i], lists[k].writable, lists[k].what) < 0)
+				return -1;
+	}
+	/* The scratch dir: made by the launch; only named when described. */
+	if (r->linux_target) {
+		if (open_checked(r, r->rq->scratch, "the scratch dir", 0, 0, &w) < 0)
+			return -1;
+		if (w.exists && !w.is_dir) {
+			close(w.fd);
+			return fail(r, "the scratch dir %s is not a directory", r->rq->scratch);
+		}
+		add_grant(r, w.exists ? w.path : r->rq->scratch, w.fd, true, true,
+			  "scratch dir ($TMPDIR), writable", 0);
+		r->plan->scratch = w.exists ? w.path : r->rq->scratch;
+	} else {
+		const char *s = walk_canonical(r->a, r->rq->scratch);
+
+		r->plan->scratch = spell(r, s ? s : r->rq->scratch);
+	}
+	return 0;
+}
+
+/* Is PATH readable in the sandbox without a grant of its own? */
 static bool
 visible_inside(struct rctx *r, const char *path)
 {
 	const struct sandbox *sb = &r->plan->policy->os_env.sandbox;
 	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->write_files};
 
-	if (path_within(path, r->plan->workspace) || path_within(path, r->plan->ctx.scratch))
+	if (path_within(path, r->plan->workspace) || path_within(path, r->plan->scratch))
 		return true;
 	for (size_t k = 0; k < 3; k++)
 		for (size_t i = 0; i < lists[k]->n; i++)
@@ -270,6 +437,8 @@ visible_inside(struct rctx *r, const char *path)
 				return true;
 	return false;
 }
+
+/* ---- masks (Linux) ------------------------------------------------------------- */
 
 static void
 add_mask(struct rctx *r, const char *path, bool dir, const char *reason)
@@ -287,33 +456,72 @@ cmp_mask(const void *a, const void *b)
 	return strcmp(((const struct bwrap_mask *)a)->path, ((const struct bwrap_mask *)b)->path);
 }
 
+static bool
+granted_explicitly(const struct sandbox *sb, const char *path)
+{
+	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->write_files};
+
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < lists[k]->n; i++)
+			if (!strcmp(lists[k]->v[i].symbolic, path))
+				return true;
+	return false;
+}
+
+/* A grant below the hidden directory HIDDEN is bound again after its mask. */
+static int
+reexpose_below(struct rctx *r, const char *hidden)
+{
+	for (size_t i = 0; i < r->n_grants; i++) {
+		const struct bwrap_grant *g = &r->grants[i];
+		int fd;
+
+		if (!path_within(g->path, hidden) || !strcmp(g->path, hidden) || g->fd < 0)
+			continue;
+		/* bwrap closes each descriptor it mounts: the second mount needs its own. */
+		fd = fcntl(g->fd, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			return fail(r, "cannot duplicate a descriptor: %s", strerror(errno));
+		keep_fd(r, fd);
+		*ARENA_PUSH(r->a, r->reexpose, r->n_reexpose, r->cap_reexpose) =
+		    (struct bwrap_grant){g->path, fd, g->writable, false, g->what, g->line};
+	}
+	return 0;
+}
+
 static int
 run_scan(struct rctx *r)
 {
 	const struct sandbox *sb = &r->plan->policy->os_env.sandbox;
-	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths};
-	const char **roots =
-	    arena_alloc(r->a, (sb->read_paths.n + sb->write_paths.n + 1) * sizeof(*roots));
+	const char **roots = arena_alloc(r->a, (r->n_grants + 1) * sizeof(*roots));
+	int *fds = arena_alloc(r->a, (r->n_grants + 1) * sizeof(*fds));
 	const char **allow = arena_alloc(r->a, (sb->cwd_allow_hidden.n + 1) * sizeof(*allow));
 	struct scan_options o = {0};
 	struct scan_result res = {0};
 	size_t n_roots = 0;
 	char err[1024];
 
-	roots[n_roots++] = r->plan->workspace;
-	for (size_t k = 0; k < 2; k++)
-		for (size_t i = 0; i < lists[k]->n; i++) {
-			const char *p = lists[k]->v[i].symbolic;
+	/* The workspace and every granted directory outside it, by the very
+	 * descriptors that will be mounted. */
+	for (size_t i = 0; i < r->n_grants; i++) {
+		const struct bwrap_grant *g = &r->grants[i];
+		struct stat st;
 
-			if (!path_within(p, r->plan->workspace) && is_dir(p))
-				roots[n_roots++] = p;
-		}
+		if (g->fd < 0 || fstat(g->fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
+		    !strcmp(g->path, r->plan->scratch))
+			continue;
+		if (strcmp(g->path, r->plan->workspace) && path_within(g->path, r->plan->workspace))
+			continue;
+		roots[n_roots] = g->path;
+		fds[n_roots++] = g->fd;
+	}
 	for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++)
 		allow[i] = sb->cwd_allow_hidden.v[i].s;
 	o.allow = allow;
 	o.n_allow = sb->cwd_allow_hidden.n;
 	o.recursive = sb->scan_recursive.value;
 	o.max_entries = sb->scan_max_entries.value;
+	o.root_fds = fds;
 	o.overflow = sb->scan_overflow == OVERFLOW_WARN	   ? SCAN_WARN
 		     : sb->scan_overflow == OVERFLOW_ERROR ? SCAN_ERROR
 							   : SCAN_UNLIMITED;
@@ -324,39 +532,32 @@ run_scan(struct rctx *r)
 	if (res.overflowed) {
 		struct textbuf dirs = {0};
 
-		for (size_t i = 0; i < res.n_unfinished; i++)
+		for (size_t i = 0; i < res.n_unfinished && i < 10; i++)
 			tb_printf(&dirs, "%s%s", i ? ", " : "", res.unfinished[i]);
 		note(r,
 		     "warning: the dotfile scan stopped after %llu entries "
-		     "(cwd_hidden_scan_max_entries); dotfiles in %zu unscanned director%s stay "
-		     "visible: %s%s; raise cwd_hidden_scan_max_entries or set "
+		     "(cwd_hidden_scan_max_entries); %zu director%s it did not finish %s hidden "
+		     "whole: %s%s; raise cwd_hidden_scan_max_entries or set "
 		     "cwd_hidden_scan_overflow: unlimited (or error to refuse the launch)",
-		     (unsigned long long)res.visited, res.n_unfinished_total,
-		     res.n_unfinished_total == 1 ? "y" : "ies", dirs.data ? dirs.data : "",
-		     res.n_unfinished_total > res.n_unfinished ? ", ..." : "");
+		     (unsigned long long)res.visited, res.n_unfinished,
+		     res.n_unfinished == 1 ? "y" : "ies", res.n_unfinished == 1 ? "is" : "are",
+		     dirs.data ? dirs.data : "", res.n_unfinished > 10 ? ", ..." : "");
 		tb_free(&dirs);
+		/* Hiding more than a complete scan would, never less. */
+		for (size_t i = 0; i < res.n_unfinished; i++)
+			add_mask(r, arena_strdup(r->a, res.unfinished[i]), true,
+				 "not scanned (cwd_hidden_scan_max_entries): hidden whole");
 	}
 	for (size_t i = 0; i < res.n_hits; i++) {
 		const char *path = arena_strdup(r->a, res.hits[i].path);
-		bool opt_in_below = false;
 
 		/* Naming a dotfile in a grant is the opt-in for exactly that path. */
 		if (granted_explicitly(sb, path))
 			continue;
-		for (size_t k = 0; k < 2; k++)
-			for (size_t j = 0; j < lists[k]->n; j++) {
-				const char *g = lists[k]->v[j].symbolic;
-
-				if (path_within(g, path) && strcmp(g, path)) {
-					struct bwrap_bind *b = ARENA_PUSH(
-					    r->a, r->reexpose, r->n_reexpose, r->cap_reexpose);
-
-					b->path = g;
-					b->writable = k == 1;
-					opt_in_below = true;
-				}
-			}
-		(void)opt_in_below;
+		if (res.hits[i].kind == SCAN_DIR && reexpose_below(r, path) < 0) {
+			scan_result_free(&res);
+			return -1;
+		}
 		add_mask(r, path, res.hits[i].kind == SCAN_DIR, "dotfile");
 	}
 	scan_result_free(&res);
@@ -366,80 +567,113 @@ run_scan(struct rctx *r)
 /*
  * mask_paths: hide each path, existing or not.  A missing one is hidden at
  * its first missing component, so the agent cannot create it: when that
- * component's parent is writable inside the sandbox, an empty placeholder
- * is created there and masked, and removed after the run.
+ * component's directory is writable inside the sandbox, an empty
+ * placeholder is made there (host.h) and masked, and removed after the run.
  */
 static int
 resolve_mask_paths(struct rctx *r)
 {
-	const struct ir_pathlist *l = &r->plan->policy->os_env.sandbox.mask_paths;
+	struct ir_pathlist *l = &r->plan->policy->os_env.sandbox.mask_paths;
 
+	copy_list(r, l);
 	for (size_t i = 0; i < l->n; i++) {
-		const char *path = l->v[i].symbolic;
+		const char *path = lexical_of(r, &l->v[i], r->plan->workspace);
 		const char *reason = arena_printf(r->a, "mask_paths (line %u)", l->v[i].loc.line);
-		struct stat st;
-		char *first;
+		struct walk_result w;
+		bool dir;
 
-		if (lstat(path, &st) == 0) {
-			if (S_ISLNK(st.st_mode))
-				note(r, "mask_paths %s is a dangling symlink; nothing to hide",
-				     path);
-			else
-				add_mask(r, path, S_ISDIR(st.st_mode), reason);
+		if (open_checked(r, path, "mask_paths", l->v[i].loc.line,
+				 r->linux_target ? WALK_PARENT | WALK_NO_FD : WALK_NO_FD, &w) < 0)
+			return -1;
+		set_path(r, &l->v[i], w.path);
+		if (!r->linux_target)
+			continue;
+		if (w.exists) {
+			add_mask(r, w.path, w.is_dir, reason);
 			continue;
 		}
-		/* Find the first component that does not exist. */
-		first = arena_strdup(r->a, path);
-		for (;;) {
-			char *parent = path_dirname(r->a, first);
-
-			if (lstat(parent, &st) == 0 || !strcmp(parent, "/"))
-				break;
-			first = parent;
-		}
-		if (!writable_inside(r, first)) {
+		if (w.parent_fd < 0 || !writable_inside(r, path_dirname(r->a, w.missing))) {
 			/* Nothing in the sandbox can create it. */
+			if (w.parent_fd >= 0)
+				close(w.parent_fd);
 			continue;
 		}
-		{
-			bool dir = strcmp(first, path) != 0;
+		dir = strcmp(w.missing, w.path) != 0;
+		if (r->rq->create_placeholders) {
+			struct host_entry *e = ARENA_PUSH(r->a, r->plan->placeholders,
+							  r->plan->n_placeholders, r->cap_placeholders);
 
-			if (r->rq->create_placeholders) {
-				int rc =
-				    dir ? mkdir(first, 0)
-					: open(first,
-					       O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
-					       0);
+			if (host_placeholder_make(r->a, w.parent_fd, strrchr(w.missing, '/') + 1,
+						  w.missing, dir, e) < 0) {
+				int err = errno;
 
-				if (rc < 0)
-					return fail(r, "cannot create a placeholder to mask %s: %s",
-						    first, strerror(errno));
-				if (!dir)
-					close(rc);
-				*ARENA_PUSH(r->a, r->plan->placeholders, r->plan->n_placeholders,
-					    r->cap_placeholders) = first;
+				r->plan->n_placeholders--;
+				close(w.parent_fd);
+				return fail(r, "%scannot create a placeholder to mask %s: %s",
+					    at_line(r, l->v[i].loc.line), w.missing, strerror(err));
 			}
-			add_mask(
-			    r, first, dir,
-			    arena_printf(r->a, "%s, missing: placeholder %s%s", reason, first,
-					 r->rq->create_placeholders ? "" : " created at launch"));
+		} else {
+			close(w.parent_fd);
 		}
+		add_mask(r, w.missing, dir,
+			 arena_printf(r->a, "%s, missing: placeholder %s%s", reason, w.missing,
+				      r->rq->create_placeholders ? "" : " created at launch"));
+	}
+	return 0;
+}
+
+static int
+resolve_sockets(struct rctx *r)
+{
+	struct ir_pathlist *l = &r->plan->policy->os_env.sandbox.deny_unix_socket_paths;
+
+	copy_list(r, l);
+	for (size_t i = 0; i < l->n; i++) {
+		struct walk_result w;
+		const char *path = lexical_of(r, &l->v[i], r->plan->workspace);
+
+		if (open_checked(r, path, "deny_unix_socket_paths", l->v[i].loc.line, WALK_NO_FD,
+				 &w) < 0)
+			return -1;
+		set_path(r, &l->v[i], w.path);
+		if (r->linux_target && w.exists && !w.is_dir && visible_inside(r, w.path))
+			*ARENA_PUSH(r->a, r->sockets, r->n_sockets, r->cap_sockets) = w.path;
 	}
 	return 0;
 }
 
 static void
-resolve_sockets(struct rctx *r)
+sort_masks(struct rctx *r)
 {
-	const struct ir_pathlist *l = &r->plan->policy->os_env.sandbox.deny_unix_socket_paths;
+	size_t j = 0;
 
-	for (size_t i = 0; i < l->n; i++) {
-		const char *path = l->v[i].symbolic;
-		struct stat st;
-
-		if (lstat(path, &st) < 0 || S_ISDIR(st.st_mode) || !visible_inside(r, path))
+	if (!r->n_masks)
+		return;
+	/* After sorting, a mask inside a hidden directory is redundant, and
+	 * bwrap could not create its mount point in the read-only tmpfs. */
+	qsort(r->masks, r->n_masks, sizeof(r->masks[0]), cmp_mask);
+	for (size_t i = 0; i < r->n_masks; i++) {
+		if (j && r->masks[j - 1].is_dir && path_within(r->masks[i].path, r->masks[j - 1].path))
 			continue;
-		*ARENA_PUSH(r->a, r->sockets, r->n_sockets, r->cap_sockets) = path;
+		if (j && !strcmp(r->masks[j - 1].path, r->masks[i].path)) {
+			r->masks[j - 1].is_dir |= r->masks[i].is_dir;
+			continue;
+		}
+		r->masks[j++] = r->masks[i];
+	}
+	r->n_masks = j;
+	/* A grant re-exposed inside a directory hidden whole stays hidden. */
+	for (size_t i = 0, k = 0; i < r->n_reexpose; i++) {
+		bool unscanned = false;
+
+		for (size_t m = 0; m < r->n_masks; m++)
+			if (r->masks[m].is_dir && path_within(r->reexpose[i].path, r->masks[m].path) &&
+			    strcmp(r->masks[m].reason, "dotfile"))
+				unscanned = true;
+		if (!unscanned)
+			r->reexpose[k++] = r->reexpose[i];
+		if (i + 1 == r->n_reexpose)
+			r->n_reexpose = k;
 	}
 }
 
@@ -448,14 +682,14 @@ resolve_sockets(struct rctx *r)
 /*
  * Make the program at PATH (canonical) visible in the sandbox: nothing to
  * do inside the system directories or a grant; otherwise its own directory
- * is bound read-only, but never "/", the home directory or a parent of it.
+ * is bound read-only, but never "/", a home directory or a parent of one.
  */
 static int
 make_visible(struct rctx *r, const char *what, const char *path)
 {
 	const char *dir;
 
-	if (bwrap_path_is_system(path))
+	if (r->linux_target ? bwrap_path_is_system(path) : sbpl_path_is_system(path))
 		return 0;
 	if (visible_inside(r, path)) {
 		for (size_t i = 0; i < r->n_masks; i++)
@@ -467,30 +701,55 @@ make_visible(struct rctx *r, const char *what, const char *path)
 		return 0;
 	}
 	dir = path_dirname(r->a, path);
-	if (!strcmp(dir, "/") || path_within(r->plan->ctx.home, dir))
+	if (too_wide(r, dir))
 		return fail(r,
 			    "%s %s lives directly in %s; omnibox will not expose that whole "
 			    "directory: install the program in a directory of its own",
 			    what, path, dir);
 	for (size_t i = 0; i < r->n_command_dirs; i++)
-		if (!strcmp(r->command_dirs[i], dir))
+		if (!strcmp(r->command_dirs[i].path, dir))
 			return 0;
-	*ARENA_PUSH(r->a, r->command_dirs, r->n_command_dirs, r->cap_command_dirs) = dir;
+	{
+		struct walk_result w;
+		int fd = -1;
+
+		if (r->linux_target) {
+			if (open_checked(r, dir, what, 0, 0, &w) < 0)
+				return -1;
+			if (!w.exists || strcmp(w.path, dir)) {
+				if (w.fd >= 0)
+					close(w.fd);
+				return fail(r, "%s %s moved while it was being opened", what, path);
+			}
+			fd = w.fd;
+			keep_fd(r, fd);
+		}
+		*ARENA_PUSH(r->a, r->command_dirs, r->n_command_dirs, r->cap_command_dirs) =
+		    (struct bwrap_grant){dir, fd, false, true, what, 0};
+	}
 	return 0;
+}
+
+/* The canonical form of a program's path, as the platform spells it. */
+static const char *
+program_path(struct rctx *r, const char *path)
+{
+	const char *canon = walk_canonical(r->a, spell(r, path));
+
+	return spell(r, canon ? canon : path);
 }
 
 /* A script's interpreter must be visible too ("#!/usr/bin/env node" included). */
 static int
 resolve_interpreter(struct rctx *r, const char *script)
 {
-	const char *interp, *canon;
+	const char *interp;
 
 	if (launch_script_interpreter(r->a, r->rq->environ, script, &interp, r->err, r->errlen) < 0)
 		return -1;
 	if (!interp)
 		return 0;
-	canon = resolve_canonical(r->a, interp);
-	return canon ? make_visible(r, "the interpreter", canon) : 0;
+	return make_visible(r, "the interpreter", program_path(r, interp));
 }
 
 static int
@@ -498,47 +757,58 @@ resolve_command(struct rctx *r)
 {
 	const struct launch_request *rq = r->rq;
 	const struct terminal *t = r->plan->policy->terminal;
-	const char *name, *found, *start;
-	char *canon;
-	size_t n;
+	char **argv = NULL;
+	size_t n = 0, cap = 0;
+	const char *name, *found;
 
+	if (rq->n_relay_argv) {
+		if (rq->relay_argv[0][0] != '/')
+			return fail(r, "the relay must be given by absolute path");
+		if (make_visible(r, "the relay", program_path(r, rq->relay_argv[0])) < 0)
+			return -1;
+		for (size_t i = 0; i < rq->n_relay_argv; i++)
+			*ARENA_PUSH(r->a, argv, n, cap) = arena_strdup(r->a, rq->relay_argv[i]);
+	}
 	if (rq->command && rq->n_command) {
-		r->plan->argv = arena_alloc(r->a, (rq->n_command + 1) * sizeof(char *));
-		for (n = 0; n < rq->n_command; n++)
-			r->plan->argv[n] = arena_strdup(r->a, rq->command[n]);
+		name = rq->command[0];
+		for (size_t i = 0; i < rq->n_command; i++)
+			*ARENA_PUSH(r->a, argv, n, cap) = arena_strdup(r->a, rq->command[i]);
 	} else if (t) {
-		r->plan->argv = arena_alloc(r->a, (t->args.n + 2) * sizeof(char *));
-		r->plan->argv[0] = arena_strdup(r->a, t->command.s);
-		for (n = 0; n < t->args.n; n++)
-			r->plan->argv[n + 1] = arena_strdup(r->a, t->args.v[n].s);
-		n++;
+		name = t->command.s;
+		*ARENA_PUSH(r->a, argv, n, cap) = arena_strdup(r->a, t->command.s);
+		for (size_t i = 0; i < t->args.n; i++)
+			*ARENA_PUSH(r->a, argv, n, cap) = arena_strdup(r->a, t->args.v[i].s);
 	} else if (rq->command_optional) {
-		r->plan->argv = arena_alloc(r->a, 2 * sizeof(char *));
-		r->plan->argv[0] = arena_strdup(r->a, "{COMMAND}");
-		r->plan->argc = 1;
-		r->plan->exec_path = "{COMMAND}";
+		*ARENA_PUSH(r->a, argv, n, cap) = arena_strdup(r->a, "{COMMAND}");
+		r->plan->argc = n;
+		*ARENA_PUSH(r->a, argv, n, cap) = NULL;
+		r->plan->argv = argv;
+		r->plan->exec_path = "{EXEC}";
 		return 0;
 	} else {
 		return fail(r, "no command: give one after '--', or a terminal with --terminal");
 	}
 	r->plan->argc = n;
-	name = r->plan->argv[0];
-	start = r->plan->policy->os_env.start_in_scratch.value ? r->plan->ctx.scratch
-							       : r->plan->workspace;
+	*ARENA_PUSH(r->a, argv, n, cap) = NULL;
+	r->plan->argv = argv;
 	if (strchr(name, '/'))
-		found = name[0] == '/' ? name : path_join(r->a, start, name);
+		found = name[0] == '/' ? name : path_join(r->a, r->plan->start_dir, name);
 	else
-		found = launch_find_in_path(r->a, r->rq->environ, name);
-	if (!found || access(found, X_OK) < 0)
-		return fail(r, "command '%s' not found%s", name,
-			    strchr(name, '/') ? "" : " in PATH");
-	canon = resolve_canonical(r->a, found);
-	if (!canon)
-		return fail(r, "command '%s': %s", found, strerror(errno));
-	r->plan->exec_path = canon;
-	if (make_visible(r, "the command", canon) < 0)
+		found = launch_find_in_path(r->a, rq->environ, name);
+	if (!found || access(found, X_OK) < 0) {
+		if (!rq->command_optional)
+			return fail(r, "command '%s' not found%s", name,
+				    strchr(name, '/') ? "" : " on PATH");
+		/* Described, not run: say what the launch would do. */
+		note(r, "command '%s' is not found%s here: omnibox-run would refuse this launch",
+		     name, strchr(name, '/') ? "" : " on PATH");
+		r->plan->exec_path = "{EXEC}";
+		return 0;
+	}
+	r->plan->exec_path = program_path(r, found);
+	if (make_visible(r, "the command", r->plan->exec_path) < 0)
 		return -1;
-	return resolve_interpreter(r, canon);
+	return resolve_interpreter(r, found);
 }
 
 /* ---- environment ------------------------------------------------------------------ */
@@ -547,9 +817,8 @@ static void
 build_env(struct rctx *r)
 {
 	struct launch_env e = {
-	    .scratch = r->plan->ctx.scratch,
-	    .pwd = r->plan->policy->os_env.start_in_scratch.value ? r->plan->ctx.scratch
-								  : r->plan->workspace,
+	    .scratch = r->plan->scratch,
+	    .pwd = r->plan->start_dir,
 	    .extra = r->rq->extra_env,
 	    .n_extra = r->rq->n_extra_env,
 	};
@@ -557,186 +826,177 @@ build_env(struct rctx *r)
 	if (r->plan->policy->os_env.sandbox.n_egress) {
 		e.proxy_url = arena_printf(r->a, "http://127.0.0.1:%s",
 					   r->rq->proxy_port ? r->rq->proxy_port : "{PORT}");
-		e.ca_bundle = arena_printf(r->a, "%s/%s", r->plan->ctx.scratch, ENV_CA_BUNDLE);
+		e.ca_bundle = arena_printf(r->a, "%s/%s", r->plan->scratch, ENV_CA_BUNDLE);
 	}
 	r->plan->env = launch_env_build(r->a, r->plan->policy, r->rq->environ, &e);
 }
 
 /* ---- the whole launch -------------------------------------------------------------- */
 
-static struct policy *
-copy_policy(struct arena *a, const struct policy *p)
+static void
+find_system_links(struct rctx *r)
 {
-	struct policy *c = arena_alloc(a, sizeof(*c));
+	struct bwrap_link *links = arena_alloc(r->a, 8 * sizeof(*links));
+	size_t n = 0;
 
-	*c = *p;
-	return c;
+	for (size_t i = 0; bwrap_system_dirs[i] && n < 8; i++) {
+		char target[PATH_MAX];
+		ssize_t len = readlink(bwrap_system_dirs[i], target, sizeof(target) - 1);
+
+		/* Only a link to a system directory (usr/bin): anything
+		 * else is bound as the spec says, target and all. */
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (target[0] == '/' ? !bwrap_path_is_system(target) : strncmp(target, "usr/", 4) != 0)
+			continue;
+		links[n].path = bwrap_system_dirs[i];
+		links[n].target = arena_strdup(r->a, target);
+		n++;
+	}
+	r->plan->ctx.system_links = links;
+	r->plan->ctx.n_system_links = n;
 }
 
 static int
-resolve_workspace(struct rctx *r)
+open_init(struct rctx *r)
 {
-	const struct launch_request *rq = r->rq;
-	const struct os_env *env = &rq->policy->os_env;
-	const char *ws;
-	char *canon;
+	struct walk_result w;
 
-	if (rq->cwd) {
-		ws = rq->cwd[0] == '/' ? rq->cwd : path_join(r->a, rq->launch_dir, rq->cwd);
-	} else if (env->cwd.s) {
-		r->plan->workspace = r->rq->launch_dir; /* base for PATH_CWD, unused here */
-		ws = resolve_ir_path(r, &env->cwd_path, rq->launch_dir);
-	} else {
-		ws = rq->launch_dir;
+	r->plan->ctx.init_fd = -1;
+	if (!r->rq->init)
+		return 0;
+	if (open_checked(r, r->rq->init, "omnibox-init", 0, 0, &w) < 0)
+		return -1;
+	if (!w.exists || w.is_dir)
+		return fail(r, "omnibox-init %s is missing", r->rq->init);
+	if (writable_inside(r, w.path)) {
+		close(w.fd);
+		return fail(r,
+			    "omnibox-init %s lies in a directory the sandbox can write: install "
+			    "omnibox outside the workspace and its write_paths",
+			    w.path);
 	}
-	canon = resolve_canonical(r->a, ws);
-	if (!canon || !is_dir(canon))
-		return fail(r, "the workspace %s is not a directory", ws);
-	if (!strcmp(canon, "/"))
-		return fail(r, "the workspace cannot be /: run omnibox-run from a project "
-			       "directory, or set os_env.cwd");
-	r->plan->workspace = canon;
+	keep_fd(r, w.fd);
+	r->plan->ctx.init_fd = w.fd;
 	return 0;
+}
+
+static void
+fill_context(struct rctx *r)
+{
+	struct bwrap_context *c = &r->plan->ctx;
+	const struct launch_request *rq = r->rq;
+
+	c->resolved = true;
+	c->cwd = r->plan->workspace;
+	c->home = r->plan->home;
+	c->scratch = r->plan->scratch;
+	c->grants = r->grants;
+	c->n_grants = r->n_grants;
+	c->masks = r->masks;
+	c->n_masks = r->n_masks;
+	c->reexpose = r->reexpose;
+	c->n_reexpose = r->n_reexpose;
+	c->sockets = r->sockets;
+	c->n_sockets = r->n_sockets;
+	c->command_dirs = r->command_dirs;
+	c->n_command_dirs = r->n_command_dirs;
+	c->seccomp_fd = rq->seccomp_fd;
+	c->status_fd = rq->status_fd;
+	c->exec_path = r->plan->exec_path;
+	c->proxy_port = rq->proxy_port;
+	c->proxy_socket = rq->proxy_socket
+			      ? rq->proxy_socket
+			      : arena_printf(r->a, "%s/%s", r->plan->scratch, LAUNCH_PROXY_SOCKET);
+	c->command = (const char *const *)r->plan->argv;
+	c->n_command = r->plan->argc;
 }
 
 int
 launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_plan *plan,
 	       char *err, size_t errlen)
 {
-	struct rctx r = {.a = a, .rq = rq, .plan = plan, .err = err, .errlen = errlen};
-	struct sandbox *sb;
-	char *home;
+	struct rctx r = {.a = a,
+			 .rq = rq,
+			 .plan = plan,
+			 .err = err,
+			 .errlen = errlen,
+			 .source = rq->policy->source,
+			 .linux_target = rq->target == LAUNCH_LINUX};
+	struct policy *copy = arena_alloc(a, sizeof(*copy));
+	const char *home;
 
 	memset(plan, 0, sizeof(*plan));
-	plan->policy = copy_policy(a, rq->policy);
-	sb = &plan->policy->os_env.sandbox;
-	home = resolve_canonical(a, rq->home);
-	plan->ctx.resolved = true;
-	plan->ctx.home = home ? home : rq->home;
-	plan->ctx.scratch = rq->scratch;
-	plan->ctx.init = rq->init;
-	plan->ctx.seccomp_fd = rq->seccomp_fd;
-	plan->ctx.status_fd = rq->status_fd;
+	*copy = *rq->policy;
+	plan->policy = copy;
+	plan->target = rq->target;
+	plan->ctx.init_fd = -1;
+	if (!rq->scratch || rq->scratch[0] != '/')
+		return fail(&r, "no scratch dir");
+	home = walk_canonical(a, spell(&r, rq->home));
+	plan->home = home ? home : spell(&r, rq->home);
 	if (resolve_workspace(&r) < 0)
 		return -1;
-	{
-		struct bwrap_link *links = arena_alloc(a, 8 * sizeof(*links));
-		size_t n = 0;
-
-		for (size_t i = 0; bwrap_system_dirs[i] && n < 8; i++) {
-			char target[PATH_MAX];
-			ssize_t len = readlink(bwrap_system_dirs[i], target, sizeof(target) - 1);
-
-			/* Only a link to a system directory (usr/bin): anything
-			 * else is bound as the spec says, target and all. */
-			if (len <= 0)
-				continue;
-			target[len] = '\0';
-			if (target[0] == '/' ? !bwrap_path_is_system(target)
-					     : strncmp(target, "usr/", 4) != 0)
-				continue;
-			links[n].path = bwrap_system_dirs[i];
-			links[n].target = arena_strdup(a, target);
-			n++;
-		}
-		plan->ctx.system_links = links;
-		plan->ctx.n_system_links = n;
-	}
-	plan->ctx.cwd = plan->workspace;
-
-	resolve_list(&r, &sb->write_paths);
-	resolve_list(&r, &sb->read_paths);
-	resolve_list(&r, &sb->write_files);
-	resolve_list(&r, &sb->mask_paths);
-	resolve_list(&r, &sb->deny_unix_socket_paths);
-	for (size_t k = 0; k < 2; k++) {
-		const struct ir_pathlist *l = k ? &sb->write_paths : &sb->read_paths;
-
-		for (size_t i = 0; i < l->n; i++)
-			if (!strcmp(l->v[i].symbolic, "/") && !plan->ctx.root_dirs)
-				list_root_dirs(&r);
-	}
-
-	if (run_scan(&r) < 0 || resolve_mask_paths(&r) < 0)
+	plan->workspace = spell(&r, plan->workspace);
+	plan->home = spell(&r, plan->home);
+	plan->scratch = rq->scratch;
+	find_roots(&r);
+	if (open_grants(&r) < 0)
 		goto fail;
-	if (r.n_masks) {
-		size_t j = 0;
-
-		/* After sorting, a mask inside a hidden directory is redundant, and
-		 * bwrap could not create its mount point in the read-only tmpfs. */
-		qsort(r.masks, r.n_masks, sizeof(r.masks[0]), cmp_mask);
-		for (size_t i = 0; i < r.n_masks; i++) {
-			if (j && r.masks[j - 1].is_dir &&
-			    path_within(r.masks[i].path, r.masks[j - 1].path))
-				continue;
-			r.masks[j++] = r.masks[i];
-		}
-		r.n_masks = j;
+	plan->start_dir = copy->os_env.start_in_scratch.value ? plan->scratch : plan->workspace;
+	if (r.linux_target) {
+		r.n_grants = bwrap_grants_order(r.grants, r.n_grants);
+		if (open_init(&r) < 0 || run_scan(&r) < 0)
+			goto fail;
+		find_system_links(&r);
 	}
-	resolve_sockets(&r);
-	plan->ctx.masks = r.masks;
-	plan->ctx.n_masks = r.n_masks;
+	if (resolve_mask_paths(&r) < 0 || resolve_sockets(&r) < 0)
+		goto fail;
+	sort_masks(&r);
 	if (resolve_command(&r) < 0)
 		goto fail;
 	build_env(&r);
-
-	*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = "--exec";
-	*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = plan->exec_path;
-	if (sb->n_egress) {
-		/* The relay omnibox-init starts before the command: the sandbox's
-		 * only way out, to the proxy's socket in the scratch dir. */
-		*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = "--relay";
-		*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) =
-		    rq->proxy_port ? rq->proxy_port : "{PORT}";
-		*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) =
-		    rq->proxy_socket ? rq->proxy_socket
-				     : arena_printf(a, "%s/%s", rq->scratch, LAUNCH_PROXY_SOCKET);
-	}
-	{
-		/* Resource limits: set by omnibox-init on itself, inherited by the agent. */
-		const struct limits *l = &sb->limits;
-		const struct {
-			const char *opt;
-			const struct ir_u64 *v;
-		} rl[] = {{"--rlimit-as", &l->memory},
-			  {"--rlimit-cpu", &l->cpu_time},
-			  {"--rlimit-nofile", &l->open_files},
-			  {"--rlimit-nproc", &l->processes}};
-
-		for (size_t i = 0; i < sizeof(rl) / sizeof(rl[0]); i++) {
-			if (!rl[i].v->present)
-				continue;
-			*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) = rl[i].opt;
-			*ARENA_PUSH(a, r.init_args, r.n_init_args, r.cap_init_args) =
-			    arena_printf(a, "%llu", (unsigned long long)rl[i].v->value);
-		}
-	}
-
-	plan->ctx.reexpose = r.reexpose;
-	plan->ctx.n_reexpose = r.n_reexpose;
-	plan->ctx.sockets = r.sockets;
-	plan->ctx.n_sockets = r.n_sockets;
-	plan->ctx.command_dirs = r.command_dirs;
-	plan->ctx.n_command_dirs = r.n_command_dirs;
-	plan->ctx.init_args = r.init_args;
-	plan->ctx.n_init_args = r.n_init_args;
-	plan->ctx.command = (const char *const *)plan->argv;
-	plan->ctx.n_command = plan->argc;
+	plan->command_dirs = arena_alloc(a, (r.n_command_dirs + 1) * sizeof(char *));
+	for (size_t i = 0; i < r.n_command_dirs; i++)
+		plan->command_dirs[i] = r.command_dirs[i].path;
+	plan->n_command_dirs = r.n_command_dirs;
+	fill_context(&r);
 	return 0;
 fail:
+	launch_plan_close(plan);
 	launch_cleanup(plan);
 	return -1;
 }
 
 void
+launch_plan_close(struct launch_plan *plan)
+{
+	for (size_t i = 0; i < plan->n_fds; i++)
+		if (plan->fds[i] >= 0)
+			close(plan->fds[i]);
+	plan->n_fds = 0;
+}
+
+void
+launch_cleanup(struct launch_plan *plan)
+{
+	for (size_t i = plan->n_placeholders; i-- > 0;)
+		host_remove(&plan->placeholders[i], false, false);
+	plan->n_placeholders = 0;
+}
+
+void
 launch_describe(const struct launch_plan *plan, struct textbuf *out)
 {
-	bwrap_build(plan->policy, &plan->ctx, NULL, out, NULL);
+	bwrap_build(plan->policy, &plan->ctx, NULL, out, NULL, NULL);
 	tb_puts(out, "# environment (values not shown):");
 	for (size_t i = 0; plan->env[i]; i++)
 		tb_printf(out, " %.*s", (int)strcspn(plan->env[i], "="), plan->env[i]);
 	tb_printf(out, "\n# scratch dir: %s (a new one per launch, mode 0700, removed on exit)\n",
-		  plan->ctx.scratch);
+		  plan->scratch);
+	for (size_t i = 0; i < plan->n_skipped; i++)
+		tb_printf(out, "# %s\n", plan->skipped[i]);
 	for (size_t i = 0; i < plan->n_notes; i++)
 		tb_printf(out, "# %s\n", plan->notes[i]);
 }
@@ -750,66 +1010,25 @@ launch_find_init(struct arena *a, const char *exe_dir)
 		return cand;
 	cand = arena_printf(a, "%s/../libexec/omnibox/omnibox-init", exe_dir);
 	if (access(cand, X_OK) == 0)
-		return resolve_canonical(a, cand);
+		return walk_canonical(a, cand);
 	return NULL;
 }
 
-void
-launch_cleanup(const struct launch_plan *plan)
+const char *
+launch_workspace(struct arena *a, const struct launch_request *rq, char *err, size_t errlen)
 {
-	for (size_t i = plan->n_placeholders; i-- > 0;) {
-		const char *p = plan->placeholders[i];
+	struct launch_plan plan = {0};
+	struct rctx r = {.a = a,
+			 .rq = rq,
+			 .plan = &plan,
+			 .err = err,
+			 .errlen = errlen,
+			 .source = rq->policy->source,
+			 .linux_target = true};
+	const char *home = walk_canonical(a, rq->home);
 
-		/* Only what is still our empty placeholder. */
-		if (rmdir(p) < 0 && errno == ENOTDIR) {
-			struct stat st;
-
-			if (lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0)
-				unlink(p);
-		}
-	}
-}
-
-static int
-rmtree_at(int dirfd, const char *name)
-{
-	int fd, rc = 0;
-	DIR *d;
-	struct dirent *e;
-
-	if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return -errno;
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES) {
-		/* The agent may have made a directory unreadable. */
-		fchmodat(dirfd, name, 0700, 0);
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	}
-	if (fd < 0)
-		return -errno;
-	fchmod(fd, 0700);
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			int sub = rmtree_at(fd, e->d_name);
-
-			if (sub < 0 && rc == 0)
-				rc = sub;
-		}
-	closedir(d);
-	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT && rc == 0)
-		rc = -errno;
-	return rc;
-}
-
-int
-rmtree(const char *path)
-{
-	return rmtree_at(AT_FDCWD, path);
+	plan.home = home ? home : walk_lexical(a, rq->home);
+	if (resolve_workspace(&r) < 0)
+		return NULL;
+	return plan.workspace;
 }

@@ -1,36 +1,47 @@
 /*
- * resolve.h - turning a policy into the exact launch on this machine.
+ * resolve.h - a policy meets this machine: the one resolver of every launch.
  *
  * The compiler's output is symbolic; this is where it meets the
- * filesystem: the workspace and home are made canonical, every path of the
- * policy is resolved (symlinks followed, ".." collapsed), the dotfile scan
- * runs, missing mask_paths get placeholders, the command is located and
- * made visible, and the bwrap argument vector is built by the same builder
- * that --emit=bwrap uses.  omnibox-run executes the result;
- * `omnibox-compile --resolve` and `omnibox-run --dry-run` print it.
+ * filesystem, for omnibox-run on Linux and on macOS and for `omnibox-compile
+ * --resolve`: the workspace and home made canonical, every path of the
+ * policy opened (walk.h: no symlink the agent planted can redirect it), the
+ * grants that would widen the sandbox to "/" or a home directory refused,
+ * the dotfile scan run, missing mask_paths given placeholders, the command
+ * located and made visible, the environment rebuilt from the allow-list.
+ *
+ * What comes out is facts: canonical paths and, on Linux, the descriptor
+ * each mount is made from.  The emitters turn them into a bwrap argv
+ * (bwrap.h) or a Seatbelt profile (sbpl.h); nothing is resolved twice.
  */
 #ifndef OMNIBOX_RESOLVE_H
 #define OMNIBOX_RESOLVE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "compiler/policy.h"
 #include "emitters/bwrap.h"
+#include "runtime/resolve/host.h"
+
+/* File names inside the scratch dir. */
+#define LAUNCH_PROXY_SOCKET BWRAP_PROXY_SOCKET
+
+enum launch_target { LAUNCH_LINUX, LAUNCH_DARWIN };
 
 struct launch_request {
 	const struct policy *policy; /* the effective policy (terminal selected) */
-	const char *launch_dir;	     /* where omnibox-run was started (absolute) */
-	const char *cwd;	     /* --cwd: the workspace, overriding os_env.cwd; or NULL */
-	const char *home;	     /* the home directory (absolute) */
-	const char *scratch;	     /* the private scratch dir (absolute) */
-	const char *init;	     /* host path of omnibox-init */
-	char *const *command;	     /* the agent's argv; NULL: the terminal's command */
+	enum launch_target target;
+	const char *launch_dir; /* where the launch was started (absolute) */
+	const char *cwd;	/* --cwd (absolute, or relative to launch_dir); or NULL */
+	const char *home;	/* the home directory (absolute) */
+	const char *scratch;	/* the private scratch dir (absolute; made by the caller,
+				 * or a name of the form .../omnibox-XXXXXX when only described) */
+	char *const *command;	/* the agent's argv; NULL: the terminal's command */
 	size_t n_command;
-	char *const *environ;	   /* the launching environment */
-	bool create_placeholders;  /* a real launch (not --dry-run / --resolve) */
-	bool command_optional;	   /* --resolve without a command: print {COMMAND} */
-	int seccomp_fd, status_fd; /* for the argv; -1 when not known */
+	char *const *environ; /* the launching environment */
+	bool create_placeholders; /* a real launch (not --dry-run / --resolve) */
+	bool command_optional;	  /* --resolve without a command: print {COMMAND} */
 
 	/* egress_rules: the relay's port inside the sandbox and the proxy's
 	 * socket; NULL when not chosen yet (--dry-run, --resolve). */
@@ -38,43 +49,71 @@ struct launch_request {
 	const char *proxy_socket;
 	char *const *extra_env; /* NAME=VALUE (credential placeholders) */
 	size_t n_extra_env;
+
+	/* Linux. */
+	const char *init;	   /* host path of omnibox-init, or NULL: "{INIT}" */
+	int seccomp_fd, status_fd; /* for the argv; -1 when not known */
+	bool landlock_scope;	   /* scope abstract sockets and signals (network shared) */
+
+	/* macOS: the relay's command line, before the command (egress only),
+	 * and the per-user dyld cache dir (or NULL). */
+	char *const *relay_argv;
+	size_t n_relay_argv;
+	const char *dyld_cache_dir;
 };
 
-/* File names inside the scratch dir. */
-#define LAUNCH_PROXY_SOCKET "omnibox-proxy.sock"
-
 struct launch_plan {
-	struct policy *policy; /* the policy with canonical, absolute paths */
-	struct bwrap_context ctx;
-	const char *workspace;
+	enum launch_target target;
+	struct policy *policy; /* a copy with canonical, absolute paths */
+	const char *workspace, *home, *scratch;
+	const char *start_dir; /* the workspace, or the scratch dir (start_in_scratch) */
 	const char *exec_path; /* the command's canonical path */
-	char **argv;	       /* the command, argv[0] as given */
+	char **argv;	       /* the command (macOS: the relay's argv first), NULL-terminated */
 	size_t argc;
-	char **env;		   /* NAME=VALUE, NULL-terminated */
-	const char **placeholders; /* created for missing mask_paths; remove after */
+	char **env; /* NAME=VALUE, NULL-terminated */
+	const char **command_dirs; /* directories made visible for the command */
+	size_t n_command_dirs;
+
+	/* Linux: the bwrap context (grants with their descriptors, masks, ...). */
+	struct bwrap_context ctx;
+	int *fds; /* every mount source the plan holds open; launch_plan_close() */
+	size_t n_fds, cap_fds;
+	struct host_entry *placeholders; /* made for missing mask_paths */
 	size_t n_placeholders;
-	const char **notes; /* things the user should know (scan overflow, ...) */
+
+	const char **notes; /* what the user should know (scan overflow, ...) */
 	size_t n_notes;
+	const char **skipped; /* grants that do not exist here: not mounted */
+	size_t n_skipped;
 };
 
 /*
- * Resolve RQ into PLAN (everything allocated from A).  Returns 0, or -1
- * with a message in ERR that says what to change; nothing must run then.
+ * Resolve RQ into PLAN (strings from A).  Returns 0, or -1 with a message
+ * in ERR that says what to change ("agent.yaml:9: ..." when a line of the
+ * policy is the cause): nothing may run then, and PLAN holds nothing.
  */
 int launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_plan *plan,
 		   char *err, size_t errlen);
 
 /*
- * The canonical form of PATH: symlinks resolved for the part that exists,
- * "." and ".." collapsed in the rest.  PATH must be absolute.  Returns an
- * arena string, or NULL (with errno) when a component cannot be examined.
+ * The workspace of RQ alone (canonical), by the same rules: --cwd, else
+ * os_env.cwd, else the launch directory; a terminal's --cwd only inside its
+ * own workspace, and only with allow_cwd_override unless it names it.  For
+ * sandbox type none, which resolves nothing else.  NULL with ERR on failure.
  */
-char *resolve_canonical(struct arena *a, const char *path);
+const char *launch_workspace(struct arena *a, const struct launch_request *rq, char *err,
+			     size_t errlen);
+
+/* Close the mount sources of PLAN (once bwrap has them).  Placeholders stay. */
+void launch_plan_close(struct launch_plan *plan);
+
+/* Remove the placeholders PLAN made (host.h: only what is still ours). */
+void launch_cleanup(struct launch_plan *plan);
 
 /*
  * The bwrap argument text of PLAN followed by what else the launch sets:
- * the environment's names (values may be secrets) and the scratch dir.
- * For --dry-run and --resolve.
+ * the environment's names (values may be secrets), the scratch dir, grants
+ * not mounted and notes.  For --dry-run and --resolve.
  */
 void launch_describe(const struct launch_plan *plan, struct textbuf *out);
 
@@ -83,14 +122,5 @@ void launch_describe(const struct launch_plan *plan, struct textbuf *out);
  * tree) or in EXE_DIR/../libexec/omnibox (an installation).  NULL if absent.
  */
 char *launch_find_init(struct arena *a, const char *exe_dir);
-
-/* Remove what launch_resolve() created on the host (placeholders). */
-void launch_cleanup(const struct launch_plan *plan);
-
-/*
- * Remove the directory tree at PATH without following symlinks, making
- * unreadable directories readable first.  Returns 0 or -errno.
- */
-int rmtree(const char *path);
 
 #endif

@@ -51,6 +51,7 @@ struct dir_rec {
 	size_t name;   /* offset of the basename within the path */
 	size_t parent; /* index in scan.dirs, or NO_PARENT for a root */
 	size_t depth;  /* 0 for a root */
+	size_t root;   /* a root's index in the caller's roots */
 };
 
 struct hit_rec {
@@ -261,7 +262,12 @@ dir_open(struct scan *s, size_t i)
 		const struct dir_rec *d = &s->dirs[k];
 		const char *path = s->text + d->path;
 
-		fd = openat(fd, d->parent == NO_PARENT ? path : path + d->name, OPEN_DIR_FLAGS);
+		if (d->parent == NO_PARENT && s->o->root_fds && s->o->root_fds[d->root] >= 0)
+			/* The caller's descriptor: the directory it will mount. */
+			fd = openat(s->o->root_fds[d->root], ".", OPEN_DIR_FLAGS);
+		else
+			fd = openat(fd, d->parent == NO_PARENT ? path : path + d->name,
+				    OPEN_DIR_FLAGS);
 		if (fd < 0)
 			return -errno;
 		slot_set(s, k, fd);
@@ -447,9 +453,11 @@ scan_list(struct scan *s, size_t i)
 			}
 			/*
 			 * Overflow only when there is an entry the cap leaves
-			 * unread: a tree of exactly max_entries is complete.
+			 * unread: a tree of exactly max_entries is complete.  A
+			 * root's own entries are all read, cap or not: a flood
+			 * there must not hide a dotfile from the scan.
 			 */
-			if (s->visited == s->limit) {
+			if (s->visited >= s->limit && s->dirs[i].depth > 0) {
 				s->overflowed = true;
 				s->cut = i;
 				return scan_queue_kids(s);
@@ -533,8 +541,12 @@ scan_add_roots(struct scan *s, const char *const *roots, size_t n_roots)
 		    RESERVE(s->text, s->text_len + len + 1, s->text_cap) < 0)
 			return scan_nomem(s);
 		memcpy(s->text + s->text_len, roots[i], len + 1);
-		s->dirs[s->n_dirs++] = (struct dir_rec){
-		    .path = s->text_len, .len = len, .name = 0, .parent = NO_PARENT, .depth = 0};
+		s->dirs[s->n_dirs++] = (struct dir_rec){.path = s->text_len,
+							.len = len,
+							.name = 0,
+							.parent = NO_PARENT,
+							.depth = 0,
+							.root = i};
 		s->text_len += len + 1;
 		s->roots[s->n_roots++] = roots[i];
 	}
@@ -572,15 +584,14 @@ scan_export(struct scan *s, const struct offsets *list, bool keep_order, const c
 
 /* Directories left unlisted, in the order the scan would have reached them. */
 static int
-scan_collect_unfinished(struct scan *s, struct offsets *list, size_t *total)
+scan_collect_unfinished(struct scan *s, struct offsets *list)
 {
-	*total = 1 + (s->n_dirs - s->head) + (s->n_later - s->later_head);
 	if (scan_push_offset(s, list, s->dirs[s->cut].path) < 0)
 		return -1;
-	for (size_t i = s->head; i < s->n_dirs && list->n < UNFINISHED_SHOWN; i++)
+	for (size_t i = s->head; i < s->n_dirs; i++)
 		if (scan_push_offset(s, list, s->dirs[i].path) < 0)
 			return -1;
-	for (size_t i = s->later_head; i < s->n_later && list->n < UNFINISHED_SHOWN; i++)
+	for (size_t i = s->later_head; i < s->n_later; i++)
 		if (scan_push_offset(s, list, s->later[i].path) < 0)
 			return -1;
 	return 0;
@@ -597,15 +608,15 @@ scan_error_overflow(struct scan *s, const struct scan_result *r)
 	snprintf(s->err, s->errlen,
 		 "dotfile scan stopped after %" PRIu64
 		 " entries (cwd_hidden_scan_max_entries) with %zu director%s unscanned: ",
-		 s->visited, r->n_unfinished_total, r->n_unfinished_total == 1 ? "y" : "ies");
-	for (size_t i = 0; i < r->n_unfinished; i++) {
+		 s->visited, r->n_unfinished, r->n_unfinished == 1 ? "y" : "ies");
+	for (size_t i = 0; i < r->n_unfinished && i < UNFINISHED_SHOWN; i++) {
 		len = strlen(s->err);
 		snprintf(s->err + len, s->errlen - len, "%s%s", i ? ", " : "", r->unfinished[i]);
 	}
 	len = strlen(s->err);
-	if (r->n_unfinished_total > r->n_unfinished)
+	if (r->n_unfinished > UNFINISHED_SHOWN)
 		snprintf(s->err + len, s->errlen - len, " and %zu more",
-			 r->n_unfinished_total - r->n_unfinished);
+			 r->n_unfinished - UNFINISHED_SHOWN);
 	len = strlen(s->err);
 	snprintf(s->err + len, s->errlen - len,
 		 "; raise cwd_hidden_scan_max_entries or set cwd_hidden_scan_overflow: unlimited");
@@ -631,7 +642,7 @@ scan_finish(struct scan *s, struct scan_result *r)
 		if (n == 0 || strcmp(r->hits[n - 1].path, r->hits[i].path) != 0)
 			r->hits[n++] = r->hits[i];
 	r->n_hits = n;
-	if (s->overflowed && scan_collect_unfinished(s, &unfinished, &r->n_unfinished_total) < 0)
+	if (s->overflowed && scan_collect_unfinished(s, &unfinished) < 0)
 		goto out;
 	if (scan_export(s, &s->symlinks, false, &r->skipped_symlinks, &r->n_skipped_symlinks) < 0 ||
 	    scan_export(s, &s->unreadable, false, &r->unreadable, &r->n_unreadable) < 0 ||

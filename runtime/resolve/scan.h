@@ -9,7 +9,10 @@
  * The walk never follows a symbolic link, never descends into an entry it
  * reports, and visits node_modules, .venv and .mypy_cache directories only
  * after everything else, so that a capped scan spends its budget on the
- * project's own files.  It depends on libc alone.
+ * project's own files.  The top level of every root is read in full
+ * whatever the cap: a flood of entries there cannot push a secret beside
+ * them out of the scan; the cap stops the walk below.  It depends on libc
+ * alone.
  */
 #ifndef OMNIBOX_SCAN_H
 #define OMNIBOX_SCAN_H
@@ -31,6 +34,10 @@ struct scan_options {
 	bool recursive;	      /* false: only the immediate children of each root */
 	uint64_t max_entries; /* > 0 unless overflow is SCAN_UNLIMITED */
 	enum scan_overflow_mode overflow;
+	/* Optional, one per root: a descriptor on it (O_PATH will do), read
+	 * instead of the path, so the tree scanned is the tree mounted; -1 or
+	 * a NULL array: open the root by its path. */
+	const int *root_fds;
 };
 
 enum scan_kind { SCAN_DIR, SCAN_FILE, SCAN_OTHER /* socket, fifo, device */ };
@@ -57,9 +64,8 @@ struct scan_result {
 	size_t n_skipped_roots;
 	bool overflowed;	 /* the cap stopped the scan */
 	uint64_t visited;	 /* directory entries read, "." and ".." excluded */
-	const char **unfinished; /* on overflow: the first directories left unlisted... */
-	size_t n_unfinished;
-	size_t n_unfinished_total; /* ...and how many there were in all */
+	const char **unfinished; /* on overflow: every directory not listed to its end, */
+	size_t n_unfinished;	 /* in the order the scan would have reached them */
 	char *text;		   /* private: the storage behind every path above */
 };
 

@@ -18,7 +18,7 @@
 
 #include "compiler/policy.h"
 #include "runtime/egress/credentials.h"
-#include "runtime/resolve/resolve.h"
+#include "runtime/resolve/host.h"
 
 static struct arena *arena;
 static char home[64];

@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,9 @@
 #include <unistd.h>
 
 #include "compiler/policy.h"
+#include "runtime/resolve/host.h"
 #include "runtime/resolve/resolve.h"
+#include "runtime/resolve/walk.h"
 
 static char root[256];
 
@@ -78,7 +81,7 @@ launch(const char *yaml, const char *const *command, bool placeholders)
 	rq.launch_dir = at("ws");
 	rq.home = at("home");
 	rq.scratch = at("scratch");
-	rq.init = "/usr/libexec/omnibox-init";
+	rq.target = LAUNCH_LINUX;
 	rq.command = (char *const *)command; /* only read */
 	rq.n_command = 0;
 	while (command && command[rq.n_command])
@@ -89,32 +92,70 @@ launch(const char *yaml, const char *const *command, bool placeholders)
 	rq.status_fd = -1;
 	l.rc = launch_resolve(l.a, &rq, &l.plan, l.err, sizeof(l.err));
 	if (l.rc == 0)
-		bwrap_build(l.plan.policy, &l.plan.ctx, NULL, &l.argv, NULL);
+		bwrap_build(l.plan.policy, &l.plan.ctx, NULL, &l.argv, NULL, NULL);
 	return l;
 }
 
 static void
 launch_free(struct launch *l)
 {
-	if (l->rc == 0)
+	if (l->rc == 0) {
+		launch_plan_close(&l->plan);
 		launch_cleanup(&l->plan);
+	}
 	tb_free(&l->argv);
 	arena_free(l->a);
 }
 
-/* Position of the lines "FLAG\nSRC\nDST" in the argv text, or -1. */
+/*
+ * Position of the lines "FLAG\nSRC\nDST" in the argv text, or -1.  For the
+ * descriptor flags (--bind-fd, --ro-bind-fd) SRC is NULL: any descriptor.
+ */
 static long
 mount_at(const struct launch *l, const char *flag, const char *src, const char *dst)
 {
 	char want[2048];
 	const char *p;
 
+	if (!src) {
+		snprintf(want, sizeof(want), "\n%s\n", flag);
+		for (p = strstr(l->argv.data, want); p; p = strstr(p + 1, want)) {
+			const char *fd = p + strlen(want), *nl = strchr(fd, '\n');
+
+			if (nl && !strncmp(nl + 1, dst, strlen(dst)) && nl[1 + strlen(dst)] == '\n')
+				return p - l->argv.data;
+		}
+		return -1;
+	}
 	if (dst)
 		snprintf(want, sizeof(want), "\n%s\n%s\n%s\n", flag, src, dst);
 	else
 		snprintf(want, sizeof(want), "\n%s\n%s\n", flag, src);
 	p = strstr(l->argv.data, want);
 	return p ? p - l->argv.data : -1;
+}
+
+/* The grant of PATH in L's plan, or NULL. */
+static const struct bwrap_grant *
+grant_of(const struct launch *l, const char *path)
+{
+	for (size_t i = 0; i < l->plan.ctx.n_grants; i++)
+		if (!strcmp(l->plan.ctx.grants[i].path, path))
+			return &l->plan.ctx.grants[i];
+	return NULL;
+}
+
+static char *
+yaml_printf(const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	return s;
 }
 
 TestSuite(resolve, .init = setup_tree, .fini = teardown_tree);
@@ -124,11 +165,12 @@ Test(resolve, canonical_paths_follow_symlinks_and_keep_missing_tails)
 	struct arena *a = arena_new();
 	char *real = realpath(at("real"), NULL);
 
-	cr_expect_str_eq(resolve_canonical(a, at("ws/link/x/../y")), arena_printf(a, "%s/y", real));
-	cr_expect_str_eq(resolve_canonical(a, at("ws/missing/../src")),
-			 resolve_canonical(a, at("ws/src")));
-	cr_expect_str_eq(resolve_canonical(a, "/../.."), "/");
-	cr_expect_null(resolve_canonical(a, "relative"));
+	/* ".." as written applies to the path as written. */
+	cr_expect_str_eq(walk_canonical(a, at("ws/link/x/../y")), arena_printf(a, "%s/y", real));
+	cr_expect_str_eq(walk_canonical(a, at("ws/missing/../src")),
+			 walk_canonical(a, at("ws/src")));
+	cr_expect_str_eq(walk_canonical(a, "/../.."), "/");
+	cr_expect_null(walk_canonical(a, "relative"));
 	free(real);
 	arena_free(a);
 }
@@ -145,8 +187,8 @@ Test(resolve, grants_come_ancestors_first_and_masks_last)
 		cr_assert_fail();
 	l = launch(yaml, cmd, false);
 	cr_assert_eq(l.rc, 0, "%s", l.err);
-	ws = mount_at(&l, "--ro-bind", l.plan.workspace, l.plan.workspace);
-	src = mount_at(&l, "--bind-try", at("ws/src"), at("ws/src"));
+	ws = mount_at(&l, "--ro-bind-fd", NULL, l.plan.workspace);
+	src = mount_at(&l, "--bind-fd", NULL, at("ws/src"));
 	env = mount_at(&l, "--ro-bind", "/dev/null", at("ws/.env"));
 	aws = mount_at(&l, "--tmpfs", at("ws/.aws"), NULL);
 	cr_assert(ws >= 0 && src >= 0 && env >= 0 && aws >= 0, "%s", l.argv.data);
@@ -172,9 +214,16 @@ Test(resolve, a_dotfile_named_in_a_grant_is_not_masked)
 	cr_assert_eq(l.rc, 0, "%s", l.err);
 	cr_expect_lt(mount_at(&l, "--tmpfs", at("ws/.aws"), NULL), 0, "%s", l.argv.data);
 	/* .config stays hidden, and the grant inside it is bound again after. */
-	cr_expect_gt(mount_at(&l, "--ro-bind", at("ws/.config/gh"), at("ws/.config/gh")),
-		     mount_at(&l, "--tmpfs", at("ws/.config"), NULL));
-	cr_expect_geq(mount_at(&l, "--ro-bind-try", at("home/.ssh"), at("home/.ssh")), 0);
+	{
+		long mask = mount_at(&l, "--tmpfs", at("ws/.config"), NULL);
+		const char *again = strstr(l.argv.data + (mask > 0 ? mask : 0),
+					   "granted explicitly inside a hidden dotfile directory\n"
+					   "--ro-bind-fd\n");
+
+		cr_expect(mask > 0 && again && strstr(again, at("ws/.config/gh")), "%s",
+			  l.argv.data);
+	}
+	cr_expect_geq(mount_at(&l, "--ro-bind-fd", NULL, at("home/.ssh")), 0);
 	cr_expect_lt(mount_at(&l, "--tmpfs", at("home/.ssh"), NULL), 0, "%s", l.argv.data);
 	launch_free(&l);
 	free(yaml);
@@ -228,7 +277,7 @@ Test(resolve, the_command_directory_is_bound_or_the_launch_refused)
 	char *dir = realpath(at("opt/tool"), NULL);
 
 	cr_assert_eq(l.rc, 0, "%s", l.err);
-	cr_expect_geq(mount_at(&l, "--ro-bind", dir, dir), 0, "%s", l.argv.data);
+	cr_expect_geq(mount_at(&l, "--ro-bind-fd", NULL, dir), 0, "%s", l.argv.data);
 	cr_expect_str_eq(l.plan.argv[0], "run");
 	launch_free(&l);
 
@@ -240,7 +289,7 @@ Test(resolve, the_command_directory_is_bound_or_the_launch_refused)
 
 	l = launch("os_env: {}\n", missing, false);
 	cr_expect_eq(l.rc, -1);
-	cr_expect_str_eq(l.err, "command 'no-such-command' not found in PATH");
+	cr_expect_str_eq(l.err, "command 'no-such-command' not found on PATH");
 	launch_free(&l);
 	free(dir);
 }
@@ -277,4 +326,169 @@ Test(resolve, the_environment_is_rebuilt_from_the_allow_list)
 	cr_expect(tmpdir);
 	cr_expect(keep);
 	launch_free(&l);
+}
+
+/* ---- what the agent may have planted ---------------------------------------------- */
+
+Test(resolve, a_grant_replaced_by_a_symlink_out_of_the_writable_workspace_is_refused)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	struct launch l;
+
+	cr_assert_eq(symlink("/", at("ws/docs")), 0);
+	l = launch("os_env:\n  sandbox:\n    write_paths: [.]\n    read_paths: [docs]\n", cmd,
+		   false);
+	cr_expect_eq(l.rc, -1, "%s", l.argv.data);
+	cr_expect(strstr(l.err, "t.yaml:4: read_paths ") && strstr(l.err, "/ws/docs -> /") &&
+		      strstr(l.err, "leads out of "),
+		  "%s", l.err);
+	launch_free(&l);
+	/* Through a parent, to the home directory. */
+	unlink(at("ws/docs"));
+	cr_assert_eq(symlink(at("home"), at("ws/up")), 0);
+	l = launch("os_env:\n  sandbox:\n    write_paths: [., up/code]\n", cmd, false);
+	cr_expect_eq(l.rc, -1);
+	cr_expect(strstr(l.err, "t.yaml:3: write_paths ") && strstr(l.err, "/ws/up -> "), "%s",
+		  l.err);
+	launch_free(&l);
+}
+
+Test(resolve, a_symlink_that_stays_inside_the_writable_root_is_followed)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	struct launch l;
+
+	cr_assert_eq(symlink("src", at("ws/code")), 0);
+	l = launch("os_env:\n  sandbox:\n    write_paths: [.]\n    read_paths: [code]\n", cmd,
+		   false);
+	cr_assert_eq(l.rc, 0, "%s", l.err);
+	cr_expect_not_null(grant_of(&l, at("ws/src")), "%s", l.argv.data);
+	launch_free(&l);
+}
+
+Test(resolve, a_grant_that_reaches_root_or_home_through_a_link_is_refused_even_outside)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	char *yaml = yaml_printf("os_env:\n  sandbox:\n    read_paths: ['%s']\n", at("opt/h"));
+	struct launch l;
+
+	/* A link the agent cannot write (the workspace is read-only), to the home. */
+	cr_assert_eq(symlink(at("home"), at("opt/h")), 0);
+	l = launch(yaml, cmd, false);
+	cr_expect_eq(l.rc, -1);
+	cr_expect(strstr(l.err, "resolves through a symlink to ") &&
+		      strstr(l.err, "never grants /, a home directory"),
+		  "%s", l.err);
+	launch_free(&l);
+	/* Named as it is, the home is the user's choice. */
+	l = launch("os_env:\n  sandbox:\n    read_paths: [~/]\n", cmd, false);
+	cr_expect_eq(l.rc, 0, "%s", l.err);
+	launch_free(&l);
+	free(yaml);
+}
+
+Test(resolve, every_mount_source_is_a_descriptor_on_the_checked_object)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	struct launch l = launch("os_env:\n  sandbox:\n    write_paths: [src]\n", cmd, false);
+	const struct bwrap_grant *g;
+	struct stat by_fd, by_path;
+
+	cr_assert_eq(l.rc, 0, "%s", l.err);
+	g = grant_of(&l, at("ws/src"));
+	cr_assert_not_null(g);
+	cr_assert_geq(g->fd, 0);
+	cr_expect_eq(fstat(g->fd, &by_fd), 0);
+	cr_expect_eq(stat(at("ws/src"), &by_path), 0);
+	cr_expect(by_fd.st_ino == by_path.st_ino && by_fd.st_dev == by_path.st_dev);
+	cr_expect(fcntl(g->fd, F_GETFD) & FD_CLOEXEC, "held close-on-exec until the launch");
+	/* Swapped after the check, the descriptor still names what was checked. */
+	cr_assert_eq(rename(at("ws/src"), at("ws/src.old")), 0);
+	cr_assert_eq(symlink("/", at("ws/src")), 0);
+	cr_expect_eq(fstat(g->fd, &by_fd), 0);
+	cr_expect_eq(by_fd.st_ino, by_path.st_ino);
+	launch_free(&l);
+	unlink(at("ws/src"));
+	rename(at("ws/src.old"), at("ws/src"));
+}
+
+Test(resolve, a_placeholder_whose_parent_was_repointed_leaves_the_host_file_alone)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	struct launch l;
+	int fd;
+
+	l = launch("os_env:\n  sandbox:\n    write_paths: [.]\n    mask_paths: [box/secret.key]\n",
+		   cmd, true);
+	cr_assert_eq(l.rc, 0, "%s", l.err);
+	cr_assert_eq(access(at("ws/box"), F_OK), 0, "no placeholder");
+	/* The agent moves the placeholder away and points its name at a host
+	 * directory that holds a file of the same shape (an empty one). */
+	cr_assert_eq(rename(at("ws/box"), at("ws/box.moved")), 0);
+	cr_assert_eq(symlink(at("real"), at("ws/box")), 0);
+	fd = open(at("real/keep"), O_CREAT | O_WRONLY, 0644);
+	close(fd);
+	launch_free(&l);
+	cr_expect_eq(access(at("real/keep"), F_OK), 0, "a host file was removed");
+	cr_expect_eq(access(at("real"), F_OK), 0, "the host directory was removed");
+	cr_expect_eq(access(at("ws/box.moved"), F_OK), 0,
+		     "what the agent moved is the agent's: nothing to remove by path");
+}
+
+Test(resolve, a_mask_through_a_planted_link_is_refused)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	struct launch l;
+
+	cr_assert_eq(symlink("/etc", at("ws/conf")), 0);
+	l = launch("os_env:\n  sandbox:\n    write_paths: [.]\n    mask_paths: [conf/x.key]\n", cmd,
+		   true);
+	cr_expect_eq(l.rc, -1);
+	cr_expect(strstr(l.err, "t.yaml:4: mask_paths ") && strstr(l.err, "/ws/conf -> /etc"), "%s",
+		  l.err);
+	launch_free(&l);
+}
+
+Test(resolve, a_terminal_cwd_is_its_own_workspace_or_inside_it_with_the_override)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	static const char yaml[] = "os_env: {}\nterminals:\n  fixed:\n    command: sh\n"
+				   "  free:\n    command: sh\n    allow_cwd_override: true\n";
+	struct launch_request rq = {0};
+	struct launch_plan plan;
+	struct arena *a = arena_new();
+	struct diag d;
+	struct policy *p;
+	char err[1024];
+	char *env[] = {NULL};
+
+	diag_init(&d, a, "t.yaml", yaml, strlen(yaml));
+	p = policy_compile(a, &d, "t.yaml", yaml, strlen(yaml));
+	cr_assert_not_null(p);
+	rq.target = LAUNCH_LINUX;
+	rq.launch_dir = at("ws");
+	rq.home = at("home");
+	rq.scratch = at("scratch");
+	rq.command = (char *const *)cmd;
+	rq.n_command = 1;
+	rq.environ = env;
+	rq.seccomp_fd = rq.status_fd = -1;
+	rq.policy = policy_select_terminal(a, &d, p, "fixed");
+	rq.cwd = at("ws");
+	cr_expect_eq(launch_resolve(a, &rq, &plan, err, sizeof(err)), 0, "%s", err);
+	launch_plan_close(&plan);
+	rq.cwd = ".";
+	cr_expect_eq(launch_resolve(a, &rq, &plan, err, sizeof(err)), 0, "%s", err);
+	launch_plan_close(&plan);
+	rq.cwd = "src";
+	cr_expect_eq(launch_resolve(a, &rq, &plan, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "does not allow a cwd override"), "%s", err);
+	rq.policy = policy_select_terminal(a, &d, p, "free");
+	cr_expect_eq(launch_resolve(a, &rq, &plan, err, sizeof(err)), 0, "%s", err);
+	cr_expect_str_eq(plan.workspace, walk_canonical(a, at("ws/src")));
+	launch_plan_close(&plan);
+	rq.cwd = at("home");
+	cr_expect_eq(launch_resolve(a, &rq, &plan, err, sizeof(err)), -1);
+	cr_expect(strstr(err, "is outside the workspace"), "%s", err);
+	arena_free(a);
 }

@@ -331,7 +331,7 @@ Test(scan, deferred_directories_wait_for_the_main_queue)
 	run(&o);
 	cr_assert(res.overflowed);
 	cr_assert_str_eq(paths(res.unfinished, res.n_unfinished), "lib src .venv node_modules");
-	cr_assert_eq(res.n_unfinished_total, 4);
+	cr_assert_eq(res.n_unfinished, 4);
 }
 
 Test(scan, cap_with_warn_returns_the_partial_list)
@@ -345,7 +345,7 @@ Test(scan, cap_with_warn_returns_the_partial_list)
 	cr_assert_eq(res.visited, 3);
 	cr_assert_str_eq(hits(&res), ".env");
 	cr_assert_str_eq(paths(res.unfinished, res.n_unfinished), "a b");
-	cr_assert_eq(res.n_unfinished_total, 2);
+	cr_assert_eq(res.n_unfinished, 2);
 }
 
 Test(scan, cap_with_error_fails_and_names_what_was_left)
@@ -385,6 +385,49 @@ Test(scan, unfinished_list_names_ten_and_counts_the_rest)
 	cr_assert(strstr(err, "with 12 directories unscanned: ") != NULL, "%s", err);
 	cr_assert(strstr(err, "/d09 and 2 more; raise") != NULL, "%s", err);
 	cr_assert_null(strstr(err, "/d10"), "%s", err);
+}
+
+Test(scan, a_flood_at_the_top_level_is_read_in_full_whatever_the_cap)
+{
+	struct scan_options o = options(false);
+
+	files(".", 300);
+	tree(".aws-credentials .ssh-key zzz/.env");
+	o.max_entries = 50;
+	o.overflow = SCAN_ERROR;
+	run(&o);
+	cr_assert_not(res.overflowed, "a top level alone never overflows");
+	cr_assert_str_eq(hits(&res), ".aws-credentials .ssh-key");
+	cr_assert_eq(res.visited, 303);
+	o.recursive = true;
+	o.overflow = SCAN_WARN;
+	scan_result_free(&res);
+	run(&o);
+	cr_assert(res.overflowed, "the cap stops the walk below the top level");
+	cr_assert_str_eq(hits(&res), ".aws-credentials .ssh-key");
+	cr_assert_str_eq(paths(res.unfinished, res.n_unfinished), "zzz");
+}
+
+Test(scan, a_root_descriptor_is_read_instead_of_its_path)
+{
+	struct scan_options o = options(false);
+	char moved[PATH_MAX + 8];
+	const char *roots[] = {tmp};
+	int fd;
+
+	tree(".env");
+	fd = open(tmp, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(fd, 0);
+	/* The path now names an empty directory; the descriptor, the old one. */
+	snprintf(moved, sizeof(moved), "%s.moved", tmp);
+	cr_assert_eq(rename(tmp, moved), 0);
+	cr_assert_eq(mkdir(tmp, 0700), 0);
+	o.root_fds = &fd;
+	cr_assert_eq(scan_run(roots, 1, &o, &res, err, sizeof(err)), 0, "%s", err);
+	cr_assert_str_eq(hits(&res), ".env");
+	close(fd);
+	rmdir(tmp);
+	cr_assert_eq(rename(moved, tmp), 0);
 }
 
 Test(scan, reaching_the_cap_exactly_is_not_an_overflow)

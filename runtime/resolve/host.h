@@ -1,0 +1,53 @@
+/*
+ * host.h - what a launch makes on the host, and how it goes away.
+ *
+ * The scratch dir and the placeholders for missing mask_paths are made
+ * through a descriptor on their directory, and removed through that same
+ * descriptor, only while the name still holds the inode that was made:
+ * never through a path, which the agent could have re-pointed by
+ * replacing a parent with a symlink in the meantime.
+ */
+#ifndef OMNIBOX_HOST_H
+#define OMNIBOX_HOST_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "compiler/arena.h"
+
+struct host_entry {
+	int dirfd;	  /* its directory, held since it was made */
+	const char *name; /* its name in that directory */
+	const char *path; /* for messages */
+	dev_t dev;
+	ino_t ino;
+	bool is_dir;
+};
+
+/*
+ * A new private (0700) directory PARENT/omnibox-XXXXXX, made by mkdirat()
+ * under a descriptor on PARENT.  Returns 0, or -1 with errno.
+ */
+int host_scratch_create(struct arena *a, const char *parent, struct host_entry *out);
+
+/* An empty placeholder NAME (a directory when IS_DIR) in DIRFD, which it keeps. */
+int host_placeholder_make(struct arena *a, int dirfd, const char *name, const char *path,
+			  bool is_dir, struct host_entry *out);
+
+/*
+ * Remove E: a scratch dir with all it holds, a placeholder only while it is
+ * still empty.  Nothing happens when the name no longer holds E's inode.
+ * Closes E's descriptor unless KEEP.  Returns 0 or -errno.
+ */
+int host_remove(struct host_entry *e, bool tree, bool keep);
+
+/*
+ * Remove the directory tree NAME in DIRFD without following symlinks,
+ * making unreadable directories readable first.  Returns 0 or -errno.
+ */
+int rmtree_at(int dirfd, const char *name);
+
+/* rmtree_at(AT_FDCWD, PATH), for trees nobody else writes (tests). */
+int rmtree(const char *path);
+
+#endif
