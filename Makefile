@@ -197,6 +197,10 @@ check-cli: $(COMPILE)
 check-linux: $(RUN) $(INIT) $(PROBE)
 	tests/linux/acceptance.sh $(B)
 
+# The agent as the adversary: each move against a real launch, the host checked.
+check-attacks: $(COMPILE) $(RUN) $(INIT) $(PROBE)
+	tests/linux/attacks.sh $(B)
+
 # The test servers behind the egress proxy.
 $(B)/tests/proxy/upstream: tests/proxy/upstream.c
 	@mkdir -p $(@D)
@@ -260,7 +264,7 @@ bench-deps:
 	@.ci/install-deps tinyproxy hyperfine
 
 check: deps
-	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-proxy \
+	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-attacks check-proxy \
 		check-egress check-darwin check-install check-windows
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------

@@ -438,6 +438,7 @@ resolve_request(const struct options *o, const struct policy *p, struct arena *a
 	rq->environ = environ;
 	rq->seccomp_fd = -1;
 	rq->status_fd = -1;
+	rq->ready_fd = -1;
 }
 
 /* --resolve: the launch omnibox-run would execute here, as --dry-run prints it

@@ -38,6 +38,7 @@ bwrap_context_symbolic(struct bwrap_context *c)
 	c->init_fd = -1;
 	c->seccomp_fd = -1;
 	c->status_fd = -1;
+	c->ready_fd = -1;
 	c->exec_path = "{EXEC}";
 }
 
@@ -376,6 +377,10 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 		  {"--rlimit-nproc", &l->processes}};
 	char num[32];
 
+	if (c->ready_fd >= 0)
+		snprintf(num, sizeof(num), "%d", c->ready_fd);
+	comment(o, "omnibox-init says here that the sandbox is set up, then closes it");
+	args3(o, "--ready-fd", c->ready_fd >= 0 ? num : "{READY_FD}", NULL);
 	args3(o, "--exec", c->exec_path, NULL);
 	if (sb->n_egress) {
 		char sock[1024];

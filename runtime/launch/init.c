@@ -3,13 +3,15 @@
  *
  *   omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-as BYTES]
  *                [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]
- *                [--fs-write PATH]... [--scope] -- ARGV...
+ *                [--fs-write PATH]... [--scope] [--ready-fd FD] -- ARGV...
  *
  * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1),
  * already under the seccomp filter.  It closes every descriptor but 0, 1
  * and 2 (nothing a caller left open reaches the agent), adds the Landlock
  * layer (landlock.h: writes only below the --fs-write paths; with --scope,
- * abstract Unix sockets and signals kept inside), starts the agent, passes
+ * abstract Unix sockets and signals kept inside), writes a byte to the
+ * --ready-fd pipe (omnibox-run's proof that bwrap's setup succeeded) and
+ * closes it, starts the agent, passes
  * on the signals omnibox-run forwards, reaps orphans, and exits with the
  * agent's status (128+N for a signal).  When it exits, the kernel kills
  * everything left in the namespace: an agent cannot leave a daemon behind.
@@ -66,7 +68,7 @@ usage(void)
 {
 	fputs("usage: omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-as BYTES]\n"
 	      "                    [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]\n"
-	      "                    [--fs-write PATH]... [--scope] -- ARGV...\n"
+	      "                    [--fs-write PATH]... [--scope] [--ready-fd FD] -- ARGV...\n"
 	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
 	      stderr);
 	exit(125);
@@ -124,13 +126,18 @@ main(int argc, char **argv)
 	const char **writable = calloc((size_t)argc, sizeof(*writable));
 	size_t n_writable = 0;
 	bool scope = false, landlock = false;
+	int ready_fd = -1;
 	char err[512];
 	sigset_t set, old;
 	pid_t child;
 	int i;
 
-	/* 0, 1 and 2; nothing else anyone left open goes on to the agent. */
-	fds_keep_only(NULL, 0);
+	/* 0, 1 and 2 (and the ready pipe, until it has served); nothing else
+	 * anyone left open goes on to the agent. */
+	for (i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--ready-fd"))
+			ready_fd = atoi(argv[i + 1]);
+	fds_keep_only(&ready_fd, ready_fd > 2 ? 1 : 0);
 	if (!writable)
 		return 125;
 	for (i = 1; i < argc; i++) {
@@ -150,6 +157,10 @@ main(int argc, char **argv)
 		if (!strcmp(argv[i], "--relay") && i + 2 < argc) {
 			relay_port_arg = argv[++i];
 			relay_socket = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--ready-fd") && i + 1 < argc) {
+			i++;
 			continue;
 		}
 		if (!strcmp(argv[i], "--fs-write") && i + 1 < argc) {
@@ -185,6 +196,11 @@ main(int argc, char **argv)
 		return 125;
 	}
 	free(writable);
+	/* The sandbox is set up: from here on a failure is the command's. */
+	if (ready_fd > 2) {
+		(void)!write(ready_fd, "1", 1);
+		close(ready_fd);
+	}
 
 	/*
 	 * The egress relay listens before the agent exists, so its first

@@ -389,17 +389,18 @@ bwrap_argv(const struct textbuf *tail, const char *args_fd)
 
 /* Every descriptor bwrap is handed on purpose: the rest is closed before it runs. */
 static size_t
-bwrap_fds(const struct launch_plan *plan, int args_fd, int seccomp_fd, int status_fd, int **out)
+bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 {
 	const struct bwrap_context *c = &plan->ctx;
-	int *v = calloc(4 + c->n_grants + c->n_reexpose + c->n_command_dirs, sizeof(*v));
+	int *v = calloc(5 + c->n_grants + c->n_reexpose + c->n_command_dirs, sizeof(*v));
 	size_t n = 0;
 
 	if (!v)
 		die("out of memory");
 	v[n++] = args_fd;
-	v[n++] = seccomp_fd;
-	v[n++] = status_fd;
+	v[n++] = c->seccomp_fd;
+	v[n++] = c->status_fd;
+	v[n++] = c->ready_fd;
 	v[n++] = c->init_fd;
 	for (size_t i = 0; i < c->n_grants; i++)
 		v[n++] = c->grants[i].fd;
@@ -435,7 +436,7 @@ bwrap_hint(const char *bwrap)
 
 static int
 run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *plan,
-	  const struct textbuf *tail, int args_fd, int seccomp_fd, int status_pipe[2],
+	  const struct textbuf *tail, int args_fd, int status_pipe[2], int ready_pipe[2],
 	  const char *cgroup)
 {
 	static const int forward[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,
@@ -448,7 +449,7 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 
 	snprintf(fdbuf, sizeof(fdbuf), "%d", args_fd);
 	argv = bwrap_argv(tail, fdbuf);
-	n_keep = bwrap_fds(plan, args_fd, seccomp_fd, status_pipe[1], &keep);
+	n_keep = bwrap_fds(plan, args_fd, &keep);
 
 	st.base = base;
 	st.status_fd = status_pipe[0];
@@ -486,6 +487,7 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 	}
 	free(keep);
 	close(status_pipe[1]);
+	close(ready_pipe[1]);
 	while (!st.done)
 		if (event_base_loop(st.base, EVLOOP_ONCE) < 0)
 			break;
@@ -495,6 +497,17 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 	for (size_t i = 0; i < n_evs; i++)
 		event_free(evs[i]);
 	free(argv);
+	/*
+	 * bwrap reports the child's PID before that child sets up the mounts;
+	 * only omnibox-init's byte on the ready pipe says the setup worked.
+	 * Without it, whatever bwrap exited with, nothing of the agent ran.
+	 */
+	{
+		char c;
+
+		if (read(ready_pipe[0], &c, 1) != 1)
+			st.sandbox_pid = 0;
+	}
 	if (!st.sandbox_pid) {
 		fprintf(stderr,
 			"omnibox-run: bwrap could not set up the sandbox (status %d); "
@@ -875,7 +888,8 @@ main(int argc, char **argv)
 	struct diag d;
 	char launch_dir[PATH_MAX], err[4096], *bwrap, *init, *cgroup = NULL;
 	const char *home, *tmp;
-	int rc, seccomp_fd = -1, args_fd, status_pipe[2] = {-1, -1}, janitor;
+	int rc, seccomp_fd = -1, args_fd, status_pipe[2] = {-1, -1}, ready_pipe[2] = {-1, -1};
+	int janitor;
 	const struct sandbox *sb;
 	struct cred_runtime creds = {0};
 	struct event_base *base;
@@ -953,7 +967,8 @@ main(int argc, char **argv)
 	seccomp_fd = fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
 				      (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
 	if (seccomp_fd < 0 || pipe2(status_pipe, O_CLOEXEC) < 0 ||
-	    fcntl(status_pipe[0], F_SETFL, O_NONBLOCK) < 0)
+	    fcntl(status_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    pipe2(ready_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
 		die("cannot pass the seccomp filter to bwrap: %s", strerror(errno));
 
 	if (sb->n_egress) {
@@ -995,6 +1010,7 @@ main(int argc, char **argv)
 	rq.create_placeholders = !o.dry_run;
 	rq.seccomp_fd = seccomp_fd;
 	rq.status_fd = status_pipe[1];
+	rq.ready_fd = ready_pipe[1];
 	if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0)
 		die("%s; nothing ran", err);
 	undo_plan = &plan;
@@ -1060,7 +1076,7 @@ main(int argc, char **argv)
 	janitor = start_janitor(&scratch, &plan);
 	if (janitor < 0)
 		die("cannot start the cleanup process: %s", strerror(errno));
-	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, seccomp_fd, status_pipe, cgroup);
+	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, status_pipe, ready_pipe, cgroup);
 	launch_plan_close(&plan);
 	if (proxy)
 		proxy_free(proxy);

@@ -904,6 +904,7 @@ fill_context(struct rctx *r)
 	c->n_command_dirs = r->n_command_dirs;
 	c->seccomp_fd = rq->seccomp_fd;
 	c->status_fd = rq->status_fd;
+	c->ready_fd = rq->ready_fd;
 	c->exec_path = r->plan->exec_path;
 	c->proxy_port = rq->proxy_port;
 	c->proxy_socket = rq->proxy_socket

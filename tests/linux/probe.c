@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,9 @@ report(long rc)
 		E(EMFILE)
 		E(ENOMEM)
 		E(EAGAIN)
+		E(EBADF)
+		E(ENOTSOCK)
+		E(EPIPE)
 #undef E
 	default:
 		printf("errno %d\n", errno);
@@ -93,6 +97,50 @@ int80(long nr, long a, long b, long c)
 	return ret;
 }
 #endif
+
+/* A Unix socket address: "@name" is abstract. */
+static socklen_t
+unix_addr(struct sockaddr_un *sun, const char *name)
+{
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	if (name[0] == '@') {
+		size_t n = strlen(name + 1);
+
+		if (n > sizeof(sun->sun_path) - 1)
+			n = sizeof(sun->sun_path) - 1;
+		memcpy(sun->sun_path + 1, name + 1, n);
+		return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
+	}
+	snprintf(sun->sun_path, sizeof(sun->sun_path), "%s", name);
+	return sizeof(*sun);
+}
+
+/* Host side: print "accepted" and every byte received, until killed. */
+static int
+serve_and_print(int fd)
+{
+	char buf[512];
+
+	if (listen(fd, 16) < 0)
+		return report(-1);
+	puts("listening");
+	fflush(stdout);
+	for (;;) {
+		int c = accept(fd, NULL, NULL);
+		ssize_t n;
+
+		if (c < 0)
+			continue;
+		puts("accepted");
+		fflush(stdout);
+		while ((n = read(c, buf, sizeof(buf))) > 0) {
+			printf("received %.*s\n", (int)n, buf);
+			fflush(stdout);
+		}
+		close(c);
+	}
+}
 
 static long
 raw_clone(unsigned long flags)
@@ -218,30 +266,73 @@ main(int argc, char **argv)
 		return report(ioctl(slave, TIOCSTI, &c));
 	}
 	if (!strcmp(what, "connect-unix") && argc > 2) {
-		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		struct sockaddr_un sun;
+		socklen_t len = unix_addr(&sun, argv[2]);
 		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		int rc = connect(fd, (struct sockaddr *)&sun, len);
 
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", argv[2]);
-		return report(connect(fd, (struct sockaddr *)&sun, sizeof(sun)));
+		if (rc == 0 && argc > 3)
+			rc = write(fd, argv[3], strlen(argv[3])) < 0 ? -1 : 0;
+		return report(rc);
 	}
 	if (!strcmp(what, "listen-unix") && argc > 2) {
 		/* Host side: a server the sandbox must not reach.  Runs until killed. */
-		struct sockaddr_un sun = {.sun_family = AF_UNIX};
+		struct sockaddr_un sun;
+		socklen_t len = unix_addr(&sun, argv[2]);
 		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
-		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", argv[2]);
-		unlink(argv[2]);
-		if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(fd, 8) < 0)
+		if (argv[2][0] != '@')
+			unlink(argv[2]);
+		if (bind(fd, (struct sockaddr *)&sun, len) < 0)
 			return report(-1);
-		chmod(argv[2], 0777);
-		puts("listening");
-		fflush(stdout);
-		for (;;) {
-			int c = accept(fd, NULL, NULL);
+		if (argv[2][0] != '@')
+			chmod(argv[2], 0777);
+		return serve_and_print(fd);
+	}
+	if (!strcmp(what, "listen-tcp")) {
+		/* Host side, on a free loopback port it prints first. */
+		struct sockaddr_in sin = {.sin_family = AF_INET};
+		socklen_t len = sizeof(sin);
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
 
-			if (c >= 0)
-				close(c);
+		inet_pton(AF_INET, "127.0.0.1", &sin.sin_addr);
+		if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+		    getsockname(fd, (struct sockaddr *)&sin, &len) < 0)
+			return report(-1);
+		printf("port %u\n", ntohs(sin.sin_port));
+		return serve_and_print(fd);
+	}
+	if (!strcmp(what, "landlock-abi")) {
+		long v = syscall(SYS_landlock_create_ruleset, NULL, 0, 1 /* VERSION */);
+
+		printf("%ld\n", v > 0 ? v : 0);
+		return 0;
+	}
+	if (!strcmp(what, "write-fd") && argc > 2) {
+		return report(write(atoi(argv[2]), "leak\n", 5));
+	}
+	if (!strcmp(what, "swap") && argc > 3) {
+		/* The racer: exchange two names as fast as it can, until killed. */
+		for (;;)
+			if (syscall(SYS_renameat2, AT_FDCWD, argv[2], AT_FDCWD, argv[3],
+				    2 /* RENAME_EXCHANGE */) < 0)
+				return report(-1);
+	}
+	if (!strcmp(what, "mkfiles") && argc > 3) {
+		/* N empty files in DIR, quickly (a flood). */
+		int dir = open(argv[2], O_RDONLY | O_DIRECTORY), n = atoi(argv[3]);
+		char name[32];
+
+		for (int i = 0; dir >= 0 && i < n; i++) {
+			int fd;
+
+			snprintf(name, sizeof(name), "flood-%07d", i);
+			fd = openat(dir, name, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+			if (fd < 0)
+				return report(-1);
+			close(fd);
 		}
+		return report(dir);
 	}
 	if (!strcmp(what, "alloc") && argc > 2) {
 		/* Touch every page, so the allocation is real. */

@@ -1,0 +1,396 @@
+#!/bin/sh
+# attacks.sh BUILD_DIR - the agent as the adversary, against real launches.
+#
+# Each test plays one move an agent can make (it writes anything its grants
+# allow, between launches as well as during one; it races a launch from a
+# second process; it holds what its caller left open) and then checks the
+# host, not the agent's word.  Real bwrap, real seccomp, real Landlock; as
+# root and as nobody.
+set -u
+
+B=$(cd "$1" && pwd)
+T=$(mktemp -d /tmp/omnibox-attacks.XXXXXX)
+chmod 755 "$T"
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	pkill -f "^$T/.*/probe " 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$T" "$MARKER"
+}
+# A host file outside every grant, readable by all: if it shows inside, the host leaked.
+MARKER=/etc/omnibox-attack-marker-$$
+echo "host-marker-$$" >"$MARKER"
+chmod 644 "$MARKER"
+trap cleanup EXIT INT TERM
+
+. "$(dirname "$0")/../lib.sh"
+
+as_user() {
+	if [ "$who" = root ]; then
+		env -i PATH="$TB:$WS/tools:/usr/bin:/bin" HOME="$H" TMPDIR=/tmp LANG=C.UTF-8 "$@"
+	else
+		runuser -u nobody -- env -i PATH="$TB:$WS/tools:/usr/bin:/bin" HOME="$H" TMPDIR=/tmp \
+			LANG=C.UTF-8 "$@"
+	fi
+}
+
+# run_in POLICY CMD...: CMD in the sandbox of $P/POLICY.yaml from $WS; $out, $rc.
+run_in() {
+	_p=$P/$1.yaml
+	shift
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$_p" -- "$@" 2>&1)
+	rc=$?
+}
+
+policy() {
+	cat >"$P/$1.yaml"
+	chmod 644 "$P/$1.yaml"
+}
+
+# wait_for FILE TEXT: up to 5 s for TEXT to appear in FILE.
+wait_for() {
+	for _ in $(seq 100); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+setup_user() {
+	U=$T/$who
+	H=$U/home
+	WS=$U/ws
+	P=$U/policies
+	TB=$U/bin
+	O=$U/outside # a host directory no policy grants
+	mkdir -p "$H/.ssh" "$WS/docs" "$WS/lib/data" "$WS/tools" "$P" "$TB" "$O/data" "$O/victim/b"
+	echo "host-secret-$who" >"$O/secret.txt"
+	echo "host-data-key" >"$O/data/key"
+	: >"$O/victim/secret.key"
+	echo "ssh-host-key" >"$H/.ssh/id_rsa"
+	echo "doc" >"$WS/docs/README"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-compile" "$B/tests/probe" "$TB/"
+	# The probe the sandbox runs: in the workspace, which it sees.
+	cp "$B/tests/probe" "$WS/tools/"
+	chmod -R a+rX "$U"
+	if [ "$who" = nobody ]; then
+		chown -R nobody:nogroup "$U"
+	fi
+	policy default <<-EOF
+	os_env:
+	  type: caller_process
+	EOF
+	policy write-ws <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	EOF
+	policy write-docs <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    read_paths: [docs]
+	EOF
+	policy write-lib <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [., lib/data]
+	EOF
+	policy egress <<-EOF
+	os_env:
+	  sandbox:
+	    egress_rules: ["GET example.com/"]
+	EOF
+	policy masks <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    mask_paths: [a/b/secret.key, c/secret.key]
+	EOF
+	policy flood-recursive <<-EOF
+	os_env:
+	  sandbox:
+	    cwd_hidden_scan_recursive: true
+	    cwd_hidden_scan_max_entries: 1000
+	EOF
+	policy terminals <<-EOF
+	os_env:
+	  sandbox:
+	    allow_network: false
+	terminals:
+	  fixed:
+	    command: sh
+	    args: [-c, pwd]
+	  free:
+	    command: sh
+	    args: [-c, pwd]
+	    allow_cwd_override: true
+	EOF
+}
+
+# ---- 1. a symlink planted where the next launch resolves a grant ------------
+
+# The agent plants with write access to its workspace (a launch where the grant
+# is no mount point of its own); the launch that resolves the grant is next.
+t_planted_grant_link() {
+	name="a grant replaced by a symlink to / is refused on the next launch"
+	run_in write-ws sh -c 'rm -rf docs && ln -s / docs && echo planted'
+	expect_out "planted"
+	run_in write-docs sh -c "cat docs$O/secret.txt; echo pwned > docs$O/pwned; echo command-ran"
+	expect_rc 125
+	expect_out "write-docs.yaml:4: read_paths $WS/docs goes through the symlink $WS/docs -> /"
+	expect_no_out "host-secret"
+	expect_no_out "command-ran"
+	tests=$((tests + 1))
+	[ ! -e "$O/pwned" ] || fail "the sandbox wrote $O/pwned on the host"
+	name="--dry-run and --resolve refuse the planted link too"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/write-docs.yaml" -- true 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "goes through the symlink $WS/docs -> /"
+	out=$(cd "$WS" && as_user "$TB/omnibox-compile" --resolve "$P/write-docs.yaml" 2>&1)
+	rc=$?
+	expect_rc 65
+	expect_out "goes through the symlink $WS/docs -> /"
+
+	name="a grant replaced by a symlink to \$HOME is refused"
+	rm -f "$WS/docs"
+	run_in write-ws sh -c "ln -s '$H' docs && echo planted"
+	run_in write-docs sh -c 'cat docs/.ssh/id_rsa; echo ran'
+	expect_rc 125
+	expect_out "goes through the symlink $WS/docs -> $H"
+	expect_no_out "ssh-host-key"
+
+	name="a grant reached through a parent the agent replaced is refused"
+	run_in write-ws sh -c "rm -rf lib && ln -s '$O' lib && echo planted"
+	expect_out "planted"
+	run_in write-lib sh -c 'cat lib/data/key; echo pwned > lib/data/pwned; echo ran'
+	expect_rc 125
+	expect_out "goes through the symlink $WS/lib -> $O"
+	expect_no_out "host-data-key"
+	tests=$((tests + 1))
+	[ ! -e "$O/data/pwned" ] || fail "the sandbox wrote through the parent link"
+
+	name="a symlink that stays in the workspace is followed"
+	rm -f "$WS/docs" "$WS/lib"
+	mkdir -p "$WS/lib/data" "$WS/real-docs"
+	echo "inside-doc" >"$WS/real-docs/README"
+	ln -s real-docs "$WS/docs"
+	[ "$who" = nobody ] && chown -R -h nobody:nogroup "$WS"
+	run_in write-docs cat docs/README
+	expect_rc 0
+	expect_out "inside-doc"
+	rm -f "$WS/docs"
+	mkdir -p "$WS/docs"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/docs"
+}
+
+# ---- 2. a second process racing the launch ----------------------------------
+
+t_race() {
+	name="a swapper racing 200 launches never exposes a host path"
+	ln -s / "$WS/rootlink"
+	[ "$who" = nobody ] && chown -h nobody:nogroup "$WS/rootlink"
+	as_user "$TB/probe" swap "$WS/docs" "$WS/rootlink" >/dev/null 2>&1 &
+	pids="$pids $!"
+	leaks=0
+	other=
+	ran=0
+	refused=0
+	for _ in $(seq 200); do
+		out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/write-docs.yaml" -- \
+			sh -c "cat docs$O/secret.txt docs$MARKER $MARKER 2>/dev/null; echo x > docs$O/raced; true" 2>&1)
+		case $? in
+		0) ran=$((ran + 1)) ;;
+		125) refused=$((refused + 1)) ;;
+		*) other="$other
+$out" ;;
+		esac
+		case $out in
+		*host-secret* | *host-marker*) leaks=$((leaks + 1)) ;;
+		esac
+	done
+	tests=$((tests + 1))
+	pgrep -f "^$TB/probe swap" >/dev/null || fail "the swapper was not racing to the end"
+	pkill -f "^$TB/probe swap" 2>/dev/null
+	sleep 0.1
+	# Put the workspace back the way it was, whichever way round the race left it.
+	if [ -L "$WS/docs" ]; then
+		mv "$WS/docs" "$WS/docs.link" && mv "$WS/rootlink" "$WS/docs" && mv "$WS/docs.link" "$WS/rootlink"
+	fi
+	rm -f "$WS/rootlink"
+	echo "    [$who] 200 racing launches: $ran ran, $refused refused, $leaks exposed the host"
+	expect_eq "launches that exposed a host file" "$leaks" 0
+	tests=$((tests + 1))
+	[ ! -e "$O/raced" ] || fail "a racing launch wrote $O/raced on the host"
+	out=$other
+	expect_eq "launches that neither ran nor refused" "$((ran + refused))" 200
+}
+
+# ---- 3. descriptors the caller left open ------------------------------------
+
+t_inherited_fds() {
+	"$TB/probe" listen-tcp >"$U/tcp.out" 2>&1 &
+	pids="$pids $!"
+	wait_for "$U/tcp.out" '^port '
+	port=$(sed -n 's/^port //p' "$U/tcp.out")
+	for pol in default egress; do
+		name="an inherited directory and TCP socket are unusable inside ($pol)"
+		out=$(cd "$WS" && as_user bash -c 'exec 7<"$1" 8<>"/dev/tcp/127.0.0.1/$2"; shift 2; exec "$@"' \
+			_ "$O" "$port" "$TB/omnibox-run" -q "$P/$pol.yaml" -- sh -c \
+			'echo "fd7=$(probe write-fd 7)"; echo "fd8=$(probe write-fd 8)";
+			ls /proc/self/fd/7/../.. 2>&1; cat /proc/self/fd/7/secret.txt 2>&1; ls /proc/self/fd' 2>&1)
+		rc=$?
+		expect_rc 0
+		expect_out "fd7=EBADF"
+		expect_out "fd8=EBADF"
+		expect_no_out "host-secret"
+	done
+	sleep 0.2
+	out=$(cat "$U/tcp.out")
+	name="the host listener behind the inherited socket received nothing"
+	expect_no_out "received"
+}
+
+# ---- 4. a flood of entries against the dotfile scan ---------------------------
+
+t_flood() {
+	name="a 150k-entry flood leaves every top-level secret masked"
+	F=$U/flood
+	mkdir -p "$F/sub"
+	echo "aws-flood-secret" >"$F/.aws-credentials"
+	echo "ssh-flood-secret" >"$F/.ssh-key"
+	echo "nested-flood-secret" >"$F/sub/.env"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$F"
+	out=$(as_user "$TB/probe" mkfiles "$F" 150000 && as_user "$TB/probe" mkfiles "$F/sub" 5000)
+	expect_out "ok
+ok"
+	out=$(cd "$F" && as_user "$TB/omnibox-run" -q "$P/default.yaml" -- \
+		sh -c 'cat .aws-credentials .ssh-key; echo ran' 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "ran"
+	expect_no_out "aws-flood-secret"
+	expect_no_out "ssh-flood-secret"
+	name="past the cap, warn hides the unscanned directory whole (never less than a full scan)"
+	out=$(cd "$F" && as_user "$TB/omnibox-run" "$P/flood-recursive.yaml" -- \
+		sh -c 'cat .aws-credentials .ssh-key sub/.env; ls sub | head -1; echo ran' 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "ran"
+	expect_out "warning: the dotfile scan stopped"
+	expect_no_out "flood-secret"
+	expect_no_out "flood-00"
+	rm -rf "$F"
+}
+
+# ---- 5. the placeholders' cleanup ------------------------------------------
+
+t_placeholder_parent() {
+	name="a placeholder's parent re-pointed by the agent leaves the host's files in place"
+	mkdir -p "$WS/a" "$WS/c"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/a" "$WS/c"
+	run_in masks sh -c "mv a a.moved && ln -s '$O/victim' a && mv c c.moved &&
+		ln -s '$O/victim' c && echo repointed"
+	expect_rc 0
+	expect_out "repointed"
+	tests=$((tests + 1))
+	[ -d "$O/victim/b" ] || fail "the cleanup removed the host directory $O/victim/b"
+	tests=$((tests + 1))
+	[ -f "$O/victim/secret.key" ] || fail "the cleanup removed the host file $O/victim/secret.key"
+	rm -rf "$WS/a" "$WS/c" "$WS/a.moved" "$WS/c.moved"
+}
+
+# ---- 6. host abstract sockets with the network shared -------------------------
+
+t_abstract_socket() {
+	name="a host abstract Unix socket receives nothing with the network on"
+	if [ "$("$TB/probe" landlock-abi)" -lt 6 ] 2>/dev/null; then
+		echo "SKIP [$who] $name: the kernel's Landlock cannot scope abstract sockets (ABI < 6)"
+		skips=$((skips + 1))
+		return
+	fi
+	sock="@omnibox-attack-$who-$$"
+	as_user "$TB/probe" listen-unix "$sock" >"$U/abs.out" 2>&1 &
+	pids="$pids $!"
+	wait_for "$U/abs.out" listening
+	out=$(as_user "$TB/probe" connect-unix "$sock" hello)
+	expect_out "ok"
+	wait_for "$U/abs.out" "received hello"
+	: >"$U/abs.out"
+	run_in default probe connect-unix "$sock" leak
+	expect_out "EPERM"
+	sleep 0.2
+	out=$(cat "$U/abs.out")
+	expect_no_out "accepted"
+	expect_no_out "leak"
+}
+
+# ---- 7. terminals and --cwd ------------------------------------------------------
+
+t_terminal_cwd() {
+	name="--cwd naming the terminal's own workspace is no override"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --terminal=fixed --cwd="$WS" "$P/terminals.yaml" 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "$WS"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --terminal=fixed --cwd=docs "$P/terminals.yaml" 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "allow_cwd_override"
+	name="allow_cwd_override accepts a directory inside the workspace, nothing else"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --terminal=free --cwd=docs "$P/terminals.yaml" 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "$WS/docs"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --terminal=free --cwd="$H" "$P/terminals.yaml" 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "is outside the workspace $WS of terminal 'free'"
+	name="--resolve follows the same --cwd rule"
+	out=$(cd "$WS" && as_user "$TB/omnibox-compile" --resolve --terminal=fixed --cwd="$WS" "$P/terminals.yaml" 2>&1)
+	rc=$?
+	expect_rc 0
+	out=$(cd "$WS" && as_user "$TB/omnibox-compile" --resolve --terminal=fixed --cwd=docs "$P/terminals.yaml" 2>&1)
+	rc=$?
+	expect_rc 65
+	expect_out "allow_cwd_override"
+}
+
+# ---- the second layer: Landlock holds where a mount would not --------------------
+
+t_landlock_layer() {
+	name="Landlock: a host directory mounted writable by mistake stays unwritable"
+	out=$(as_user bwrap --ro-bind / / --dev /dev --proc /proc --bind "$O" "$O" --bind "$WS" "$WS" \
+		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --exec /bin/sh --fs-write "$WS" -- \
+		sh -c "echo x > '$O/mistake'; echo y > '$WS/fine' && echo fine-written" 2>&1)
+	rc=$?
+	expect_out "fine-written"
+	expect_out "Permission denied"
+	tests=$((tests + 1))
+	[ ! -e "$O/mistake" ] || fail "the mount alone decided: $O/mistake was written"
+	rm -f "$WS/fine"
+}
+
+run_all() {
+	setup_user
+	t_planted_grant_link
+	t_race
+	t_inherited_fds
+	t_flood
+	t_placeholder_parent
+	t_abstract_socket
+	t_terminal_cwd
+	t_landlock_layer
+}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "attacks: must run as root, to test both as root and as nobody" >&2
+	exit 1
+fi
+for who in root nobody; do
+	run_all
+done
+echo "attacks: $tests checks, $failures failed, $skips skipped"
+[ "$failures" = 0 ]
