@@ -90,10 +90,18 @@ static int
 grant_cmp(const void *a, const void *b)
 {
 	const struct bwrap_grant *x = a, *y = b;
+	int c = strcmp(x->path, y->path);
 
 	/* Byte order puts every path before its extensions, so every
-	 * ancestor is mounted before its descendants. */
-	return strcmp(x->path, y->path);
+	 * ancestor is mounted before its descendants.  Equal paths in a fixed
+	 * order (the workspace's own entry first), whatever qsort does. */
+	if (c)
+		return c;
+	if (x->must_exist != y->must_exist)
+		return x->must_exist ? -1 : 1;
+	if (x->writable != y->writable)
+		return x->writable ? -1 : 1;
+	return (x->line > y->line) - (x->line < y->line);
 }
 
 size_t

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "emitters/envlist.h"
+#include "runtime/resolve/command.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -331,17 +332,6 @@ finish_secret(struct arena *a, const char *what, char *buf, size_t len, const ch
 				    what);
 	*secret = arena_strndup(a, buf + start, len - start);
 	return 0;
-}
-
-static const char *
-env_lookup(char *const *environ, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; environ && environ[i]; i++)
-		if (!strncmp(environ[i], name, n) && environ[i][n] == '=')
-			return environ[i] + n + 1;
-	return NULL;
 }
 
 static char *

@@ -860,10 +860,11 @@ landlock_report(const struct policy *p, bool quiet)
 
 	if (quiet)
 		return;
-	if (abi < 1)
+	if (abi < LANDLOCK_ABI_FS)
 		fprintf(stderr,
-			"omnibox-run: warning: this kernel has no Landlock: the writable set "
-			"rests on the mounts alone%s\n",
+			"omnibox-run: warning: this kernel has no usable Landlock (ABI %d, "
+			"writes need %d): the writable set rests on the mounts alone%s\n",
+			abi, LANDLOCK_ABI_FS,
 			bwrap_network_shared(p) ? ", and the host's abstract Unix sockets stay "
 						  "reachable (allow_network: true)"
 						: "");

@@ -304,10 +304,11 @@ grant_root_dirs(struct rctx *r, bool writable, const char *what, uint32_t line)
 
 			if (open_checked(r, path, what, line, 0, &w) < 0)
 				rc = -1;
-			else if (w.exists && strcmp(w.path, path))
-				close(w.fd); /* a top-level link (/bin -> usr/bin): its target is here too */
+			else if (w.exists && strcmp(w.path, path) && bwrap_path_is_system(w.path))
+				close(w.fd); /* /bin -> usr/bin: recreated as the link it is */
 			else if (w.exists)
-				add_grant(r, w.path, w.fd, writable, false, what, line);
+				/* A top-level link elsewhere shows its target under its own name. */
+				add_grant(r, path, w.fd, writable, false, what, line);
 		}
 		free(names[i]);
 	}
@@ -354,15 +355,16 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 	return 0;
 }
 
-static int
+/* The plan's own copy of L's entries, which resolution rewrites. */
+static void
 copy_list(struct rctx *r, struct ir_pathlist *l)
 {
 	struct ir_path *v = arena_alloc(r->a, (l->n ? l->n : 1) * sizeof(*v));
 
-	memcpy(v, l->v, l->n * sizeof(*v));
+	if (l->n)
+		memcpy(v, l->v, l->n * sizeof(*v));
 	l->v = v;
 	l->cap = l->n;
-	return 0;
 }
 
 static int

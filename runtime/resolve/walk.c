@@ -166,8 +166,14 @@ restart:
 				}
 				return 0;
 			}
-			if (nfd < 0 || fstat(nfd, &st) < 0)
+			if (nfd < 0)
 				goto fail;
+			if (fstat(nfd, &st) < 0) {
+				err = errno;
+				close(nfd);
+				errno = err;
+				goto fail;
+			}
 			if (S_ISLNK(st.st_mode)) {
 				char target[PATH_MAX];
 				ssize_t n = read_link(cur, nfd, name, target, sizeof(target) - 1);

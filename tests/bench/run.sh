@@ -2,6 +2,10 @@
 # run.sh BUILD_DIR - the benchmarks behind `make bench`.  Every figure is
 # measured side by side in one run and printed as a ratio where a baseline
 # exists; absolute times on a shared machine mean little.
+#
+# BENCH_BEFORE=DIR (a build directory of another revision, e.g. from `git
+# worktree add`) adds that revision's omnibox-run to the launch rows, so a
+# change is measured against what it replaces in the same run.
 set -eu
 B=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,10 +34,20 @@ touch "$ws/.env"
 mkdir -p "$ws/.git"
 echo "   ($(find "$ws" | wc -l) entries; default policy: top-level dotfiles; recursive: all 101 .env)"
 printf 'os_env:\n  sandbox:\n    cwd_hidden_scan_recursive: true\n' >"$tmp/recursive.yaml"
-"$B/bench/bench_exec" -n 100 \
-	"bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
-	"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
-	"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true"
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	before=$(cd "$BENCH_BEFORE" && pwd)
+	"$B/bench/bench_exec" -n 100 \
+		"bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
+		"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
+		"before: minimal=$before/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
+		"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true" \
+		"before: recursive=$before/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true"
+else
+	"$B/bench/bench_exec" -n 100 \
+		"bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
+		"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
+		"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true"
+fi
 echo "   where it goes: the two processes a launch adds to bare bwrap, each started alone"
 "$B/bench/bench_exec" -n 100 \
 	"/bin/true=/bin/true" \

@@ -32,34 +32,6 @@ main_run_pid() {
 	done
 }
 
-# as_user CMD...: run CMD as the user under test, with a fixed environment
-# that holds secrets the sandbox must not pass on.
-as_user() {
-	if [ "$who" = root ]; then
-		env -i PATH="$TB:$WS/tools:/usr/local/bin:/usr/bin:/bin" HOME="$H" TMPDIR=/tmp LANG=C.UTF-8 \
-			AWS_SECRET_ACCESS_KEY=aws-host-secret OPENAI_API_KEY=openai-host-secret \
-			PASSME=passed-through "$@"
-	else
-		runuser -u nobody -- env -i PATH="$TB:$WS/tools:/usr/local/bin:/usr/bin:/bin" HOME="$H" \
-			TMPDIR=/tmp LANG=C.UTF-8 AWS_SECRET_ACCESS_KEY=aws-host-secret \
-			OPENAI_API_KEY=openai-host-secret PASSME=passed-through "$@"
-	fi
-}
-
-# sbx POLICY-NAME CMD...: run CMD in the sandbox of $P/POLICY-NAME.yaml, from
-# the workspace; sets $out (stdout and stderr) and $rc.
-sbx() {
-	policy=$P/$1.yaml
-	shift
-	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$policy" -- "$@" 2>&1)
-	rc=$?
-}
-
-policy() {
-	cat >"$P/$1.yaml"
-	chmod 644 "$P/$1.yaml"
-}
-
 # A fresh home, workspace and policy set for user $who.
 setup_user() {
 	U=$T/$who

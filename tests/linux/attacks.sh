@@ -26,28 +26,6 @@ trap cleanup EXIT INT TERM
 
 . "$(dirname "$0")/../lib.sh"
 
-as_user() {
-	if [ "$who" = root ]; then
-		env -i PATH="$TB:$WS/tools:/usr/bin:/bin" HOME="$H" TMPDIR=/tmp LANG=C.UTF-8 "$@"
-	else
-		runuser -u nobody -- env -i PATH="$TB:$WS/tools:/usr/bin:/bin" HOME="$H" TMPDIR=/tmp \
-			LANG=C.UTF-8 "$@"
-	fi
-}
-
-# run_in POLICY CMD...: CMD in the sandbox of $P/POLICY.yaml from $WS; $out, $rc.
-run_in() {
-	_p=$P/$1.yaml
-	shift
-	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$_p" -- "$@" 2>&1)
-	rc=$?
-}
-
-policy() {
-	cat >"$P/$1.yaml"
-	chmod 644 "$P/$1.yaml"
-}
-
 # wait_for FILE TEXT: up to 5 s for TEXT to appear in FILE.
 wait_for() {
 	for _ in $(seq 100); do
@@ -135,9 +113,9 @@ setup_user() {
 # is no mount point of its own); the launch that resolves the grant is next.
 t_planted_grant_link() {
 	name="a grant replaced by a symlink to / is refused on the next launch"
-	run_in write-ws sh -c 'rm -rf docs && ln -s / docs && echo planted'
+	sbx write-ws sh -c 'rm -rf docs && ln -s / docs && echo planted'
 	expect_out "planted"
-	run_in write-docs sh -c "cat docs$O/secret.txt; echo pwned > docs$O/pwned; echo command-ran"
+	sbx write-docs sh -c "cat docs$O/secret.txt; echo pwned > docs$O/pwned; echo command-ran"
 	expect_rc 125
 	expect_out "write-docs.yaml:4: read_paths $WS/docs goes through the symlink $WS/docs -> /"
 	expect_no_out "host-secret"
@@ -156,16 +134,16 @@ t_planted_grant_link() {
 
 	name="a grant replaced by a symlink to \$HOME is refused"
 	rm -f "$WS/docs"
-	run_in write-ws sh -c "ln -s '$H' docs && echo planted"
-	run_in write-docs sh -c 'cat docs/.ssh/id_rsa; echo ran'
+	sbx write-ws sh -c "ln -s '$H' docs && echo planted"
+	sbx write-docs sh -c 'cat docs/.ssh/id_rsa; echo ran'
 	expect_rc 125
 	expect_out "goes through the symlink $WS/docs -> $H"
 	expect_no_out "ssh-host-key"
 
 	name="a grant reached through a parent the agent replaced is refused"
-	run_in write-ws sh -c "rm -rf lib && ln -s '$O' lib && echo planted"
+	sbx write-ws sh -c "rm -rf lib && ln -s '$O' lib && echo planted"
 	expect_out "planted"
-	run_in write-lib sh -c 'cat lib/data/key; echo pwned > lib/data/pwned; echo ran'
+	sbx write-lib sh -c 'cat lib/data/key; echo pwned > lib/data/pwned; echo ran'
 	expect_rc 125
 	expect_out "goes through the symlink $WS/lib -> $O"
 	expect_no_out "host-data-key"
@@ -178,7 +156,7 @@ t_planted_grant_link() {
 	echo "inside-doc" >"$WS/real-docs/README"
 	ln -s real-docs "$WS/docs"
 	[ "$who" = nobody ] && chown -R -h nobody:nogroup "$WS"
-	run_in write-docs cat docs/README
+	sbx write-docs cat docs/README
 	expect_rc 0
 	expect_out "inside-doc"
 	rm -f "$WS/docs"
@@ -291,7 +269,7 @@ t_placeholder_parent() {
 	name="a placeholder's parent re-pointed by the agent leaves the host's files in place"
 	mkdir -p "$WS/a" "$WS/c"
 	[ "$who" = nobody ] && chown nobody:nogroup "$WS/a" "$WS/c"
-	run_in masks sh -c "mv a a.moved && ln -s '$O/victim' a && mv c c.moved &&
+	sbx masks sh -c "mv a a.moved && ln -s '$O/victim' a && mv c c.moved &&
 		ln -s '$O/victim' c && echo repointed"
 	expect_rc 0
 	expect_out "repointed"
@@ -319,7 +297,7 @@ t_abstract_socket() {
 	expect_out "ok"
 	wait_for "$U/abs.out" "received hello"
 	: >"$U/abs.out"
-	run_in default probe connect-unix "$sock" leak
+	sbx default probe connect-unix "$sock" leak
 	expect_out "EPERM"
 	sleep 0.2
 	out=$(cat "$U/abs.out")
