@@ -22,6 +22,7 @@
 #include "emitters/sbpl.h"
 #include "emitters/winjob.h"
 #include "runtime/launch/darwin.h"
+#include "runtime/resolve/command.h"
 #include "runtime/resolve/resolve.h"
 
 #define OMNIBOX_VERSION "0.1.0"
@@ -430,7 +431,7 @@ resolve_request(const struct options *o, const struct policy *p, struct arena *a
 	rq->policy = p;
 	rq->launch_dir = launch_dir;
 	rq->cwd = o->cwd;
-	rq->home = o->home ? o->home : getenv("HOME") ? getenv("HOME") : "/";
+	rq->home = o->home ? o->home : launch_home(environ);
 	rq->scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
 	rq->command = o->command;
 	rq->n_command = o->n_command;

@@ -67,12 +67,12 @@ struct bwrap_context {
 	size_t n_command_dirs;
 	const struct bwrap_link *system_links; /* system dirs that are symlinks here */
 	size_t n_system_links;
-	int seccomp_fd; /* -1: "{SECCOMP_FD}" */
-	int status_fd;	/* --json-status-fd, -1: "{STATUS_FD}" */
-	int ready_fd;	/* omnibox-init's --ready-fd, -1: "{READY_FD}" */
-	const char *exec_path;	  /* the command's canonical path */
-	const char *proxy_port;	  /* egress: the relay's port, or NULL: "{PORT}" */
-	const char *proxy_socket; /* egress: the proxy's socket, or NULL */
+	int seccomp_fd;		    /* -1: "{SECCOMP_FD}" */
+	int status_fd;		    /* --json-status-fd, -1: "{STATUS_FD}" */
+	int ready_fd;		    /* omnibox-init's --ready-fd, -1: "{READY_FD}" */
+	const char *exec_path;	    /* the command's canonical path */
+	const char *proxy_port;	    /* egress: the relay's port, or NULL: "{PORT}" */
+	const char *proxy_socket;   /* egress: the proxy's socket, or NULL */
 	const char *const *command; /* the agent's command and arguments */
 	size_t n_command;
 };

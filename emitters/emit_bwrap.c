@@ -358,9 +358,9 @@ emit_limits(const struct policy *p, struct diag *d, struct out *o)
 			(unsigned long long)l->open_files.value);
 }
 
-const char *const bwrap_writable_system[] = {"/tmp",	    "/dev/null", "/dev/zero", "/dev/full",
-					      "/dev/random", "/dev/urandom", "/dev/tty", "/dev/pts",
-					      "/dev/shm",    "/proc",	 NULL};
+const char *const bwrap_writable_system[] = {
+    "/tmp",	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+    "/dev/tty", "/dev/pts",  "/dev/shm",  "/proc",     NULL};
 
 /*
  * omnibox-init's options: the command, the egress relay, the rlimits, and
@@ -453,14 +453,19 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 	if (!c->resolved) {
 		tb_puts(text,
 			"# placeholders: {CWD} workspace, {HOME} home directory, {SCRATCH} "
-			"private scratch dir,\n# {SECCOMP_FD} the filter of --emit=seccomp-bpf, "
-			"{COMMAND} the agent's command, {EXEC} its canonical path,\n# {PORT} the "
-			"egress relay's port, {FD} a descriptor omnibox-run opens on the path "
-			"that\n# follows it, walking it one component at a time: a symlink in a "
-			"writable root that\n# leads out of it, or a grant that resolves to / or "
-			"a home directory, refuses the\n# launch; a grant missing at launch is not "
-			"mounted.  `omnibox-compile --resolve`\n# prints the argv omnibox-run "
-			"would execute here\n");
+			"private scratch dir,\n"
+			"# {COMMAND} the agent's command, {EXEC} its canonical path, {PORT} the "
+			"egress relay's port,\n"
+			"# {SECCOMP_FD} the filter of --emit=seccomp-bpf, {STATUS_FD} and "
+			"{READY_FD} pipes to omnibox-run,\n"
+			"# {FD} a descriptor omnibox-run opens on the path that follows it, "
+			"walking it one component\n"
+			"# at a time: a symlink in a writable root that leads out of it, or a "
+			"grant that resolves\n"
+			"# to / or a home directory, refuses the launch; a grant missing at "
+			"launch is not mounted.\n"
+			"# `omnibox-compile --resolve` prints the argv omnibox-run would execute "
+			"here\n");
 	}
 
 	comment(&o, "1. system directories, read-only");
@@ -543,12 +548,10 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 	if (c->seccomp_fd >= 0)
 		snprintf(fd, sizeof(fd), "%d", c->seccomp_fd);
 	args3(&o, "--seccomp", c->seccomp_fd >= 0 ? fd : "{SECCOMP_FD}", NULL);
-	if (c->resolved) {
-		if (c->status_fd >= 0)
-			snprintf(fd, sizeof(fd), "%d", c->status_fd);
-		comment(&o, "bwrap reports the sandbox's PID here, for signal forwarding");
-		args3(&o, "--json-status-fd", c->status_fd >= 0 ? fd : "{STATUS_FD}", NULL);
-	}
+	if (c->status_fd >= 0)
+		snprintf(fd, sizeof(fd), "%d", c->status_fd);
+	comment(&o, "bwrap reports the sandbox's PID here, for signal forwarding");
+	args3(&o, "--json-status-fd", c->status_fd >= 0 ? fd : "{STATUS_FD}", NULL);
 	/* What follows goes on bwrap's command line (TAIL), not in --args. */
 	o.nul = NULL;
 	arg(&o, "--");

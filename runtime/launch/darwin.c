@@ -431,7 +431,8 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 			fprintf(out, "%s\n", plan.argv[i]);
 		fputs("# environment (values not shown):", out);
 		for (size_t i = 0; plan.facts.env[i]; i++)
-			fprintf(out, " %.*s", (int)strcspn(plan.facts.env[i], "="), plan.facts.env[i]);
+			fprintf(out, " %.*s", (int)strcspn(plan.facts.env[i], "="),
+				plan.facts.env[i]);
 		fputc('\n', out);
 		rc = 0;
 		darwin_launch_plan_free(&plan);

@@ -36,9 +36,9 @@ struct ruleset_attr {
 #define WRITE_RIGHTS                                                                               \
 	(LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |                           \
 	 LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |                           \
-	 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG | LANDLOCK_ACCESS_FS_MAKE_SOCK | \
-	 LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |                            \
-	 LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER)
+	 LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |                               \
+	 LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |                             \
+	 LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REFER)
 
 int
 landlock_abi(void)
@@ -57,9 +57,10 @@ add_rule(int ruleset, int fd, uint64_t handled, char *err, size_t errlen, const 
 	if (fstat(fd, &st) < 0)
 		return 0;
 	/* A file takes only the rights that apply to files. */
-	pb.allowed_access = S_ISDIR(st.st_mode) ? handled
-					       : handled & (LANDLOCK_ACCESS_FS_WRITE_FILE |
-							    LANDLOCK_ACCESS_FS_TRUNCATE);
+	pb.allowed_access =
+	    S_ISDIR(st.st_mode)
+		? handled
+		: handled & (LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE);
 	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0) {
 		snprintf(err, errlen, "Landlock refused a rule for %s: %s", what, strerror(errno));
 		return -1;
@@ -110,7 +111,8 @@ landlock_restrict(const char *const *paths, size_t n, bool scope, char *err, siz
 		if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || fstat(fd, &st) < 0 ||
 		    !(S_ISREG(st.st_mode) || S_ISCHR(st.st_mode)))
 			continue;
-		if (add_rule(ruleset, fd, attr.handled_access_fs, err, errlen, "standard output") < 0)
+		if (add_rule(ruleset, fd, attr.handled_access_fs, err, errlen, "standard output") <
+		    0)
 			goto out;
 	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||

@@ -719,7 +719,7 @@ run_darwin(const struct options *o, const struct policy *p, struct arena *a, con
 	dq.target = LAUNCH_DARWIN;
 	dq.launch_dir = launch_dir;
 	dq.cwd = o->cwd;
-	dq.home = getenv("HOME") && getenv("HOME")[0] == '/' ? getenv("HOME") : "/";
+	dq.home = launch_home(environ);
 	dq.command = o->command;
 	dq.n_command = o->n_command;
 	dq.environ = environ;
@@ -809,10 +809,8 @@ run_unsandboxed(const struct options *o, const struct policy *p, struct arena *a
 		const char *launch_dir, const char *home)
 {
 	const struct terminal *t = p->terminal;
-	struct launch_request rq = {.policy = p,
-				    .launch_dir = launch_dir,
-				    .cwd = o->cwd,
-				    .home = home};
+	struct launch_request rq = {
+	    .policy = p, .launch_dir = launch_dir, .cwd = o->cwd, .home = home};
 	const char *ws;
 	char **env = NULL, **cmd, err[2048];
 	size_t n = 0, cap = 0;
@@ -919,12 +917,7 @@ main(int argc, char **argv)
 		    o.input, p->os_env.fork.loc.line);
 	if (!getcwd(launch_dir, sizeof(launch_dir)))
 		die("getcwd: %s", strerror(errno));
-	home = getenv("HOME");
-	if (!home || home[0] != '/') {
-		struct passwd *pw = getpwuid(getuid());
-
-		home = pw ? pw->pw_dir : "/";
-	}
+	home = launch_home(environ);
 	switch (p->os_env.sandbox.type) {
 #if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
 	case SANDBOX_AUTO:

@@ -6,6 +6,7 @@
 #include "emitters/envlist.h"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -150,4 +151,16 @@ launch_env_build(struct arena *a, const struct policy *p, char *const *environ,
 	}
 	*ARENA_PUSH(a, env, n, cap) = NULL;
 	return env;
+}
+
+const char *
+launch_home(char *const *env)
+{
+	const char *home = env_lookup(env, "HOME");
+	struct passwd *pw;
+
+	if (home && home[0] == '/')
+		return home;
+	pw = getpwuid(getuid());
+	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/";
 }

@@ -13,6 +13,10 @@
 /* The value of NAME in ENV (NAME=VALUE strings), or NULL. */
 const char *env_lookup(char *const *env, const char *name);
 
+/* The home directory of a launch: $HOME of ENV when absolute, else the
+ * user's entry in the password database, else "/". */
+const char *launch_home(char *const *env);
+
 /*
  * NAME looked up on the PATH of ENV as execvp would, but only in absolute
  * PATH entries: an empty or relative entry would make the command depend on

@@ -34,7 +34,8 @@ entry_stat(struct host_entry *e)
 int
 host_scratch_create(struct arena *a, const char *parent, struct host_entry *out)
 {
-	static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	static const char chars[] =
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 	int dirfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC), err;
 
 	memset(out, 0, sizeof(*out));
@@ -89,7 +90,8 @@ host_placeholder_make(struct arena *a, int dirfd, const char *name, const char *
 		if (mkdirat(dirfd, name, 0) < 0)
 			return -1;
 	} else {
-		int fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+		int fd =
+		    openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
 
 		if (fd < 0)
 			return -1;

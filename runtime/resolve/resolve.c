@@ -147,8 +147,8 @@ static bool
 too_wide(struct rctx *r, const char *path)
 {
 	static const char *const homes[] = {"/home", "/Users", NULL};
-	static const char *const darwin[] = {"/private", "/var", "/private/var", "/private/tmp",
-					     "/tmp", "/Volumes", NULL};
+	static const char *const darwin[] = {
+	    "/private", "/var", "/private/var", "/private/tmp", "/tmp", "/Volumes", NULL};
 	const char *parent = path_dirname(r->a, path);
 
 	if (!strcmp(path, "/") || path_within(r->plan->home, path) || path_within("/root", path) ||
@@ -207,15 +207,15 @@ resolve_workspace(struct rctx *r)
 	const struct launch_request *rq = r->rq;
 	const struct os_env *env = &rq->policy->os_env;
 	const struct terminal *t = rq->policy->terminal;
-	const char *own = env->cwd.s ? lexical_of(r, &env->cwd_path, rq->launch_dir)
-				     : spell(r, rq->launch_dir);
+	const char *own =
+	    env->cwd.s ? lexical_of(r, &env->cwd_path, rq->launch_dir) : spell(r, rq->launch_dir);
 	const char *ws = own, *canon;
 	struct stat st;
 
 	if (rq->cwd) {
 		ws = spell(r, walk_lexical(r->a, rq->cwd[0] == '/'
-							 ? rq->cwd
-							 : path_join(r->a, rq->launch_dir, rq->cwd)));
+						     ? rq->cwd
+						     : path_join(r->a, rq->launch_dir, rq->cwd)));
 		if (t) {
 			const char *own_canon = walk_canonical(r->a, own);
 			const char *want = walk_canonical(r->a, ws);
@@ -228,11 +228,12 @@ resolve_workspace(struct rctx *r)
 					    "(allow_cwd_override); its workspace is %s",
 					    rq->cwd, t->name, own_canon);
 			if (!path_within(want, own_canon))
-				return fail(r,
-					    "%s--cwd %s is outside the workspace %s of terminal "
-					    "'%s': allow_cwd_override accepts a directory inside it",
-					    at_line(r, t->allow_cwd_override.loc.line), rq->cwd,
-					    own_canon, t->name);
+				return fail(
+				    r,
+				    "%s--cwd %s is outside the workspace %s of terminal "
+				    "'%s': allow_cwd_override accepts a directory inside it",
+				    at_line(r, t->allow_cwd_override.loc.line), rq->cwd, own_canon,
+				    t->name);
 		}
 	}
 	canon = walk_canonical(r->a, ws);
@@ -266,7 +267,8 @@ find_roots(struct rctx *r)
 	const struct ir_pathlist *w = &r->rq->policy->os_env.sandbox.write_paths;
 
 	for (size_t i = 0; i < w->n; i++) {
-		const char *canon = walk_canonical(r->a, lexical_of(r, &w->v[i], r->plan->workspace));
+		const char *canon =
+		    walk_canonical(r->a, lexical_of(r, &w->v[i], r->plan->workspace));
 		struct stat st;
 
 		if (!canon || stat(canon, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -307,7 +309,8 @@ grant_root_dirs(struct rctx *r, bool writable, const char *what, uint32_t line)
 			else if (w.exists && strcmp(w.path, path) && bwrap_path_is_system(w.path))
 				close(w.fd); /* /bin -> usr/bin: recreated as the link it is */
 			else if (w.exists)
-				/* A top-level link elsewhere shows its target under its own name. */
+				/* A top-level link elsewhere shows its target under its own name.
+				 */
 				add_grant(r, path, w.fd, writable, false, what, line);
 		}
 		free(names[i]);
@@ -396,7 +399,8 @@ open_grants(struct rctx *r)
 				    r->plan->workspace);
 		}
 		add_grant(r, w.path, w.fd, r->ws_writable, true,
-			  r->ws_writable ? "workspace, writable: write_paths" : "workspace, read-only",
+			  r->ws_writable ? "workspace, writable: write_paths"
+					 : "workspace, read-only",
 			  r->ws_writable && ws_entry ? ws_entry->loc.line : 0);
 	}
 	for (size_t k = 0; k < 3; k++) {
@@ -602,8 +606,9 @@ resolve_mask_paths(struct rctx *r)
 		}
 		dir = strcmp(w.missing, w.path) != 0;
 		if (r->rq->create_placeholders) {
-			struct host_entry *e = ARENA_PUSH(r->a, r->plan->placeholders,
-							  r->plan->n_placeholders, r->cap_placeholders);
+			struct host_entry *e =
+			    ARENA_PUSH(r->a, r->plan->placeholders, r->plan->n_placeholders,
+				       r->cap_placeholders);
 
 			if (host_placeholder_make(r->a, w.parent_fd, strrchr(w.missing, '/') + 1,
 						  w.missing, dir, e) < 0) {
@@ -655,7 +660,8 @@ sort_masks(struct rctx *r)
 	 * bwrap could not create its mount point in the read-only tmpfs. */
 	qsort(r->masks, r->n_masks, sizeof(r->masks[0]), cmp_mask);
 	for (size_t i = 0; i < r->n_masks; i++) {
-		if (j && r->masks[j - 1].is_dir && path_within(r->masks[i].path, r->masks[j - 1].path))
+		if (j && r->masks[j - 1].is_dir &&
+		    path_within(r->masks[i].path, r->masks[j - 1].path))
 			continue;
 		if (j && !strcmp(r->masks[j - 1].path, r->masks[i].path)) {
 			r->masks[j - 1].is_dir |= r->masks[i].is_dir;
@@ -669,7 +675,8 @@ sort_masks(struct rctx *r)
 		bool unscanned = false;
 
 		for (size_t m = 0; m < r->n_masks; m++)
-			if (r->masks[m].is_dir && path_within(r->reexpose[i].path, r->masks[m].path) &&
+			if (r->masks[m].is_dir &&
+			    path_within(r->reexpose[i].path, r->masks[m].path) &&
 			    strcmp(r->masks[m].reason, "dotfile"))
 				unscanned = true;
 		if (!unscanned)
@@ -850,7 +857,8 @@ find_system_links(struct rctx *r)
 		if (len <= 0)
 			continue;
 		target[len] = '\0';
-		if (target[0] == '/' ? !bwrap_path_is_system(target) : strncmp(target, "usr/", 4) != 0)
+		if (target[0] == '/' ? !bwrap_path_is_system(target)
+				     : strncmp(target, "usr/", 4) != 0)
 			continue;
 		links[n].path = bwrap_system_dirs[i];
 		links[n].target = arena_strdup(r->a, target);

@@ -39,7 +39,7 @@ struct launch_request {
 				 * or a name of the form .../omnibox-XXXXXX when only described) */
 	char *const *command;	/* the agent's argv; NULL: the terminal's command */
 	size_t n_command;
-	char *const *environ; /* the launching environment */
+	char *const *environ;	  /* the launching environment */
 	bool create_placeholders; /* a real launch (not --dry-run / --resolve) */
 	bool command_optional;	  /* --resolve without a command: print {COMMAND} */
 
@@ -71,7 +71,7 @@ struct launch_plan {
 	const char *exec_path; /* the command's canonical path */
 	char **argv;	       /* the command (macOS: the relay's argv first), NULL-terminated */
 	size_t argc;
-	char **env; /* NAME=VALUE, NULL-terminated */
+	char **env;		   /* NAME=VALUE, NULL-terminated */
 	const char **command_dirs; /* directories made visible for the command */
 	size_t n_command_dirs;
 

@@ -66,7 +66,7 @@ struct scan_result {
 	uint64_t visited;	 /* directory entries read, "." and ".." excluded */
 	const char **unfinished; /* on overflow: every directory not listed to its end, */
 	size_t n_unfinished;	 /* in the order the scan would have reached them */
-	char *text;		   /* private: the storage behind every path above */
+	char *text;		 /* private: the storage behind every path above */
 };
 
 /*

@@ -152,7 +152,8 @@ restart:
 			if (nfd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
 				bool creatable = errno == ENOENT;
 
-				out->path = join(a, join(a, cur_path, name, len), rest, strlen(rest));
+				out->path =
+				    join(a, join(a, cur_path, name, len), rest, strlen(rest));
 				out->missing = join(a, cur_path, name, len);
 				if (creatable && (flags & WALK_PARENT)) {
 					if (!still_at(a, cur, cur_path)) {
@@ -212,9 +213,10 @@ restart:
 			}
 			if (*rest && !S_ISDIR(st.st_mode)) {
 				/* "file/more": nothing there, and nothing can be made. */
-				out->path = join(a, join(a, cur_path, name, len), rest, strlen(rest));
-				out->missing = join(a, join(a, cur_path, name, len), rest,
-						    strcspn(rest, "/"));
+				out->path =
+				    join(a, join(a, cur_path, name, len), rest, strlen(rest));
+				out->missing =
+				    join(a, join(a, cur_path, name, len), rest, strcspn(rest, "/"));
 				close(nfd);
 				close(cur);
 				return 0;

@@ -24,6 +24,7 @@
 
 #include "compiler/policy.h"
 #include "emitters/sbpl.h"
+#include "runtime/launch/darwin.h"
 
 #define RUNS 21
 #define PER_DIR 4
@@ -90,9 +91,13 @@ main(int argc, char **argv)
 	static const char *const names[PER_DIR] = {".env", ".eslintrc", ".npmignore", ".cache"};
 	size_t n = argc > 1 ? strtoul(argv[1], NULL, 10) : 10000;
 	struct arena *a = arena_new();
-	struct sbpl_resolve_request req = {.launch_dir = "/Users/dev/monorepo",
-					   .home = "/Users/dev",
-					   .scratch = "/private/var/folders/zz/T/omnibox-abc123"};
+	struct launch_request req = {.target = LAUNCH_DARWIN,
+				     .launch_dir = "/Users/dev/monorepo",
+				     .home = "/Users/dev",
+				     .scratch = "/private/var/folders/zz/T/omnibox-abc123",
+				     .command_optional = true};
+	struct launch_plan facts;
+	char err[1024];
 	struct sbpl_hidden *hidden = arena_alloc(a, (n + 1) * sizeof(*hidden));
 	struct sbpl_context c;
 	struct policy *p, *rp;
@@ -101,10 +106,13 @@ main(int argc, char **argv)
 
 	diag_init(&d, a, "bench.yaml", policy_yaml, sizeof(policy_yaml) - 1);
 	p = policy_compile(a, &d, "bench.yaml", policy_yaml, sizeof(policy_yaml) - 1);
-	if (!p || sbpl_resolve_context(a, p, &req, &d, &rp, &c) < 0) {
+	req.policy = p;
+	if (!p || darwin_launch_context(a, &req, &facts, &c, err, sizeof(err)) < 0) {
 		diag_print(&d, stderr, true);
+		fprintf(stderr, "bench_sbpl: %s\n", p ? err : "invalid policy");
 		return 1;
 	}
+	rp = facts.policy;
 	for (size_t i = 0; i < n; i++) {
 		hidden[i].path = arena_printf(a, "/Users/dev/monorepo/packages/pkg%05zu/%s",
 					      i / PER_DIR, names[i % PER_DIR]);

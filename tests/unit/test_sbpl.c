@@ -1623,16 +1623,16 @@ Test(launch, argv_is_sandbox_exec_the_profile_the_parameters_the_relay_and_the_c
 	char *cmd[] = {S("sh"), S("-c"), S("exit 0")};
 	char *relay[] = {S("/usr/bin/true"), S("--listen"), S("127.0.0.1:" PORT), S("--")};
 	struct launch_request rq = {.policy = c.p,
-					   .launch_dir = "/tmp",
-					   .home = HOME,
-					   .scratch = SCRATCH,
-					   .command = cmd,
-					   .n_command = 3,
-					   .environ = env,
-					   .proxy_port = PORT,
-					   .proxy_socket = SOCK,
-					   .relay_argv = relay,
-					   .n_relay_argv = 4};
+				    .launch_dir = "/tmp",
+				    .home = HOME,
+				    .scratch = SCRATCH,
+				    .command = cmd,
+				    .n_command = 3,
+				    .environ = env,
+				    .proxy_port = PORT,
+				    .proxy_socket = SOCK,
+				    .relay_argv = relay,
+				    .n_relay_argv = 4};
 	struct darwin_launch_plan plan;
 	struct arena *a = arena_new();
 	struct diag d;
@@ -1673,11 +1673,11 @@ Test(launch, egress_without_a_relay_is_refused)
 	struct compiled c = compile(RICH);
 	char *cmd[] = {S("sh")};
 	struct launch_request rq = {.policy = c.p,
-					   .launch_dir = "/tmp",
-					   .home = HOME,
-					   .scratch = SCRATCH,
-					   .command = cmd,
-					   .n_command = 1};
+				    .launch_dir = "/tmp",
+				    .home = HOME,
+				    .scratch = SCRATCH,
+				    .command = cmd,
+				    .n_command = 1};
 	struct darwin_launch_plan plan;
 	struct arena *a = arena_new();
 	struct diag d;
@@ -1702,6 +1702,35 @@ Test(launch, egress_without_a_relay_is_refused)
 	cr_expect_eq(darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)), -1);
 	cr_expect(has(err, "not a port number"), "%s", err);
 	arena_free(a);
+	compiled_free(&c);
+}
+
+Test(launch, a_command_that_would_widen_the_sandbox_to_a_home_or_root_is_refused)
+{
+	struct compiled c = compile("os_env:\n  type: caller_process\n");
+	char *tool = write_script("tool", "#!/bin/sh\nexit 0\n");
+	char *cmd[] = {tool};
+	char *env[] = {S("PATH=/usr/bin:/bin"), NULL};
+	/* The resolver, not the emitter, refuses: the home directory itself. */
+	struct launch_request rq = {.policy = c.p,
+				    .launch_dir = "/usr",
+				    .home = tmp_root,
+				    .scratch = SCRATCH,
+				    .command = cmd,
+				    .n_command = 1,
+				    .environ = env};
+	struct darwin_launch_plan plan;
+	struct arena *a = arena_new();
+	struct diag d;
+	char err[1024];
+
+	diag_init(&d, a, "agent.yaml", NULL, 0);
+	cr_expect_eq(darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)), -1);
+	cr_expect(has(err, "lives directly in") && has(err, "install the program in a directory "
+							    "of its own"),
+		  "%s", err);
+	arena_free(a);
+	free(tool);
 	compiled_free(&c);
 }
 
@@ -1920,11 +1949,11 @@ Test(launch, dry_run_prints_the_profile_and_argv_and_runs_nothing)
 	char *cmd[] = {S("/bin/sh"), S("-c"), S("touch /tmp/never")};
 	char *env[] = {S("PATH=/usr/bin:/bin"), S("SECRET_TOKEN=x"), NULL};
 	struct launch_request rq = {.policy = c.p,
-					   .launch_dir = tmp_root,
-					   .home = HOME,
-					   .command = cmd,
-					   .n_command = 3,
-					   .environ = env};
+				    .launch_dir = tmp_root,
+				    .home = HOME,
+				    .command = cmd,
+				    .n_command = 3,
+				    .environ = env};
 	char *out;
 	size_t n;
 	FILE *f = open_memstream(&out, &n);
