@@ -8,10 +8,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#if defined(__linux__)
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#endif
 
 #ifndef O_PATH
 /* macOS: no path-only descriptors; nothing is mounted from them there. */
@@ -107,6 +113,30 @@ still_at(struct arena *a, int fd, const char *path)
 	return !real || !strcmp(real, path);
 }
 
+/*
+ * One component NAME under DIRFD, never followed: openat2() with
+ * RESOLVE_BENEATH and RESOLVE_NO_MAGICLINKS, so the kernel itself holds the
+ * open below DIRFD; plain openat() where the kernel has no openat2.
+ */
+static int
+open_component(int dirfd, const char *name)
+{
+#if defined(__linux__) && defined(SYS_openat2)
+	static bool no_openat2;
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+
+	if (!no_openat2) {
+		long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+
+		if (fd >= 0 || errno != ENOSYS)
+			return (int)fd;
+		no_openat2 = true;
+	}
+#endif
+	return openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+}
+
 static ssize_t
 read_link(int dirfd, int fd, const char *name, char *buf, size_t size)
 {
@@ -147,7 +177,7 @@ restart:
 			const char *rest = p[len] ? p + len + 1 : p + len;
 			char *name = arena_strndup(a, p, len);
 			struct stat st;
-			int nfd = openat(cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+			int nfd = open_component(cur, name);
 
 			if (nfd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
 				bool creatable = errno == ENOENT;
