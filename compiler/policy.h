@@ -93,6 +93,7 @@ enum cred_scheme { CRED_SCHEME_BEARER, CRED_SCHEME_BASIC, CRED_SCHEME_TOKEN };
 /* One host a credential is bound to, with the Authorization scheme used there. */
 struct cred_target {
 	const char *host; /* exact, lower-cased */
+	unsigned port;	  /* 443 unless written */
 	const char *path; /* as written after the host, or NULL; informational */
 	enum cred_scheme scheme;
 	struct loc loc;

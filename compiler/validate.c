@@ -516,7 +516,7 @@ want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sand
 		for (size_t j = 0; j < sb->n_egress && !dup; j++) {
 			const struct egress_rule *o = &sb->egress[j];
 
-			dup = o->methods == r.methods && o->wildcard == r.wildcard &&
+			dup = o->methods == r.methods && o->wildcard == r.wildcard && o->port == r.port &&
 			      !strcmp(o->host, r.host) && !strcmp(o->path, r.path);
 		}
 		if (!dup)
@@ -538,13 +538,14 @@ host_char_ok(char ch)
 	       ch == '-' || ch == '.';
 }
 
-/* "host[/path]": the exact host a credential is bound to. */
+/* "host[:port][/path]": the exact host and port (443) a credential is bound to. */
 static bool
 parse_cred_target(struct vctx *c, const struct ynode *n, const char *what, struct cred_target *t)
 {
 	struct ir_str s = {0};
-	const char *slash, *scheme;
-	size_t hlen;
+	const char *slash, *scheme, *colon;
+	size_t hlen, end;
+	unsigned long port = 443;
 	char *host;
 
 	if (!want_string(c, n, what, &s))
@@ -557,7 +558,9 @@ parse_cred_target(struct vctx *c, const struct ynode *n, const char *what, struc
 		return false;
 	}
 	slash = strchr(s.s, '/');
-	hlen = slash ? (size_t)(slash - s.s) : strlen(s.s);
+	end = slash ? (size_t)(slash - s.s) : strlen(s.s);
+	colon = memchr(s.s, ':', end);
+	hlen = colon ? (size_t)(colon - s.s) : end;
 	for (size_t i = 0; i < hlen; i++) {
 		if (s.s[i] == '*') {
 			diag_error(c->d, ydoc_scalar_loc(c->doc, n, i, 1),
@@ -566,8 +569,7 @@ parse_cred_target(struct vctx *c, const struct ynode *n, const char *what, struc
 		}
 		if (!host_char_ok(s.s[i])) {
 			diag_error(c->d, ydoc_scalar_loc(c->doc, n, i, 1),
-				   "%s: invalid character '%c' in host%s", what, s.s[i],
-				   s.s[i] == ':' ? " (ports are not part of a binding)" : "");
+				   "%s: invalid character '%c' in host", what, s.s[i]);
 			return false;
 		}
 	}
@@ -575,11 +577,35 @@ parse_cred_target(struct vctx *c, const struct ynode *n, const char *what, struc
 		diag_error(c->d, n->loc, "%s: '%.*s' is not a host name", what, (int)hlen, s.s);
 		return false;
 	}
+	if (colon) {
+		size_t at = hlen + 1, plen = end - at;
+
+		port = 0;
+		for (size_t i = at; i < end; i++) {
+			if (s.s[i] < '0' || s.s[i] > '9') {
+				diag_error(c->d, ydoc_scalar_loc(c->doc, n, i, 1),
+					   "%s: invalid character '%c' in port (a decimal number, "
+					   "1 to 65535)",
+					   what, s.s[i]);
+				return false;
+			}
+			if (port <= 65535)
+				port = port * 10 + (unsigned long)(s.s[i] - '0');
+		}
+		if (plen == 0 || port == 0 || port > 65535 || s.s[at] == '0') {
+			diag_error(c->d, ydoc_scalar_loc(c->doc, n, plen ? at : hlen, plen ? plen : 1),
+				   plen ? "%s: port %.*s is out of range (1 to 65535)"
+					: "%s: missing port after ':'%.*s",
+				   what, (int)(plen > 10 ? 10 : plen), s.s + at);
+			return false;
+		}
+	}
 	host = arena_strndup(c->a, s.s, hlen);
 	for (char *h = host; *h; h++)
 		if (*h >= 'A' && *h <= 'Z')
 			*h = (char)(*h + 32);
 	t->host = host;
+	t->port = (unsigned)port;
 	t->path = slash ? slash : NULL;
 	t->loc = n->loc;
 	return true;
@@ -741,7 +767,7 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 		static const char *const gh_hosts[] = {"github.com", "api.github.com"};
 
 		for (size_t i = 0; i < 2; i++) {
-			struct cred_target tg = {gh_hosts[i], NULL, CRED_SCHEME_BASIC, n->loc};
+			struct cred_target tg = {gh_hosts[i], 443, NULL, CRED_SCHEME_BASIC, n->loc};
 
 			cred_add_target(c, cr, tg);
 		}
@@ -1068,8 +1094,9 @@ want_sandbox(struct vctx *c, const struct ynode *n, const char *w, struct sandbo
 }
 
 /* Does the credential's host pass some egress rule's host? */
+/* Does some egress rule let a TLS tunnel reach HOST:PORT, where credentials go? */
 static bool
-egress_covers_host(const struct sandbox *sb, const char *host)
+egress_covers_host(const struct sandbox *sb, const char *host, unsigned port)
 {
 	struct egress_matcher *m = egress_matcher_new(sb->egress, sb->n_egress);
 	bool ok;
@@ -1078,7 +1105,7 @@ egress_covers_host(const struct sandbox *sb, const char *host)
 		fputs("omnibox: out of memory\n", stderr);
 		abort();
 	}
-	ok = egress_match_host(m, host, strlen(host)) >= 0;
+	ok = egress_match_host(m, host, strlen(host), port, EGRESS_PORT_TLS) >= 0;
 	egress_matcher_free(m);
 	return ok;
 }
@@ -1143,21 +1170,22 @@ check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
 				size_t lim = j == i ? t : o->n_targets;
 
 				for (size_t u = 0; u < lim && !reported; u++) {
-					if (strcmp(o->targets[u].host, tg->host))
+					if (strcmp(o->targets[u].host, tg->host) ||
+					    o->targets[u].port != tg->port)
 						continue;
 					diag_error(c->d, tg->loc,
-						   "host '%s' is already bound to a credential at "
-						   "line %u",
-						   tg->host, o->targets[u].loc.line);
+						   "host '%s:%u' is already bound to a credential "
+						   "at line %u",
+						   tg->host, tg->port, o->targets[u].loc.line);
 					reported = true;
 				}
 			}
-			if (!reported && sb->n_egress && !egress_covers_host(sb, tg->host))
+			if (!reported && sb->n_egress && !egress_covers_host(sb, tg->host, tg->port))
 				diag_error(
 				    c->d, tg->loc,
-				    "credential host '%s' is not allowed by any egress rule, "
+				    "credential host '%s:%u' is not allowed by any egress rule, "
 				    "so the credential could never be used",
-				    tg->host);
+				    tg->host, tg->port);
 		}
 	}
 

@@ -47,7 +47,7 @@ emit_egress(const struct policy *p, enum target t, struct diag *d, struct textbu
 						 : "refused");
 	for (size_t i = 0; i < sb->n_egress; i++) {
 		const struct egress_rule *r = &sb->egress[i];
-		int hl = (int)strlen(r->host) + (r->wildcard ? 2 : 0);
+		int hl = (int)strlen(r->host) + (r->wildcard ? 2 : 0) + (r->port ? 6 : 0);
 
 		methods_text(r->methods, methods, sizeof(methods));
 		if ((int)strlen(methods) > wm)
@@ -55,13 +55,19 @@ emit_egress(const struct policy *p, enum target t, struct diag *d, struct textbu
 		if (hl > wh)
 			wh = hl;
 	}
-	tb_printf(out, "#line  %-*s  %-*s  path\n", wm, "methods", wh, "host");
+	tb_puts(out, "# a host without a port: 443 through a tunnel (HTTPS), 80 for plain HTTP\n");
+	tb_printf(out, "#line  %-*s  %-*s  path (the query is not matched)\n", wm, "methods", wh,
+		  "host");
 	for (size_t i = 0; i < sb->n_egress; i++) {
 		const struct egress_rule *r = &sb->egress[i];
 		char host[300];
 
 		methods_text(r->methods, methods, sizeof(methods));
-		snprintf(host, sizeof(host), "%s%s", r->wildcard ? "*." : "", r->host);
+		if (r->port)
+			snprintf(host, sizeof(host), "%s%s:%u", r->wildcard ? "*." : "", r->host,
+				 r->port);
+		else
+			snprintf(host, sizeof(host), "%s%s", r->wildcard ? "*." : "", r->host);
 		tb_printf(out, "%5u  %-*s  %-*s  %s\n", r->loc.line, wm, methods, wh, host,
 			  r->path);
 	}
@@ -83,8 +89,11 @@ emit_egress(const struct policy *p, enum target t, struct diag *d, struct textbu
 			const struct cred_target *tg = &cr->targets[k];
 			static const char *const src[] = {"?", "env", "file", "command"};
 
-			tb_printf(out, "%5u  credential %-*s  %s %s from %s", tg->loc.line, wh,
-				  tg->host, cred_type_name(cr->type), cred_scheme_name(tg->scheme),
+			char hp[300];
+
+			snprintf(hp, sizeof(hp), "%s:%u", tg->host, tg->port);
+			tb_printf(out, "%5u  credential %-*s  %s %s from %s", tg->loc.line, wh, hp,
+				  cred_type_name(cr->type), cred_scheme_name(tg->scheme),
 				  src[cr->source_kind]);
 			/* gh_basic hands its placeholder to the API host's client only. */
 			if (cr->env.n &&

@@ -170,6 +170,11 @@ put_egress(struct json *j, const struct sandbox *sb)
 		json_str(j, r->host);
 		json_key(j, "subdomains");
 		json_bool(j, r->wildcard);
+		json_key(j, "port");
+		if (r->port)
+			json_u64(j, r->port);
+		else
+			json_null(j);
 		json_key(j, "path");
 		json_str(j, r->path);
 		json_key(j, "line");
@@ -219,6 +224,8 @@ put_credentials(struct json *j, const struct sandbox *sb)
 			json_open(j, '{', true);
 			json_key(j, "host");
 			json_str(j, tg->host);
+			json_key(j, "port");
+			json_u64(j, tg->port);
 			json_key(j, "path");
 			json_str(j, tg->path);
 			json_key(j, "scheme");

@@ -184,9 +184,42 @@ egress_check_path(struct egress_parse *st, const struct egress_token *path)
 	}
 }
 
+/* ":PORT": decimal, 1..65535, no sign, no leading zero. */
+unsigned
+egress_check_port(struct egress_parse *st, const struct egress_token *port)
+{
+	const char *p = st->text + port->offset + 1;
+	size_t n = port->length - 1;
+	unsigned long v = 0;
+
+	if (n == 0) {
+		parse_fail(st, port->offset, 1, "missing port after ':'");
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] < '0' || p[i] > '9') {
+			char shown[EGRESS_QUOTE_MAX + 4];
+
+			quote_bytes(shown, p + i, 1);
+			parse_fail(st, port->offset + 1 + i, 1,
+				   "invalid character '%s' in port (a decimal number, 1 to 65535)",
+				   shown);
+			return 0;
+		}
+		if (v <= 65535)
+			v = v * 10 + (unsigned long)(p[i] - '0');
+	}
+	if (v == 0 || v > 65535 || p[0] == '0') {
+		parse_fail(st, port->offset + 1, n, "port %.*s is out of range (1 to 65535)",
+			   (int)(n > 10 ? 10 : n), p);
+		return 0;
+	}
+	return (unsigned)v;
+}
+
 void
 egress_build_rule(struct egress_parse *st, unsigned methods, const struct egress_host *host,
-		  const struct egress_token *path)
+		  unsigned port, const struct egress_token *path)
 {
 	struct egress_rule *r = &st->rule;
 	char *h;
@@ -202,6 +235,7 @@ egress_build_rule(struct egress_parse *st, unsigned methods, const struct egress
 	}
 	r->host = h;
 	r->wildcard = host->wildcard;
+	r->port = port;
 	r->path_given = path->kind != 0;
 	if (r->path_given)
 		r->path = arena_strndup(st->arena, st->text + path->offset, path->length);
@@ -216,9 +250,7 @@ report_bad_host_char(struct egress_parse *st, const struct egress_token *tok)
 	const char *hint = "";
 	char shown[EGRESS_QUOTE_MAX + 4];
 
-	if (*c == ':')
-		hint = " (ports are not part of rules)";
-	else if ((unsigned char)*c >= 0x80)
+	if ((unsigned char)*c >= 0x80)
 		hint = " (write an international name in its xn-- form)";
 	quote_bytes(shown, c, 1);
 	parse_fail(st, tok->offset, 1, "invalid character '%s' in host%s", shown, hint);

@@ -1,7 +1,7 @@
 /*
  * egress.h - the egress rule language: parsing and matching.
  *
- * A rule is "METHODS HOST[/PATH-GLOB]" (spec/egress.md).  egress_parse_rule()
+ * A rule is "METHODS HOST[:PORT][/PATH-GLOB]" (spec/egress.md).  egress_parse_rule()
  * turns one rule into a struct egress_rule; egress_matcher_new() compiles a
  * set of rules into a structure that answers "does any rule allow this
  * request, and which one?" without scanning every rule.
@@ -35,6 +35,7 @@ struct egress_rule {
 	unsigned methods; /* EGRESS_* bits; EGRESS_ANY when the rule says "*" */
 	const char *host; /* lower-cased, without a leading "*." */
 	bool wildcard;	  /* "*.host": the host itself and every subdomain */
+	unsigned port;	  /* 1..65535; 0: none written, the request kind's default */
 	const char *path; /* glob starting with a slash; all paths when the rule has none */
 	bool path_given;  /* the rule text named a path */
 	struct loc loc;	  /* where the rule was written; the matcher ignores it */
@@ -69,21 +70,32 @@ struct egress_matcher;
 struct egress_matcher *egress_matcher_new(const struct egress_rule *rules, size_t n);
 void egress_matcher_free(struct egress_matcher *m);
 
-/*
- * Decide a request.  METHOD is the request method (any case), HOST the
- * request host without port, TARGET the request target's path with its
- * optional "?query" (a fragment is dropped).  Returns the index of the
- * lowest-numbered rule that allows the request, or -1 when it is denied
- * (no rule matches, or the host or path is malformed or ambiguous).
- */
-ssize_t egress_match(const struct egress_matcher *m, const char *method, size_t method_len,
-		     const char *host, size_t host_len, const char *target, size_t target_len);
+/* The port a rule without one means: 443 for a tunnel, 80 for plain HTTP. */
+#define EGRESS_PORT_TLS 443
+#define EGRESS_PORT_PLAIN 80
 
 /*
- * Would any rule accept HOST, whatever the method and path?  Used to refuse
- * a CONNECT before any TLS.  Returns the lowest such rule index, or -1.
+ * Decide a request.  METHOD is the request method (any case), HOST the
+ * request host without port, PORT the port it goes to and DEFAULT_PORT the
+ * one a rule without a port means for this kind of request (EGRESS_PORT_TLS
+ * in a tunnel, EGRESS_PORT_PLAIN for plain HTTP), TARGET the request
+ * target's path with its optional "?query" (a fragment is dropped): the
+ * globs see the path alone, and a query comes along with its path.
+ * Returns the index of the lowest-numbered rule that allows the request,
+ * or -1 when it is denied (no rule matches, or the host or path is
+ * malformed or ambiguous).
  */
-ssize_t egress_match_host(const struct egress_matcher *m, const char *host, size_t host_len);
+ssize_t egress_match(const struct egress_matcher *m, const char *method, size_t method_len,
+		     const char *host, size_t host_len, unsigned port, unsigned default_port,
+		     const char *target, size_t target_len);
+
+/*
+ * Would any rule accept HOST on PORT (DEFAULT_PORT as for egress_match()),
+ * whatever the method and path?  Used to refuse a CONNECT before any TLS.
+ * Returns the lowest such rule index, or -1.
+ */
+ssize_t egress_match_host(const struct egress_matcher *m, const char *host, size_t host_len,
+			  unsigned port, unsigned default_port);
 
 /* HOST consists only of [A-Za-z0-9.-], is non-empty and has no trailing dot. */
 bool egress_host_is_safe(const char *host, size_t len);

@@ -1,7 +1,7 @@
 /*
  * egress_gram.y - the structure of one egress rule (lemon).
  *
- *   rule    = methods WS host [path]
+ *   rule    = methods WS host [port] [path]
  *   methods = METHOD { COMMA METHOD }
  *   host    = [WILD] LABEL { DOT LABEL }
  *
@@ -29,7 +29,7 @@
 }
 
 /* Every byte of a rule becomes one of these; the last five are never valid. */
-%token METHOD COMMA WS WILD LABEL DOT PATH.
+%token METHOD COMMA WS WILD LABEL DOT PORT PATH.
 %token SCHEME STAR HOSTSPACE BADCHAR BADPATH.
 
 %syntax_error {
@@ -49,9 +49,18 @@
 %type host {struct egress_host}
 %type domain {struct egress_host}
 %type path {struct egress_token}
+%type port {unsigned}
 
-rule ::= methods(M) WS host(H) path(P). {
-	egress_build_rule(st, M, &H, &P);
+rule ::= methods(M) WS host(H) port(N) path(P). {
+	egress_build_rule(st, M, &H, N, &P);
+}
+
+/* Without a port: 0, the default of the request's kind (443 or 80). */
+port(N) ::= . {
+	N = 0;
+}
+port(N) ::= PORT(T). {
+	N = egress_check_port(st, &T);
 }
 
 methods(A) ::= method(M). {

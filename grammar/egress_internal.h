@@ -67,8 +67,9 @@ unsigned egress_check_method(struct egress_parse *st, const struct egress_token 
 void egress_check_label(struct egress_parse *st, const struct egress_token *label);
 void egress_check_host(struct egress_parse *st, const struct egress_host *host);
 void egress_check_path(struct egress_parse *st, const struct egress_token *path);
+unsigned egress_check_port(struct egress_parse *st, const struct egress_token *port);
 void egress_build_rule(struct egress_parse *st, unsigned methods, const struct egress_host *host,
-		       const struct egress_token *path);
+		       unsigned port, const struct egress_token *path);
 void egress_report_syntax_error(struct egress_parse *st, const struct egress_token *tok);
 void egress_report_internal_error(struct egress_parse *st, const struct egress_token *tok);
 

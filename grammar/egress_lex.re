@@ -1,9 +1,9 @@
 /*
  * egress_lex.re - the tokens of one egress rule (re2c).
  *
- * A rule has three parts with different lexical rules, so the lexer keeps a
- * mode: the method list up to the first white space, the host, and the
- * path from the first '/' of the host part.  Every byte ends up in some
+ * A rule has four parts with different lexical rules, so the lexer keeps a
+ * mode: the method list up to the first white space, the host, the port
+ * from a ':' and the path from the first '/' after the host.  Every byte ends up in some
  * token; bytes that can never be valid get their own token kinds (BADCHAR,
  * BADPATH, SCHEME, HOSTSPACE, STAR) so that the grammar rejects them and the
  * driver can say precisely what is wrong.
@@ -21,7 +21,8 @@
 enum {
 	LEX_METHODS,    /* "GET,POST" */
 	LEX_HOST_START, /* first token of the host: a scheme or "*." may appear */
-	LEX_HOST,       /* labels and dots, until '/' starts the path */
+	LEX_HOST,       /* labels and dots, until ':' starts the port or '/' the path */
+	LEX_PORT_TAIL,  /* after the port: the path, or an invalid byte */
 	LEX_PATH_TAIL,  /* after the path token: only an invalid byte can follow */
 };
 
@@ -76,6 +77,7 @@ lex_host(struct egress_lexer *lx)
 		[A-Za-z0-9-]+            { kind = TK_LABEL; goto done; }
 		"."                      { kind = TK_DOT; goto done; }
 		"*"                      { kind = TK_STAR; goto done; }
+		":" [^/\x00-\x20\x7f]*   { kind = TK_PORT; lx->mode = LEX_PORT_TAIL; goto done; }
 		"/" [^\x00-\x20\x7f]*    { kind = TK_PATH; lx->mode = LEX_PATH_TAIL; goto done; }
 		ws+                      { kind = TK_HOSTSPACE; goto done; }
 		*                        { kind = TK_BADCHAR; goto done; }
@@ -99,6 +101,23 @@ lex_host_start(struct egress_lexer *lx)
 		"*."                         { kind = TK_WILD; goto done; }
 		*                            { return lex_host(lx); }
 		$                            { kind = 0; goto done; }
+	*/
+done:
+	lx->cur = cur;
+	return kind;
+}
+
+/* After ":PORT" only a path may follow. */
+static int
+lex_port_tail(struct egress_lexer *lx)
+{
+	const unsigned char *cur = lx->cur, *lim = lx->lim;
+	int kind;
+
+	/*!re2c
+		"/" [^\x00-\x20\x7f]*    { kind = TK_PATH; lx->mode = LEX_PATH_TAIL; goto done; }
+		*                        { kind = TK_BADPATH; goto done; }
+		$                        { kind = 0; goto done; }
 	*/
 done:
 	lx->cur = cur;
@@ -135,6 +154,9 @@ egress_lex_next(struct egress_lexer *lx, struct egress_token *tok)
 		break;
 	case LEX_HOST:
 		tok->kind = lex_host(lx);
+		break;
+	case LEX_PORT_TAIL:
+		tok->kind = lex_port_tail(lx);
 		break;
 	default:
 		tok->kind = lex_path_tail(lx);

@@ -50,6 +50,7 @@ struct glob_seg {
 
 struct rule_entry {
 	unsigned methods;
+	unsigned port; /* 0: the request kind's default */
 	uint32_t glob_kind;
 	uint32_t text_off, text_len;   /* GLOB_EXACT, GLOB_PREFIX: the literal bytes */
 	uint32_t seg_first, seg_count; /* GLOB_SEGMENTS */
@@ -654,6 +655,7 @@ egress_matcher_new(const struct egress_rule *rules, size_t n)
 		else
 			m->nodes[node_of[i]].exact_count++;
 		m->rules[i].methods = r->methods & EGRESS_ANY;
+		m->rules[i].port = r->port;
 		glob_compile(m, &m->rules[i], r->path, strlen(r->path));
 	}
 
@@ -687,16 +689,29 @@ fail:
 	return NULL;
 }
 
-/* Lower BEST to the first rule of the list that allows the request. */
+/* Does rule R speak of PORT?  A rule that names none means DEFAULT_PORT. */
+static bool
+port_match(const struct rule_entry *r, unsigned port, unsigned default_port)
+{
+	return r->port ? r->port == port : port == default_port;
+}
+
+/* Lower BEST to the first rule of the list that allows the request; PATH NULL: any path. */
 static void
 scan_list(const struct egress_matcher *m, uint32_t first, uint32_t count, unsigned method,
-	  const char *path, size_t path_len, uint32_t *best)
+	  unsigned port, unsigned default_port, const char *path, size_t path_len, uint32_t *best)
 {
 	uint32_t i;
 
 	for (i = first; i < first + count && m->index[i] < *best; i++) {
 		const struct rule_entry *r = &m->rules[m->index[i]];
 
+		if (!port_match(r, port, default_port))
+			continue;
+		if (!path) {
+			*best = m->index[i];
+			return;
+		}
 		/* An unknown method (bit 0) only passes a "*" rule. */
 		if (r->methods != EGRESS_ANY && !(r->methods & method))
 			continue;
@@ -709,38 +724,45 @@ scan_list(const struct egress_matcher *m, uint32_t first, uint32_t count, unsign
 
 ssize_t
 egress_match(const struct egress_matcher *m, const char *method, size_t method_len,
-	     const char *host, size_t host_len, const char *target, size_t target_len)
+	     const char *host, size_t host_len, unsigned port, unsigned default_port,
+	     const char *target, size_t target_len)
 {
 	char path[EGRESS_TARGET_MAX];
 	struct host_hits hits;
 	uint32_t best = NONE;
 	unsigned bit;
-	ssize_t path_len;
-	size_t i;
+	ssize_t norm_len;
+	size_t path_len, i;
 
 	if (!m || !host_walk(m, host, host_len, &hits))
 		return -1;
 	if (hits.wild_count == 0 && hits.exact == NONE)
 		return -1;
-	path_len = egress_normalize_target(target, target_len, path, sizeof(path));
-	if (path_len < 0)
+	norm_len = egress_normalize_target(target, target_len, path, sizeof(path));
+	if (norm_len < 0)
 		return -1;
+	/* The glob sees the path only: a query never takes part in '*', '?' or
+	 * '**', and comes along with the path it follows. */
+	path_len = strcspn(path, "?");
 	bit = method ? egress_method_bit(method, method_len) : 0;
 	for (i = 0; i < hits.wild_count; i++) {
 		const struct trie_node *t = &m->nodes[hits.wild[i]];
 
-		scan_list(m, t->wild_first, t->wild_count, bit, path, (size_t)path_len, &best);
+		scan_list(m, t->wild_first, t->wild_count, bit, port, default_port, path, path_len,
+			  &best);
 	}
 	if (hits.exact != NONE) {
 		const struct trie_node *t = &m->nodes[hits.exact];
 
-		scan_list(m, t->exact_first, t->exact_count, bit, path, (size_t)path_len, &best);
+		scan_list(m, t->exact_first, t->exact_count, bit, port, default_port, path, path_len,
+			  &best);
 	}
 	return best == NONE ? -1 : (ssize_t)best;
 }
 
 ssize_t
-egress_match_host(const struct egress_matcher *m, const char *host, size_t host_len)
+egress_match_host(const struct egress_matcher *m, const char *host, size_t host_len, unsigned port,
+		  unsigned default_port)
 {
 	struct host_hits hits;
 	uint32_t best = NONE;
@@ -751,14 +773,12 @@ egress_match_host(const struct egress_matcher *m, const char *host, size_t host_
 	for (i = 0; i < hits.wild_count; i++) {
 		const struct trie_node *t = &m->nodes[hits.wild[i]];
 
-		if (m->index[t->wild_first] < best)
-			best = m->index[t->wild_first];
+		scan_list(m, t->wild_first, t->wild_count, 0, port, default_port, NULL, 0, &best);
 	}
 	if (hits.exact != NONE) {
 		const struct trie_node *t = &m->nodes[hits.exact];
 
-		if (t->exact_count && m->index[t->exact_first] < best)
-			best = m->index[t->exact_first];
+		scan_list(m, t->exact_first, t->exact_count, 0, port, default_port, NULL, 0, &best);
 	}
 	return best == NONE ? -1 : (ssize_t)best;
 }

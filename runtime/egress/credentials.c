@@ -622,12 +622,13 @@ ini_find(struct arena *a, const char *cfg, const char *name, struct ini_profile 
 	}
 }
 
-/* "https://HOST[/...]" → "host"; NULL with *why for anything the proxy cannot bind. */
+/* "https://HOST[:PORT][/...]" → "host" and *PORT (443); NULL with *why for anything
+ * the proxy cannot bind. */
 static char *
-databricks_host(struct arena *a, const char *url, const char **why)
+databricks_host(struct arena *a, const char *url, unsigned *port, const char **why)
 {
 	const char *h = url, *end;
-	char *host;
+	char *host, *colon;
 
 	if (!strncasecmp(h, "http://", 7)) {
 		*why = "uses cleartext http:// (credentials only travel over TLS)";
@@ -640,9 +641,18 @@ databricks_host(struct arena *a, const char *url, const char **why)
 	for (char *c = host; *c; c++)
 		if (*c >= 'A' && *c <= 'Z')
 			*c = (char)(*c + 32);
-	if (strchr(host, ':')) {
-		*why = "has a port (credentials bind to a host name)";
-		return NULL;
+	*port = 443;
+	colon = strchr(host, ':');
+	if (colon) {
+		char *stop;
+		unsigned long v = strtoul(colon + 1, &stop, 10);
+
+		if (colon[1] < '1' || colon[1] > '9' || *stop || v > 65535) {
+			*why = "has a port that is not a number from 1 to 65535";
+			return NULL;
+		}
+		*port = (unsigned)v;
+		*colon = '\0';
 	}
 	if (!egress_host_is_safe(host, strlen(host))) {
 		*why = "is not a host name";
@@ -685,23 +695,24 @@ struct prep {
 };
 
 static int
-bind_host(struct prep *pp, const char *what, const char *host, enum cred_scheme scheme,
-	  const char *user, const char *secret, const char *placeholder)
+bind_host(struct prep *pp, const char *what, const char *host, unsigned port,
+	  enum cred_scheme scheme, const char *user, const char *secret, const char *placeholder)
 {
 	struct proxy_cred *pc;
 
 	for (size_t i = 0; i < pp->rt->n_creds; i++)
-		if (!strcmp(pp->rt->creds[i].host, host))
+		if (!strcmp(pp->rt->creds[i].host, host) && pp->rt->creds[i].port == port)
 			return fail(pp->err, pp->errlen,
-				    "%s: host %s is already bound to another credential", what,
-				    host);
-	if (egress_match_host(pp->m, host, strlen(host)) < 0)
+				    "%s: host %s:%u is already bound to another credential", what,
+				    host, port);
+	if (egress_match_host(pp->m, host, strlen(host), port, EGRESS_PORT_TLS) < 0)
 		return fail(pp->err, pp->errlen,
-			    "%s: host %s is not allowed by any egress rule, so the credential "
+			    "%s: host %s:%u is not allowed by any egress rule, so the credential "
 			    "could never be used",
-			    what, host);
+			    what, host, port);
 	pc = ARENA_PUSH(pp->a, pp->rt->creds, pp->rt->n_creds, pp->rt->cap_creds);
 	pc->host = host;
+	pc->port = port;
 	pc->scheme = scheme;
 	pc->username = user;
 	pc->secret = secret;
@@ -743,6 +754,7 @@ prepare_databricks(struct prep *pp, const struct credential *cr, const char *wha
 		const char *pwhat = arena_printf(pp->a, "%s: databricks profile '%s'", what, name);
 		struct ini_profile prof;
 		char ph[CRED_PLACEHOLDER_LEN + 1], *host;
+		unsigned port;
 
 		ini_find(pp->a, cfg, name, &prof);
 		if (!prof.found || !prof.host) {
@@ -750,7 +762,7 @@ prepare_databricks(struct prep *pp, const struct credential *cr, const char *wha
 			     prof.found ? "has no 'host'" : "is not defined", cfg_path);
 			goto fail;
 		}
-		host = databricks_host(pp->a, prof.host, &why);
+		host = databricks_host(pp->a, prof.host, &port, &why);
 		if (!host) {
 			fail(pp->err, pp->errlen, "%s: host '%s' %s", pwhat, prof.host, why);
 			goto fail;
@@ -791,11 +803,14 @@ prepare_databricks(struct prep *pp, const struct credential *cr, const char *wha
 			goto fail;
 		}
 		ph[CRED_PLACEHOLDER_LEN] = '\0';
-		if (bind_host(pp, pwhat, host, CRED_SCHEME_BEARER, NULL, secret,
+		if (bind_host(pp, pwhat, host, port, CRED_SCHEME_BEARER, NULL, secret,
 			      arena_strdup(pp->a, ph)) < 0)
 			goto fail;
-		text = arena_printf(pp->a, "%s%s[%s]\nhost = https://%s\ntoken = %s\n", text,
-				    i ? "\n" : "", name, host, ph);
+		text = port == 443 ? arena_printf(pp->a, "%s%s[%s]\nhost = https://%s\ntoken = %s\n",
+						  text, i ? "\n" : "", name, host, ph)
+				   : arena_printf(pp->a,
+						  "%s%s[%s]\nhost = https://%s:%u\ntoken = %s\n",
+						  text, i ? "\n" : "", name, host, port, ph);
 	}
 	explicit_bzero(cfg, len);
 	free(cfg);
@@ -869,7 +884,7 @@ cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, co
 		for (size_t t = 0; t < cr->n_targets && rc == 0; t++) {
 			const struct cred_target *tg = &cr->targets[t];
 
-			rc = bind_host(&pp, what, tg->host, tg->scheme,
+			rc = bind_host(&pp, what, tg->host, tg->port, tg->scheme,
 				       tg->scheme == CRED_SCHEME_BASIC
 					   ? (user ? user : "x-access-token")
 					   : NULL,

@@ -262,7 +262,10 @@ rule_text(const struct egress_rule *r, char *buf, size_t cap)
 				o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? "," : "",
 						      egress_method_name(bit));
 	}
-	if (o < cap)
+	if (o < cap && r->port)
+		snprintf(buf + o, cap - o, " %s%s:%u%s", r->wildcard ? "*." : "", r->host, r->port,
+			 r->path_given ? r->path : "");
+	else if (o < cap)
 		snprintf(buf + o, cap - o, " %s%s%s", r->wildcard ? "*." : "", r->host,
 			 r->path_given ? r->path : "");
 }
@@ -509,11 +512,20 @@ deny_request(struct conn *c, const char *method, size_t mlen, const char *host, 
 			*s = (char)(*s - 32);
 	esc(path, sizeof(path), norm, plen);
 	plog(c->p, "c%lu deny %s: no rule matches", c->id, c->log_url);
-	snprintf(body, sizeof(body),
-		 "omnibox: %s is not allowed by the egress policy (no rule matches).\n"
-		 "A rule that would allow it:\n"
-		 "  %s %s%s%s\n",
-		 c->log_url, m, host, path, q ? "?*" : "");
+	/* The suggestion names the port only where a rule must; the query is
+	 * never part of a rule. */
+	if (c->port != (c->cli_tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN))
+		snprintf(body, sizeof(body),
+			 "omnibox: %s is not allowed by the egress policy (no rule matches).\n"
+			 "A rule that would allow it:\n"
+			 "  %s %s:%u%s\n",
+			 c->log_url, m, host, c->port, path);
+	else
+		snprintf(body, sizeof(body),
+			 "omnibox: %s is not allowed by the egress policy (no rule matches).\n"
+			 "A rule that would allow it:\n"
+			 "  %s %s%s\n",
+			 c->log_url, m, host, path);
 	conn_reply(c, 403, "blocked-by-policy", body, true);
 }
 
@@ -1198,10 +1210,10 @@ field_dropped(const struct http_head *h, const char *buf, size_t i, bool keep_up
 }
 
 static const struct proxy_cred *
-cred_for_host(struct proxy *p, const char *host)
+cred_for_host(struct proxy *p, const char *host, unsigned port)
 {
 	for (size_t i = 0; i < p->n_creds; i++)
-		if (!strcmp(p->creds[i].host, host))
+		if (!strcmp(p->creds[i].host, host) && p->creds[i].port == port)
 			return &p->creds[i];
 	return NULL;
 }
@@ -1291,8 +1303,8 @@ apply_credentials(struct conn *c, const char *buf, const char *method, size_t ml
 	static char out[PROXY_AUTH_MAX];
 	const struct http_head *h = &c->req->head;
 	bool trace = http_name_is(method, mlen, "TRACE") || http_name_is(method, mlen, "OPTIONS");
-	const struct proxy_cred *bound = c->cli_tls ? cred_for_host(c->p, c->host) : NULL;
-	static const struct proxy_cred none = {"", CRED_SCHEME_BEARER, NULL, "", NULL};
+	const struct proxy_cred *bound = c->cli_tls ? cred_for_host(c->p, c->host, c->port) : NULL;
+	static const struct proxy_cred none = {"", 0, CRED_SCHEME_BEARER, NULL, "", NULL};
 	int auth_field = -1;
 
 	*auth = NULL;
@@ -1450,13 +1462,20 @@ handle_connect(struct conn *c, const char *buf)
 		dest_refuse(c, c->log_url, why);
 		return;
 	}
-	r = egress_match_host(c->p->matcher, c->host, strlen(c->host));
+	r = egress_match_host(c->p->matcher, c->host, strlen(c->host), c->port, EGRESS_PORT_TLS);
 	if (r < 0) {
-		plog(c->p, "c%lu deny %s: no rule names host %s", c->id, c->log_url, c->host);
+		char hp[300];
+
+		/* A rule without a port means 443 for a tunnel. */
+		if (c->port == EGRESS_PORT_TLS)
+			snprintf(hp, sizeof(hp), "%s", c->host);
+		else
+			snprintf(hp, sizeof(hp), "%s:%u", c->host, c->port);
+		plog(c->p, "c%lu deny %s: no rule names %s", c->id, c->log_url, hp);
 		snprintf(body, sizeof(body),
-			 "omnibox: %s is not allowed by the egress policy: no rule names the "
-			 "host %s.\nA rule that would allow requests to it:\n  GET %s/**\n",
-			 c->log_url, c->host, c->host);
+			 "omnibox: %s is not allowed by the egress policy: no rule names "
+			 "%s.\nA rule that would allow requests to it:\n  GET %s/**\n",
+			 c->log_url, hp, hp);
 		conn_reply(c, 403, "blocked-by-policy", body, false);
 		return;
 	}
@@ -1612,7 +1631,8 @@ handle_request(struct conn *c, const char *buf)
 		dest_refuse(c, c->log_url, why);
 		return;
 	}
-	r = egress_match(p->matcher, method, mlen, c->host, strlen(c->host), norm, (size_t)nlen);
+	r = egress_match(p->matcher, method, mlen, c->host, strlen(c->host), c->port,
+			 c->cli_tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN, norm, (size_t)nlen);
 	if (r < 0) {
 		deny_request(c, method, mlen, hosttext, norm);
 		free(norm);
@@ -2565,6 +2585,7 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 
 		lower(host);
 		d->host = host;
+		d->port = s->port;
 		d->scheme = s->scheme;
 		d->username = s->username ? arena_strdup(p->arena, s->username) : NULL;
 		d->secret = arena_strdup(p->arena, s->secret);

@@ -34,6 +34,7 @@
 /* One secret bound to one host. */
 struct proxy_cred {
 	const char *host;	 /* exact, lower-case */
+	unsigned port;		 /* the one port the secret goes to */
 	enum cred_scheme scheme; /* how Authorization is written upstream */
 	const char *username;	 /* basic: the user name ("x-access-token" when NULL) */
 	const char *secret;	 /* the real secret (never logged) */

@@ -214,7 +214,7 @@ time_lookups(const struct egress_matcher *m, const struct egress_rule *rules, si
 
 			if (m)
 				acc += egress_match(m, q->method, q->method_len, q->host,
-						    q->host_len, q->target, q->target_len);
+						    q->host_len, 443, 443, q->target, q->target_len);
 			else
 				acc += naive_match(rules, n, q);
 		}
@@ -258,7 +258,7 @@ bench_size(unsigned nrules, double seconds)
 
 		make_request(&reqs[i], nrules);
 		got = egress_match(m, reqs[i].method, reqs[i].method_len, reqs[i].host,
-				   reqs[i].host_len, reqs[i].target, reqs[i].target_len);
+				   reqs[i].host_len, 443, 443, reqs[i].target, reqs[i].target_len);
 		want = naive_match(rules, nrules, &reqs[i]);
 		if (got != want) {
 			fprintf(stderr, "bench: %s %s%s: trie %zd, linear scan %zd\n",

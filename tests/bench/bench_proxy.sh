@@ -116,20 +116,21 @@ printf 'subjectAltName=DNS:bench.test,IP:127.0.0.1\nextendedKeyUsage=serverAuth\
 openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
 	-extfile srv.ext -out srv.crt 2>/dev/null
 printf '127.0.0.1 bench.test\n' >hosts
-cat >policy.yaml <<'EOF'
-name: bench
-os_env:
-  sandbox:
-    egress_allow_private_destinations: true
-    egress_rules:
-      - "GET bench.test/bytes/*"
-EOF
-
 "$UPSTREAM" --cert srv.crt --key srv.key >upstream.out 2>&1 &
 pids="$pids $!"
 set -- $(wait_ready upstream.out)
 HP=$2
 SP=$3
+# The upstream's ports are neither 443 nor 80: the rules name them.
+cat >policy.yaml <<EOF
+name: bench
+os_env:
+  sandbox:
+    egress_allow_private_destinations: true
+    egress_rules:
+      - "GET bench.test:$HP/bytes/*"
+      - "GET bench.test:$SP/bytes/*"
+EOF
 # start_proxy: a fresh proxyd (and relay), so each figure starts from an
 # untouched heap; sets PROXY_PID, RELAY_PID, PP (the relay's port), CA.
 PROXY_PID=

@@ -110,11 +110,12 @@ setup_user() {
 	    env_passthrough: [STANDIN_LOG]
 	    egress_allow_private_destinations: true
 	    egress_rules:
-	      - "GET,POST upstream.test/echo/**"
-	      - "GET upstream.test/bytes/*"
+	      - "GET,POST upstream.test:$HTTPS/echo/**"
+	      - "GET upstream.test:$HTTPS/bytes/*"
+	      - "GET upstream.test:$HTTP/echo/**"
 	    credential_proxy:
 	      - type: https_bearer
-	        target: upstream.test
+	        target: upstream.test:$HTTPS
 	        source: {env: REAL_TOKEN}
 	        env: SAAS_TOKEN
 	EOF

@@ -122,8 +122,8 @@ static void
 check_match(const struct egress_matcher *m, size_t nrules, const char *method, size_t method_len,
 	    const char *host, size_t host_len, const char *target, size_t target_len)
 {
-	ssize_t got = egress_match(m, method, method_len, host, host_len, target, target_len);
-	ssize_t got_host = egress_match_host(m, host, host_len);
+	ssize_t got = egress_match(m, method, method_len, host, host_len, 443, 443, target, target_len);
+	ssize_t got_host = egress_match_host(m, host, host_len, 443, 443);
 
 	check(got >= -1 && got < (ssize_t)nrules, "rule index in range");
 	check(got_host >= -1 && got_host < (ssize_t)nrules, "host rule index in range");
@@ -140,7 +140,7 @@ check_rule_matches_itself(const struct egress_matcher *m, const struct egress_ru
 {
 	static char norm[8192];
 	size_t path_len = strlen(r->path);
-	ssize_t got = egress_match_host(m, r->host, strlen(r->host));
+	ssize_t got = egress_match_host(m, r->host, strlen(r->host), 443, 443);
 	ssize_t n;
 
 	check(got >= 0 && got <= (ssize_t)k, "a rule allows its own host");
@@ -149,7 +149,7 @@ check_rule_matches_itself(const struct egress_matcher *m, const struct egress_ru
 	n = egress_normalize_target(r->path, path_len, norm, sizeof(norm));
 	if (n < 0 || (size_t)n != path_len || memcmp(norm, r->path, path_len) != 0)
 		return;
-	got = egress_match(m, "*", 1, r->host, strlen(r->host), r->path, path_len);
+	got = egress_match(m, "*", 1, r->host, strlen(r->host), 443, 443, r->path, path_len);
 	check(r->methods != EGRESS_ANY || (got >= 0 && got <= (ssize_t)k),
 	      "a '*' rule allows any method on its own literal path");
 	for (unsigned bit = 1; bit < EGRESS_ANY; bit <<= 1) {
@@ -157,7 +157,7 @@ check_rule_matches_itself(const struct egress_matcher *m, const struct egress_ru
 
 		if (!(r->methods & bit))
 			continue;
-		got = egress_match(m, name, strlen(name), r->host, strlen(r->host), r->path,
+		got = egress_match(m, name, strlen(name), r->host, strlen(r->host), 443, 443, r->path,
 				   path_len);
 		check(got >= 0 && got <= (ssize_t)k, "a rule allows its own literal path");
 		break;

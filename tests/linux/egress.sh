@@ -34,6 +34,16 @@ git -C "$T/git/repo.git" symbolic-ref HEAD refs/heads/main
 chmod -R a+rX "$T/git"
 
 test_upstream "$T" "$B" --git-root "$T/git"
+# A second server for the same names, on ports no rule names.
+"$B/tests/proxy/upstream" --cert "$T/up.pem" --key "$T/up.key" --log "$T/upstream2.log" \
+	>"$T/upstream2.out" 2>&1 &
+pids="$pids $!"
+for _ in $(seq 100); do
+	grep -q '^ready' "$T/upstream2.out" 2>/dev/null && break
+	sleep 0.05
+done
+HTTPS2=$(head -n 1 "$T/upstream2.out" | cut -d ' ' -f 3)
+: >"$T/upstream2.log"
 
 as_user() {
 	if [ "$who" = root ]; then
@@ -65,20 +75,24 @@ setup_user() {
 	    write_paths: [.]
 	    egress_allow_private_destinations: true
 	    egress_rules:
-	      - "GET,POST upstream.test/echo/**"
-	      - "GET upstream.test/bytes/*"
-	      - "GET,POST upstream.test/git/**"
-	      - "GET other.test/echo/**"
+	      - "GET,POST upstream.test:$HTTPS/echo/**"
+	      - "GET upstream.test:$HTTPS/bytes/*"
+	      - "GET,POST upstream.test:$HTTPS/git/**"
+	      - "GET other.test:$HTTPS/echo/**"
+	      - "GET upstream.test:$HTTP/echo/**"
+	      - "GET upstream.test:$HTTPS/repos/*/*/issues"
+	      - "GET upstream.test:$HTTPS/docs/**/README"
+	      - "GET upstream.test:$HTTPS/dl/*.tar.gz"
 	    credential_proxy:
 	      - type: https_bearer
-	        target: upstream.test
+	        target: upstream.test:$HTTPS
 	        source: {env: REAL_TOKEN}
 	        env: SAAS_TOKEN
 	EOF
 	cat >"$P/private.yaml" <<-EOF
 	os_env:
 	  sandbox:
-	    egress_rules: ["GET upstream.test/echo/**"]
+	    egress_rules: ["GET upstream.test:$HTTPS/echo/**"]
 	EOF
 	chmod -R a+rX "$U"
 	if [ "$who" = nobody ]; then
@@ -95,13 +109,13 @@ run_all() {
 	expect_out "xxxxxxxxxxxx"
 	out=$log
 	expect_out "allow GET"
-	expect_out "by rule #2 (line 7: GET upstream.test/bytes/*)"
+	expect_out "by rule #2 (line 7: GET upstream.test:$HTTPS/bytes/*)"
 
 	name="a request no rule allows: 403 naming a rule that would allow it"
 	sbx egress curl -sS -i "$url/secret/x"
 	expect_out "403"
 	expect_out "X-Omnibox-Error: blocked-by-policy"
-	expect_out "GET upstream.test/secret/x"
+	expect_out "GET upstream.test:$HTTPS/secret/x"
 
 	name="a direct connection that bypasses the proxy fails"
 	sbx egress sh -c "curl -sS -m 5 --noproxy '*' https://127.0.0.1:$HTTPS/echo/x 2>&1 || echo direct-failed"
@@ -134,6 +148,28 @@ run_all() {
 	expect_no_out "real-secret-9f8e"
 	tests=$((tests + 1))
 	[ "$(grep -c '^request ' "$T/upstream.log")" = "$before" ] || fail "the upstream saw the leak attempt"
+
+	name="a query never completes a path glob (each trick denied, the path with a query allowed)"
+	before=$(grep -c '^request ' "$T/upstream.log")
+	sbx egress sh -c "for p in 'repos/o/r?/issues' 'docs/private/admin/keys?x=/README' \
+		'dl/secret.txt?.tar.gz'; do curl -sS -o /dev/null -w '%{http_code} ' \
+		-H \"Authorization: Bearer \$SAAS_TOKEN\" \"$url/\$p\"; done; echo"
+	expect_out "403 403 403"
+	tests=$((tests + 1))
+	[ "$(grep -c '^request ' "$T/upstream.log")" = "$before" ] || fail "a query trick reached the upstream"
+	sbx egress sh -c "curl -sS '$url/repos/o/r/issues?page=2'; curl -sS '$url/docs/a/b/README?x=/y';
+		curl -sS '$url/bytes/3?page=2'"
+	expect_out "GET /repos/o/r/issues?page=2"
+	expect_out "GET /docs/a/b/README?x=/y"
+	expect_out "xxx"
+
+	name="a second TLS port of an allowed host: refused before any TLS, never given the credential"
+	sbx egress sh -c "curl -sS -i -H \"Authorization: Bearer \$SAAS_TOKEN\" https://upstream.test:$HTTPS2/echo/x 2>&1;
+		curl -sS -i https://upstream.test:$HTTPS2/echo/y 2>&1"
+	expect_out "403"
+	expect_no_out "real-secret-9f8e"
+	tests=$((tests + 1))
+	[ ! -s "$T/upstream2.log" ] || fail "the second port saw a request: $(cat "$T/upstream2.log")"
 
 	name="private destinations are refused unless the policy allows them"
 	sbx private curl -sS -i "$url/echo/x"

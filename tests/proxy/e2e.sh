@@ -95,37 +95,46 @@ printf '127.0.0.1 hosts-lo.test\n' >hosts.closed
 
 SECRET=e2e-real-secret-7f3a9c
 GIT_SECRET=git-secret-42
-cat >open.yaml <<'EOF'
+# The upstream listens on two loopback ports, neither 443 nor 80: every rule
+# and binding names the port it means.
+cat >open.yaml <<EOF
 name: e2e-open
 os_env:
   sandbox:
     egress_allow_private_destinations: true
     egress_rules:
-      - "GET,HEAD api.test/allowed/**"
-      - "POST,PUT api.test/upload"
-      - "GET api.test/bytes/*"
-      - "GET api.test/chunked/*"
-      - "GET api.test/close/*"
-      - "GET api.test/ws"
-      - "TRACE,OPTIONS api.test/**"
-      - "* other.test/**"
-      - "* git.test/**"
+      - "GET,HEAD api.test:$SP/allowed/**"
+      - "POST,PUT api.test:$SP/upload"
+      - "GET api.test:$SP/bytes/*"
+      - "GET api.test:$SP/chunked/*"
+      - "GET api.test:$SP/close/*"
+      - "GET api.test:$SP/ws"
+      - "TRACE,OPTIONS api.test:$SP/**"
+      - "* other.test:$SP/**"
+      - "* git.test:$SP/**"
+      - "GET,HEAD api.test:$HP/allowed/**"
+      - "POST,PUT api.test:$HP/upload"
+      - "GET api.test:$HP/bytes/*"
+      - "GET api.test:$HP/chunked/*"
+      - "GET api.test:$HP/close/*"
+      - "TRACE,OPTIONS api.test:$HP/**"
     credential_proxy:
       - type: https_bearer
-        target: api.test
+        target: api.test:$SP
         source: {env: E2E_API_SECRET}
         env: API_TOKEN
       - type: git_https
-        target: git.test
+        target: git.test:$SP
         source: {command: "printf 'git-secret-%s' 42; echo"}
 EOF
-cat >closed.yaml <<'EOF'
+cat >closed.yaml <<EOF
 name: e2e-closed
 os_env:
   sandbox:
     egress_rules:
-      - "* *.test/**"
-      - "GET 2130706433/**"
+      - "* *.test:$SP/**"
+      - "* *.test:$HP/**"
+      - "GET 2130706433:$SP/**"
 EOF
 
 mkdir open closed
@@ -173,14 +182,15 @@ t_unmatched_request() {
 	expect_out "HTTP/1.1 403 Forbidden"
 	expect_out "X-Omnibox-Error: blocked-by-policy"
 	expect_out "GET https://api.test:$SP/admin/users?page=2 is not allowed"
-	expect_out "  GET api.test/admin/users?*"
+	expect_out "  GET api.test:$SP/admin/users"
+	expect_no_out "users?*"
 	expect_eq "upstream requests" "$(upstream_requests)" "$before"
 	out=$(agent_curl -i -X DELETE "https://api.test:$SP/allowed/x")
-	expect_out "  DELETE api.test/allowed/x"
+	expect_out "  DELETE api.test:$SP/allowed/x"
 	name="plain HTTP is checked the same way"
 	out=$(agent_curl -i "http://api.test:$HP/admin")
 	expect_out "HTTP/1.1 403 Forbidden"
-	expect_out "  GET api.test/admin"
+	expect_out "  GET api.test:$HP/admin"
 	out=$(agent_curl -i "http://api.test:$HP/allowed/plain")
 	expect_out "HTTP/1.1 200 OK"
 	expect_out "GET /allowed/plain HTTP/1.1"
@@ -192,8 +202,8 @@ t_connect_unknown_host() {
 	out=$($CLIENT tunnel "$PA" "evil.test:$SP" "$CA" evil.test "GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n")
 	expect_out "connect-refused"
 	expect_out "HTTP/1.1 403 Forbidden"
-	expect_out "no rule names the host evil.test"
-	expect_out "  GET evil.test/**"
+	expect_out "no rule names evil.test:$SP"
+	expect_out "  GET evil.test:$SP/**"
 	expect_no_out "cert-names"
 	out=$(agent_curl -i "https://evil.test:$SP/")
 	expect_out "403"
@@ -326,7 +336,7 @@ t_keep_alive() {
 		"GET /allowed/third HTTP/1.1\r\nHost: api.test\r\n\r\n")
 	expect_out "GET /allowed/first HTTP/1.1"
 	expect_out "HTTP/1.1 403 Forbidden"
-	expect_out "  GET api.test/admin/second"
+	expect_out "  GET api.test:$SP/admin/second"
 	expect_out "GET /allowed/third HTTP/1.1"
 	expect_eq "upstream requests" "$(upstream_requests)" "$((before + 2))"
 	tests=$((tests + 1))
@@ -346,7 +356,7 @@ t_keep_alive() {
 	[ "$(printf '%s' "$out" | tr -cd x | wc -c)" -eq 200000 ] || fail "the body was cut short"
 	name="every decision is logged with its rule and line"
 	out=$(grep "allow GET https://api.test:$SP/allowed/first" open.log)
-	expect_out "by rule #1 (line 6: GET,HEAD api.test/allowed/**)"
+	expect_out "by rule #1 (line 6: GET,HEAD api.test:$SP/allowed/**)"
 }
 
 t_streaming() {

@@ -73,8 +73,8 @@ decide(const struct egress_matcher *m, const char *request)
 	host = sp + 1;
 	slash = strchr(host, '/');
 	if (!slash)
-		return egress_match(m, request, (size_t)(sp - request), host, strlen(host), "/", 1);
-	return egress_match(m, request, (size_t)(sp - request), host, (size_t)(slash - host), slash,
+		return egress_match(m, request, (size_t)(sp - request), host, strlen(host), 443, 443, "/", 1);
+	return egress_match(m, request, (size_t)(sp - request), host, (size_t)(slash - host), 443, 443, slash,
 			    strlen(slash));
 }
 
@@ -161,14 +161,14 @@ Test(egress_match, no_rules_deny_everything)
 
 	cr_assert_not_null(m);
 	DENIES(m, "GET h.com/");
-	cr_assert_eq(egress_match_host(m, "h.com", 5), -1);
+	cr_assert_eq(egress_match_host(m, "h.com", 5, 443, 443), -1);
 	egress_matcher_free(m);
 }
 
 Test(egress_match, a_missing_matcher_denies)
 {
-	cr_assert_eq(egress_match(NULL, "GET", 3, "h.com", 5, "/", 1), -1);
-	cr_assert_eq(egress_match_host(NULL, "h.com", 5), -1);
+	cr_assert_eq(egress_match(NULL, "GET", 3, "h.com", 5, 443, 443, "/", 1), -1);
+	cr_assert_eq(egress_match_host(NULL, "h.com", 5, 443, 443), -1);
 	egress_matcher_free(NULL);
 }
 
@@ -203,9 +203,9 @@ Test(egress_match, a_wildcard_needs_a_dot_boundary)
 static void
 assert_host_denied(const struct egress_matcher *m, const char *host, size_t len)
 {
-	cr_assert_eq(egress_match(m, "GET", 3, host, len, "/", 1), -1, "host \"%.*s\" allowed",
+	cr_assert_eq(egress_match(m, "GET", 3, host, len, 443, 443, "/", 1), -1, "host \"%.*s\" allowed",
 		     (int)len, host);
-	cr_assert_eq(egress_match_host(m, host, len), -1, "host \"%.*s\" allowed for CONNECT",
+	cr_assert_eq(egress_match_host(m, host, len, 443, 443), -1, "host \"%.*s\" allowed for CONNECT",
 		     (int)len, host);
 }
 
@@ -277,13 +277,13 @@ Test(egress_match, match_host_reports_the_lowest_rule_for_the_host)
 	struct egress_matcher *m =
 	    RULES("GET other.com", "POST api.github.com/x", "GET *.github.com", "* *.com/y");
 
-	cr_assert_eq(egress_match_host(m, "api.github.com", 14), 1);
-	cr_assert_eq(egress_match_host(m, "API.GITHUB.COM", 14), 1);
-	cr_assert_eq(egress_match_host(m, "www.github.com", 14), 2);
-	cr_assert_eq(egress_match_host(m, "github.com", 10), 2);
-	cr_assert_eq(egress_match_host(m, "other.com", 9), 0);
-	cr_assert_eq(egress_match_host(m, "x.other.com", 11), 3);
-	cr_assert_eq(egress_match_host(m, "example.org", 11), -1);
+	cr_assert_eq(egress_match_host(m, "api.github.com", 14, 443, 443), 1);
+	cr_assert_eq(egress_match_host(m, "API.GITHUB.COM", 14, 443, 443), 1);
+	cr_assert_eq(egress_match_host(m, "www.github.com", 14, 443, 443), 2);
+	cr_assert_eq(egress_match_host(m, "github.com", 10, 443, 443), 2);
+	cr_assert_eq(egress_match_host(m, "other.com", 9, 443, 443), 0);
+	cr_assert_eq(egress_match_host(m, "x.other.com", 11, 443, 443), 3);
+	cr_assert_eq(egress_match_host(m, "example.org", 11, 443, 443), -1);
 	egress_matcher_free(m);
 }
 
@@ -299,14 +299,14 @@ Test(egress_match, each_method_matches_only_its_own_rule)
 	size_t i;
 
 	for (i = 0; i < 8; i++) {
-		ssize_t got = egress_match(m, names[i], strlen(names[i]), "h.com", 5, "/", 1);
+		ssize_t got = egress_match(m, names[i], strlen(names[i]), "h.com", 5, 443, 443, "/", 1);
 
 		cr_assert_eq(got, (ssize_t)i, "%s: rule %zd", names[i], got);
 	}
-	cr_assert_eq(egress_match(m, "PROPFIND", 8, "h.com", 5, "/", 1), -1);
-	cr_assert_eq(egress_match(m, "CONNECT", 7, "h.com", 5, "/", 1), -1);
-	cr_assert_eq(egress_match(m, "GETX", 4, "h.com", 5, "/", 1), -1);
-	cr_assert_eq(egress_match(m, "", 0, "h.com", 5, "/", 1), -1);
+	cr_assert_eq(egress_match(m, "PROPFIND", 8, "h.com", 5, 443, 443, "/", 1), -1);
+	cr_assert_eq(egress_match(m, "CONNECT", 7, "h.com", 5, 443, 443, "/", 1), -1);
+	cr_assert_eq(egress_match(m, "GETX", 4, "h.com", 5, 443, 443, "/", 1), -1);
+	cr_assert_eq(egress_match(m, "", 0, "h.com", 5, 443, 443, "/", 1), -1);
 	egress_matcher_free(m);
 }
 
@@ -343,7 +343,7 @@ Test(egress_match, a_wildcard_rule_before_an_exact_one_wins)
 
 	ALLOWS(m, "GET x.a.b.c/", 0);
 	ALLOWS(m, "GET y.b.c/", 2);
-	cr_assert_eq(egress_match_host(m, "x.a.b.c", 7), 0);
+	cr_assert_eq(egress_match_host(m, "x.a.b.c", 7, 443, 443), 0);
 	egress_matcher_free(m);
 }
 
@@ -415,37 +415,80 @@ Test(egress_match, control_bytes_and_relative_targets_are_denied)
 {
 	struct egress_matcher *m = RULES("GET h.com");
 
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, "/a\0b", 4), -1);
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, "/a\rb", 4), -1);
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, "/a\x7f", 3), -1);
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, "/a?\n", 4), -1);
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, "", 0), -1);
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, "a/b", 3), -1);
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, "*", 1), -1);
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, "http://h.com/", 13), -1);
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, "?x", 2), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, "/a\0b", 4), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, "/a\rb", 4), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, "/a\x7f", 3), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, "/a?\n", 4), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, "", 0), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, "a/b", 3), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, "*", 1), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, "http://h.com/", 13), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, "?x", 2), -1);
 	egress_matcher_free(m);
 }
 
-Test(egress_match, the_query_is_matched_and_the_fragment_dropped)
+Test(egress_match, a_query_comes_along_with_its_path_and_the_fragment_is_dropped)
 {
-	struct egress_matcher *m = RULES("GET h.com/search?q=*", "GET h.com/a");
+	struct egress_matcher *m = RULES("GET h.com/search", "GET h.com/a");
 
 	ALLOWS(m, "GET h.com/search?q=cats", 0);
-	DENIES(m, "GET h.com/search?q=a/b");
+	ALLOWS(m, "GET h.com/search?q=a/b", 0);
 	ALLOWS(m, "GET h.com/a#frag", 1);
 	ALLOWS(m, "GET h.com/a#/../../x", 1);
-	DENIES(m, "GET h.com/a?x");
+	ALLOWS(m, "GET h.com/a?x", 1);
 	ALLOWS(m, "GET h.com/search?q=x#y", 0);
+	DENIES(m, "GET h.com/searchx?q=1");
 	egress_matcher_free(m);
 }
 
-Test(egress_match, dot_segments_in_the_query_are_kept)
+Test(egress_match, the_query_never_takes_part_in_star_question_mark_or_double_star)
 {
-	struct egress_matcher *m = RULES("GET h.com/a?p=/../b");
+	struct egress_matcher *m = RULES("GET h.com/repos/*/*/issues", "GET h.com/docs/**/README",
+					 "GET h.com/dl/*.tar.gz", "GET h.com/v?/x");
+
+	/* The tricks of a path that ends where the rule wants it, in the query. */
+	DENIES(m, "GET h.com/repos/o/r?/issues");
+	DENIES(m, "GET h.com/docs/private/admin/keys?x=/README");
+	DENIES(m, "GET h.com/dl/secret.txt?.tar.gz");
+	DENIES(m, "GET h.com/v?/x");
+	DENIES(m, "GET h.com/repos/o?/r/issues");
+	/* The paths themselves, with any query. */
+	ALLOWS(m, "GET h.com/repos/o/r/issues?page=2", 0);
+	ALLOWS(m, "GET h.com/docs/a/b/README?x=/y", 1);
+	ALLOWS(m, "GET h.com/dl/a.tar.gz?sig=/../x", 2);
+	ALLOWS(m, "GET h.com/v1/x?", 3);
+	egress_matcher_free(m);
+}
+
+Test(egress_match, dot_segments_in_the_query_are_kept_and_ignored)
+{
+	struct egress_matcher *m = RULES("GET h.com/a");
 
 	ALLOWS(m, "GET h.com/a?p=/../b", 0);
 	ALLOWS(m, "GET h.com/x/../a?p=/../b", 0);
+	DENIES(m, "GET h.com/b?p=/../a");
+	egress_matcher_free(m);
+}
+
+Test(egress_match, a_rule_means_its_port_and_without_one_the_default_of_the_request_kind)
+{
+	struct egress_matcher *m = RULES("GET h.com/x", "GET h.com:8443/y", "* *.w.com:8080");
+
+	/* No port: 443 for a tunnel, 80 for plain HTTP. */
+	cr_expect_eq(egress_match(m, "GET", 3, "h.com", 5, 443, EGRESS_PORT_TLS, "/x", 2), 0);
+	cr_expect_eq(egress_match(m, "GET", 3, "h.com", 5, 80, EGRESS_PORT_PLAIN, "/x", 2), 0);
+	cr_expect_eq(egress_match(m, "GET", 3, "h.com", 5, 80, EGRESS_PORT_TLS, "/x", 2), -1);
+	cr_expect_eq(egress_match(m, "GET", 3, "h.com", 5, 8443, EGRESS_PORT_TLS, "/x", 2), -1);
+	cr_expect_eq(egress_match(m, "GET", 3, "h.com", 5, 8443, EGRESS_PORT_TLS, "/y", 2), 1);
+	cr_expect_eq(egress_match(m, "GET", 3, "h.com", 5, 443, EGRESS_PORT_TLS, "/y", 2), -1);
+	cr_expect_eq(egress_match(m, "PUT", 3, "a.w.com", 7, 8080, EGRESS_PORT_PLAIN, "/", 1), 2);
+	cr_expect_eq(egress_match(m, "PUT", 3, "a.w.com", 7, 80, EGRESS_PORT_PLAIN, "/", 1), -1);
+	/* A tunnel is refused before any TLS to a port no rule of the host names. */
+	cr_expect_eq(egress_match_host(m, "h.com", 5, 443, EGRESS_PORT_TLS), 0);
+	cr_expect_eq(egress_match_host(m, "h.com", 5, 8443, EGRESS_PORT_TLS), 1);
+	cr_expect_eq(egress_match_host(m, "h.com", 5, 22, EGRESS_PORT_TLS), -1);
+	cr_expect_eq(egress_match_host(m, "w.com", 5, 8080, EGRESS_PORT_TLS), 2);
+	cr_expect_eq(egress_match_host(m, "w.com", 5, 443, EGRESS_PORT_TLS), -1);
 	egress_matcher_free(m);
 }
 
@@ -564,12 +607,12 @@ Test(egress_match, pathological_globs_take_polynomial_time, .timeout = 10)
 	target[0] = '/';
 	for (i = 1; i < sizeof(target); i++)
 		target[i] = 'a';
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, target, sizeof(target)), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, target, sizeof(target)), -1);
 	for (i = 1; i < sizeof(target); i++)
 		target[i] = (i % 2) ? 'a' : '/';
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, target, sizeof(target)), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, target, sizeof(target)), -1);
 	target[sizeof(target) - 1] = 'b';
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, target, sizeof(target)), 1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, target, sizeof(target)), 1);
 	egress_matcher_free(m);
 }
 
@@ -580,9 +623,9 @@ Test(egress_match, targets_of_8_kib_or_more_are_denied)
 
 	memset(target, 'a', 9000);
 	target[0] = '/';
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, target, 8191), 0);
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, target, 8192), -1);
-	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, target, 9000), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, target, 8191), 0);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, target, 8192), -1);
+	cr_assert_eq(egress_match(m, "GET", 3, "h.com", 5, 443, 443, target, 9000), -1);
 	free(target);
 	egress_matcher_free(m);
 }
@@ -607,15 +650,15 @@ Test(egress_match, every_one_of_many_hosts_finds_its_own_rule)
 		int len = snprintf(host, sizeof(host), "SVC%zu.team%zu.example.com", i, i % 37);
 
 		cr_assert_eq(egress_match(m, i % 2 ? "GET" : "POST", i % 2 ? 3 : 4, host,
-					  (size_t)len, "/", 1),
+					  (size_t)len, 443, 443, "/", 1),
 			     (ssize_t)i, "%s", host);
-		cr_assert_eq(egress_match_host(m, host, (size_t)len), (ssize_t)i, "%s", host);
+		cr_assert_eq(egress_match_host(m, host, (size_t)len, 443, 443), (ssize_t)i, "%s", host);
 		len = snprintf(host, sizeof(host), "x.svc%zu.team%zu.example.com", i, i % 37);
-		cr_assert_eq(egress_match_host(m, host, (size_t)len), i % 3 == 0 ? (ssize_t)i : -1,
+		cr_assert_eq(egress_match_host(m, host, (size_t)len, 443, 443), i % 3 == 0 ? (ssize_t)i : -1,
 			     "%s", host);
 	}
-	cr_assert_eq(egress_match_host(m, "team1.example.com", 17), -1);
-	cr_assert_eq(egress_match_host(m, "svc20000.team20.example.com", 27), -1);
+	cr_assert_eq(egress_match_host(m, "team1.example.com", 17, 443, 443), -1);
+	cr_assert_eq(egress_match_host(m, "svc20000.team20.example.com", 27, 443, 443), -1);
 	egress_matcher_free(m);
 }
 
@@ -639,7 +682,7 @@ Test(egress_match, rules_that_could_mean_anything_never_match)
 	ALLOWS(m, "GET h.com/x", 7);
 	DENIES(m, "POST h.com/x");
 	DENIES(m, "GET other.org/x");
-	cr_assert_eq(egress_match_host(m, "h.com", 5), 7);
+	cr_assert_eq(egress_match_host(m, "h.com", 5, 443, 443), 7);
 	egress_matcher_free(m);
 }
 
@@ -884,7 +927,7 @@ ref_glob(const char *p, const char *s)
 
 static ssize_t
 ref_match(const struct egress_rule *rules, size_t n, const char *method, const char *host,
-	  const char *target, bool host_only)
+	  unsigned port, unsigned default_port, const char *target, bool host_only)
 {
 	char norm[512];
 	unsigned bit = egress_method_bit(method, strlen(method));
@@ -894,10 +937,14 @@ ref_match(const struct egress_rule *rules, size_t n, const char *method, const c
 		return -1;
 	if (!host_only && ref_normalize(target, strlen(target), norm, sizeof(norm)) < 0)
 		return -1;
+	/* The glob sees the path alone. */
+	norm[strcspn(norm, "?")] = '\0';
 	for (i = 0; i < n; i++) {
 		const struct egress_rule *r = &rules[i];
 
 		if (!ref_host_match(r, host, strlen(host)))
+			continue;
+		if ((r->port ? r->port : default_port) != port)
 			continue;
 		if (host_only)
 			return (ssize_t)i;
@@ -971,6 +1018,8 @@ random_rule_text(char *out)
 	}
 	strcat(out, rnd(3) == 0 ? " *." : " ");
 	random_host(out + strlen(out), 3);
+	if (rnd(4) == 0)
+		strcat(out, rnd(2) ? ":8443" : ":80");
 	if (rnd(3) == 0)
 		return;
 	for (i = 0, n = 1 + rnd(4); i < n; i++) {
@@ -1088,6 +1137,7 @@ Test(egress_match, the_trie_agrees_with_a_linear_scan_on_random_rules)
 			    n && rnd(2) ? &rules[rnd((unsigned)n)] : NULL;
 			const char *method = PICK(method_words);
 			ssize_t got, want, got_host, want_host;
+			unsigned port, def;
 
 			if (aim && aim->methods != EGRESS_ANY && rnd(4)) {
 				unsigned bit = 1u << rnd(8);
@@ -1101,17 +1151,22 @@ Test(egress_match, the_trie_agrees_with_a_linear_scan_on_random_rules)
 				target_from_glob(target, aim->path);
 			else
 				random_target(target);
-			got = egress_match(m, method, strlen(method), host, strlen(host), target,
-					   strlen(target));
-			want = ref_match(rules, n, method, host, target, false);
+			/* Mostly the default ports, sometimes another one. */
+			def = rnd(2) ? 443 : 80;
+			port = rnd(5) ? def : rnd(2) ? 8443 : 80;
+			if (aim && rnd(4))
+				port = aim->port ? aim->port : def;
+			got = egress_match(m, method, strlen(method), host, strlen(host), port, def,
+					   target, strlen(target));
+			want = ref_match(rules, n, method, host, port, def, target, false);
 			cr_assert_eq(got, want,
 				     "set %zu: %s %s %s: trie %zd, reference %zd (rule %s)", set,
 				     method, host, target, got, want,
 				     want >= 0	? texts[want]
 				     : got >= 0 ? texts[got]
 						: "-");
-			got_host = egress_match_host(m, host, strlen(host));
-			want_host = ref_match(rules, n, method, host, target, true);
+			got_host = egress_match_host(m, host, strlen(host), port, def);
+			want_host = ref_match(rules, n, method, host, port, def, target, true);
 			cr_assert_eq(got_host, want_host,
 				     "set %zu: host %s: trie %zd, reference %zd", set, host,
 				     got_host, want_host);

@@ -381,12 +381,30 @@ Test(egress_parse, a_long_unknown_method_is_cut_in_the_message_but_underlined_wh
 		    "unknown HTTP method 'XXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX...'");
 }
 
-Test(egress_parse, a_port_is_an_invalid_host_character_with_a_hint)
+Test(egress_parse, a_port_follows_the_host_and_is_checked_where_it_is_written)
 {
-	PARSE_FAILS("GET a.com:443", 9, 1,
-		    "invalid character ':' in host (ports are not part of rules)");
-	PARSE_FAILS("GET a.com:443/x", 9, 1,
-		    "invalid character ':' in host (ports are not part of rules)");
+	struct egress_rule r = PARSE_OK("GET a.com:8443/x");
+
+	assert_rule(r, EGRESS_GET, "a.com", false, "/x", true);
+	cr_expect_eq(r.port, 8443);
+	r = PARSE_OK("* *.a.com:1");
+	assert_rule(r, EGRESS_ANY, "a.com", true, "/**", false);
+	cr_expect_eq(r.port, 1);
+	r = PARSE_OK("GET a.com");
+	cr_expect_eq(r.port, 0, "no port written: the request kind's default");
+	PARSE_FAILS("GET a.com:", 9, 1, "missing port after ':'");
+	PARSE_FAILS("GET a.com:/x", 9, 1, "missing port after ':'");
+	PARSE_FAILS("GET a.com:0", 10, 1, "port 0 is out of range (1 to 65535)");
+	PARSE_FAILS("GET a.com:080", 10, 3, "port 080 is out of range (1 to 65535)");
+	PARSE_FAILS("GET a.com:65536/x", 10, 5, "port 65536 is out of range (1 to 65535)");
+	PARSE_FAILS("GET a.com:99999999999999999999", 10, 20,
+		    "port 9999999999 is out of range (1 to 65535)");
+	PARSE_FAILS("GET a.com:4a3", 11, 1,
+		    "invalid character 'a' in port (a decimal number, 1 to 65535)");
+	PARSE_FAILS("GET a.com:-1", 10, 1,
+		    "invalid character '-' in port (a decimal number, 1 to 65535)");
+	PARSE_FAILS("GET a.com:443 /x", 13, 1, "white space or control character in the path");
+	PARSE_FAILS("GET :443", 4, 1, "missing host after the method list");
 }
 
 Test(egress_parse, punctuation_in_a_host_is_an_invalid_character)

@@ -455,8 +455,14 @@ Test(egress, rule_errors_point_inside_the_scalar)
 {
 	expect_error(SB "    egress_rules:\n      - FETCH api.github.com/x\n",
 		     "4:9: error: unknown HTTP method 'FETCH'");
-	expect_error(SB "    egress_rules:\n      - \"GET api.github.com:443\"\n",
-		     "4:28: error: invalid character ':' in host (ports are not part of rules)");
+	expect_error(SB "    egress_rules:\n      - \"GET api.github.com:0\"\n",
+		     "4:29: error: port 0 is out of range (1 to 65535)");
+	expect_error(SB "    egress_rules:\n      - \"GET api.github.com:44x/a\"\n",
+		     "4:31: error: invalid character 'x' in port (a decimal number, 1 to 65535)");
+	expect_error(SB "    egress_rules:\n      - \"GET api.github.com:/a\"\n",
+		     "4:28: error: missing port after ':'");
+	expect_error(SB "    egress_rules:\n      - \"GET api.github.com:65536\"\n",
+		     "4:29: error: port 65536 is out of range (1 to 65535)");
 	expect_error(SB "    egress_rules: ['it''s GET x.com', 'GET x.com:1']\n",
 		     "3:21: error: unknown HTTP method 'it's'");
 	expect_error(SB "    egress_rules: [\"\\u0047ET x_y.com\"]\n",
@@ -583,8 +589,18 @@ Test(credentials, targets_are_exact_hosts)
 	expect_error(
 	    CRED "      - {type: https_bearer, target: a.example.com:8443, source: {env: "
 		 "T}}\n",
-	    "5:51: error: os_env.sandbox.credential_proxy[0].target: invalid character ':' "
-	    "in host (ports are not part of a binding)");
+	    "5:38: error: credential host 'a.example.com:8443' is not allowed by any egress "
+	    "rule, so the credential could never be used");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: a.example.com:70000, source: {env: "
+		 "T}}\n",
+	    "5:52: error: os_env.sandbox.credential_proxy[0].target: port 70000 is out of "
+	    "range (1 to 65535)");
+	expect_error(
+	    CRED "      - {type: https_bearer, target: a.example.com:8x, source: {env: "
+		 "T}}\n",
+	    "5:53: error: os_env.sandbox.credential_proxy[0].target: invalid character 'x' in "
+	    "port (a decimal number, 1 to 65535)");
 	expect_error(CRED "      - {type: https_bearer, target: \"https://a.example.com\", source: "
 			  "{env: T}}\n",
 		     "5:39: error: os_env.sandbox.credential_proxy[0].target: write the host "
@@ -611,11 +627,11 @@ Test(credentials, hosts_are_bound_once_and_reachable)
 	    CRED "      - {type: https_bearer, target: a.example.com, source: {env: T}}\n"
 		 "      - {type: git_https, target: A.example.com/repo.git, source: {env: "
 		 "U}}\n",
-	    "6:35: error: host 'a.example.com' is already bound to a credential at line 5");
+	    "6:35: error: host 'a.example.com:443' is already bound to a credential at line 5");
 	expect_error(
 	    CRED "      - {type: https_bearer, target: other.org, source: {env: T}}\n",
-	    "5:38: error: credential host 'other.org' is not allowed by any egress rule, so "
-	    "the credential could never be used");
+	    "5:38: error: credential host 'other.org:443' is not allowed by any egress rule, "
+	    "so the credential could never be used");
 }
 
 Test(credentials, per_type_fields)
