@@ -61,6 +61,8 @@ struct bwrap_context {
 	size_t n_masks;
 	const struct bwrap_grant *reexpose; /* grants inside a mask, bound again after it */
 	size_t n_reexpose;
+	const struct bwrap_grant *pins; /* directories above a mask_paths entry, on themselves */
+	size_t n_pins;
 	const char *const *sockets; /* deny_unix_socket_paths that exist now */
 	size_t n_sockets;
 	const struct bwrap_grant *command_dirs; /* install dirs of the command */
@@ -70,12 +72,20 @@ struct bwrap_context {
 	int seccomp_fd;		    /* -1: "{SECCOMP_FD}" */
 	int status_fd;		    /* --json-status-fd, -1: "{STATUS_FD}" */
 	int ready_fd;		    /* omnibox-init's --ready-fd, -1: "{READY_FD}" */
+	int masks_fd;		    /* omnibox-init's --masks-fd (bwrap_masks_list()), -1: "{MASKS_FD}" */
 	const char *exec_path;	    /* the command's canonical path */
 	const char *proxy_port;	    /* egress: the relay's port, or NULL: "{PORT}" */
 	const char *proxy_socket;   /* egress: the proxy's socket, or NULL */
 	const char *const *command; /* the agent's command and arguments */
 	size_t n_command;
 };
+
+/*
+ * What omnibox-init's --masks-fd carries: one entry per mask and denied
+ * socket of C, "f" (a /dev/null bind) or "d" (a tmpfs) then the path, each
+ * ended by a NUL byte.  Appended to OUT.
+ */
+void bwrap_masks_list(const struct bwrap_context *c, struct textbuf *out);
 
 /* A context of placeholders, for --emit=bwrap. */
 void bwrap_context_symbolic(struct bwrap_context *c);

@@ -39,7 +39,21 @@ bwrap_context_symbolic(struct bwrap_context *c)
 	c->seccomp_fd = -1;
 	c->status_fd = -1;
 	c->ready_fd = -1;
+	c->masks_fd = -1;
 	c->exec_path = "{EXEC}";
+}
+
+void
+bwrap_masks_list(const struct bwrap_context *c, struct textbuf *out)
+{
+	for (size_t i = 0; i < c->n_masks; i++) {
+		tb_putc(out, c->masks[i].is_dir ? 'd' : 'f');
+		tb_write(out, c->masks[i].path, strlen(c->masks[i].path) + 1);
+	}
+	for (size_t i = 0; i < c->n_sockets; i++) {
+		tb_putc(out, 'f');
+		tb_write(out, c->sockets[i], strlen(c->sockets[i]) + 1);
+	}
 }
 
 bool
@@ -280,7 +294,8 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 		for (size_t i = 0; i < sb->mask_paths.n; i++)
 			comment(o,
 				"mask_paths (line %u): %s, masked at launch (a missing path at its "
-				"first missing component)",
+				"first missing component; the directories above it inside a "
+				"writable root are bound onto themselves, so none can be renamed)",
 				sb->mask_paths.v[i].loc.line, sb->mask_paths.v[i].symbolic);
 		if (sb->deny_unix_socket_paths.n) {
 			comment(o,
@@ -293,17 +308,19 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 		}
 		return;
 	}
+	if (c->n_pins)
+		comment(o, "the directories between a writable root and a mask_paths entry, "
+			   "bound onto themselves: no rename moves a mask off its path");
+	for (size_t i = 0; i < c->n_pins; i++)
+		emit_bind(o, &c->pins[i]);
 	for (size_t i = 0; i < c->n_masks; i++) {
 		const struct bwrap_mask *m = &c->masks[i];
 
 		comment(o, "%s", m->reason);
-		if (m->is_dir) {
-			/* Empty and read-only: nothing to read, nothing to plant. */
+		if (m->is_dir)
 			args3(o, "--tmpfs", m->path, NULL);
-			args3(o, "--remount-ro", m->path, NULL);
-		} else {
+		else
 			args3(o, "--ro-bind", "/dev/null", m->path);
-		}
 	}
 	for (size_t i = 0; i < c->n_reexpose; i++) {
 		comment(o, "granted explicitly inside a hidden dotfile directory");
@@ -313,6 +330,11 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 		comment(o, "6. Unix sockets out of reach (deny_unix_socket_paths)");
 	for (size_t i = 0; i < c->n_sockets; i++)
 		args3(o, "--ro-bind", "/dev/null", c->sockets[i]);
+	/* Read-only last, once the grants inside a hidden directory have their
+	 * mount points: empty, nothing to read, nothing to plant. */
+	for (size_t i = 0; i < c->n_masks; i++)
+		if (c->masks[i].is_dir)
+			args3(o, "--remount-ro", c->masks[i].path, NULL);
 }
 
 /*
@@ -389,6 +411,12 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 		snprintf(num, sizeof(num), "%d", c->ready_fd);
 	comment(o, "omnibox-init says here that the sandbox is set up, then closes it");
 	args3(o, "--ready-fd", c->ready_fd >= 0 ? num : "{READY_FD}", NULL);
+	if (!c->resolved || c->n_masks || c->n_sockets) {
+		if (c->masks_fd >= 0)
+			snprintf(num, sizeof(num), "%d", c->masks_fd);
+		comment(o, "the masks, which omnibox-init checks are in place before anything runs");
+		args3(o, "--masks-fd", c->masks_fd >= 0 ? num : "{MASKS_FD}", NULL);
+	}
 	args3(o, "--exec", c->exec_path, NULL);
 	if (sb->n_egress) {
 		char sock[1024];

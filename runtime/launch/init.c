@@ -3,11 +3,13 @@
  *
  *   omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-as BYTES]
  *                [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]
- *                [--fs-write PATH]... [--scope] [--ready-fd FD] -- ARGV...
+ *                [--fs-write PATH]... [--scope] [--ready-fd FD] [--masks-fd FD]
+ *                -- ARGV...
  *
  * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1),
  * already under the seccomp filter.  It closes every descriptor but 0, 1
- * and 2 (nothing a caller left open reaches the agent), adds the Landlock
+ * and 2 (nothing a caller left open reaches the agent), checks that every
+ * mask of --masks-fd is in place, adds the Landlock
  * layer (landlock.h: writes only below the --fs-write paths; with --scope,
  * abstract Unix sockets and signals kept inside), writes a byte to the
  * --ready-fd pipe (omnibox-run's proof that bwrap's setup succeeded) and
@@ -21,6 +23,13 @@
  * the relay itself once the agent is gone.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -68,7 +77,8 @@ usage(void)
 {
 	fputs("usage: omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-as BYTES]\n"
 	      "                    [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]\n"
-	      "                    [--fs-write PATH]... [--scope] [--ready-fd FD] -- ARGV...\n"
+	      "                    [--fs-write PATH]... [--scope] [--ready-fd FD] [--masks-fd FD]\n"
+	      "                    -- ARGV...\n"
 	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
 	      stderr);
 	exit(125);
@@ -88,6 +98,93 @@ set_limit(int resource, const char *value)
 		return -1;
 	}
 	return rlimit_set(resource, v);
+}
+
+/* PATH, opened without following any symlink on the way (the resolver's
+ * paths are canonical: a link there is a racer's). */
+static int
+open_exact(const char *path)
+{
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return (int)fd;
+}
+
+/*
+ * Each mask bwrap set up by path is where it must be: a /dev/null bind
+ * ("f") or a tmpfs mount ("d") at exactly that path.  A process racing the
+ * setup (renaming a directory on the way, or swapping it with a symlink)
+ * can make a mask land elsewhere; then nothing of the agent's may run.
+ */
+static int
+check_masks(int fd)
+{
+	char *list = NULL;
+	size_t len = 0, cap = 0;
+	int rc = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (len == cap) {
+			char *more = realloc(list, cap = cap ? cap * 2 : 65536);
+
+			if (!more) {
+				free(list);
+				return -1;
+			}
+			list = more;
+		}
+		n = read(fd, list + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(list);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	for (size_t off = 0; off < len && rc == 0;) {
+		const char *entry = list + off, *path = entry + 1;
+		size_t elen = strnlen(entry, len - off);
+		struct stat st, up;
+		struct statfs sf;
+		bool ok = false;
+		int pfd;
+
+		if (elen == len - off)
+			break; /* no NUL: not ours */
+		pfd = open_exact(path);
+		if (pfd >= 0 && fstat(pfd, &st) == 0) {
+			if (entry[0] == 'f')
+				ok = S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+			else
+				/* A tmpfs mounted there, not an empty directory of the
+				 * file system below it. */
+				ok = S_ISDIR(st.st_mode) && fstatat(pfd, "..", &up, 0) == 0 &&
+				     fstatfs(pfd, &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+				     st.st_dev != up.st_dev;
+		}
+		if (pfd >= 0)
+			close(pfd);
+		if (!ok) {
+			fprintf(stderr,
+				"omnibox-init: the mask of %s is not in place (was its path changed "
+				"while the sandbox was set up?); nothing ran\n",
+				path);
+			rc = -1;
+		}
+		off += elen + 1;
+	}
+	free(list);
+	return rc;
 }
 
 static int
@@ -126,7 +223,8 @@ main(int argc, char **argv)
 	const char **writable = calloc((size_t)argc, sizeof(*writable));
 	size_t n_writable = 0;
 	bool scope = false, landlock = false;
-	int ready_fd = -1;
+	int ready_fd = -1, masks_fd = -1, keep[2] = {-1, -1};
+	size_t n_keep = 0;
 	char err[512];
 	sigset_t set, old;
 	pid_t child;
@@ -134,10 +232,17 @@ main(int argc, char **argv)
 
 	/* 0, 1 and 2 (and the ready pipe, until it has served); nothing else
 	 * anyone left open goes on to the agent. */
-	for (i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++)
+	for (i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "--ready-fd"))
 			ready_fd = atoi(argv[i + 1]);
-	fds_keep_only(&ready_fd, ready_fd > 2 ? 1 : 0);
+		if (!strcmp(argv[i], "--masks-fd"))
+			masks_fd = atoi(argv[i + 1]);
+	}
+	if (ready_fd > 2)
+		keep[n_keep++] = ready_fd;
+	if (masks_fd > 2)
+		keep[n_keep++] = masks_fd;
+	fds_keep_only(keep, n_keep);
 	if (!writable)
 		return 125;
 	for (i = 1; i < argc; i++) {
@@ -159,7 +264,8 @@ main(int argc, char **argv)
 			relay_socket = argv[++i];
 			continue;
 		}
-		if (!strcmp(argv[i], "--ready-fd") && i + 1 < argc) {
+		if ((!strcmp(argv[i], "--ready-fd") || !strcmp(argv[i], "--masks-fd")) &&
+		    i + 1 < argc) {
 			i++;
 			continue;
 		}
@@ -190,6 +296,8 @@ main(int argc, char **argv)
 		usage();
 	argv += i + 1;
 
+	if (masks_fd > 2 && check_masks(masks_fd) < 0)
+		return 125;
 	/* The second layer, before anything of the agent's runs. */
 	if (landlock && landlock_restrict(writable, n_writable, scope, err, sizeof(err)) < 0) {
 		fprintf(stderr, "omnibox-init: %s; nothing ran\n", err);

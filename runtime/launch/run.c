@@ -40,6 +40,7 @@
 #include "runtime/resolve/command.h"
 #include "runtime/egress/proxy.h"
 #include "runtime/resolve/resolve.h"
+#include "runtime/resolve/walk.h"
 #if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
 #include "runtime/launch/darwin.h"
 #include "runtime/egress/relay.h"
@@ -188,28 +189,6 @@ parse_options(int argc, char **argv, struct options *o)
 		die("unexpected '%s': put the command after '--'", argv[optind]);
 	o->command = argv + optind;
 	o->n_command = (size_t)(argc - optind);
-}
-
-/* PROGRAM on PATH, or NULL. */
-static char *
-which(struct arena *a, const char *program)
-{
-	const char *path = getenv("PATH");
-
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *end = strchr(path, ':');
-		size_t len = end ? (size_t)(end - path) : strlen(path);
-		char *cand = arena_printf(a, "%.*s/%s", (int)len, path, program);
-
-		if (len && access(cand, X_OK) == 0)
-			return cand;
-		if (!end)
-			break;
-		path = end + 1;
-	}
-	return NULL;
 }
 
 /* The directory this program was started from. */
@@ -392,7 +371,7 @@ static size_t
 bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 {
 	const struct bwrap_context *c = &plan->ctx;
-	int *v = calloc(5 + c->n_grants + c->n_reexpose + c->n_command_dirs, sizeof(*v));
+	int *v = calloc(6 + c->n_grants + c->n_reexpose + c->n_command_dirs + c->n_pins, sizeof(*v));
 	size_t n = 0;
 
 	if (!v)
@@ -401,6 +380,7 @@ bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 	v[n++] = c->seccomp_fd;
 	v[n++] = c->status_fd;
 	v[n++] = c->ready_fd;
+	v[n++] = c->masks_fd;
 	v[n++] = c->init_fd;
 	for (size_t i = 0; i < c->n_grants; i++)
 		v[n++] = c->grants[i].fd;
@@ -408,6 +388,8 @@ bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 		v[n++] = c->reexpose[i].fd;
 	for (size_t i = 0; i < c->n_command_dirs; i++)
 		v[n++] = c->command_dirs[i].fd;
+	for (size_t i = 0; i < c->n_pins; i++)
+		v[n++] = c->pins[i].fd;
 	*out = v;
 	return n;
 }
@@ -940,7 +922,10 @@ main(int argc, char **argv)
 		    sandbox_type_name(p->os_env.sandbox.type));
 	}
 
-	bwrap = which(a, "bwrap");
+	/* Absolute PATH entries only, as for the agent's command; and below
+	 * (once the policy's writable directories are known) never one the
+	 * sandbox could have written: that bwrap would run unsandboxed. */
+	bwrap = launch_find_in_path(a, environ, "bwrap");
 	if (!bwrap)
 		die("bwrap (bubblewrap) is not on PATH; install it (Debian/Ubuntu: apt install "
 		    "bubblewrap; Fedora: dnf install bubblewrap)");
@@ -1008,6 +993,25 @@ main(int argc, char **argv)
 	if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0)
 		die("%s; nothing ran", err);
 	undo_plan = &plan;
+	if (!o.dry_run && (plan.ctx.n_masks || plan.ctx.n_sockets)) {
+		struct textbuf list = {0};
+
+		/* What omnibox-init checks is in place before it lets anything run. */
+		bwrap_masks_list(&plan.ctx, &list);
+		plan.ctx.masks_fd = fds_sealed_memfd("omnibox-masks", list.data, list.len);
+		tb_free(&list);
+		if (plan.ctx.masks_fd < 0)
+			die("cannot pass the masks to omnibox-init: %s", strerror(errno));
+	}
+	{
+		const char *real = walk_canonical(a, bwrap);
+
+		if (!real || launch_plan_writable(&plan, real))
+			die("%s, the bwrap found first on PATH, lies in a directory the sandbox can "
+			    "write: an agent could have put it there, and it would run outside the "
+			    "sandbox; put the system's bwrap first on PATH; nothing ran",
+			    real ? real : bwrap);
+	}
 	bwrap_build(plan.policy, &plan.ctx, &d, &text, &nul, &tail);
 	if (!o.quiet && !o.dry_run)
 		for (size_t i = 0; i < plan.n_notes; i++)

@@ -142,8 +142,18 @@ rmtree_at(int dirfd, const char *name)
 		return -errno;
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == EACCES) {
-		/* The agent may have made a directory unreadable. */
-		fchmodat(dirfd, name, 0700, 0);
+		/* The agent may have made a directory unreadable.  chmod it through
+		 * a descriptor on that very directory: fchmodat() would follow a
+		 * symlink put in its place. */
+		int p = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+		if (p >= 0) {
+			char proc[64];
+
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", p);
+			chmod(proc, 0700);
+			close(p);
+		}
 		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0)

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,8 @@ struct rctx {
 	size_t n_sockets, cap_sockets;
 	struct bwrap_grant *command_dirs;
 	size_t n_command_dirs, cap_command_dirs;
+	struct bwrap_grant *pins;
+	size_t n_pins, cap_pins;
 	size_t cap_command_dir_names, cap_placeholders, cap_notes, cap_skipped;
 };
 
@@ -353,6 +356,14 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 			    "policy if that is what you mean",
 			    at_line(r, entry->loc.line), what, lexical, w.path);
 	}
+	if (!strcmp(what, "write_files") && w.is_dir) {
+		if (w.fd >= 0)
+			close(w.fd);
+		/* A directory would be writable without being a writable root, whose
+		 * symlinks the next launch checks. */
+		return fail(r, "%swrite_files %s is a directory: name it in write_paths",
+			    at_line(r, entry->loc.line), w.path);
+	}
 	if (r->linux_target)
 		add_grant(r, w.path, w.fd, writable, false, what, entry->loc.line);
 	return 0;
@@ -450,6 +461,14 @@ static void
 add_mask(struct rctx *r, const char *path, bool dir, const char *reason)
 {
 	struct bwrap_mask *m = ARENA_PUSH(r->a, r->masks, r->n_masks, r->cap_masks);
+	struct stat st;
+
+	/* A mask hides a name: another name of the same file stays readable. */
+	if (!dir && lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+		note(r,
+		     "warning: %s (%s) has %ju other hard links in the file system: their names "
+		     "show its contents, the mask hides only this one",
+		     path, reason, (uintmax_t)(st.st_nlink - 1));
 
 	m->path = path;
 	m->is_dir = dir;
@@ -570,6 +589,57 @@ run_scan(struct rctx *r)
 	return 0;
 }
 
+/* The outermost writable root PATH lies in, or NULL. */
+static const char *
+root_of_path(struct rctx *r, const char *path)
+{
+	const char *best = NULL;
+
+	for (size_t i = 0; i < r->n_roots; i++)
+		if (path_within(path, r->roots[i]) && (!best || strlen(r->roots[i]) < strlen(best)))
+			best = r->roots[i];
+	return best;
+}
+
+/*
+ * An explicit mask (mask_paths, deny_unix_socket_paths) hides a path, not
+ * an inode: an agent that renamed a directory above it would find the
+ * secret under the new name at its next launch.  Every directory between
+ * the writable root and the masked path is bound onto itself, so inside
+ * the sandbox it is a mount point and cannot be renamed or removed.
+ */
+static int
+pin_parents(struct rctx *r, const char *path, uint32_t line)
+{
+	const char *root = root_of_path(r, path);
+	const char *end = path + (root ? strlen(root) : 0);
+
+	if (!root || !r->linux_target)
+		return 0;
+	while ((end = strchr(end + 1, '/'))) {
+		const char *dir = arena_strndup(r->a, path, (size_t)(end - path));
+		struct walk_result w;
+		bool have = false;
+
+		for (size_t i = 0; i < r->n_pins && !have; i++)
+			have = !strcmp(r->pins[i].path, dir);
+		if (have)
+			continue;
+		if (open_checked(r, dir, "mask_paths", line, 0, &w) < 0)
+			return -1;
+		if (!w.exists || !w.is_dir || strcmp(w.path, dir)) {
+			if (w.fd >= 0)
+				close(w.fd);
+			return fail(r, "%smask_paths: %s changed while it was being opened",
+				    at_line(r, line), dir);
+		}
+		keep_fd(r, w.fd);
+		*ARENA_PUSH(r->a, r->pins, r->n_pins, r->cap_pins) =
+		    (struct bwrap_grant){dir, w.fd, true, true, "mask_paths", line};
+	}
+	return 0;
+}
+
 /*
  * mask_paths: hide each path, existing or not.  A missing one is hidden at
  * its first missing component, so the agent cannot create it: when that
@@ -596,6 +666,8 @@ resolve_mask_paths(struct rctx *r)
 			continue;
 		if (w.exists) {
 			add_mask(r, w.path, w.is_dir, reason);
+			if (pin_parents(r, w.path, l->v[i].loc.line) < 0)
+				return -1;
 			continue;
 		}
 		if (w.parent_fd < 0 || !writable_inside(r, path_dirname(r->a, w.missing))) {
@@ -625,6 +697,8 @@ resolve_mask_paths(struct rctx *r)
 		add_mask(r, w.missing, dir,
 			 arena_printf(r->a, "%s, missing: placeholder %s%s", reason, w.missing,
 				      r->rq->create_placeholders ? "" : " created at launch"));
+		if (pin_parents(r, w.missing, l->v[i].loc.line) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -643,8 +717,11 @@ resolve_sockets(struct rctx *r)
 				 &w) < 0)
 			return -1;
 		set_path(r, &l->v[i], w.path);
-		if (r->linux_target && w.exists && !w.is_dir && visible_inside(r, w.path))
+		if (r->linux_target && w.exists && !w.is_dir && visible_inside(r, w.path)) {
 			*ARENA_PUSH(r->a, r->sockets, r->n_sockets, r->cap_sockets) = w.path;
+			if (pin_parents(r, w.path, l->v[i].loc.line) < 0)
+				return -1;
+		}
 	}
 	return 0;
 }
@@ -739,26 +816,52 @@ make_visible(struct rctx *r, const char *what, const char *path)
 	return 0;
 }
 
-/* The canonical form of a program's path, as the platform spells it. */
-static const char *
-program_path(struct rctx *r, const char *path)
+/*
+ * The program at PATH where the kernel will find it when it runs it: ".."
+ * after the links before it, and no link out of a writable root.  *OUT is
+ * its canonical path, as the platform spells it.  -1 when it is no
+ * existing file.
+ */
+static int
+program_at(struct rctx *r, const char *what, const char *path, const char **out)
 {
-	const char *canon = walk_canonical(r->a, spell(r, path));
+	struct walk_result w;
 
-	return spell(r, canon ? canon : path);
+	if (open_checked(r, spell(r, path), what, 0, WALK_NO_FD | WALK_PHYSICAL, &w) < 0)
+		return -1;
+	if (r->linux_target && (!w.exists || w.is_dir))
+		return fail(r, "%s %s does not exist", what, path);
+	*out = spell(r, w.path);
+	return 0;
 }
 
-/* A script's interpreter must be visible too ("#!/usr/bin/env node" included). */
+/*
+ * A script's interpreter must be visible too ("#!/usr/bin/env node"
+ * included).  A script the sandbox can write holds the agent's #! line,
+ * which the kernel reads again at exec: it decides nothing here, and its
+ * interpreter runs only if the sandbox sees it already.
+ */
 static int
-resolve_interpreter(struct rctx *r, const char *script)
+resolve_interpreter(struct rctx *r, const char *script, const char *script_canon)
 {
-	const char *interp;
+	const char *interp, *canon;
 
 	if (launch_script_interpreter(r->a, r->rq->environ, script, &interp, r->err, r->errlen) < 0)
 		return -1;
 	if (!interp)
 		return 0;
-	return make_visible(r, "the interpreter", program_path(r, interp));
+	if (program_at(r, "the interpreter", interp, &canon) < 0)
+		return -1;
+	if (writable_inside(r, script_canon) &&
+	    !(r->linux_target ? bwrap_path_is_system(canon) : sbpl_path_is_system(canon)) &&
+	    !visible_inside(r, canon))
+		return fail(r,
+			    "the script %s lies in a directory the sandbox can write, so its #! "
+			    "line is the agent's: its interpreter %s is not visible in the "
+			    "sandbox, and omnibox will not make it so; add its directory to "
+			    "read_paths if the agent may run it",
+			    script_canon, canon);
+	return make_visible(r, "the interpreter", canon);
 }
 
 static int
@@ -771,9 +874,12 @@ resolve_command(struct rctx *r)
 	const char *name, *found;
 
 	if (rq->n_relay_argv) {
+		const char *relay;
+
 		if (rq->relay_argv[0][0] != '/')
 			return fail(r, "the relay must be given by absolute path");
-		if (make_visible(r, "the relay", program_path(r, rq->relay_argv[0])) < 0)
+		if (program_at(r, "the relay", rq->relay_argv[0], &relay) < 0 ||
+		    make_visible(r, "the relay", relay) < 0)
 			return -1;
 		for (size_t i = 0; i < rq->n_relay_argv; i++)
 			*ARENA_PUSH(r->a, argv, n, cap) = arena_strdup(r->a, rq->relay_argv[i]);
@@ -814,10 +920,10 @@ resolve_command(struct rctx *r)
 		r->plan->exec_path = "{EXEC}";
 		return 0;
 	}
-	r->plan->exec_path = program_path(r, found);
-	if (make_visible(r, "the command", r->plan->exec_path) < 0)
+	if (program_at(r, "the command", found, &r->plan->exec_path) < 0 ||
+	    make_visible(r, "the command", r->plan->exec_path) < 0)
 		return -1;
-	return resolve_interpreter(r, found);
+	return resolve_interpreter(r, found, r->plan->exec_path);
 }
 
 /* ---- environment ------------------------------------------------------------------ */
@@ -912,6 +1018,9 @@ fill_context(struct rctx *r)
 	c->n_sockets = r->n_sockets;
 	c->command_dirs = r->command_dirs;
 	c->n_command_dirs = r->n_command_dirs;
+	c->pins = r->pins;
+	c->n_pins = r->n_pins;
+	c->masks_fd = -1;
 	c->seccomp_fd = rq->seccomp_fd;
 	c->status_fd = rq->status_fd;
 	c->ready_fd = rq->ready_fd;
@@ -973,11 +1082,22 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 		plan->command_dirs[i] = r.command_dirs[i].path;
 	plan->n_command_dirs = r.n_command_dirs;
 	fill_context(&r);
+	plan->roots = r.roots;
+	plan->n_roots = r.n_roots;
 	return 0;
 fail:
 	launch_plan_close(plan);
 	launch_cleanup(plan);
 	return -1;
+}
+
+bool
+launch_plan_writable(const struct launch_plan *plan, const char *path)
+{
+	for (size_t i = 0; i < plan->n_roots; i++)
+		if (path_within(path, plan->roots[i]))
+			return true;
+	return false;
 }
 
 void

@@ -82,6 +82,8 @@ struct launch_plan {
 	struct host_entry *placeholders; /* made for missing mask_paths */
 	size_t n_placeholders;
 
+	const char **roots; /* the writable roots, canonical */
+	size_t n_roots;
 	const char **notes; /* what the user should know (scan overflow, ...) */
 	size_t n_notes;
 	const char **skipped; /* grants that do not exist here: not mounted */
@@ -104,6 +106,9 @@ int launch_resolve(struct arena *a, const struct launch_request *rq, struct laun
  */
 const char *launch_workspace(struct arena *a, const struct launch_request *rq, char *err,
 			     size_t errlen);
+
+/* Can the sandbox of PLAN write PATH (canonical) or where it lies? */
+bool launch_plan_writable(const struct launch_plan *plan, const char *path);
 
 /* Close the mount sources of PLAN (once bwrap has them).  Placeholders stay. */
 void launch_plan_close(struct launch_plan *plan);

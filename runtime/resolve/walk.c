@@ -164,7 +164,8 @@ walk_open(struct arena *a, const char *path, const char *const *roots, size_t n_
 		errno = EINVAL;
 		return -1;
 	}
-	want = walk_lexical(a, path);
+	/* As written, ".." applies before any link; physically, after (the kernel's way). */
+	want = flags & WALK_PHYSICAL ? path : walk_lexical(a, path);
 restart:
 	cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (cur < 0)
@@ -177,7 +178,26 @@ restart:
 			const char *rest = p[len] ? p + len + 1 : p + len;
 			char *name = arena_strndup(a, p, len);
 			struct stat st;
-			int nfd = open_component(cur, name);
+			int nfd;
+
+			if (len == 0 || (len == 1 && p[0] == '.')) {
+				p = rest;
+				continue;
+			}
+			if (len == 2 && p[0] == '.' && p[1] == '.') {
+				/* Only a physical walk meets "..": the parent of where it is. */
+				if (cur_path[1]) {
+					nfd = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+					if (nfd < 0)
+						goto fail;
+					close(cur);
+					cur = nfd;
+					cur_path = walk_lexical(a, join(a, cur_path, "..", 2));
+				}
+				p = rest;
+				continue;
+			}
+			nfd = open_component(cur, name);
 
 			if (nfd < 0 && (errno == ENOENT || errno == ENOTDIR)) {
 				bool creatable = errno == ENOENT;
@@ -237,7 +257,14 @@ restart:
 					return -1;
 				}
 				out->through_link = true;
-				want = walk_lexical(a, join(a, abs, rest, strlen(rest)));
+				if (flags & WALK_PHYSICAL)
+					want = join(a,
+						    target[0] == '/'
+							? target
+							: join(a, cur_path, target, (size_t)n),
+						    rest, strlen(rest));
+				else
+					want = walk_lexical(a, join(a, abs, rest, strlen(rest)));
 				close(cur);
 				goto restart;
 			}
@@ -260,12 +287,8 @@ restart:
 			}
 			p = rest;
 		}
-		if (!*p) {
-			struct stat st;
-
-			if (cur_path[1] == '\0' && fstat(cur, &st) == 0)
-				out->is_dir = S_ISDIR(st.st_mode);
-		}
+		if (!*p)
+			out->is_dir = true; /* "/", or a path ending in "." or ".." */
 		out->exists = true;
 		out->path = cur_path;
 		if (!still_at(a, cur, cur_path)) {

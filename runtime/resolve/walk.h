@@ -49,6 +49,10 @@ struct walk_result {
 #define WALK_PARENT 1u
 /* No descriptor wanted: close it (the result's fd is -1). */
 #define WALK_NO_FD 2u
+/* ".." where the kernel applies it, after the links before it: for paths the
+ * kernel itself will resolve (a program, a script's interpreter), not for
+ * the policy's own paths, whose ".." applies as written. */
+#define WALK_PHYSICAL 4u
 
 /*
  * Open the absolute PATH, with ROOTS (N_ROOTS canonical directories) as

@@ -86,6 +86,13 @@ setup_user() {
 	    write_paths: [.]
 	    mask_paths: [a/b/secret.key, c/secret.key]
 	EOF
+	policy maskrename <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    mask_paths: [config/secret.key]
+	    deny_unix_socket_paths: [run/agent.sock]
+	EOF
 	policy flood-recursive <<-EOF
 	os_env:
 	  sandbox:
@@ -266,18 +273,32 @@ ok"
 # ---- 5. the placeholders' cleanup ------------------------------------------
 
 t_placeholder_parent() {
-	name="a placeholder's parent re-pointed by the agent leaves the host's files in place"
+	name="inside the sandbox, the directories above a mask cannot be renamed"
 	mkdir -p "$WS/a" "$WS/c"
 	[ "$who" = nobody ] && chown nobody:nogroup "$WS/a" "$WS/c"
-	sbx masks sh -c "mv a a.moved && ln -s '$O/victim' a && mv c c.moved &&
-		ln -s '$O/victim' c && echo repointed"
+	sbx masks sh -c 'mv a a.moved; mv c c.moved; echo tried'
+	expect_out "tried"
+	expect_out "Device or resource busy"
+	tests=$((tests + 1))
+	[ -d "$WS/a" ] && [ -d "$WS/c" ] || fail "a mask's parent was renamed from inside"
+	name="a placeholder's parent re-pointed by a racing process leaves the host's files in place"
+	rm -f "$WS/go" "$WS/started"
+	(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/masks.yaml" -- sh -c \
+		'echo up > started; while [ ! -e go ]; do sleep 0.05; done') >"$U/ph.out" 2>&1 &
+	bg=$!
+	wait_for "$WS/started" up
+	# The racer: outside this sandbox, with write access to the workspace.
+	as_user sh -c "cd '$WS' && mv a a.moved && ln -s '$O/victim' a && mv c c.moved &&
+		ln -s '$O/victim' c && touch go"
+	wait "$bg"
+	rc=$?
+	out=$(cat "$U/ph.out")
 	expect_rc 0
-	expect_out "repointed"
 	tests=$((tests + 1))
 	[ -d "$O/victim/b" ] || fail "the cleanup removed the host directory $O/victim/b"
 	tests=$((tests + 1))
 	[ -f "$O/victim/secret.key" ] || fail "the cleanup removed the host file $O/victim/secret.key"
-	rm -rf "$WS/a" "$WS/c" "$WS/a.moved" "$WS/c.moved"
+	rm -rf "$WS/a" "$WS/c" "$WS/a.moved" "$WS/c.moved" "$WS/go" "$WS/started"
 }
 
 # ---- 6. host abstract sockets with the network shared -------------------------
@@ -336,6 +357,157 @@ t_terminal_cwd() {
 	expect_out "allow_cwd_override"
 }
 
+# ---- what the red team found next ---------------------------------------------
+
+# A script's #! line is the agent's when the script lies in a writable root:
+# it must not make anything visible, whatever ".." and links say, and
+# whatever the kernel reads at exec.
+t_interpreter() {
+	name="a #! line with '..' after a link exposes nothing of the host"
+	k=$(($(printf '%s' "$WS" | tr -cd / | wc -c) + 1)) # the workspace's depth, plus one
+	deep=$WS/deep
+	i=1
+	while [ $i -le $k ]; do
+		deep=$deep/d$i
+		i=$((i + 1))
+	done
+	mkdir -p "$deep" "$WS/deep/etc"
+	ln -sfn "$deep" "$WS/L"
+	ups=
+	i=1
+	while [ $i -le $k ]; do
+		ups="$ups../"
+		i=$((i + 1))
+	done
+	# As written the interpreter is /etc/x; the kernel, applying ".." after
+	# the link, finds the agent's $WS/deep/etc/x, which it may run: nothing
+	# of the host may be made visible for it.
+	printf '#!/bin/sh\nhead -1 %s\n' "$MARKER" >"$WS/deep/etc/x"
+	printf '#!%s/L/%setc/x\n' "$WS" "$ups" >"$WS/test.sh"
+	chmod 755 "$WS/deep/etc/x" "$WS/test.sh"
+	[ "$who" = nobody ] && chown -R -h nobody:nogroup "$WS"
+	sbx write-ws ./test.sh
+	expect_no_out "host-marker"
+	expect_no_out "ro-bind"
+
+	name="a #! line naming a host program outside every grant is refused, not exposed"
+	cp /bin/sh "$O/hostsh"
+	chmod 755 "$O/hostsh"
+	printf '#!%s/hostsh\ncat %s/secret.txt\n' "$O" "$O" >"$WS/test2.sh"
+	chmod 755 "$WS/test2.sh"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/test2.sh" "$O/hostsh"
+	sbx write-ws ./test2.sh
+	expect_rc 125
+	expect_out "its #! line is the agent's"
+	expect_no_out "host-secret"
+	rm -f "$O/hostsh" "$WS/test2.sh"
+
+	name="a #! line swapped during 40 launches never exposes a host path"
+	printf '#!/etc/omnibox-nonexistent\n' >"$WS/t.sh"
+	printf '#!/bin/sh\nhead -1 %s\n' "$MARKER" >"$WS/t.alt"
+	chmod 755 "$WS/t.sh" "$WS/t.alt"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/t.sh" "$WS/t.alt"
+	as_user "$TB/probe" swap "$WS/t.sh" "$WS/t.alt" >/dev/null 2>&1 &
+	pids="$pids $!"
+	leaks=0
+	for _ in $(seq 40); do
+		out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/write-ws.yaml" -- ./t.sh 2>&1)
+		case $out in *host-marker*) leaks=$((leaks + 1)) ;; esac
+	done
+	pkill -f "^$TB/probe swap" 2>/dev/null
+	expect_eq "launches that showed a host file" "$leaks" 0
+	rm -rf "$WS/deep" "$WS/etc" "$WS/L" "$WS/test.sh" "$WS/t.sh" "$WS/t.alt"
+}
+
+t_bwrap_on_path() {
+	name="a bwrap the agent put first on PATH is refused, never run"
+	printf '#!/bin/sh\necho pwned > %s/pwned-by-bwrap\nexec /usr/bin/bwrap "$@"\n' "$O" \
+		>"$WS/tools/bwrap"
+	chmod 755 "$WS/tools/bwrap"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/tools/bwrap"
+	out=$(cd "$WS" && as_user env PATH="$WS/tools:/usr/bin:/bin" "$TB/omnibox-run" -q \
+		"$P/write-ws.yaml" -- true 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "lies in a directory the sandbox can write"
+	tests=$((tests + 1))
+	[ ! -e "$O/pwned-by-bwrap" ] || fail "the agent's bwrap ran outside the sandbox"
+	name="a relative PATH entry is never searched for bwrap"
+	cp "$WS/tools/bwrap" "$WS/bwrap"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/bwrap"
+	out=$(cd "$WS" && as_user env PATH=".:/usr/bin:/bin" "$TB/omnibox-run" -q \
+		"$P/default.yaml" -- true 2>&1)
+	rc=$?
+	expect_rc 0
+	tests=$((tests + 1))
+	[ ! -e "$O/pwned-by-bwrap" ] || fail "bwrap was taken from a relative PATH entry"
+	rm -f "$WS/tools/bwrap" "$WS/bwrap" "$O/pwned-by-bwrap"
+}
+
+t_mask_rename() {
+	name="a mask_paths entry survives the agent renaming its parent"
+	mkdir -p "$WS/config" "$WS/run"
+	echo "renamed-mask-secret" >"$WS/config/secret.key"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/config" "$WS/run"
+	as_user "$TB/probe" listen-unix "$WS/run/agent.sock" >"$U/sock.out" 2>&1 &
+	pids="$pids $!"
+	wait_for "$U/sock.out" listening
+	sbx maskrename sh -c 'mv config config.old; mv run run.old; echo tried'
+	expect_out "tried"
+	expect_out "Device or resource busy"
+	sbx maskrename sh -c 'cat config.old/secret.key config/secret.key;
+		probe connect-unix run.old/agent.sock leak; probe connect-unix run/agent.sock leak'
+	expect_no_out "renamed-mask-secret"
+	expect_no_out "ok"
+	sleep 0.2
+	out=$(cat "$U/sock.out")
+	expect_no_out "received"
+	rm -rf "$WS/config" "$WS/run" "$WS/config.old" "$WS/run.old"
+}
+
+# bwrap 0.8 sets masks up by path; a process racing the setup can make one
+# land elsewhere.  omnibox-init checks each mask is where it belongs before
+# anything runs: here a mask put on the wrong path, as a race would.
+t_mask_check() {
+	name="a mask not in place at its path stops the launch before the command runs"
+	mkdir -p "$WS/sub" "$WS/decoy"
+	echo "misplaced-mask-secret" >"$WS/sub/secret.key"
+	: >"$WS/decoy/secret.key"
+	printf 'f%s\000' "$WS/sub/secret.key" >"$U/masks"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/sub" "$WS/decoy" "$U/masks"
+	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
+		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$WS/decoy/secret.key" \
+		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --masks-fd 9 --exec /bin/sh -- \
+		sh -c "echo command-ran; cat '$WS/sub/secret.key'" 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "the mask of $WS/sub/secret.key is not in place"
+	expect_no_out "command-ran"
+	expect_no_out "misplaced-mask-secret"
+	name="in place, the same mask lets the command run, the secret hidden"
+	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
+		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$WS/sub/secret.key" \
+		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --masks-fd 9 --exec /bin/sh -- \
+		sh -c "echo command-ran; cat '$WS/sub/secret.key'; true" 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "command-ran"
+	expect_no_out "misplaced-mask-secret"
+	rm -rf "$WS/sub" "$WS/decoy" "$U/masks"
+}
+
+t_hardlink() {
+	name="a masked file with another hard link is named in a warning"
+	echo "linked-secret" >"$WS/.env"
+	ln "$WS/.env" "$WS/notes.txt"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/.env" "$WS/notes.txt"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" "$P/default.yaml" -- cat .env 2>&1)
+	rc=$?
+	expect_out "$WS/.env (dotfile) has 1 other hard links"
+	expect_no_out "linked-secret"
+	rm -f "$WS/.env" "$WS/notes.txt"
+}
+
 # ---- the second layer: Landlock holds where a mount would not --------------------
 
 t_landlock_layer() {
@@ -361,6 +533,11 @@ run_all() {
 	t_abstract_socket
 	t_terminal_cwd
 	t_landlock_layer
+	t_interpreter
+	t_bwrap_on_path
+	t_mask_rename
+	t_mask_check
+	t_hardlink
 }
 
 if [ "$(id -u)" != 0 ]; then

@@ -492,3 +492,37 @@ Test(resolve, a_terminal_cwd_is_its_own_workspace_or_inside_it_with_the_override
 	cr_expect(strstr(err, "is outside the workspace"), "%s", err);
 	arena_free(a);
 }
+
+Test(resolve, a_write_files_entry_that_is_a_directory_is_refused)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	struct launch l = launch("os_env:\n  sandbox:\n    write_files: [src]\n", cmd, false);
+
+	cr_expect_eq(l.rc, -1);
+	cr_expect(strstr(l.err, "t.yaml:3: write_files ") && strstr(l.err, "is a directory"), "%s",
+		  l.err);
+	launch_free(&l);
+}
+
+Test(resolve, the_directories_above_a_mask_in_a_writable_root_are_pinned)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	struct launch l;
+	char sh[1200];
+
+	snprintf(sh, sizeof(sh), "mkdir -p %s/deep/er && touch %s/deep/er/k", at("ws"), at("ws"));
+	cr_assert_eq(system(sh), 0);
+	l = launch("os_env:\n  sandbox:\n    write_paths: [.]\n    mask_paths: [deep/er/k]\n", cmd,
+		   false);
+	cr_assert_eq(l.rc, 0, "%s", l.err);
+	cr_expect_eq(l.plan.ctx.n_pins, 2);
+	cr_expect_geq(mount_at(&l, "--bind-fd", NULL, at("ws/deep")), 0, "%s", l.argv.data);
+	cr_expect_lt(mount_at(&l, "--bind-fd", NULL, at("ws/deep/er")),
+		     mount_at(&l, "--ro-bind", "/dev/null", at("ws/deep/er/k")), "%s", l.argv.data);
+	launch_free(&l);
+	/* Outside a writable root nothing could rename them: no pins. */
+	l = launch("os_env:\n  sandbox:\n    mask_paths: [deep/er/k]\n", cmd, false);
+	cr_assert_eq(l.rc, 0, "%s", l.err);
+	cr_expect_eq(l.plan.ctx.n_pins, 0);
+	launch_free(&l);
+}
