@@ -614,7 +614,8 @@ dns_finish(struct conn *c)
 			 evutil_gai_strerror(c->dns_err));
 		if (res)
 			evutil_freeaddrinfo(res);
-		conn_reply(c, 502, "dns-failure", body, c->after == AFTER_FORWARD);
+		/* Refused like a blocked destination: no other way to the name. */
+		conn_reply(c, 403, "blocked-destination", body, c->after == AFTER_FORWARD);
 		return;
 	}
 	free(c->addrs);
@@ -639,7 +640,7 @@ dns_finish(struct conn *c)
 	if (c->n_addrs == 0) {
 		plog(c->p, "c%lu dns-failure %s: no address", c->id, what);
 		snprintf(body, sizeof(body), "omnibox: %s has no address\n", c->host);
-		conn_reply(c, 502, "dns-failure", body, c->after == AFTER_FORWARD);
+		conn_reply(c, 403, "blocked-destination", body, c->after == AFTER_FORWARD);
 		return;
 	}
 	if (dest_check(c, what))
@@ -1631,6 +1632,14 @@ handle_request(struct conn *c, const char *buf)
 		dest_refuse(c, c->log_url, why);
 		return;
 	}
+	/* Max-Forwards: 0 stops at the proxy, whatever the host (no upstream, no
+	 * credential): the proxy answers it itself. */
+	trace = http_name_is(method, mlen, "TRACE") || http_name_is(method, mlen, "OPTIONS");
+	if (trace && h->max_forwards == 0) {
+		free(norm);
+		answer_max_forwards(c, buf, http_name_is(method, mlen, "TRACE"));
+		return;
+	}
 	r = egress_match(p->matcher, method, mlen, c->host, strlen(c->host), c->port,
 			 c->cli_tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN, norm, (size_t)nlen);
 	if (r < 0) {
@@ -1638,14 +1647,33 @@ handle_request(struct conn *c, const char *buf)
 		free(norm);
 		return;
 	}
+	/*
+	 * Frameworks honour a method named in a header (X-HTTP-Method-Override
+	 * and its kin) over the request line's: the rules check that method
+	 * too, so an allowed POST cannot become a denied DELETE upstream.
+	 */
+	for (size_t i = 0; i < h->n_fields; i++) {
+		const struct http_field *f = &h->fields[i];
+		const char *name = http_span_ptr(buf, f->name), *val = http_span_ptr(buf, f->value);
+
+		if (!http_name_is(name, f->name.len, "X-HTTP-Method-Override") &&
+		    !http_name_is(name, f->name.len, "X-HTTP-Method") &&
+		    !http_name_is(name, f->name.len, "X-Method-Override"))
+			continue;
+		if (egress_match(p->matcher, val, f->value.len, c->host, strlen(c->host), c->port,
+				 c->cli_tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN, norm,
+				 (size_t)nlen) < 0) {
+			char m[64];
+
+			esc(m, sizeof(m), val, f->value.len);
+			plog(p, "c%lu deny %s: method override to %s", c->id, c->log_url, m);
+			deny_request(c, val, f->value.len, hosttext, norm);
+			free(norm);
+			return;
+		}
+	}
 	if (!apply_credentials(c, buf, method, mlen, &auth, &auth_len, &swapped)) {
 		free(norm);
-		return;
-	}
-	trace = http_name_is(method, mlen, "TRACE") || http_name_is(method, mlen, "OPTIONS");
-	if (trace && h->max_forwards == 0) {
-		free(norm);
-		answer_max_forwards(c, buf, http_name_is(method, mlen, "TRACE"));
 		return;
 	}
 	/* A WebSocket upgrade keeps its Upgrade header only when a rule allowed this GET. */

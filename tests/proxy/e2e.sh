@@ -196,6 +196,21 @@ t_unmatched_request() {
 	expect_out "GET /allowed/plain HTTP/1.1"
 }
 
+t_method_override() {
+	name="a method override to a denied method is checked and refused"
+	before=$(upstream_requests)
+	for h in X-HTTP-Method-Override X-HTTP-Method X-Method-Override; do
+		out=$(agent_curl -i -X POST -H "$h: DELETE" -d x "https://api.test:$SP/upload")
+		expect_out "HTTP/1.1 403 Forbidden"
+		expect_out "  DELETE api.test:$SP/upload"
+	done
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	name="a method override to an allowed method passes"
+	out=$(agent_curl -i -X POST -H "X-HTTP-Method-Override: PUT" -d x "https://api.test:$SP/upload")
+	expect_out "HTTP/1.1 200 OK"
+	expect_out "POST /upload HTTP/1.1"
+}
+
 t_connect_unknown_host() {
 	name="CONNECT to a host no rule names: 403 before any TLS"
 	before=$(upstream_requests)
@@ -240,9 +255,10 @@ t_private_destinations() {
 	out=$(curl -sS -i --max-time 20 -x "http://127.0.0.1:$PB" "http://lo4.test:$HP/" 2>&1)
 	expect_out "X-Omnibox-Error: blocked-destination"
 	expect_eq "upstream requests" "$(upstream_requests)" "$before"
-	name="a DNS failure refuses (fail closed)"
+	name="a name that does not resolve is refused like a blocked destination"
 	out=$($CLIENT tunnel "$PB" "nx.test:$SP" "$CA" nx.test "GET / HTTP/1.1\r\nHost: nx.test\r\n\r\n")
-	expect_out "X-Omnibox-Error: dns-failure"
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "X-Omnibox-Error: blocked-destination"
 	expect_eq "A queries for nx.test" "$(dns_queries nx.test A)" 1
 	name="with private destinations allowed, the same address is reached"
 	out=$(agent_curl -i "https://api.test:$SP/allowed/private-ok")
@@ -456,6 +472,14 @@ t_credentials() {
 	expect_no_out "$SECRET"
 	out=$(agent_curl -i -X OPTIONS -H "Max-Forwards: 0" "https://api.test:$SP/allowed/mf")
 	expect_out "Allow: GET, HEAD"
+	name="Max-Forwards: 0 is answered on a credential host too, placeholder and all"
+	out=$(agent_curl -i -X TRACE -H "Max-Forwards: 0" -H "Authorization: Bearer $PLACEHOLDER" \
+		"https://api.test:$SP/admin/mf")
+	expect_out "Content-Type: message/http"
+	expect_no_out "$SECRET"
+	name="Max-Forwards: 0 is answered for a host no rule names"
+	out=$(agent_curl -i -X OPTIONS -H "Max-Forwards: 0" "http://unruled.test:$HP/x")
+	expect_out "HTTP/1.1 200 OK"
 	expect_eq "upstream requests" "$(upstream_requests)" "$before"
 	out=$(agent_curl -X TRACE -H "Max-Forwards: 3" "https://api.test:$SP/allowed/mf")
 	expect_out "Max-Forwards: 2"
@@ -519,6 +543,7 @@ t_websocket() {
 
 t_allowed_get
 t_unmatched_request
+t_method_override
 t_connect_unknown_host
 t_private_destinations
 t_host_and_sni
