@@ -224,6 +224,12 @@ main(int argc, char **argv)
 	size_t n_writable = 0;
 	bool scope = false, landlock = false;
 	int ready_fd = -1, masks_fd = -1, keep[2] = {-1, -1};
+	struct pending_limit {
+		const char *opt;
+		int resource;
+		const char *value;
+	} rl[8];
+	size_t n_rl = 0;
 	size_t n_keep = 0;
 	char err[512];
 	sigset_t set, old;
@@ -286,11 +292,10 @@ main(int argc, char **argv)
 		if (k == sizeof(limits) / sizeof(limits[0]))
 			usage();
 		i++;
-		if (set_limit(limits[k].resource, argv[i]) < 0) {
-			fprintf(stderr, "omnibox-init: %s %s: %s\n", limits[k].opt, argv[i],
-				strerror(errno));
-			return 125;
-		}
+		/* Set last, just before the relay and the agent: nothing of this
+		 * process's own set-up should run under the agent's limits. */
+		if (n_rl < sizeof(rl) / sizeof(rl[0]))
+			rl[n_rl++] = (struct pending_limit){limits[k].opt, limits[k].resource, argv[i]};
 	}
 	if (i >= argc - 1)
 		usage();
@@ -304,11 +309,12 @@ main(int argc, char **argv)
 		return 125;
 	}
 	free(writable);
-	/* The sandbox is set up: from here on a failure is the command's. */
-	if (ready_fd > 2) {
-		(void)!write(ready_fd, "1", 1);
-		close(ready_fd);
-	}
+	for (size_t k = 0; k < n_rl; k++)
+		if (set_limit(rl[k].resource, rl[k].value) < 0) {
+			fprintf(stderr, "omnibox-init: %s %s: %s; nothing ran\n", rl[k].opt,
+				rl[k].value, strerror(errno));
+			return 125;
+		}
 
 	/*
 	 * The egress relay listens before the agent exists, so its first
@@ -317,6 +323,11 @@ main(int argc, char **argv)
 	 */
 	if (relay_port_arg && start_relay(relay_port_arg, relay_socket) < 0)
 		return 125;
+	/* The sandbox is set up: from here on a failure is the command's. */
+	if (ready_fd > 2) {
+		(void)!write(ready_fd, "1", 1);
+		close(ready_fd);
+	}
 
 	/* Take every signal synchronously; the agent gets default dispositions. */
 	sigemptyset(&set);
