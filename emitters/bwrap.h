@@ -39,6 +39,8 @@ struct bwrap_grant {
 struct bwrap_mask {
 	const char *path;   /* canonical, absolute */
 	bool is_dir;	    /* directory: empty read-only tmpfs; else /dev/null */
+	bool have_parent;   /* the directory it was found in is known: */
+	unsigned long long parent_dev, parent_ino;
 	const char *reason; /* for the comment: "dotfile", "mask_paths (line 9)" */
 };
 
@@ -82,8 +84,9 @@ struct bwrap_context {
 
 /*
  * What omnibox-init's --masks-fd carries: one entry per mask and denied
- * socket of C, "f" (a /dev/null bind) or "d" (a tmpfs) then the path, each
- * ended by a NUL byte.  Appended to OUT.
+ * socket of C, "f" (a /dev/null bind) or "d" (a tmpfs), then "DEV:INO:" of
+ * the directory it must be in ("-:-:" when unknown), then the path, each
+ * entry ended by a NUL byte.  Appended to OUT.
  */
 void bwrap_masks_list(const struct bwrap_context *c, struct textbuf *out);
 

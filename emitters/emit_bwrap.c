@@ -47,11 +47,17 @@ void
 bwrap_masks_list(const struct bwrap_context *c, struct textbuf *out)
 {
 	for (size_t i = 0; i < c->n_masks; i++) {
-		tb_putc(out, c->masks[i].is_dir ? 'd' : 'f');
-		tb_write(out, c->masks[i].path, strlen(c->masks[i].path) + 1);
+		const struct bwrap_mask *m = &c->masks[i];
+
+		tb_putc(out, m->is_dir ? 'd' : 'f');
+		if (m->have_parent)
+			tb_printf(out, "%llu:%llu:", m->parent_dev, m->parent_ino);
+		else
+			tb_puts(out, "-:-:");
+		tb_write(out, m->path, strlen(m->path) + 1);
 	}
 	for (size_t i = 0; i < c->n_sockets; i++) {
-		tb_putc(out, 'f');
+		tb_puts(out, "f-:-:");
 		tb_write(out, c->sockets[i], strlen(c->sockets[i]) + 1);
 	}
 }

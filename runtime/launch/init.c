@@ -152,15 +152,55 @@ check_masks(int fd)
 	}
 	close(fd);
 	for (size_t off = 0; off < len && rc == 0;) {
-		const char *entry = list + off, *path = entry + 1;
+		const char *entry = list + off, *path;
 		size_t elen = strnlen(entry, len - off);
+		unsigned long long dev = 0, ino = 0;
+		bool have_parent, ok = false;
 		struct stat st, up;
 		struct statfs sf;
-		bool ok = false;
+		char *end;
 		int pfd;
 
 		if (elen == len - off)
 			break; /* no NUL: not ours */
+		/* "fDEV:INO:PATH" or "f-:-:PATH" (and "d..." alike). */
+		have_parent = entry[1] != '-';
+		if (have_parent) {
+			dev = strtoull(entry + 1, &end, 10);
+			ino = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
+			path = *end == ':' ? end + 1 : NULL;
+		} else {
+			path = strncmp(entry + 1, "-:-:", 4) ? NULL : entry + 5;
+		}
+		if (!path) {
+			rc = -1;
+			break;
+		}
+		/* In the directory the resolver saw: a racer's rename of a parent could
+		 * have had bwrap make a new one by that name and mask an empty file. */
+		if (have_parent) {
+			char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+			int dfd;
+
+			if (slash)
+				*(slash == dir ? slash + 1 : slash) = '\0';
+			dfd = slash ? open_exact(dir) : -1;
+			if (dfd < 0 || fstat(dfd, &up) < 0 || (unsigned long long)up.st_dev != dev ||
+			    (unsigned long long)up.st_ino != ino) {
+				if (dfd >= 0)
+					close(dfd);
+				free(dir);
+				fprintf(stderr,
+					"omnibox-init: the directory of %s is not the one the launch "
+					"checked (was it renamed while the sandbox was set up?); nothing "
+					"ran\n",
+					path);
+				rc = -1;
+				break;
+			}
+			close(dfd);
+			free(dir);
+		}
 		pfd = open_exact(path);
 		if (pfd >= 0 && fstat(pfd, &st) == 0) {
 			if (entry[0] == 'f')

@@ -166,6 +166,37 @@ too_wide(struct rctx *r, const char *path)
 	return false;
 }
 
+/* Does PATH hold a component that starts with '.'? */
+static bool
+has_hidden_component(const char *path)
+{
+	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
+		if (p[1] == '.')
+			return true;
+	return false;
+}
+
+/*
+ * Where a symlink must not take a grant or the workspace unless the policy
+ * names that place itself: a link may have been planted by a sandbox of
+ * another policy with write access to where it lies.  "/", a home and its
+ * parents (too_wide()), the system's trees, and any hidden path the
+ * written one does not hold (~/.ssh, ~/.aws, ...).
+ */
+static bool
+link_target_refused(struct rctx *r, const char *written, const char *canon)
+{
+	static const char *const trees[] = {"/etc", "/proc", "/sys",  "/dev",  "/boot",
+					    "/run", "/usr",  "/bin",  "/sbin", "/lib",
+					    "/lib32", "/lib64", "/root", "/var/run", NULL};
+
+	if (!strcmp(written, canon))
+		return false;
+	if (too_wide(r, canon) || path_within_any(canon, trees))
+		return true;
+	return has_hidden_component(canon) && !has_hidden_component(written);
+}
+
 static bool
 writable_inside(struct rctx *r, const char *path)
 {
@@ -239,7 +270,19 @@ resolve_workspace(struct rctx *r)
 				    t->name);
 		}
 	}
-	canon = walk_canonical(r->a, ws);
+	{
+		struct walk_result w;
+
+		canon = walk_open(r->a, ws, NULL, 0, WALK_NO_FD, &w) == 0 ? w.path : NULL;
+		/* The same rule as for grants: a link to / or /etc is no workspace. */
+		if (canon && w.through_link && link_target_refused(r, ws, canon))
+			return fail(r,
+				    "the workspace %s resolves through a symlink to %s: omnibox "
+				    "never takes /, a home directory or a parent of one, a system "
+				    "directory or a hidden path as a workspace by way of a link; "
+				    "name it itself if that is what you mean",
+				    ws, canon);
+	}
 	/* macOS: a workspace that is missing fails at the launch's chdir; here,
 	 * on another system, it may be a Mac's path being described. */
 	if (!canon || (stat(canon, &st) < 0 ? r->linux_target : !S_ISDIR(st.st_mode)))
@@ -347,13 +390,13 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 				 entry->loc.line, w.path);
 		return 0;
 	}
-	if (w.through_link && strcmp(w.path, lexical) && too_wide(r, w.path)) {
+	if (w.through_link && link_target_refused(r, lexical, w.path)) {
 		if (w.fd >= 0)
 			close(w.fd);
 		return fail(r,
 			    "%s%s %s resolves through a symlink to %s: omnibox never grants /, a "
-			    "home directory or a parent of one by way of a link; name it in the "
-			    "policy if that is what you mean",
+			    "home directory or a parent of one, a system directory or a hidden "
+			    "path by way of a link; name it in the policy if that is what you mean",
 			    at_line(r, entry->loc.line), what, lexical, w.path);
 	}
 	if (!strcmp(what, "write_files") && w.is_dir) {
@@ -475,6 +518,19 @@ add_mask(struct rctx *r, const char *path, bool dir, const char *reason)
 	m->reason = reason;
 }
 
+/* The mask just added must sit in the directory the resolver saw: FD. */
+static void
+mask_parent(struct rctx *r, int fd)
+{
+	struct stat st;
+
+	if (fd >= 0 && fstat(fd, &st) == 0) {
+		r->masks[r->n_masks - 1].have_parent = true;
+		r->masks[r->n_masks - 1].parent_dev = (unsigned long long)st.st_dev;
+		r->masks[r->n_masks - 1].parent_ino = (unsigned long long)st.st_ino;
+	}
+}
+
 static int
 cmp_mask(const void *a, const void *b)
 {
@@ -573,6 +629,26 @@ run_scan(struct rctx *r)
 			add_mask(r, arena_strdup(r->a, res.unfinished[i]), true,
 				 "not scanned (cwd_hidden_scan_max_entries): hidden whole");
 	}
+	/*
+	 * A directory the scan could not list may hold anything: the agent that
+	 * made it unreadable could make it readable again.  Hidden whole; a root
+	 * that cannot be listed refuses the launch.
+	 */
+	for (size_t i = 0; i < res.n_unreadable; i++) {
+		const char *dir = arena_strdup(r->a, res.unreadable[i]);
+
+		for (size_t k = 0; k < n_roots; k++)
+			if (!strcmp(roots[k], dir)) {
+				scan_result_free(&res);
+				return fail(r,
+					    "the dotfile scan cannot list %s (permission denied), so "
+					    "it cannot tell what to hide there; make it readable",
+					    dir);
+			}
+		note(r, "warning: the dotfile scan cannot list %s (permission denied): hidden whole",
+		     dir);
+		add_mask(r, dir, true, "not readable to the scan: hidden whole");
+	}
 	for (size_t i = 0; i < res.n_hits; i++) {
 		const char *path = arena_strdup(r->a, res.hits[i].path);
 
@@ -584,6 +660,9 @@ run_scan(struct rctx *r)
 			return -1;
 		}
 		add_mask(r, path, res.hits[i].kind == SCAN_DIR, "dotfile");
+		r->masks[r->n_masks - 1].have_parent = true;
+		r->masks[r->n_masks - 1].parent_dev = res.hits[i].dir_dev;
+		r->masks[r->n_masks - 1].parent_ino = res.hits[i].dir_ino;
 	}
 	scan_result_free(&res);
 	return 0;
@@ -666,12 +745,23 @@ resolve_mask_paths(struct rctx *r)
 			continue;
 		if (w.exists) {
 			add_mask(r, w.path, w.is_dir, reason);
+			mask_parent(r, w.parent_fd);
+			if (w.parent_fd >= 0)
+				close(w.parent_fd);
 			if (pin_parents(r, w.path, l->v[i].loc.line) < 0)
 				return -1;
 			continue;
 		}
-		if (w.parent_fd < 0 || !writable_inside(r, path_dirname(r->a, w.missing))) {
-			/* Nothing in the sandbox can create it. */
+		/*
+		 * A placeholder where the sandbox could create the entry, or where
+		 * it could see one the user creates while it runs (a visible
+		 * directory the user can write).
+		 */
+		if (w.parent_fd < 0 ||
+		    !(writable_inside(r, path_dirname(r->a, w.missing)) ||
+		      (visible_inside(r, path_dirname(r->a, w.missing)) &&
+		       faccessat(AT_FDCWD, path_dirname(r->a, w.missing), W_OK, AT_EACCESS) == 0))) {
+			/* Nothing can create it where the sandbox would see it. */
 			if (w.parent_fd >= 0)
 				close(w.parent_fd);
 			continue;
@@ -697,6 +787,8 @@ resolve_mask_paths(struct rctx *r)
 		add_mask(r, w.missing, dir,
 			 arena_printf(r->a, "%s, missing: placeholder %s%s", reason, w.missing,
 				      r->rq->create_placeholders ? "" : " created at launch"));
+		if (r->rq->create_placeholders)
+			mask_parent(r, r->plan->placeholders[r->plan->n_placeholders - 1].dirfd);
 		if (pin_parents(r, w.missing, l->v[i].loc.line) < 0)
 			return -1;
 	}

@@ -57,6 +57,7 @@ struct dir_rec {
 struct hit_rec {
 	size_t path;
 	enum scan_kind kind;
+	unsigned long long dir_dev, dir_ino;
 };
 
 struct offsets {
@@ -84,6 +85,7 @@ struct scan {
 	struct hit_rec *hits;
 	size_t n_hits, cap_hits;
 	struct offsets symlinks, unreadable, skipped_roots;
+	unsigned long long cur_dev, cur_ino; /* the directory being listed */
 
 	const char **roots; /* sorted, deduplicated: for scan_is_root() */
 	size_t n_roots;
@@ -355,6 +357,8 @@ scan_hidden(struct scan *s, size_t i, const char *name, unsigned char type)
 	if (RESERVE(s->hits, s->n_hits + 1, s->cap_hits) < 0)
 		return scan_nomem(s);
 	s->hits[s->n_hits].path = off;
+	s->hits[s->n_hits].dir_dev = s->cur_dev;
+	s->hits[s->n_hits].dir_ino = s->cur_ino;
 	s->hits[s->n_hits].kind = type == DT_DIR   ? SCAN_DIR
 				  : type == DT_REG ? SCAN_FILE
 						   : SCAN_OTHER;
@@ -428,9 +432,17 @@ scan_list(struct scan *s, size_t i)
 {
 	bool recursive = s->o->recursive;
 	int fd = dir_open(s, i);
+	struct stat st;
 
 	if (fd < 0)
 		return scan_open_failed(s, i, -fd);
+	/* Which directory the hits below were found in, for the launch to check
+	 * that each mask went where the scan saw its file. */
+	if (fstat(fd, &st) < 0)
+		return scan_fail(s, errno, "dotfile scan: cannot stat %s: %s",
+				 s->text + s->dirs[i].path, strerror(errno));
+	s->cur_dev = (unsigned long long)st.st_dev;
+	s->cur_ino = (unsigned long long)st.st_ino;
 	for (;;) {
 		ssize_t n = getdents64(fd, s->dents, DENTS_BUF_SIZE);
 
@@ -636,7 +648,8 @@ scan_finish(struct scan *s, struct scan_result *r)
 	if (!r->hits)
 		return scan_nomem(s);
 	for (size_t i = 0; i < s->n_hits; i++)
-		r->hits[i] = (struct scan_hit){s->text + s->hits[i].path, s->hits[i].kind};
+		r->hits[i] = (struct scan_hit){s->text + s->hits[i].path, s->hits[i].kind,
+					       s->hits[i].dir_dev, s->hits[i].dir_ino};
 	qsort(r->hits, s->n_hits, sizeof(*r->hits), cmp_hit);
 	for (size_t i = 0; i < s->n_hits; i++)
 		if (n == 0 || strcmp(r->hits[n - 1].path, r->hits[i].path) != 0)

@@ -45,6 +45,7 @@ enum scan_kind { SCAN_DIR, SCAN_FILE, SCAN_OTHER /* socket, fifo, device */ };
 struct scan_hit {
 	const char *path; /* absolute */
 	enum scan_kind kind;
+	unsigned long long dir_dev, dir_ino; /* the directory it was found in */
 };
 
 /*

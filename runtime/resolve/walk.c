@@ -278,7 +278,17 @@ restart:
 				close(cur);
 				return 0;
 			}
-			close(cur);
+			if (!*rest && (flags & WALK_PARENT)) {
+				if (!still_at(a, cur, cur_path)) {
+					close(nfd);
+					close(cur);
+					errno = EAGAIN;
+					return -1;
+				}
+				out->parent_fd = cur; /* the directory that holds it */
+			} else {
+				close(cur);
+			}
 			cur = nfd;
 			cur_path = join(a, cur_path, name, len);
 			if (!*rest) {

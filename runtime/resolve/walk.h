@@ -33,9 +33,10 @@ struct walk_result {
 	bool is_dir;	   /* it exists and is a directory */
 	bool through_link; /* a symlink was followed on the way */
 
-	/* When missing: the first component that does not exist, and a
-	 * descriptor on its directory (-1 when that is no directory, or
-	 * WALK_PARENT was not asked for). */
+	/* When missing: the first component that does not exist, and (with
+	 * WALK_PARENT) a descriptor on its directory, -1 when that is no
+	 * directory.  When it exists, with WALK_PARENT: a descriptor on the
+	 * directory that holds it (-1 for "/"). */
 	const char *missing;
 	int parent_fd;
 
@@ -45,7 +46,8 @@ struct walk_result {
 	const char *bad_root;	/* the writable root it leaves */
 };
 
-/* Keep a descriptor on the directory of the first missing component. */
+/* Keep a descriptor on the directory that holds the path (or, when missing,
+ * its first missing component). */
 #define WALK_PARENT 1u
 /* No descriptor wanted: close it (the result's fd is -1). */
 #define WALK_NO_FD 2u

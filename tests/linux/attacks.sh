@@ -473,7 +473,7 @@ t_mask_check() {
 	mkdir -p "$WS/sub" "$WS/decoy"
 	echo "misplaced-mask-secret" >"$WS/sub/secret.key"
 	: >"$WS/decoy/secret.key"
-	printf 'f%s\000' "$WS/sub/secret.key" >"$U/masks"
+	printf 'f-:-:%s\000' "$WS/sub/secret.key" >"$U/masks"
 	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/sub" "$WS/decoy" "$U/masks"
 	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
 		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$WS/decoy/secret.key" \
@@ -493,6 +493,28 @@ t_mask_check() {
 	expect_rc 0
 	expect_out "command-ran"
 	expect_no_out "misplaced-mask-secret"
+	name="a mask in another directory than the one the launch checked stops the launch"
+	# The directory's identity as the resolver saw it, and a mask placed
+	# where a racing rename could have let bwrap make a new one.
+	printf 'f%s:%s:%s\000' "$(stat -c %d "$WS/decoy")" "$(stat -c %i "$WS/decoy")" \
+		"$WS/sub/secret.key" >"$U/masks"
+	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
+		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$WS/sub/secret.key" \
+		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --masks-fd 9 --exec /bin/sh -- \
+		sh -c "echo command-ran" 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "the directory of $WS/sub/secret.key is not the one the launch checked"
+	expect_no_out "command-ran"
+	printf 'f%s:%s:%s\000' "$(stat -c %d "$WS/sub")" "$(stat -c %i "$WS/sub")" \
+		"$WS/sub/secret.key" >"$U/masks"
+	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
+		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$WS/sub/secret.key" \
+		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --masks-fd 9 --exec /bin/sh -- \
+		sh -c "echo command-ran" 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "command-ran"
 	rm -rf "$WS/sub" "$WS/decoy" "$U/masks"
 }
 
@@ -506,6 +528,103 @@ t_hardlink() {
 	expect_out "$WS/.env (dotfile) has 1 other hard links"
 	expect_no_out "linked-secret"
 	rm -f "$WS/.env" "$WS/notes.txt"
+}
+
+# ---- round two ---------------------------------------------------------------
+
+# A link planted by a sandbox of another policy (one that can write where
+# this policy's paths lie) must not take a workspace or a grant to the
+# system's trees, a home or a hidden path.
+t_cross_policy_links() {
+	name="a workspace planted as a link to /etc by another policy's sandbox is refused"
+	mkdir -p "$WS/proj/app" "$WS/proj/docs"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/proj"
+	policy proj <<-EOF
+	os_env:
+	  cwd: $WS/proj
+	  sandbox: {write_paths: [.]}
+	EOF
+	policy app <<-EOF
+	os_env:
+	  cwd: $WS/proj/app
+	  sandbox: {write_paths: [.]}
+	EOF
+	policy readdocs <<-EOF
+	os_env:
+	  sandbox: {read_paths: ["$WS/proj/docs"]}
+	EOF
+	sbx proj sh -c 'rmdir app && ln -s /etc app && rm -rf docs && ln -s "$HOME/.ssh" docs; echo planted'
+	expect_out "planted"
+	sbx app sh -c "echo pwned > omnibox-attack-pwned-$who; echo command-ran"
+	expect_rc 125
+	expect_out "resolves through a symlink to /etc"
+	expect_no_out "command-ran"
+	tests=$((tests + 1))
+	[ ! -e "/etc/omnibox-attack-pwned-$who" ] || fail "a sandbox wrote the host's /etc"
+	rm -f "/etc/omnibox-attack-pwned-$who"
+	name="a grant planted as a link to a hidden path by another policy's sandbox is refused"
+	sbx readdocs sh -c "cat '$WS/proj/docs/id_rsa'; echo command-ran"
+	expect_rc 125
+	expect_out "resolves through a symlink to $H/.ssh"
+	expect_no_out "ssh-host-key"
+	rm -rf "$WS/proj"
+}
+
+t_unreadable() {
+	name="a workspace the agent made unlistable refuses the next launch"
+	sbx write-ws sh -c 'chmod 0300 .; echo done'
+	expect_out "done"
+	echo "unlisted-secret" >"$WS/.hidden-env" 2>/dev/null || true
+	sbx write-ws sh -c 'chmod 755 .; cat .hidden-env; echo command-ran'
+	chmod 755 "$WS"
+	if [ "$who" = root ]; then
+		# root lists it anyway (the scan runs with root's powers): masked as usual.
+		expect_no_out "unlisted-secret"
+	else
+		expect_rc 125
+		expect_out "cannot list $WS (permission denied)"
+		expect_no_out "unlisted-secret"
+	fi
+	rm -f "$WS/.hidden-env"
+	name="a subdirectory the agent made unlistable is hidden whole (recursive scan)"
+	mkdir -p "$WS/locked"
+	echo "locked-secret" >"$WS/locked/.npmrc"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/locked"
+	policy write-recursive <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    cwd_hidden_scan_recursive: true
+	EOF
+	sbx write-recursive sh -c 'chmod 0 locked; echo done'
+	sbx write-recursive sh -c 'chmod 755 locked; cat locked/.npmrc; echo command-ran'
+	chmod -R u+rwx "$WS/locked"
+	expect_no_out "locked-secret"
+	rm -rf "$WS/locked"
+}
+
+t_mask_created_later() {
+	name="a mask_paths entry missing at launch under a read-only grant stays hidden when the user creates it"
+	mkdir -p "$U/data"
+	[ "$who" = nobody ] && chown nobody:nogroup "$U/data"
+	policy later <<-EOF
+	os_env:
+	  sandbox:
+	    read_paths: ["$U/data"]
+	    mask_paths: ["$U/data/token"]
+	EOF
+	rm -f "$WS/go"
+	(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/later.yaml" -- sh -c \
+		"while [ ! -e '$U/data/go' ]; do sleep 0.05; done; cat '$U/data/token'; echo command-ran") \
+		>"$U/later.out" 2>&1 &
+	bg=$!
+	sleep 1
+	as_user sh -c "echo later-token-secret > '$U/data/token'; touch '$U/data/go'"
+	wait "$bg"
+	out=$(cat "$U/later.out")
+	expect_out "command-ran"
+	expect_no_out "later-token-secret"
+	rm -rf "$U/data"
 }
 
 # ---- the second layer: Landlock holds where a mount would not --------------------
@@ -538,6 +657,9 @@ run_all() {
 	t_mask_rename
 	t_mask_check
 	t_hardlink
+	t_cross_policy_links
+	t_unreadable
+	t_mask_created_later
 }
 
 if [ "$(id -u)" != 0 ]; then

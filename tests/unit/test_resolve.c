@@ -249,10 +249,19 @@ Test(resolve, a_missing_mask_path_gets_a_placeholder_only_where_writable)
 	cr_expect_neq(access(at("ws/new"), F_OK), 0, "the placeholder outlived the launch");
 	cr_expect_neq(access(at("ws/src/secret.key"), F_OK), 0);
 
-	/* A read-only workspace: nothing could create it, nothing is created. */
+	/* A read-only workspace the user can write: the user could create it
+	 * while the sandbox runs, so it is held by a placeholder too. */
 	l = launch("os_env:\n  sandbox:\n    mask_paths: [new/key]\n", cmd, true);
 	cr_assert_eq(l.rc, 0, "%s", l.err);
-	cr_expect_neq(access(at("ws/new"), F_OK), 0);
+	cr_expect_eq(access(at("ws/new"), F_OK), 0);
+	cr_expect_geq(mount_at(&l, "--tmpfs", at("ws/new"), NULL), 0, "%s", l.argv.data);
+	launch_free(&l);
+	cr_expect_neq(access(at("ws/new"), F_OK), 0, "the placeholder outlived the launch");
+	/* Outside everything the sandbox sees: nothing to hold, nothing made. */
+	l = launch("os_env:\n  sandbox:\n    mask_paths: [/var/lib/omnibox-not-here/key]\n", cmd,
+		   true);
+	cr_assert_eq(l.rc, 0, "%s", l.err);
+	cr_expect_neq(access("/var/lib/omnibox-not-here", F_OK), 0);
 	launch_free(&l);
 }
 
