@@ -140,7 +140,9 @@ check_rule_matches_itself(const struct egress_matcher *m, const struct egress_ru
 {
 	static char norm[8192];
 	size_t path_len = strlen(r->path);
-	ssize_t got = egress_match_host(m, r->host, strlen(r->host), 443, 443);
+	/* On the rule's own port (a tunnel's default when it names none). */
+	unsigned port = r->port ? r->port : EGRESS_PORT_TLS;
+	ssize_t got = egress_match_host(m, r->host, strlen(r->host), port, EGRESS_PORT_TLS);
 	ssize_t n;
 
 	check(got >= 0 && got <= (ssize_t)k, "a rule allows its own host");
@@ -149,7 +151,8 @@ check_rule_matches_itself(const struct egress_matcher *m, const struct egress_ru
 	n = egress_normalize_target(r->path, path_len, norm, sizeof(norm));
 	if (n < 0 || (size_t)n != path_len || memcmp(norm, r->path, path_len) != 0)
 		return;
-	got = egress_match(m, "*", 1, r->host, strlen(r->host), 443, 443, r->path, path_len);
+	got = egress_match(m, "*", 1, r->host, strlen(r->host), port, EGRESS_PORT_TLS, r->path,
+			   path_len);
 	check(r->methods != EGRESS_ANY || (got >= 0 && got <= (ssize_t)k),
 	      "a '*' rule allows any method on its own literal path");
 	for (unsigned bit = 1; bit < EGRESS_ANY; bit <<= 1) {
@@ -157,8 +160,8 @@ check_rule_matches_itself(const struct egress_matcher *m, const struct egress_ru
 
 		if (!(r->methods & bit))
 			continue;
-		got = egress_match(m, name, strlen(name), r->host, strlen(r->host), 443, 443, r->path,
-				   path_len);
+		got = egress_match(m, name, strlen(name), r->host, strlen(r->host), port,
+				   EGRESS_PORT_TLS, r->path, path_len);
 		check(got >= 0 && got <= (ssize_t)k, "a rule allows its own literal path");
 		break;
 	}
