@@ -721,9 +721,10 @@ pin_parents(struct rctx *r, const char *path, uint32_t line)
 
 /*
  * mask_paths: hide each path, existing or not.  A missing one is hidden at
- * its first missing component, so the agent cannot create it: when that
- * component's directory is writable inside the sandbox, an empty
- * placeholder is made there (host.h) and masked, and removed after the run.
+ * its first missing component, so nobody can make it appear inside: when
+ * the sandbox could create it there, or could see the user create it (a
+ * visible directory the user can write), an empty placeholder is made
+ * (host.h), masked, and removed after the run.
  */
 static int
 resolve_mask_paths(struct rctx *r)

@@ -465,6 +465,17 @@ t_mask_rename() {
 	rm -rf "$WS/config" "$WS/run" "$WS/config.old" "$WS/run.old"
 }
 
+# init_masked DEST SCRIPT: a bare bwrap with the workspace and /dev/null bound
+# on DEST, and omnibox-init checking the masks of $U/masks (descriptor 9)
+# before it runs SCRIPT; $out, $rc.
+init_masked() {
+	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
+		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$1" \
+		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --masks-fd 9 --exec /bin/sh -- \
+		sh -c "$2" 2>&1)
+	rc=$?
+}
+
 # bwrap 0.8 sets masks up by path; a process racing the setup can make one
 # land elsewhere.  omnibox-init checks each mask is where it belongs before
 # anything runs: here a mask put on the wrong path, as a race would.
@@ -475,21 +486,13 @@ t_mask_check() {
 	: >"$WS/decoy/secret.key"
 	printf 'f-:-:%s\000' "$WS/sub/secret.key" >"$U/masks"
 	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/sub" "$WS/decoy" "$U/masks"
-	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
-		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$WS/decoy/secret.key" \
-		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --masks-fd 9 --exec /bin/sh -- \
-		sh -c "echo command-ran; cat '$WS/sub/secret.key'" 2>&1)
-	rc=$?
+	init_masked "$WS/decoy/secret.key" "echo command-ran; cat '$WS/sub/secret.key'"
 	expect_rc 125
 	expect_out "the mask of $WS/sub/secret.key is not in place"
 	expect_no_out "command-ran"
 	expect_no_out "misplaced-mask-secret"
 	name="in place, the same mask lets the command run, the secret hidden"
-	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
-		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$WS/sub/secret.key" \
-		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --masks-fd 9 --exec /bin/sh -- \
-		sh -c "echo command-ran; cat '$WS/sub/secret.key'; true" 2>&1)
-	rc=$?
+	init_masked "$WS/sub/secret.key" "echo command-ran; cat '$WS/sub/secret.key'; true"
 	expect_rc 0
 	expect_out "command-ran"
 	expect_no_out "misplaced-mask-secret"
@@ -498,21 +501,13 @@ t_mask_check() {
 	# where a racing rename could have let bwrap make a new one.
 	printf 'f%s:%s:%s\000' "$(stat -c %d "$WS/decoy")" "$(stat -c %i "$WS/decoy")" \
 		"$WS/sub/secret.key" >"$U/masks"
-	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
-		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$WS/sub/secret.key" \
-		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --masks-fd 9 --exec /bin/sh -- \
-		sh -c "echo command-ran" 2>&1)
-	rc=$?
+	init_masked "$WS/sub/secret.key" "echo command-ran"
 	expect_rc 125
 	expect_out "the directory of $WS/sub/secret.key is not the one the launch checked"
 	expect_no_out "command-ran"
 	printf 'f%s:%s:%s\000' "$(stat -c %d "$WS/sub")" "$(stat -c %i "$WS/sub")" \
 		"$WS/sub/secret.key" >"$U/masks"
-	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
-		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$WS/sub/secret.key" \
-		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --masks-fd 9 --exec /bin/sh -- \
-		sh -c "echo command-ran" 2>&1)
-	rc=$?
+	init_masked "$WS/sub/secret.key" "echo command-ran"
 	expect_rc 0
 	expect_out "command-ran"
 	rm -rf "$WS/sub" "$WS/decoy" "$U/masks"
