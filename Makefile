@@ -206,7 +206,12 @@ $(B)/tests/proxy/upstream: tests/proxy/upstream.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(WARN) $(WERROR) $(CFLAGS) -o $@ $< -lssl -lcrypto -lpthread
 
-check-egress: $(RUN) $(INIT) $(B)/tests/proxy/upstream
+# The agent flooding the proxy from inside (tests/linux/egress.sh).
+$(B)/tests/proxy/flood: tests/proxy/flood.c
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(WARN) $(WERROR) $(CFLAGS) -o $@ $<
+
+check-egress: $(RUN) $(INIT) $(B)/tests/proxy/upstream $(B)/tests/proxy/flood
 	tests/linux/egress.sh $(B)
 
 # The proxy's own units (HTTP lexer, destinations, credentials, TLS, relay)

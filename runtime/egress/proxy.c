@@ -32,10 +32,12 @@
 #include <malloc.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -48,6 +50,7 @@
 #include <event2/dns.h>
 #include <event2/listener.h>
 #include <event2/util.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
@@ -64,6 +67,8 @@
 /* A socket that filled a whole read gets twice the room the next time, up to
  * this: a bulk transfer then costs fewer reads, wakeups and ACKs per MiB. */
 #define PROXY_READ_MAX (1024 * 1024 - 256)
+/* What a connection waiting for a head or a handshake reads at a time. */
+#define PROXY_READ_PARKED (4096 - 256)
 /* The send buffer asked for on the agent's socket (Linux caps it at
  * net.core.wmem_max, then doubles it; the default is 208 KiB, doubled): each
  * write hands the relay more, so both sides wake up less often in a download. */
@@ -72,8 +77,8 @@
 #define PROXY_TARGET_MAX 8192
 #define PROXY_AUTH_MAX (CRED_SECRET_MAX * 2 + 512)
 #define CONNECT_TIMEOUT 30
-#define HANDSHAKE_TIMEOUT 30
-#define IDLE_TIMEOUT 600
+/* An upstream that sends nothing for this long while a response is due. */
+#define UPSTREAM_TIMEOUT 600
 /* An upstream connection kept alive for the next request on its tunnel is
  * closed after this long unused: an idle tunnel then holds only the
  * agent's side (about 16 KiB, mostly OpenSSL's; an upstream TLS
@@ -144,6 +149,11 @@ struct proxy {
 	void *log_arg;
 	struct conn *conns;
 	unsigned long next_id;
+	unsigned long long parked_seq; /* orders parked connections, oldest first */
+	size_t max_conns;
+	bool at_cap; /* a flood episode was logged; its end is logged too */
+	unsigned long cap_refused, cap_evicted; /* at the start of the episode */
+	struct event *sweep;			/* the memory check, once a second */
 	struct proxy_stats stats;
 };
 
@@ -160,6 +170,10 @@ struct conn {
 	bool cli_rd_done, up_rd_done; /* EOF or an error read: never read again */
 	size_t cli_room, up_room;     /* what read_into() reserves next (0: PROXY_READ) */
 	struct event *later;	      /* deferred work: DNS answers, closing, freeing */
+	struct event *timer;	      /* the deadline of the current state (absolute) */
+	unsigned long long parked;    /* waiting for a head or a handshake since (0: not) */
+	uint64_t body_moved;	      /* request body bytes moved in this window */
+	bool keepalive;		      /* parked between requests (not yet in a head) */
 	bool cli_tls;		      /* the agent side is an intercepted tunnel */
 	bool cli_eof, closing, shut_sent, dead;
 	time_t closing_deadline;
@@ -201,6 +215,8 @@ static void pump_response(struct conn *c);
 static void dns_finish(struct conn *c);
 static void conn_check_closed(struct conn *c);
 static void splice_end(struct conn *c);
+static void cap_check_end(struct proxy *p);
+static void mem_relieve(struct proxy *p);
 
 /* ---- logging ----------------------------------------------------------------------- */
 
@@ -280,6 +296,131 @@ rule_desc(struct proxy *p, ssize_t i, char *buf, size_t cap)
 	return buf;
 }
 
+/* ---- memory --------------------------------------------------------------------- */
+
+/*
+ * Every allocation of libevent and OpenSSL (once proxy_memory_init() ran)
+ * and the proxy's own larger ones carry their size, so the proxy knows
+ * what it holds: the caps act on that, not on an estimate.  One thread.
+ */
+struct mem_hdr {
+	size_t size;
+	size_t pad; /* keeps what follows 16-byte aligned */
+};
+
+static size_t mem_used, mem_peak, mem_limit = PROXY_MEMORY_DEFAULT;
+
+static void *
+mem_alloc(size_t n)
+{
+	struct mem_hdr *h;
+
+	if (n > SIZE_MAX - sizeof(*h))
+		return NULL;
+	h = malloc(sizeof(*h) + n);
+	if (!h)
+		return NULL;
+	h->size = n;
+	mem_used += n;
+	if (mem_used > mem_peak)
+		mem_peak = mem_used;
+	return h + 1;
+}
+
+static void *
+mem_zalloc(size_t n)
+{
+	void *q = mem_alloc(n);
+
+	if (q)
+		memset(q, 0, n);
+	return q;
+}
+
+static void
+mem_release(void *q)
+{
+	struct mem_hdr *h;
+
+	if (!q)
+		return;
+	h = (struct mem_hdr *)q - 1;
+	mem_used -= h->size;
+	free(h);
+}
+
+static void *
+mem_resize(void *q, size_t n)
+{
+	struct mem_hdr *h, *g;
+
+	if (!q)
+		return mem_alloc(n);
+	if (n > SIZE_MAX - sizeof(*h))
+		return NULL;
+	h = (struct mem_hdr *)q - 1;
+	g = realloc(h, sizeof(*g) + n);
+	if (!g)
+		return NULL;
+	mem_used = mem_used - g->size + n;
+	g->size = n;
+	if (mem_used > mem_peak)
+		mem_peak = mem_used;
+	return g + 1;
+}
+
+static void *
+ossl_alloc(size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return mem_alloc(n);
+}
+
+static void *
+ossl_resize(void *q, size_t n, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	return mem_resize(q, n);
+}
+
+static void
+ossl_release(void *q, const char *file, int line)
+{
+	(void)file;
+	(void)line;
+	mem_release(q);
+}
+
+void
+proxy_memory_init(void)
+{
+	event_set_mem_functions(mem_alloc, mem_resize, mem_release);
+	/* Refused (0) when OpenSSL allocated already: then it is not counted. */
+	(void)CRYPTO_set_mem_functions(ossl_alloc, ossl_resize, ossl_release);
+}
+
+/*
+ * What is counted is what the proxy asked for; the process holds more
+ * (allocator overhead, fragmentation, its code and libraries), so the
+ * thresholds stay well under the limit: the limit is on the whole
+ * process's resident memory.  Past 3/8: buffer less.  Past 5/8: read only
+ * into empty buffers.
+ */
+#define MEM_TIGHT (mem_used > mem_limit / 8 * 3)
+#define MEM_FULL (mem_used > mem_limit / 8 * 5)
+/* Past 1/2: parked connections are closed (down to 3/8), and new ones close one. */
+#define MEM_RELIEVE (mem_used > mem_limit / 2)
+
+static size_t
+mem_hwm(void)
+{
+	if (MEM_FULL)
+		return 1;
+	return MEM_TIGHT ? PROXY_LWM : PROXY_HWM;
+}
+
 /* ---- connection lifetime -------------------------------------------------------- */
 
 static void
@@ -291,7 +432,7 @@ later_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (c->dead) {
 		event_free(c->later);
-		free(c);
+		mem_release(c);
 		return;
 	}
 	if (c->closing) {
@@ -307,9 +448,9 @@ later_cb(evutil_socket_t fd, short what, void *arg)
 static void
 free_request(struct conn *c)
 {
-	free(c->req);
+	mem_release(c->req);
 	c->req = NULL;
-	free(c->resp);
+	mem_release(c->resp);
 	c->resp = NULL;
 	if (c->up_head) {
 		evbuffer_free(c->up_head);
@@ -353,6 +494,10 @@ conn_kill(struct conn *c)
 	if (c->dns_res)
 		evutil_freeaddrinfo(c->dns_res);
 	up_close(c);
+	if (c->timer)
+		event_free(c->timer);
+	c->timer = NULL;
+	c->parked = 0;
 	if (c->cli_rd)
 		event_free(c->cli_rd);
 	c->cli_rd = NULL;
@@ -372,6 +517,7 @@ conn_kill(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	p->stats.open--;
+	cap_check_end(p);
 	event_active(c->later, EV_TIMEOUT, 0);
 }
 
@@ -411,6 +557,8 @@ conn_finish(struct conn *c)
 		return;
 	c->closing = true;
 	c->closing_deadline = time(NULL) + CLOSE_TIMEOUT;
+	c->parked = 0;
+	event_del(c->timer);
 	up_close(c);
 	if (c->dns) {
 		evdns_getaddrinfo_cancel(c->dns);
@@ -708,7 +856,7 @@ static void cli_event_cb(struct bufferevent *bev, short what, void *arg);
  * does.  Returns the bytes read, 0 at EOF, -1 with errno.
  */
 static ssize_t
-read_into(evutil_socket_t fd, struct evbuffer *in, size_t *room)
+read_into(evutil_socket_t fd, struct evbuffer *in, size_t *room, bool parked)
 {
 	struct evbuffer_iovec v[2];
 	struct iovec iov[2];
@@ -716,8 +864,12 @@ read_into(evutil_socket_t fd, struct evbuffer *in, size_t *room)
 	size_t got = 0;
 	int n, saved;
 
-	if (*room < PROXY_READ)
+	if (*room < PROXY_READ || MEM_TIGHT)
 		*room = PROXY_READ;
+	/* A head, a handshake or a parked connection: little at a time, so that
+	 * thousands of them waiting hold little (a head is read on to its end). */
+	if (parked)
+		*room = PROXY_READ_PARKED;
 	/* A socket bufferevent keeps its input's end frozen between its own reads. */
 	evbuffer_unfreeze(in, 0);
 	n = evbuffer_reserve_space(in, (ev_ssize_t)*room, v, 2);
@@ -735,7 +887,7 @@ read_into(evutil_socket_t fd, struct evbuffer *in, size_t *room)
 		r = readv(fd, iov, n);
 	while (r < 0 && errno == EINTR);
 	saved = errno;
-	if (r > 0 && (size_t)r >= got && *room < PROXY_READ_MAX)
+	if (r > 0 && (size_t)r >= got && *room < PROXY_READ_MAX && !MEM_TIGHT)
 		*room = *room * 2 + 256; /* 64 KiB - 256 doubles to 128 KiB - 256, ... */
 	else if (r < (ssize_t)PROXY_READ)
 		*room = PROXY_READ;
@@ -781,7 +933,7 @@ conn_release_buffers(struct conn *c)
 /* Read SOCK's socket FD once; at EOF or on an error, stop for good (*DONE). */
 static void
 sock_read(struct bufferevent *sock, evutil_socket_t fd, short what, struct event *rd, bool *done,
-	  size_t *room)
+	  size_t *room, bool parked)
 {
 	ssize_t r;
 
@@ -789,7 +941,7 @@ sock_read(struct bufferevent *sock, evutil_socket_t fd, short what, struct event
 		bufferevent_trigger_event(sock, BEV_EVENT_READING | BEV_EVENT_TIMEOUT, 0);
 		return;
 	}
-	r = read_into(fd, bufferevent_get_input(sock), room);
+	r = read_into(fd, bufferevent_get_input(sock), room, parked);
 	if (r > 0) {
 		bufferevent_trigger(sock, EV_READ, 0);
 		return;
@@ -808,7 +960,9 @@ cli_rd_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
 
-	sock_read(c->cli_sock, fd, what, c->cli_rd, &c->cli_rd_done, &c->cli_room);
+	sock_read(c->cli_sock, fd, what, c->cli_rd, &c->cli_rd_done, &c->cli_room,
+		  c->rq == RQ_HEAD || c->rq == RQ_HANDSHAKE);
+	mem_relieve(c->p);
 }
 
 static void
@@ -816,7 +970,8 @@ up_rd_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct conn *c = arg;
 
-	sock_read(c->up_sock, fd, what, c->up_rd, &c->up_rd_done, &c->up_room);
+	sock_read(c->up_sock, fd, what, c->up_rd, &c->up_rd_done, &c->up_room, false);
+	mem_relieve(c->p);
 }
 
 /* Reading on or off: our event on the socket, and the filter's flow, if any. */
@@ -860,8 +1015,9 @@ sock_flush(struct bufferevent *sock)
 static void
 conn_update_io(struct conn *c)
 {
-	static const struct timeval idle = {IDLE_TIMEOUT, 0}, hs = {HANDSHAKE_TIMEOUT, 0},
+	static const struct timeval up_wait = {UPSTREAM_TIMEOUT, 0},
 				    up_idle = {UPSTREAM_IDLE_TIMEOUT, 0};
+	size_t hwm = mem_hwm();
 	size_t up_out = c->up ? evbuffer_get_length(bufferevent_get_output(c->up)) : 0;
 	size_t cli_out = c->cli ? evbuffer_get_length(bufferevent_get_output(c->cli)) : 0;
 	bool cr = false, ur = false;
@@ -881,10 +1037,10 @@ conn_update_io(struct conn *c)
 			cr = true;
 			break;
 		case RQ_BODY:
-			cr = c->up_connected && up_out < PROXY_HWM;
+			cr = c->up_connected && up_out < hwm;
 			break;
 		case RQ_TUNNEL:
-			cr = up_out < PROXY_HWM;
+			cr = up_out < hwm;
 			break;
 		default:
 			break;
@@ -895,7 +1051,7 @@ conn_update_io(struct conn *c)
 			break;
 		case RS_BODY:
 		case RS_TUNNEL:
-			ur = cli_out < PROXY_HWM;
+			ur = cli_out < hwm;
 			break;
 		case RS_IDLE:
 			ur = c->up && c->up_connected; /* to notice the server closing */
@@ -904,14 +1060,14 @@ conn_update_io(struct conn *c)
 			break;
 		}
 	}
+	/* The agent's deadlines are c->timer's (absolute); the upstream's reset on reads. */
 	if (c->cli)
-		set_reading(c->cli, c->cli_sock, c->cli_rd, c->cli_rd_done, cr,
-			    c->rq == RQ_HANDSHAKE ? &hs
-			    : c->rq == RQ_TUNNEL  ? NULL
-						  : &idle);
+		set_reading(c->cli, c->cli_sock, c->cli_rd, c->cli_rd_done, cr, NULL);
 	if (c->up && c->up_connected && !c->sp)
 		set_reading(c->up, c->up_sock, c->up_rd, c->up_rd_done, ur,
-			    c->rs == RS_IDLE ? &up_idle : NULL);
+			    c->rs == RS_IDLE	 ? &up_idle
+			    : c->rs == RS_TUNNEL ? NULL
+						 : &up_wait);
 }
 
 static void
@@ -937,16 +1093,216 @@ tune_filter(struct bufferevent *tls, struct bufferevent *sock)
 	bufferevent_setwatermark(tls, EV_WRITE, PROXY_LWM, 0);
 }
 
+/* ---- the caps ------------------------------------------------------------------------ */
+
+static void conn_timer_cb(evutil_socket_t fd, short what, void *arg);
+
+/* The connection now waits for the agent (a head or a handshake) for at most SECONDS. */
+static void
+conn_park(struct conn *c, int seconds)
+{
+	struct timeval t = {seconds, 0};
+
+	c->parked = ++c->p->parked_seq;
+	event_add(c->timer, &t);
+}
+
+/* The agent is being served: not parked, and DEADLINE (0: none) for this state. */
+static void
+conn_unpark(struct conn *c, int deadline)
+{
+	struct timeval t = {deadline, 0};
+
+	c->parked = 0;
+	if (deadline)
+		event_add(c->timer, &t);
+	else
+		event_del(c->timer);
+}
+
+static struct conn *
+oldest_parked(struct proxy *p)
+{
+	struct conn *best = NULL;
+
+	for (struct conn *c = p->conns; c; c = c->next)
+		if (c->parked && !c->dead && !c->closing && (!best || c->parked < best->parked))
+			best = c;
+	return best;
+}
+
+/* The first closing or refusal of an episode is logged; the rest are counted. */
+static void
+cap_reached(struct proxy *p, const char *why)
+{
+	if (p->at_cap)
+		return;
+	p->at_cap = true;
+	p->cap_refused = p->stats.refused;
+	p->cap_evicted = p->stats.evicted;
+	plog(p,
+	     "proxy: %s (%lu open of %zu, memory %zu KiB of %zu KiB): the longest-parked "
+	     "connections are closed, new ones refused when none is parked; counted from now, "
+	     "not logged",
+	     why, p->stats.open, p->max_conns, mem_used >> 10, mem_limit >> 10);
+}
+
+static void
+cap_check_end(struct proxy *p)
+{
+	if (!p->at_cap || p->stats.open > p->max_conns / 2 || MEM_TIGHT)
+		return;
+	p->at_cap = false;
+	plog(p, "proxy: back under the caps: %lu connections closed and %lu refused meanwhile",
+	     p->stats.evicted - p->cap_evicted, p->stats.refused - p->cap_refused);
+}
+
+static void
+evict(struct conn *c, const char *why)
+{
+	cap_reached(c->p, why);
+	c->p->stats.evicted++;
+	conn_kill(c);
+}
+
+/*
+ * About what closing C gives back.  libevent frees a bufferevent at the
+ * next turn of the loop, so the count cannot be watched going down.
+ */
+static size_t
+conn_weight(const struct conn *c)
+{
+	size_t n = sizeof(*c) + 4096 + PROXY_READ_PARKED;
+
+	if (c->req)
+		n += sizeof(*c->req);
+	if (c->cli)
+		n += evbuffer_get_length(bufferevent_get_input(c->cli));
+	if (c->cli_sock && c->cli_sock != c->cli)
+		n += evbuffer_get_length(bufferevent_get_input(c->cli_sock)) + 32768; /* TLS */
+	return n;
+}
+
+/* Memory past half the limit: close parked connections, oldest first, down to 3/8. */
+static void
+mem_relieve(struct proxy *p)
+{
+	size_t freed = 0, excess;
+	struct conn *c;
+
+	if (!MEM_RELIEVE)
+		return;
+	excess = mem_used - mem_limit / 8 * 3;
+	while (freed < excess && (c = oldest_parked(p))) {
+		freed += conn_weight(c);
+		evict(c, "memory near its cap");
+	}
+}
+
+static void
+sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy *p = arg;
+
+	(void)fd;
+	(void)what;
+	mem_relieve(p);
+	cap_check_end(p);
+}
+
+/* The first few deadlines are logged one by one, the rest counted (a flood would fill the log). */
+static void
+timed_out(struct conn *c, const char *what)
+{
+	struct proxy *p = c->p;
+
+	p->stats.timed_out++;
+	if (p->stats.timed_out <= 10)
+		plog(p, "c%lu closed: %s%s", c->id, what,
+		     p->stats.timed_out == 10 ? " (further closings by a deadline are counted, "
+						"not logged)"
+					      : "");
+	conn_kill(c);
+}
+
+static void
+conn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+	struct timeval window = {PROXY_BODY_WINDOW, 0};
+
+	(void)fd;
+	(void)what;
+	if (c->dead || c->closing)
+		return;
+	switch (c->rq) {
+	case RQ_HEAD:
+		if (c->keepalive && !evbuffer_get_length(bufferevent_get_input(c->cli)))
+			conn_kill(c); /* idle between requests: nothing is lost */
+		else
+			timed_out(c, "the request head was not complete in time");
+		return;
+	case RQ_HANDSHAKE:
+		timed_out(c, "the TLS handshake was not complete in time");
+		return;
+	case RQ_BODY:
+		/* Only the agent's pace counts: not while the upstream holds us back. */
+		if (c->body_moved < PROXY_BODY_MIN_BYTES && c->up && c->up_connected &&
+		    evbuffer_get_length(bufferevent_get_output(c->up)) < mem_hwm()) {
+			timed_out(c, "the request body moved too slowly");
+			return;
+		}
+		c->body_moved = 0;
+		event_add(c->timer, &window);
+		return;
+	default:
+		return;
+	}
+}
+
+/* No room: a short answer straight on the socket, then close.  Nothing is allocated. */
+static void
+refuse_connection(struct proxy *p, evutil_socket_t fd)
+{
+	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
+				   "Content-Type: text/plain; charset=utf-8\r\n"
+				   "X-Omnibox-Error: proxy-busy\r\n"
+				   "Content-Length: 63\r\n"
+				   "Connection: close\r\n\r\n"
+				   "omnibox: the egress proxy is at its connection cap; try again\n";
+
+	cap_reached(p, "at its connection cap");
+	p->stats.refused++;
+	(void)!send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	evutil_closesocket(fd);
+}
+
 static void
 accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
 {
 	struct proxy *p = arg;
-	struct conn *c = calloc(1, sizeof(*c));
+	struct conn *c;
 	int sndbuf = PROXY_AGENT_SNDBUF;
 
 	(void)l;
 	(void)sa;
 	(void)len;
+	/*
+	 * At the cap, the connection that has waited longest for the agent
+	 * makes room: a flood of parked connections then holds at most the cap,
+	 * and a request that arrives whole is still served.
+	 */
+	if (p->stats.open >= p->max_conns || MEM_RELIEVE) {
+		struct conn *v = oldest_parked(p);
+
+		if (!v) {
+			refuse_connection(p, fd);
+			return;
+		}
+		evict(v, p->stats.open >= p->max_conns ? "at its connection cap"
+						       : "memory near its cap");
+	}
+	c = mem_zalloc(sizeof(*c));
 	if (!c) {
 		evutil_closesocket(fd);
 		return;
@@ -957,16 +1313,19 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	c->fd = fd;
 	c->id = ++p->next_id;
 	c->later = event_new(p->base, -1, 0, later_cb, c);
+	c->timer = evtimer_new(p->base, conn_timer_cb, c);
 	c->cli = c->cli_sock = bufferevent_socket_new(p->base, fd, 0);
 	c->cli_rd = event_new(p->base, fd, EV_READ | EV_PERSIST, cli_rd_cb, c);
-	if (!c->later || !c->cli || !c->cli_rd) {
+	if (!c->later || !c->timer || !c->cli || !c->cli_rd) {
 		if (c->cli_rd)
 			event_free(c->cli_rd);
 		if (c->cli)
 			bufferevent_free(c->cli);
+		if (c->timer)
+			event_free(c->timer);
 		if (c->later)
 			event_free(c->later);
-		free(c);
+		mem_release(c);
 		evutil_closesocket(fd);
 		return;
 	}
@@ -976,10 +1335,13 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	p->conns = c;
 	p->stats.connections++;
 	p->stats.open++;
+	if (p->stats.open > p->stats.peak_open)
+		p->stats.peak_open = p->stats.open;
 	tune_sock(c->cli);
 	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
 	c->rq = RQ_HEAD;
 	c->rs = RS_IDLE;
+	conn_park(c, PROXY_HEAD_TIMEOUT);
 	conn_update_io(c);
 }
 
@@ -1008,6 +1370,7 @@ start_tls(struct conn *c)
 	c->cli = tls;
 	c->cli_tls = true;
 	c->rq = RQ_HANDSHAKE;
+	conn_park(c, PROXY_HANDSHAKE_TIMEOUT);
 	bufferevent_openssl_set_allow_dirty_shutdown(tls, 1);
 	tune_filter(tls, c->cli_sock);
 	bufferevent_setcb(tls, cli_read_cb, cli_write_cb, cli_event_cb, c);
@@ -1042,14 +1405,14 @@ static void
 cli_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
-	struct timeval idle = {IDLE_TIMEOUT, 0};
 
 	(void)bev;
 	if (what & BEV_EVENT_CONNECTED) {
-		/* The TLS handshake with the agent is done: from now on, idle time counts. */
+		/* The TLS handshake with the agent is done: the first head is due. */
 		c->rq = RQ_HEAD;
+		conn_park(c, PROXY_HEAD_TIMEOUT);
 		if (!c->cli_rd_done)
-			event_add(c->cli_rd, &idle);
+			event_add(c->cli_rd, NULL);
 		conn_update_io(c);
 		if (evbuffer_get_length(bufferevent_get_input(c->cli)))
 			conn_read_head(c);
@@ -1141,12 +1504,16 @@ conn_read_head(struct conn *c)
 			return;
 		}
 		if (!c->req) {
-			c->req = malloc(sizeof(*c->req));
+			c->req = mem_alloc(sizeof(*c->req));
 			if (!c->req) {
 				conn_kill(c);
 				return;
 			}
 			http_head_begin(c->req, false);
+			/* Kept alive: the head that begins now is due in full soon. */
+			if (c->keepalive)
+				conn_park(c, PROXY_HEAD_TIMEOUT);
+			c->keepalive = false;
 		}
 		look = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
 		buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)look);
@@ -1484,7 +1851,7 @@ handle_connect(struct conn *c, const char *buf)
 	plog(c->p, "c%lu allow %s host by %s", c->id, c->log_url,
 	     rule_desc(c->p, r, rule, sizeof(rule)));
 	evbuffer_drain(in, h->length);
-	free(c->req);
+	mem_release(c->req);
 	c->req = NULL;
 	c->req_close = false;
 	dest_resolve(c, AFTER_TUNNEL);
@@ -1505,6 +1872,7 @@ handle_request(struct conn *c, const char *buf)
 	ssize_t nlen, r;
 	bool swapped, trace;
 
+	conn_unpark(c, 0); /* a whole head: the agent is being served */
 	c->req_http10 = h->version == 10;
 	c->req_close = h->conn_close;
 	c->req_head = http_name_is(method, mlen, "HEAD");
@@ -1777,6 +2145,8 @@ up_send_request(struct conn *c)
 	c->p->stats.requests++;
 	c->rs = RS_HEAD;
 	c->rq = c->req_body.done ? RQ_WAIT : RQ_BODY;
+	c->body_moved = 0;
+	conn_unpark(c, c->rq == RQ_BODY ? PROXY_BODY_WINDOW : 0);
 	conn_update_io(c);
 	if (c->rq == RQ_BODY)
 		pump_request(c);
@@ -2065,10 +2435,14 @@ pump_request(struct conn *c)
 	const char *why = "bad framing";
 	int r;
 
+	size_t before;
+
 	if (!c->up || !c->up_connected)
 		return;
+	before = evbuffer_get_length(bufferevent_get_input(c->cli));
 	r = body_pump(&c->req_body, bufferevent_get_input(c->cli), bufferevent_get_output(c->up),
 		      c->p->stage, &why);
+	c->body_moved += before - evbuffer_get_length(bufferevent_get_input(c->cli));
 	if (r < 0) {
 		/* Part of the request is upstream already: only cutting both
 		 * connections keeps the rest from being read as a new request. */
@@ -2078,6 +2452,7 @@ pump_request(struct conn *c)
 	}
 	if (r == 1) {
 		c->rq = RQ_WAIT;
+		conn_unpark(c, 0);
 		if (c->rs == RS_DONE) {
 			request_done(c);
 			return;
@@ -2303,6 +2678,8 @@ request_done(struct conn *c)
 		conn_finish(c);
 		return;
 	}
+	c->keepalive = true;
+	conn_park(c, PROXY_KEEPALIVE_TIMEOUT);
 	conn_update_io(c);
 	/* A pipelined request is read by the loop in conn_read_head(), or now. */
 	if (evbuffer_get_length(bufferevent_get_input(c->cli)))
@@ -2365,7 +2742,7 @@ read_response(struct conn *c)
 		if (len == 0)
 			return;
 		if (!c->resp) {
-			c->resp = malloc(sizeof(*c->resp));
+			c->resp = mem_alloc(sizeof(*c->resp));
 			if (!c->resp) {
 				conn_kill(c);
 				return;
@@ -2579,6 +2956,7 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 	char *cas = NULL;
 	const char *ca_pem;
 	size_t cas_len = 0, ca_len;
+	struct rlimit nofile;
 	int fd = -1, rc;
 
 	if (!p) {
@@ -2591,7 +2969,17 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 	 * glibc would hand the top of the heap back to the kernel after every
 	 * few of them and fault it in again: keep up to 64 MiB instead.
 	 */
-	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	mem_limit = cf->memory_limit ? cf->memory_limit : PROXY_MEMORY_DEFAULT;
+	if (mem_limit < PROXY_MEMORY_MIN)
+		mem_limit = PROXY_MEMORY_MIN;
+	p->max_conns = mem_limit / PROXY_CONN_BUDGET;
+	if (p->max_conns > PROXY_MAX_CONNS)
+		p->max_conns = PROXY_MAX_CONNS;
+	/* Each connection may hold two descriptors (the agent's, the upstream's). */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY &&
+	    (nofile.rlim_cur < 128 || p->max_conns > (nofile.rlim_cur - 64) / 2))
+		p->max_conns = nofile.rlim_cur < 128 ? 32 : (size_t)(nofile.rlim_cur - 64) / 2;
+	mallopt(M_TRIM_THRESHOLD, (int)(mem_limit / 4 < (64u << 20) ? mem_limit / 4 : 64u << 20));
 	p->base = base;
 	p->arena = arena_new();
 	p->allow_private = cf->allow_private;
@@ -2680,8 +3068,16 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 		goto fail;
 	}
 	evconnlistener_set_error_cb(p->listener, listener_error_cb);
-	plog(p, "listening on %s: %zu rules, %zu credential bindings, private destinations %s",
-	     cf->socket_path, p->n_rules, p->n_creds, p->allow_private ? "allowed" : "refused");
+	p->sweep = event_new(base, -1, EV_PERSIST, sweep_cb, p);
+	if (!p->sweep || event_add(p->sweep, &(struct timeval){1, 0}) < 0) {
+		snprintf(err, errlen, "cannot start the memory check");
+		goto fail;
+	}
+	plog(p,
+	     "listening on %s: %zu rules, %zu credential bindings, private destinations %s; "
+	     "caps: %zu connections, %zu KiB of memory",
+	     cf->socket_path, p->n_rules, p->n_creds, p->allow_private ? "allowed" : "refused",
+	     p->max_conns, mem_limit >> 10);
 	return p;
 fail:
 	free(cas);
@@ -2689,17 +3085,44 @@ fail:
 	return NULL;
 }
 
+/* The kernel's high-water mark of this process's resident memory, in KiB (0: unknown). */
+static unsigned long
+peak_rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned long kib = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %lu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
 void
 proxy_free(struct proxy *p)
 {
 	if (!p)
 		return;
+	if (p->listener)
+		plog(p,
+		     "proxy: done: %lu connections (at most %lu open), %lu requests forwarded, "
+		     "%lu refused at the cap, %lu parked connections closed, %lu closed by a "
+		     "deadline; memory peak %zu KiB of a %zu KiB cap; peak RSS %lu KiB",
+		     p->stats.connections, p->stats.peak_open, p->stats.requests, p->stats.refused,
+		     p->stats.evicted, p->stats.timed_out, mem_peak >> 10, mem_limit >> 10,
+		     peak_rss_kib());
+	if (p->sweep)
+		event_free(p->sweep);
 	while (p->conns) {
 		struct conn *c = p->conns;
 
 		conn_kill(c);
 		event_free(c->later);
-		free(c);
+		mem_release(c);
 	}
 	if (p->listener) {
 		evconnlistener_free(p->listener);
@@ -2725,4 +3148,8 @@ void
 proxy_get_stats(const struct proxy *p, struct proxy_stats *out)
 {
 	*out = p->stats;
+	out->memory = mem_used;
+	out->memory_peak = mem_peak;
+	out->memory_limit = mem_limit;
+	out->max_conns = p->max_conns;
 }

@@ -54,7 +54,48 @@ struct proxy_config {
 	const char *resolv_conf;		  /* NULL: /etc/resolv.conf */
 	void (*log)(void *arg, const char *line); /* one line per decision; NULL: none */
 	void *log_arg;
+	/* The proxy's own memory, in bytes: 0 means PROXY_MEMORY_DEFAULT; at
+	 * least PROXY_MEMORY_MIN is used.  The connection cap follows from it. */
+	size_t memory_limit;
 };
+
+/*
+ * The proxy is bounded, whatever the agent does (docs/egress.md):
+ *
+ *   - at most memory_limit / PROXY_CONN_BUDGET connections (no more than
+ *     PROXY_MAX_CONNS, nor half the descriptors RLIMIT_NOFILE allows) are
+ *     open; a new one closes the longest-parked connection (one waiting for
+ *     a head, a handshake or its next request), or is answered 503 when none
+ *     is parked;
+ *   - a head must be complete PROXY_HEAD_TIMEOUT seconds after its first byte
+ *     (a fresh connection: after it opened), a TLS handshake within
+ *     PROXY_HANDSHAKE_TIMEOUT; a kept-alive connection is closed after
+ *     PROXY_KEEPALIVE_TIMEOUT idle; a request body must move
+ *     PROXY_BODY_MIN_BYTES in each PROXY_BODY_WINDOW seconds.  Deadlines
+ *     are absolute: bytes trickled in do not move them;
+ *   - what libevent, OpenSSL and the proxy allocate is counted (after
+ *     proxy_memory_init()), and kept well under the limit, which is meant
+ *     for the whole process: past 3/8 of it every connection buffers less,
+ *     past 1/2 parked connections are closed, past 5/8 a connection reads
+ *     only once what it holds has drained.
+ */
+#define PROXY_MEMORY_DEFAULT (256u << 20)
+#define PROXY_MEMORY_MIN (32u << 20)
+#define PROXY_CONN_BUDGET (8u << 10)
+#define PROXY_MAX_CONNS 16384
+#define PROXY_HEAD_TIMEOUT 15
+#define PROXY_HANDSHAKE_TIMEOUT 15
+#define PROXY_KEEPALIVE_TIMEOUT 60
+#define PROXY_BODY_WINDOW 30
+#define PROXY_BODY_MIN_BYTES 4096
+
+/*
+ * Count the memory libevent and OpenSSL allocate, from now on.  Call it
+ * first thing in main(), before anything uses libevent or OpenSSL (both
+ * would otherwise free through the counter what they did not allocate
+ * through it).  Without it, only the proxy's own allocations are counted.
+ */
+void proxy_memory_init(void);
 
 struct proxy;
 
@@ -84,6 +125,12 @@ struct proxy_stats {
 	unsigned long requests;	   /* forwarded upstream */
 	unsigned long denied;	   /* answered 4xx/5xx by the proxy */
 	unsigned long dns_lookups; /* asynchronous lookups started */
+	unsigned long refused;	   /* connections answered 503: at the cap, none parked */
+	unsigned long evicted;	   /* parked connections closed to make room */
+	unsigned long timed_out;   /* closed by a head, handshake or body deadline */
+	unsigned long peak_open;
+	size_t memory, memory_peak, memory_limit; /* bytes counted */
+	size_t max_conns;
 };
 
 void proxy_get_stats(const struct proxy *p, struct proxy_stats *out);

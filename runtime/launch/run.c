@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -96,6 +97,8 @@ static const char usage_text[] =
 /* What a failed launch removes on its way out (die()). */
 static struct host_entry *undo_scratch;
 static struct launch_plan *undo_plan;
+/* RLIMIT_NOFILE as omnibox-run found it: what the sandbox gets. */
+static struct rlimit nofile_given = {RLIM_INFINITY, RLIM_INFINITY};
 
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
@@ -463,6 +466,8 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 		}
 		/* 0, 1, 2 and what the argv names; nothing the caller left open. */
 		fds_keep_only(keep, n_keep);
+		/* The sandbox starts with the descriptor limit omnibox-run was given. */
+		setrlimit(RLIMIT_NOFILE, &nofile_given);
 		execve(bwrap, argv, plan->env);
 		fprintf(stderr, "omnibox-run: cannot run %s: %s\n", bwrap, strerror(errno));
 		_exit(EXIT_SETUP);
@@ -563,6 +568,9 @@ egress_config(struct arena *a, const struct options *o, const struct sandbox *sb
 	pc->system_ca_file = o->egress_ca;
 	pc->log = egress_log_line;
 	pc->log_arg = log;
+	/* The proxy holds no more memory than the policy gives the sandbox. */
+	if (sb->limits.memory.present && sb->limits.memory.value < PROXY_MEMORY_DEFAULT)
+		pc->memory_limit = (size_t)sb->limits.memory.value;
 }
 
 /* --egress-log's file, or stderr.  Dies (die() undoes the launch) when it cannot be opened. */
@@ -879,6 +887,16 @@ main(int argc, char **argv)
 
 	/* Whatever the caller left open goes no further than this process. */
 	fds_cloexec_from(3);
+	/* Before anything uses libevent or OpenSSL: the proxy counts what they hold. */
+	proxy_memory_init();
+	/* The proxy's connections need descriptors (its caps follow the limit):
+	 * the soft limit goes up to the hard one here, and back for the sandbox. */
+	if (getrlimit(RLIMIT_NOFILE, &nofile_given) == 0 &&
+	    nofile_given.rlim_cur < nofile_given.rlim_max) {
+		struct rlimit up = {nofile_given.rlim_max, nofile_given.rlim_max};
+
+		setrlimit(RLIMIT_NOFILE, &up);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	parse_options(argc, argv, &o);
 	rc = file_read(o.input, &src, FILE_READ_MAX);

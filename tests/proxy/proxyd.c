@@ -2,7 +2,7 @@
  * proxyd.c - the egress proxy and its relay on loopback, without a sandbox.
  *
  *   proxyd POLICY.yaml --dir DIR [--system-ca FILE] [--hosts FILE] [--resolv FILE]
- *          [--port N] [--home DIR]
+ *          [--port N] [--home DIR] [--memory BYTES]
  *
  * Does what omnibox-run does around the proxy: compiles the policy with
  * policy_compile(), prepares the credentials (real secrets from the
@@ -58,8 +58,11 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 		proxy_get_stats(st->proxy, &s);
 		fprintf(stderr,
 			"proxy: stats connections=%lu open=%lu requests=%lu denied=%lu "
-			"dns_lookups=%lu\n",
-			s.connections, s.open, s.requests, s.denied, s.dns_lookups);
+			"dns_lookups=%lu refused=%lu evicted=%lu timed_out=%lu memory=%zu "
+			"memory_peak=%zu memory_limit=%zu max_conns=%zu\n",
+			s.connections, s.open, s.requests, s.denied, s.dns_lookups, s.refused,
+			s.evicted, s.timed_out, s.memory, s.memory_peak, s.memory_limit,
+			s.max_conns);
 		return;
 	}
 	event_base_loopexit(st->base, NULL);
@@ -84,10 +87,12 @@ main(int argc, char **argv)
 	    {"resolv", required_argument, NULL, 'r'},
 	    {"port", required_argument, NULL, 'p'},
 	    {"home", required_argument, NULL, 'H'},
+	    {"memory", required_argument, NULL, 'm'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *dir = NULL, *system_ca = NULL, *hosts = NULL, *resolv = NULL;
 	const char *home = getenv("HOME");
+	unsigned long long memory = 0;
 	struct textbuf src = {0};
 	struct arena *a = arena_new();
 	struct diag d;
@@ -123,12 +128,16 @@ main(int argc, char **argv)
 		case 'H':
 			home = optarg;
 			break;
+		case 'm':
+			memory = strtoull(optarg, NULL, 10);
+			break;
 		default:
 			usage();
 		}
 	}
 	if (optind != argc - 1 || !dir)
 		usage();
+	proxy_memory_init();
 	signal(SIGPIPE, SIG_IGN);
 	/* 10,000 tunnels need more descriptors than the usual soft limit. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
@@ -176,6 +185,7 @@ main(int argc, char **argv)
 	cf.hosts_file = hosts;
 	cf.resolv_conf = resolv;
 	cf.log = log_line;
+	cf.memory_limit = (size_t)memory;
 
 	st.base = event_base_new();
 	if (!st.base) {
