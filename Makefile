@@ -90,12 +90,12 @@ INIT := $(B)/omnibox-init
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve winjob winquote http \
-	destination credentials
+	destination credentials scrub websocket
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
 PROBE := $(B)/tests/probe
-FUZZ := yaml egress http
+FUZZ := yaml egress http ws
 FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
 
 # ---- build ---------------------------------------------------------------
@@ -136,7 +136,8 @@ $(B)/obj/runtime/launch/seccomp_blob.o: runtime/launch/seccomp_blob.S $(B)/gen/s
 
 # The egress proxy lives in omnibox-run only (OpenSSL, libevent).
 PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
-	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o
+	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
+	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o
 
 $(B)/runtime/egress/http.c: runtime/egress/http.re
 	@mkdir -p $(@D)
@@ -220,6 +221,9 @@ PROXY_LIBS := -levent -levent_openssl -lssl -lcrypto
 $(B)/tests/test_http: $(B)/obj/gen/runtime/egress/http.o
 $(B)/tests/test_destination: $(B)/obj/runtime/egress/destination.o
 $(B)/tests/test_credentials: $(B)/obj/runtime/egress/credentials.o
+$(B)/tests/test_scrub: $(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/credentials.o
+$(B)/tests/test_websocket: $(B)/obj/runtime/egress/websocket.o
+$(B)/tests/test_websocket: LIBS += -lcrypto
 
 $(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egress/tls.o
 	@mkdir -p $(@D)
@@ -320,6 +324,8 @@ $(B)/fuzzobj/gen/%.o: $(B)/%.c | $(GEN_HDR)
 	$(call say,CC,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -w -MMD -MP -c -o $@ $<
 
 $(B)/fuzz/fuzz_http: $(B)/fuzzobj/gen/runtime/egress/http.o
+$(B)/fuzz/fuzz_ws: $(B)/fuzzobj/runtime/egress/websocket.o
+$(B)/fuzz/fuzz_ws: LIBS += -lcrypto
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)

@@ -96,7 +96,7 @@ cred_type_name(enum cred_type t)
 const char *
 cred_scheme_name(enum cred_scheme s)
 {
-	static const char *const names[] = {"bearer", "basic", "token"};
+	static const char *const names[] = {"bearer", "basic", "token", "header"};
 
 	return names[s];
 }

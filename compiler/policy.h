@@ -88,7 +88,8 @@ enum cred_type {
 
 enum cred_source_kind { CRED_SOURCE_NONE, CRED_SOURCE_ENV, CRED_SOURCE_FILE, CRED_SOURCE_COMMAND };
 
-enum cred_scheme { CRED_SCHEME_BEARER, CRED_SCHEME_BASIC, CRED_SCHEME_TOKEN };
+/* HEADER: the secret as the whole value of the header the credential names. */
+enum cred_scheme { CRED_SCHEME_BEARER, CRED_SCHEME_BASIC, CRED_SCHEME_TOKEN, CRED_SCHEME_HEADER };
 
 /* One host a credential is bound to, with the Authorization scheme used there. */
 struct cred_target {
@@ -106,8 +107,10 @@ struct credential {
 	struct ir_str source; /* env name, file path or command */
 	struct cred_target *targets;
 	size_t n_targets, cap_targets;
-	struct ir_strlist env;	    /* variables that receive the placeholder */
-	struct ir_str username;	    /* basic schemes; NULL s = default */
+	struct ir_strlist env;	/* variables that receive the placeholder */
+	struct ir_str username; /* basic schemes; NULL s = default */
+	struct ir_str
+	    header; /* https_bearer: the header it travels in, lower case; NULL s = Authorization */
 	struct ir_strlist profiles; /* databricks_cli */
 	struct ir_str default_profile;
 };

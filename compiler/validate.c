@@ -106,8 +106,8 @@ static const char *const terminal_keys[] = {"command",
 					    "tmux_allow_passthrough",
 					    "tmux_start_on_attach",
 					    NULL};
-static const char *const cred_keys[] = {"type",	    "source",	"target",  "targets", "env",
-					"username", "profiles", "default", NULL};
+static const char *const cred_keys[] = {"type",	    "source", "target",	  "targets", "env",
+					"username", "header", "profiles", "default", NULL};
 static const char *const source_keys[] = {"env", "file", "command", NULL};
 static const char *const limits_keys[] = {"memory",   "processes",  "cpu_time",
 					  "cpu_rate", "open_files", NULL};
@@ -516,8 +516,9 @@ want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sand
 		for (size_t j = 0; j < sb->n_egress && !dup; j++) {
 			const struct egress_rule *o = &sb->egress[j];
 
-			dup = o->methods == r.methods && o->wildcard == r.wildcard && o->port == r.port &&
-			      !strcmp(o->host, r.host) && !strcmp(o->path, r.path);
+			dup = o->methods == r.methods && o->wildcard == r.wildcard &&
+			      o->port == r.port && !strcmp(o->host, r.host) &&
+			      !strcmp(o->path, r.path);
 		}
 		if (!dup)
 			*ARENA_PUSH(c->a, sb->egress, sb->n_egress, sb->cap_egress) = r;
@@ -593,7 +594,8 @@ parse_cred_target(struct vctx *c, const struct ynode *n, const char *what, struc
 				port = port * 10 + (unsigned long)(s.s[i] - '0');
 		}
 		if (plen == 0 || port == 0 || port > 65535 || s.s[at] == '0') {
-			diag_error(c->d, ydoc_scalar_loc(c->doc, n, plen ? at : hlen, plen ? plen : 1),
+			diag_error(c->d,
+				   ydoc_scalar_loc(c->doc, n, plen ? at : hlen, plen ? plen : 1),
 				   plen ? "%s: port %.*s is out of range (1 to 65535)"
 					: "%s: missing port after ':'%.*s",
 				   what, (int)(plen > 10 ? 10 : plen), s.s + at);
@@ -655,6 +657,85 @@ cred_forbid(struct vctx *c, const struct ynode *n, const char *what, const char 
 		if (v)
 			diag_error(c->d, v->loc, "%s: %s does not take '%s'", what, type, keys[i]);
 	}
+}
+
+/*
+ * `header: NAME`: an https_bearer secret travels as the whole value of
+ * NAME (x-api-key, the Anthropic API's), not in Authorization.  Names the
+ * proxy itself sets, strips or acts on cannot be used: the secret would be
+ * dropped, or change how the request is framed or routed.
+ */
+static void
+want_cred_header(struct vctx *c, const struct ynode *v, const char *what, struct credential *cr,
+		 const char *type)
+{
+	static const char *const reserved[] = {
+	    "authorization",
+	    "proxy-authorization",
+	    "host",
+	    "content-length",
+	    "transfer-encoding",
+	    "connection",
+	    "keep-alive",
+	    "proxy-connection",
+	    "te",
+	    "trailer",
+	    "upgrade",
+	    "expect",
+	    "max-forwards",
+	    "x-http-method-override",
+	    "x-http-method",
+	    "x-method-override",
+	    "accept-encoding",
+	    "cookie",
+	    NULL,
+	};
+	struct ir_str h = {0};
+	char *low;
+
+	if (cr->type != CRED_HTTPS_BEARER) {
+		diag_error(c->d, v->loc, "%s: %s does not take 'header' (only https_bearer does)",
+			   what, type);
+		return;
+	}
+	if (!want_string(c, v, what, &h))
+		return;
+	if (!*h.s) {
+		diag_error(c->d, v->loc, "%s is empty", what);
+		return;
+	}
+	for (size_t i = 0; h.s[i]; i++) {
+		unsigned char ch = (unsigned char)h.s[i];
+
+		/* RFC 9110 token characters. */
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || strchr("!#$%&'*+-.^_`|~", ch))) {
+			diag_error(c->d, ydoc_scalar_loc(c->doc, v, i, 1),
+				   "%s: '%c' cannot be part of a header name", what,
+				   ch >= 0x21 && ch < 0x7f ? ch : '?');
+			return;
+		}
+	}
+	low = arena_strdup(c->a, h.s);
+	for (char *s = low; *s; s++)
+		if (*s >= 'A' && *s <= 'Z')
+			*s = (char)(*s - 'A' + 'a');
+	for (size_t i = 0; reserved[i]; i++)
+		if (!strcmp(low, reserved[i])) {
+			if (!strcmp(low, "authorization"))
+				diag_error(c->d, v->loc,
+					   "%s: Authorization is where the secret goes without "
+					   "'header' (leave it out)",
+					   what);
+			else
+				diag_error(c->d, v->loc,
+					   "%s: the proxy sets or removes '%s' itself; the secret "
+					   "cannot travel in it",
+					   what, h.s);
+			return;
+		}
+	cr->header.s = low;
+	cr->header.loc = v->loc;
 }
 
 static void
@@ -775,6 +856,9 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 		diag_error(c->d, n->loc, "%s needs a 'target' host or a 'targets' list", what);
 	}
 
+	if ((v = ynode_get(n, "header")))
+		want_cred_header(c, v, arena_printf(c->a, "%s.header", what), cr, tname.s);
+
 	/*
 	 * The scheme the proxy speaks upstream.  gh_basic splits: git traffic
 	 * to the git host uses Basic, the REST/GraphQL host ("api.*") uses
@@ -786,7 +870,7 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 
 		switch (cr->type) {
 		case CRED_HTTPS_BEARER:
-			tg->scheme = CRED_SCHEME_BEARER;
+			tg->scheme = cr->header.s ? CRED_SCHEME_HEADER : CRED_SCHEME_BEARER;
 			break;
 		case CRED_GH_BASIC:
 			tg->scheme =
@@ -1180,7 +1264,8 @@ check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
 					reported = true;
 				}
 			}
-			if (!reported && sb->n_egress && !egress_covers_host(sb, tg->host, tg->port))
+			if (!reported && sb->n_egress &&
+			    !egress_covers_host(sb, tg->host, tg->port))
 				diag_error(
 				    c->d, tg->loc,
 				    "credential host '%s:%u' is not allowed by any egress rule, "

@@ -37,9 +37,9 @@ struct bwrap_grant {
 };
 
 struct bwrap_mask {
-	const char *path;   /* canonical, absolute */
-	bool is_dir;	    /* directory: empty read-only tmpfs; else /dev/null */
-	bool have_parent;   /* the directory it was found in is known: */
+	const char *path; /* canonical, absolute */
+	bool is_dir;	  /* directory: empty read-only tmpfs; else /dev/null */
+	bool have_parent; /* the directory it was found in is known: */
 	unsigned long long parent_dev, parent_ino;
 	const char *reason; /* for the comment: "dotfile", "mask_paths (line 9)" */
 };
@@ -71,10 +71,10 @@ struct bwrap_context {
 	size_t n_command_dirs;
 	const struct bwrap_link *system_links; /* system dirs that are symlinks here */
 	size_t n_system_links;
-	int seccomp_fd;		    /* -1: "{SECCOMP_FD}" */
-	int status_fd;		    /* --json-status-fd, -1: "{STATUS_FD}" */
-	int ready_fd;		    /* omnibox-init's --ready-fd, -1: "{READY_FD}" */
-	int masks_fd;		    /* omnibox-init's --masks-fd (bwrap_masks_list()), -1: "{MASKS_FD}" */
+	int seccomp_fd; /* -1: "{SECCOMP_FD}" */
+	int status_fd;	/* --json-status-fd, -1: "{STATUS_FD}" */
+	int ready_fd;	/* omnibox-init's --ready-fd, -1: "{READY_FD}" */
+	int masks_fd;	/* omnibox-init's --masks-fd (bwrap_masks_list()), -1: "{MASKS_FD}" */
 	const char *exec_path;	    /* the command's canonical path */
 	const char *proxy_port;	    /* egress: the relay's port, or NULL: "{PORT}" */
 	const char *proxy_socket;   /* egress: the proxy's socket, or NULL */

@@ -420,7 +420,8 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 	if (!c->resolved || c->n_masks || c->n_sockets) {
 		if (c->masks_fd >= 0)
 			snprintf(num, sizeof(num), "%d", c->masks_fd);
-		comment(o, "the masks, which omnibox-init checks are in place before anything runs");
+		comment(o,
+			"the masks, which omnibox-init checks are in place before anything runs");
 		args3(o, "--masks-fd", c->masks_fd >= 0 ? num : "{MASKS_FD}", NULL);
 	}
 	args3(o, "--exec", c->exec_path, NULL);

@@ -92,8 +92,9 @@ emit_egress(const struct policy *p, enum target t, struct diag *d, struct textbu
 			char hp[300];
 
 			snprintf(hp, sizeof(hp), "%s:%u", tg->host, tg->port);
-			tb_printf(out, "%5u  credential %-*s  %s %s from %s", tg->loc.line, wh, hp,
-				  cred_type_name(cr->type), cred_scheme_name(tg->scheme),
+			tb_printf(out, "%5u  credential %-*s  %s %s%s%s from %s", tg->loc.line, wh,
+				  hp, cred_type_name(cr->type), cred_scheme_name(tg->scheme),
+				  cr->header.s ? " " : "", cr->header.s ? cr->header.s : "",
 				  src[cr->source_kind]);
 			/* gh_basic hands its placeholder to the API host's client only. */
 			if (cr->env.n &&

@@ -242,6 +242,8 @@ put_credentials(struct json *j, const struct sandbox *sb)
 			    ? NULL
 			    : "x-access-token",
 			cr->username.loc.line);
+		if (cr->header.s)
+			put_str(j, "header", cr->header.s, cr->header.loc.line);
 		put_names(j, "profiles", "name", &cr->profiles, true);
 		put_str(j, "default", cr->default_profile.s, cr->default_profile.loc.line);
 		json_close(j);

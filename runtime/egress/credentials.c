@@ -806,11 +806,11 @@ prepare_databricks(struct prep *pp, const struct credential *cr, const char *wha
 		if (bind_host(pp, pwhat, host, port, CRED_SCHEME_BEARER, NULL, secret,
 			      arena_strdup(pp->a, ph)) < 0)
 			goto fail;
-		text = port == 443 ? arena_printf(pp->a, "%s%s[%s]\nhost = https://%s\ntoken = %s\n",
-						  text, i ? "\n" : "", name, host, ph)
-				   : arena_printf(pp->a,
-						  "%s%s[%s]\nhost = https://%s:%u\ntoken = %s\n",
-						  text, i ? "\n" : "", name, host, port, ph);
+		text = port == 443
+			   ? arena_printf(pp->a, "%s%s[%s]\nhost = https://%s\ntoken = %s\n", text,
+					  i ? "\n" : "", name, host, ph)
+			   : arena_printf(pp->a, "%s%s[%s]\nhost = https://%s:%u\ntoken = %s\n",
+					  text, i ? "\n" : "", name, host, port, ph);
 	}
 	explicit_bzero(cfg, len);
 	free(cfg);
@@ -889,6 +889,8 @@ cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, co
 					   ? (user ? user : "x-access-token")
 					   : NULL,
 				       secret, placeholder);
+			if (rc == 0)
+				out->creds[out->n_creds - 1].header = cr->header.s;
 		}
 	}
 	egress_matcher_free(pp.m);

@@ -57,7 +57,9 @@
 #include "runtime/egress/credentials.h"
 #include "runtime/egress/destination.h"
 #include "runtime/egress/http.h"
+#include "runtime/egress/scrub.h"
 #include "runtime/egress/tls.h"
+#include "runtime/egress/websocket.h"
 
 #define PROXY_HWM (512 * 1024)
 #define PROXY_LWM (128 * 1024)
@@ -69,6 +71,8 @@
 #define PROXY_READ_MAX (1024 * 1024 - 256)
 /* What a connection waiting for a head or a handshake reads at a time. */
 #define PROXY_READ_PARKED (4096 - 256)
+/* Unfinished heads may hold 1/PROXY_HEAD_SHARE of the memory limit. */
+#define PROXY_HEAD_SHARE 32
 /* The send buffer asked for on the agent's socket (Linux caps it at
  * net.core.wmem_max, then doubles it; the default is 208 KiB, doubled): each
  * write hands the relay more, so both sides wake up less often in a download. */
@@ -85,6 +89,9 @@
  * connection, with the server's certificate and tickets, adds ~30 KiB). */
 #define UPSTREAM_IDLE_TIMEOUT 15
 #define CLOSE_TIMEOUT 30
+/* After the last answer, what the agent still sends is dropped for this long, this much. */
+#define LINGER 2
+#define LINGER_MAX (1u << 20)
 #define DEFAULT_SYSTEM_CAS "/etc/ssl/certs/ca-certificates.crt"
 
 enum body_mode { BODY_NONE, BODY_LENGTH, BODY_CHUNKED, BODY_CLOSE };
@@ -95,6 +102,10 @@ struct body {
 	struct http_chunked ch;
 	bool out_chunked; /* written as chunks (re-encoded: no extensions, no trailer) */
 	bool done;
+	/* A response from a credential's host: the secrets replaced on the
+	 * way, through SCRUBBED (the proxy's), so the body is re-framed. */
+	struct scrub_stream *sc;
+	struct evbuffer *scrubbed;
 };
 
 enum req_state {
@@ -111,6 +122,13 @@ enum req_state {
 enum resp_state { RS_IDLE, RS_HEAD, RS_BODY, RS_DONE, RS_TUNNEL };
 
 enum after_dns { AFTER_TUNNEL, AFTER_FORWARD };
+
+/* After a verified 101: both directions must stay RFC 6455 frames. */
+struct ws_tunnel {
+	struct ws_checker from_agent, from_server;
+	struct scrub_stream sc; /* a credential's host: same-length, frames keep their sizes */
+	bool scrub;
+};
 
 /* A response body between two plain sockets, moved by the kernel. */
 struct splice {
@@ -145,6 +163,8 @@ struct proxy {
 	/* Where a head or a run of chunks is put together before it goes out in
 	 * one piece: an OpenSSL filter makes a TLS record of every addition. */
 	struct evbuffer *stage;
+	struct scrub_set scrub;	   /* every secret, and what replaces it in responses */
+	struct evbuffer *scrubbed; /* a body's bytes after the scrubber */
 	void (*log)(void *arg, const char *line);
 	void *log_arg;
 	struct conn *conns;
@@ -153,6 +173,8 @@ struct proxy {
 	size_t max_conns;
 	bool at_cap; /* a flood episode was logged; its end is logged too */
 	unsigned long cap_refused, cap_evicted; /* at the start of the episode */
+	unsigned long cap_seen;			/* closings and refusals at the last sweep */
+	size_t head_bytes;			/* of heads not yet complete, all connections */
 	struct event *sweep;			/* the memory check, once a second */
 	struct proxy_stats stats;
 };
@@ -174,7 +196,12 @@ struct conn {
 	unsigned long long parked;    /* waiting for a head or a handshake since (0: not) */
 	uint64_t body_moved;	      /* request body bytes moved in this window */
 	bool keepalive;		      /* parked between requests (not yet in a head) */
-	bool cli_tls;		      /* the agent side is an intercepted tunnel */
+	size_t weight;		      /* closed to make room: what it gives back */
+	size_t head_seen;	      /* this connection's share of p->head_bytes */
+	bool lingering;		      /* closing: the answer is out, the rest is dropped */
+	time_t linger_until;
+	size_t lingered;
+	bool cli_tls; /* the agent side is an intercepted tunnel */
 	bool cli_eof, closing, shut_sent, dead;
 	time_t closing_deadline;
 
@@ -196,6 +223,9 @@ struct conn {
 	struct evbuffer *up_head; /* kept until the response starts, for one retry */
 	struct body req_body;
 	bool req_close, req_head, req_ws, req_http10;
+	bool scrub;		     /* a credential's host: responses lose every secret */
+	char ws_key[WS_KEY_LEN + 1]; /* the upgrade's Sec-WebSocket-Key */
+	struct ws_tunnel *ws;
 	char *log_url;
 
 	/* the current response */
@@ -207,6 +237,7 @@ struct conn {
 };
 
 static void conn_read_head(struct conn *c);
+static void ws_pass(struct conn *c, bool from_agent);
 static void conn_update_io(struct conn *c);
 static void up_open(struct conn *c);
 static void read_response(struct conn *c);
@@ -215,7 +246,8 @@ static void pump_response(struct conn *c);
 static void dns_finish(struct conn *c);
 static void conn_check_closed(struct conn *c);
 static void splice_end(struct conn *c);
-static void cap_check_end(struct proxy *p);
+struct body;
+static void body_end_data(struct body *b, struct evbuffer *out);
 static void mem_relieve(struct proxy *p);
 
 /* ---- logging ----------------------------------------------------------------------- */
@@ -309,6 +341,10 @@ struct mem_hdr {
 };
 
 static size_t mem_used, mem_peak, mem_limit = PROXY_MEMORY_DEFAULT;
+/* What connections closed to make room will give back once libevent frees
+ * them (at the next turn of the loop): counted as gone already, or every
+ * reader in this turn would close more. */
+static size_t mem_pending;
 
 static void *
 mem_alloc(size_t n)
@@ -403,15 +439,16 @@ proxy_memory_init(void)
 
 /*
  * What is counted is what the proxy asked for; the process holds more
- * (allocator overhead, fragmentation, its code and libraries), so the
- * thresholds stay well under the limit: the limit is on the whole
- * process's resident memory.  Past 3/8: buffer less.  Past 5/8: read only
- * into empty buffers.
+ * (allocator overhead and fragmentation, about as much again under a flood
+ * of growing heads, and its code and libraries), so the thresholds stay
+ * well under the limit: the limit is on the whole process's resident
+ * memory.  Past 3/16: buffer less.  Past 5/16: read only into empty buffers.
  */
-#define MEM_TIGHT (mem_used > mem_limit / 8 * 3)
-#define MEM_FULL (mem_used > mem_limit / 8 * 5)
-/* Past 1/2: parked connections are closed (down to 3/8), and new ones close one. */
-#define MEM_RELIEVE (mem_used > mem_limit / 2)
+#define MEM_IN_USE (mem_used > mem_pending ? mem_used - mem_pending : 0)
+#define MEM_TIGHT (MEM_IN_USE > mem_limit / 16 * 3)
+#define MEM_FULL (MEM_IN_USE > mem_limit / 16 * 5)
+/* Past 1/4: parked connections are closed (down to 3/16), and new ones close one. */
+#define MEM_RELIEVE (MEM_IN_USE > mem_limit / 4)
 
 static size_t
 mem_hwm(void)
@@ -431,6 +468,7 @@ later_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (c->dead) {
+		mem_pending -= c->weight < mem_pending ? c->weight : mem_pending;
 		event_free(c->later);
 		mem_release(c);
 		return;
@@ -458,6 +496,8 @@ free_request(struct conn *c)
 	}
 	free(c->log_url);
 	c->log_url = NULL;
+	mem_release(c->resp_body.sc);
+	c->resp_body.sc = NULL;
 }
 
 static void
@@ -498,6 +538,8 @@ conn_kill(struct conn *c)
 		event_free(c->timer);
 	c->timer = NULL;
 	c->parked = 0;
+	p->head_bytes -= c->head_seen;
+	c->head_seen = 0;
 	if (c->cli_rd)
 		event_free(c->cli_rd);
 	c->cli_rd = NULL;
@@ -510,6 +552,8 @@ conn_kill(struct conn *c)
 	free_request(c);
 	free(c->addrs);
 	free(c->host);
+	mem_release(c->ws);
+	c->ws = NULL;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -517,7 +561,6 @@ conn_kill(struct conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	p->stats.open--;
-	cap_check_end(p);
 	event_active(c->later, EV_TIMEOUT, 0);
 }
 
@@ -543,8 +586,27 @@ conn_check_closed(struct conn *c)
 	}
 	if ((filtered == 0 && evbuffer_get_length(bufferevent_get_output(c->cli_sock)) == 0) ||
 	    time(NULL) > c->closing_deadline) {
-		conn_kill(c);
-		return;
+		static char junk[16384];
+		ssize_t r;
+
+		/*
+		 * Everything is out.  What the agent is still sending (the rest
+		 * of a refused request) is read and dropped until it stops: a
+		 * close with it unread would reset the connection, and the
+		 * answer could be lost on the way.  For LINGER seconds at most.
+		 */
+		if (!c->lingering) {
+			c->lingering = true;
+			c->linger_until = time(NULL) + LINGER;
+			shutdown(c->fd, SHUT_WR);
+		}
+		while ((r = recv(c->fd, junk, sizeof(junk), MSG_DONTWAIT)) > 0)
+			c->lingered += (size_t)r;
+		if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK) ||
+		    c->lingered > LINGER_MAX || time(NULL) > c->linger_until) {
+			conn_kill(c);
+			return;
+		}
 	}
 	event_add(c->later, &again);
 }
@@ -1147,10 +1209,15 @@ cap_reached(struct proxy *p, const char *why)
 	     why, p->stats.open, p->max_conns, mem_used >> 10, mem_limit >> 10);
 }
 
+/* From the once-a-second sweep: a second without closing or refusing, well under the caps. */
 static void
 cap_check_end(struct proxy *p)
 {
-	if (!p->at_cap || p->stats.open > p->max_conns / 2 || MEM_TIGHT)
+	unsigned long acted = p->stats.evicted + p->stats.refused;
+	bool quiet = acted == p->cap_seen;
+
+	p->cap_seen = acted;
+	if (!p->at_cap || !quiet || p->stats.open > p->max_conns / 2 || MEM_TIGHT)
 		return;
 	p->at_cap = false;
 	plog(p, "proxy: back under the caps: %lu connections closed and %lu refused meanwhile",
@@ -1183,7 +1250,7 @@ conn_weight(const struct conn *c)
 	return n;
 }
 
-/* Memory past half the limit: close parked connections, oldest first, down to 3/8. */
+/* Memory past a quarter of the limit: close parked connections, oldest first, down to 3/16. */
 static void
 mem_relieve(struct proxy *p)
 {
@@ -1192,9 +1259,11 @@ mem_relieve(struct proxy *p)
 
 	if (!MEM_RELIEVE)
 		return;
-	excess = mem_used - mem_limit / 8 * 3;
+	excess = MEM_IN_USE - mem_limit / 16 * 3;
 	while (freed < excess && (c = oldest_parked(p))) {
-		freed += conn_weight(c);
+		c->weight = conn_weight(c);
+		freed += c->weight;
+		mem_pending += c->weight;
 		evict(c, "memory near its cap");
 	}
 }
@@ -1208,6 +1277,24 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	mem_relieve(p);
 	cap_check_end(p);
+}
+
+/*
+ * Bytes of unfinished heads, all connections together, stay under
+ * mem_limit / PROXY_HEAD_SHARE: past it the longest-parked connection goes
+ * (a head is pulled up whole to be parsed, so heads are most of what a
+ * flood of them costs).  LEN is C's unfinished head now (0: done).
+ */
+static void
+head_account(struct conn *c, size_t len)
+{
+	struct proxy *p = c->p;
+	struct conn *v;
+
+	p->head_bytes = p->head_bytes - c->head_seen + len;
+	c->head_seen = len;
+	while (p->head_bytes > mem_limit / PROXY_HEAD_SHARE && (v = oldest_parked(p)) && v != c)
+		evict(v, "at its cap on unfinished request heads");
 }
 
 /* The first few deadlines are logged one by one, the rest counted (a flood would fill the log). */
@@ -1264,12 +1351,13 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 static void
 refuse_connection(struct proxy *p, evutil_socket_t fd)
 {
-	static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\n"
-				   "Content-Type: text/plain; charset=utf-8\r\n"
-				   "X-Omnibox-Error: proxy-busy\r\n"
-				   "Content-Length: 63\r\n"
-				   "Connection: close\r\n\r\n"
-				   "omnibox: the egress proxy is at its connection cap; try again\n";
+	static const char busy[] =
+	    "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Type: text/plain; charset=utf-8\r\n"
+	    "X-Omnibox-Error: proxy-busy\r\n"
+	    "Content-Length: 63\r\n"
+	    "Connection: close\r\n\r\n"
+	    "omnibox: the egress proxy is at its connection cap; try again\n";
 
 	cap_reached(p, "at its connection cap");
 	p->stats.refused++;
@@ -1463,6 +1551,72 @@ cli_write_cb(struct bufferevent *bev, void *arg)
 	conn_update_io(c);
 }
 
+static int
+emit_evbuffer(void *arg, const char *s, size_t n)
+{
+	return evbuffer_add(arg, s, n);
+}
+
+/*
+ * Pass what one side of a WebSocket sent to the other, once the checker
+ * has seen it is frames: a 101 must not turn the connection into a raw
+ * tunnel (the next bytes an HTTP request, say).  From a credential's host
+ * the secrets become '*'s (the frame lengths stay true).  Anything that is
+ * not a frame closes both sides, and nothing of it is passed on.
+ */
+static void
+ws_pass(struct conn *c, bool from_agent)
+{
+	struct evbuffer *in = bufferevent_get_input(from_agent ? c->cli : c->up);
+	struct evbuffer *out = bufferevent_get_output(from_agent ? c->up : c->cli);
+	struct ws_checker *w = from_agent ? &c->ws->from_agent : &c->ws->from_server;
+	struct evbuffer_ptr at;
+	struct evbuffer_iovec v[16];
+	const char *why = "bad framing";
+	size_t len = evbuffer_get_length(in);
+	int n;
+
+	evbuffer_ptr_set(in, &at, 0, EVBUFFER_PTR_SET);
+	while (len) {
+		size_t took = 0;
+
+		n = evbuffer_peek(in, (ev_ssize_t)len, &at, v, 16);
+		if (n > 16)
+			n = 16;
+		for (int i = 0; i < n; i++) {
+			if (ws_checker_feed(w, v[i].iov_base, v[i].iov_len, &why) < 0) {
+				plog(c->p,
+				     "c%lu websocket %s: %s sent what is not RFC 6455 framing "
+				     "(%s): closed",
+				     c->id, c->log_url ? c->log_url : "",
+				     from_agent ? "the agent" : "the server", why);
+				conn_kill(c);
+				return;
+			}
+			took += v[i].iov_len;
+		}
+		len -= took < len ? took : len;
+		evbuffer_ptr_set(in, &at, took, EVBUFFER_PTR_ADD);
+	}
+	while (!from_agent && c->ws->scrub && evbuffer_get_length(in)) {
+		size_t done = 0;
+
+		n = evbuffer_peek(in, -1, NULL, v, 16);
+		for (int i = 0; i < n && i < 16; i++) {
+			scrub_stream_feed(&c->ws->sc, v[i].iov_base, v[i].iov_len, emit_evbuffer,
+					  out);
+			done += v[i].iov_len;
+		}
+		evbuffer_drain(in, done);
+	}
+	/* At a frame's end, what may begin a secret goes too: a message must not
+	 * wait for the next one (a secret is looked for within a frame). */
+	if (!from_agent && c->ws->scrub && !w->in_payload && w->hdr_len == 0)
+		scrub_stream_finish(&c->ws->sc, emit_evbuffer, out);
+	evbuffer_add_buffer(out, in); /* what is left: all of it unless scrubbed */
+	conn_update_io(c);
+}
+
 static void
 cli_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -1477,8 +1631,7 @@ cli_read_cb(struct bufferevent *bev, void *arg)
 		pump_request(c);
 		break;
 	case RQ_TUNNEL:
-		evbuffer_add_buffer(bufferevent_get_output(c->up), bufferevent_get_input(c->cli));
-		conn_update_io(c);
+		ws_pass(c, true);
 		break;
 	default:
 		break;
@@ -1516,6 +1669,9 @@ conn_read_head(struct conn *c)
 			c->keepalive = false;
 		}
 		look = len < HTTP_HEAD_MAX ? len : HTTP_HEAD_MAX;
+		head_account(c, look);
+		if (c->dead)
+			return;
 		buf = (const char *)evbuffer_pullup(in, (ev_ssize_t)look);
 		r = http_parse_head(c->req, buf, look);
 		if (r == HTTP_MORE) {
@@ -1663,25 +1819,88 @@ body_init(struct body *b, const struct http_head *h)
 	}
 }
 
+/* Where a credential's secret goes, and what the agent sent there. */
+struct cred_out {
+	const char *name;  /* the header: "Authorization", or the credential's own */
+	const char *value; /* what the upstream gets in it, or NULL: nothing added */
+	size_t len;
+	bool swapped; /* VALUE is a copy that holds the secret (wiped after use) */
+	bool secret;  /* VALUE holds the secret */
+};
+
+/* An https_bearer credential named its header: the placeholder is swapped there, only there. */
+static bool
+apply_header_credential(struct conn *c, const char *buf, const struct proxy_cred *bound, bool trace,
+			struct cred_out *o)
+{
+	const struct http_head *h = &c->req->head;
+	int at = -1;
+
+	for (size_t i = 0; i < h->n_fields; i++) {
+		const char *name = http_span_ptr(buf, h->fields[i].name);
+		const char *value = http_span_ptr(buf, h->fields[i].value);
+		size_t vlen = h->fields[i].value.len;
+
+		if (http_name_is(name, h->fields[i].name.len, bound->header)) {
+			if (at >= 0) {
+				bad_request(c, "the credential's header is given twice");
+				return false;
+			}
+			at = (int)i;
+			if (!cred_has_placeholder(value, vlen))
+				continue;
+			if (trace || !bound->placeholder || vlen != strlen(bound->placeholder) ||
+			    memcmp(value, bound->placeholder, vlen) != 0) {
+				refuse(c, 403, "credential-misuse",
+				       trace ? "TRACE and OPTIONS never carry credentials"
+					     : "the header holds another value than this host's "
+					       "credential placeholder",
+				       true);
+				return false;
+			}
+		} else if (!http_name_is(name, h->fields[i].name.len, "proxy-authorization") &&
+			   cred_has_placeholder(value, vlen)) {
+			refuse(c, 403, "credential-misuse",
+			       "this host's credential placeholder travels only in its header",
+			       true);
+			return false;
+		}
+	}
+	o->name = bound->header;
+	if (trace)
+		return true;
+	/* The placeholder sent, or none sent where the proxy swaps on access. */
+	if (at >= 0 ? cred_has_placeholder(http_span_ptr(buf, h->fields[at].value),
+					   h->fields[at].value.len)
+		    : !bound->placeholder) {
+		o->value = bound->secret;
+		o->len = strlen(bound->secret);
+		o->secret = true;
+	}
+	return true;
+}
+
 /* Credentials: returns false when the request was refused. */
 static bool
 apply_credentials(struct conn *c, const char *buf, const char *method, size_t mlen,
-		  const char **auth, size_t *auth_len, bool *swapped)
+		  struct cred_out *o)
 {
 	static char out[PROXY_AUTH_MAX];
 	const struct http_head *h = &c->req->head;
 	bool trace = http_name_is(method, mlen, "TRACE") || http_name_is(method, mlen, "OPTIONS");
 	const struct proxy_cred *bound = c->cli_tls ? cred_for_host(c->p, c->host, c->port) : NULL;
-	static const struct proxy_cred none = {"", 0, CRED_SCHEME_BEARER, NULL, "", NULL};
+	static const struct proxy_cred none = {.host = "", .secret = ""};
 	int auth_field = -1;
 
-	*auth = NULL;
-	*swapped = false;
+	memset(o, 0, sizeof(*o));
+	o->name = "Authorization";
 	if (cred_has_placeholder(http_span_ptr(buf, h->target), h->target.len)) {
 		refuse(c, 403, "credential-misuse",
 		       "the request target holds a credential placeholder", true);
 		return false;
 	}
+	if (bound && bound->header)
+		return apply_header_credential(c, buf, bound, trace, o);
 	for (size_t i = 0; i < h->n_fields; i++) {
 		const char *name = http_span_ptr(buf, h->fields[i].name);
 		const char *value = http_span_ptr(buf, h->fields[i].value);
@@ -1695,8 +1914,8 @@ apply_credentials(struct conn *c, const char *buf, const char *method, size_t ml
 		} else if (!http_name_is(name, h->fields[i].name.len, "proxy-authorization") &&
 			   cred_has_placeholder(value, h->fields[i].value.len)) {
 			refuse(c, 403, "credential-misuse",
-			       "a credential placeholder may only travel in Authorization, to the "
-			       "host it is bound to",
+			       "a credential placeholder may only travel in Authorization (or the "
+			       "header its credential names), to the host it is bound to",
 			       true);
 			return false;
 		}
@@ -1722,9 +1941,9 @@ apply_credentials(struct conn *c, const char *buf, const char *method, size_t ml
 			refuse(c, 403, "credential-misuse", why, true);
 			return false;
 		}
-		*auth = verdict == CRED_AUTH_SWAPPED ? out : value;
-		*auth_len = verdict == CRED_AUTH_SWAPPED ? strlen(out) : vlen;
-		*swapped = verdict == CRED_AUTH_SWAPPED;
+		o->value = verdict == CRED_AUTH_SWAPPED ? out : value;
+		o->len = verdict == CRED_AUTH_SWAPPED ? strlen(out) : vlen;
+		o->swapped = o->secret = verdict == CRED_AUTH_SWAPPED;
 	} else if (bound && !trace) {
 		ssize_t n = cred_authorization_value(bound, out, sizeof(out));
 
@@ -1732,9 +1951,9 @@ apply_credentials(struct conn *c, const char *buf, const char *method, size_t ml
 			refuse(c, 502, "credential-error", "the credential is too long", false);
 			return false;
 		}
-		*auth = out;
-		*auth_len = (size_t)n;
-		*swapped = true;
+		o->value = out;
+		o->len = (size_t)n;
+		o->swapped = o->secret = true;
 	}
 	return true;
 }
@@ -1742,7 +1961,7 @@ apply_credentials(struct conn *c, const char *buf, const char *method, size_t ml
 /* The request head as the upstream gets it. */
 static struct evbuffer *
 build_upstream_head(struct conn *c, const char *buf, const char *method, size_t mlen,
-		    const char *norm, const char *auth, size_t auth_len)
+		    const char *norm, const struct cred_out *cred)
 {
 	const struct http_head *h = &c->req->head;
 	struct evbuffer *e = evbuffer_new();
@@ -1757,7 +1976,13 @@ build_upstream_head(struct conn *c, const char *buf, const char *method, size_t 
 	else
 		evbuffer_add_printf(e, "Host: %s\r\n", c->host);
 	for (size_t i = 0; i < h->n_fields; i++) {
-		if (field_dropped(h, buf, i, c->req_ws))
+		const char *name = http_span_ptr(buf, h->fields[i].name);
+
+		if (field_dropped(h, buf, i, c->req_ws) ||
+		    (cred->value && http_name_is(name, h->fields[i].name.len, cred->name)) ||
+		    (c->scrub && http_name_is(name, h->fields[i].name.len, "accept-encoding")) ||
+		    (c->req_ws &&
+		     http_name_is(name, h->fields[i].name.len, "sec-websocket-extensions")))
 			continue;
 		evbuffer_add(e, http_span_ptr(buf, h->fields[i].name), h->fields[i].name.len);
 		evbuffer_add(e, ": ", 2);
@@ -1772,11 +1997,12 @@ build_upstream_head(struct conn *c, const char *buf, const char *method, size_t 
 	if (h->max_forwards >= 0)
 		evbuffer_add_printf(e, "Max-Forwards: %ld\r\n",
 				    trace ? h->max_forwards - 1 : h->max_forwards);
-	if (auth) {
-		evbuffer_add(e, "Authorization: ", 15);
-		evbuffer_add(e, auth, auth_len);
-		evbuffer_add(e, "\r\n", 2);
-	}
+	if (cred->value)
+		evbuffer_add_printf(e, "%s: %.*s\r\n", cred->name, (int)cred->len, cred->value);
+	/* What comes back from a credential's host is searched for the secret:
+	 * it must come as it is (without Accept-Encoding, any coding would do). */
+	if (c->scrub)
+		evbuffer_add(e, "Accept-Encoding: identity\r\n", 27);
 	if (c->req_ws)
 		evbuffer_add_printf(e, "Connection: Upgrade\r\n");
 	evbuffer_add(e, "\r\n", 2);
@@ -1857,6 +2083,57 @@ handle_connect(struct conn *c, const char *buf)
 	dest_resolve(c, AFTER_TUNNEL);
 }
 
+/* Header NAME's value in BUF's head H (*LEN), or NULL when absent or given twice. */
+static const char *
+head_field(const struct http_head *h, const char *buf, const char *name, size_t *len)
+{
+	const char *v = NULL;
+
+	for (size_t i = 0; i < h->n_fields; i++)
+		if (http_name_is(http_span_ptr(buf, h->fields[i].name), h->fields[i].name.len,
+				 name)) {
+			if (v)
+				return NULL;
+			v = http_span_ptr(buf, h->fields[i].value);
+			*len = h->fields[i].value.len;
+		}
+	return v;
+}
+
+/* The upgrade's key is kept: the server's 101 must answer it. */
+static bool
+websocket_request_ok(struct conn *c, const char *buf)
+{
+	const struct http_head *h = &c->req->head;
+	size_t klen = 0, vlen = 0;
+	const char *key = head_field(h, buf, "sec-websocket-key", &klen);
+	const char *ver = head_field(h, buf, "sec-websocket-version", &vlen);
+
+	if (!key || !ws_key_is_valid(key, klen) || !ver || vlen != 2 || memcmp(ver, "13", 2))
+		return false;
+	memcpy(c->ws_key, key, klen);
+	c->ws_key[klen] = '\0';
+	return true;
+}
+
+/*
+ * The 101 proves the server took this upgrade (RFC 6455 4.2.2), with no
+ * extension: none was offered, so every frame has its RSV bits clear.
+ */
+static const char *
+websocket_response_error(struct conn *c, const char *buf)
+{
+	const struct http_head *h = &c->resp->head;
+	size_t alen = 0, elen = 0;
+	const char *accept = head_field(h, buf, "sec-websocket-accept", &alen);
+
+	if (!accept || !ws_accept_matches(c->ws_key, strlen(c->ws_key), accept, alen))
+		return "the 101 does not carry the Sec-WebSocket-Accept of this upgrade";
+	if (head_field(h, buf, "sec-websocket-extensions", &elen) || elen)
+		return "the 101 names a WebSocket extension no one offered";
+	return NULL;
+}
+
 static void
 handle_request(struct conn *c, const char *buf)
 {
@@ -1865,14 +2142,15 @@ handle_request(struct conn *c, const char *buf)
 	const char *method = http_span_ptr(buf, h->method), *target = http_span_ptr(buf, h->target);
 	size_t mlen = h->method.len, tlen = h->target.len;
 	char *norm = NULL, *path = NULL, t[PROXY_TARGET_MAX], rule[1200], hosttext[300];
-	const char *why, *auth;
-	size_t auth_len = 0;
+	const char *why;
+	struct cred_out cred;
 	struct http_url u;
 	struct in_addr v4;
 	ssize_t nlen, r;
-	bool swapped, trace;
+	bool trace;
 
 	conn_unpark(c, 0); /* a whole head: the agent is being served */
+	head_account(c, 0);
 	c->req_http10 = h->version == 10;
 	c->req_close = h->conn_close;
 	c->req_head = http_name_is(method, mlen, "HEAD");
@@ -2040,22 +2318,29 @@ handle_request(struct conn *c, const char *buf)
 			return;
 		}
 	}
-	if (!apply_credentials(c, buf, method, mlen, &auth, &auth_len, &swapped)) {
+	if (!apply_credentials(c, buf, method, mlen, &cred)) {
 		free(norm);
 		return;
 	}
+	c->scrub = c->cli_tls && cred_for_host(p, c->host, c->port);
 	/* A WebSocket upgrade keeps its Upgrade header only when a rule allowed this GET. */
 	c->req_ws = http_name_is(method, mlen, "GET") && h->conn_upgrade && h->upgrade_websocket;
-	c->up_head = build_upstream_head(c, buf, method, mlen, norm, auth, auth_len);
-	if (swapped)
-		explicit_bzero((char *)auth, auth_len);
+	if (c->req_ws && !websocket_request_ok(c, buf)) {
+		free(norm);
+		bad_request(c, "a WebSocket upgrade needs one valid Sec-WebSocket-Key and "
+			       "Sec-WebSocket-Version: 13");
+		return;
+	}
+	c->up_head = build_upstream_head(c, buf, method, mlen, norm, &cred);
+	if (cred.swapped)
+		explicit_bzero((char *)cred.value, cred.len);
 	free(norm);
 	if (!c->up_head) {
 		conn_kill(c);
 		return;
 	}
 	plog(p, "c%lu allow %s by %s%s", c->id, c->log_url, rule_desc(p, r, rule, sizeof(rule)),
-	     swapped ? " with credential" : "");
+	     cred.secret ? " with credential" : "");
 	body_init(&c->req_body, h);
 	evbuffer_drain(bufferevent_get_input(c->cli), h->length);
 	c->close_after = c->req_close;
@@ -2266,6 +2551,7 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		pump_response(c);
 		if (c->dead)
 			return;
+		body_end_data(&c->resp_body, bufferevent_get_output(c->cli));
 		if (c->resp_body.out_chunked)
 			evbuffer_add(bufferevent_get_output(c->cli), "0\r\n\r\n", 5);
 		c->resp_body.done = true;
@@ -2326,6 +2612,7 @@ up_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct conn *c = arg;
 
+	(void)bev;
 	switch (c->rs) {
 	case RS_HEAD:
 		read_response(c);
@@ -2334,8 +2621,7 @@ up_read_cb(struct bufferevent *bev, void *arg)
 		pump_response(c);
 		break;
 	case RS_TUNNEL:
-		evbuffer_add_buffer(bufferevent_get_output(c->cli), bufferevent_get_input(bev));
-		conn_update_io(c);
+		ws_pass(c, false);
 		break;
 	default:
 		/* Bytes nobody asked for: the connection cannot be trusted for reuse. */
@@ -2346,6 +2632,68 @@ up_read_cb(struct bufferevent *bev, void *arg)
 }
 
 /* ---- bodies ---------------------------------------------------------------------------- */
+
+/* What the scrubber let out so far, framed as B is written. */
+static void
+body_put_scrubbed(struct body *b, struct evbuffer *out)
+{
+	size_t n = evbuffer_get_length(b->scrubbed);
+
+	if (!n)
+		return;
+	if (b->out_chunked)
+		evbuffer_add_printf(out, "%zx\r\n", n);
+	evbuffer_add_buffer(out, b->scrubbed);
+	if (b->out_chunked)
+		evbuffer_add(out, "\r\n", 2);
+}
+
+/*
+ * N bytes of body data from IN to OUT, framed as B is written.  Through
+ * the scrubber when B has one: the secrets never reach OUT, bytes that may
+ * begin one wait for the next data (or the end of the body).
+ */
+static void
+body_data(struct body *b, struct evbuffer *in, struct evbuffer *out, size_t n)
+{
+	struct evbuffer_iovec v[16];
+	size_t left = n;
+
+	if (!b->sc) {
+		if (b->out_chunked)
+			evbuffer_add_printf(out, "%zx\r\n", n);
+		evbuffer_remove_buffer(in, out, n);
+		if (b->out_chunked)
+			evbuffer_add(out, "\r\n", 2);
+		return;
+	}
+	while (left) {
+		int k = evbuffer_peek(in, (ev_ssize_t)left, NULL, v, 16);
+		size_t took = 0;
+
+		if (k > 16)
+			k = 16;
+		for (int i = 0; i < k && took < left; i++) {
+			size_t len = v[i].iov_len < left - took ? v[i].iov_len : left - took;
+
+			scrub_stream_feed(b->sc, v[i].iov_base, len, emit_evbuffer, b->scrubbed);
+			took += len;
+		}
+		evbuffer_drain(in, took);
+		left -= took;
+	}
+	body_put_scrubbed(b, out);
+}
+
+/* The body is complete: what the scrubber held back goes out (it was no secret). */
+static void
+body_end_data(struct body *b, struct evbuffer *out)
+{
+	if (!b->sc)
+		return;
+	scrub_stream_finish(b->sc, emit_evbuffer, b->scrubbed);
+	body_put_scrubbed(b, out);
+}
 
 /*
  * Move what IN holds of body B to DEST, through STAGE (empty) so DEST gets
@@ -2365,18 +2713,19 @@ body_pump_staged(struct body *b, struct evbuffer *in, struct evbuffer *out, cons
 		avail = evbuffer_get_length(in);
 		n = avail < b->left ? avail : (size_t)b->left;
 		if (n)
-			evbuffer_remove_buffer(in, out, n);
+			body_data(b, in, out, n);
 		b->left -= n;
 		b->done = b->left == 0;
+		if (b->done) {
+			body_end_data(b, out);
+			if (b->out_chunked) /* re-framed: a scrubbed body changes length */
+				evbuffer_add(out, "0\r\n\r\n", 5);
+		}
 		return b->done;
 	case BODY_CLOSE:
 		avail = evbuffer_get_length(in);
-		if (avail && b->out_chunked)
-			evbuffer_add_printf(out, "%zx\r\n", avail);
 		if (avail)
-			evbuffer_remove_buffer(in, out, avail);
-		if (avail && b->out_chunked)
-			evbuffer_add(out, "\r\n", 2);
+			body_data(b, in, out, avail);
 		return 0;
 	case BODY_CHUNKED:
 		for (;;) {
@@ -2397,14 +2746,11 @@ body_pump_staged(struct body *b, struct evbuffer *in, struct evbuffer *out, cons
 				evbuffer_drain(in, n);
 				break;
 			case CHUNK_DATA:
-				if (b->out_chunked)
-					evbuffer_add_printf(out, "%zx\r\n", n);
-				evbuffer_remove_buffer(in, out, n);
-				if (b->out_chunked)
-					evbuffer_add(out, "\r\n", 2);
+				body_data(b, in, out, n);
 				break;
 			case CHUNK_DONE:
 				evbuffer_drain(in, n);
+				body_end_data(b, out);
 				if (b->out_chunked)
 					evbuffer_add(out, "0\r\n\r\n", 5);
 				b->done = true;
@@ -2691,20 +3037,37 @@ request_done(struct conn *c)
 
 /* ---- responses ---------------------------------------------------------------------------- */
 
+/* S/LEN to OUT; from a credential's host, without the secrets. */
+static void
+put_scrubbed(struct conn *c, struct evbuffer *out, const char *s, size_t len)
+{
+	struct scrub_stream st;
+
+	if (!c->scrub) {
+		evbuffer_add(out, s, len);
+		return;
+	}
+	scrub_stream_init(&st, &c->p->scrub, false);
+	scrub_stream_feed(&st, s, len, emit_evbuffer, out);
+	scrub_stream_finish(&st, emit_evbuffer, out);
+}
+
 static void
 write_response_head(struct conn *c, const char *buf, bool keep_upgrade, bool out_chunked)
 {
 	const struct http_head *h = &c->resp->head;
 	struct evbuffer *out = c->p->stage;
 
-	evbuffer_add_printf(out, "HTTP/1.1 %u %.*s\r\n", h->status, (int)h->reason.len,
-			    http_span_ptr(buf, h->reason));
+	evbuffer_add_printf(out, "HTTP/1.1 %u ", h->status);
+	put_scrubbed(c, out, http_span_ptr(buf, h->reason), h->reason.len);
+	evbuffer_add(out, "\r\n", 2);
 	for (size_t i = 0; i < h->n_fields; i++) {
 		const char *name = http_span_ptr(buf, h->fields[i].name);
 		size_t len = h->fields[i].name.len;
 
 		if (http_name_is(name, len, "content-length")) {
-			if (out_chunked)
+			/* A scrubbed body has a length of its own. */
+			if (out_chunked || (h->status >= 200 && c->resp_body.sc))
 				continue;
 		} else if (http_name_is(name, len, "host") ||
 			   http_name_is(name, len, "max-forwards") ||
@@ -2715,7 +3078,8 @@ write_response_head(struct conn *c, const char *buf, bool keep_upgrade, bool out
 		}
 		evbuffer_add(out, name, len);
 		evbuffer_add(out, ": ", 2);
-		evbuffer_add(out, http_span_ptr(buf, h->fields[i].value), h->fields[i].value.len);
+		put_scrubbed(c, out, http_span_ptr(buf, h->fields[i].value),
+			     h->fields[i].value.len);
 		evbuffer_add(out, "\r\n", 2);
 	}
 	if (out_chunked)
@@ -2770,24 +3134,33 @@ read_response(struct conn *c)
 			c->up_head = NULL;
 		}
 		if (h->status == 101) {
-			if (!c->req_ws || !h->upgrade_websocket) {
+			const char *bad = !c->req_ws || !h->upgrade_websocket
+					      ? "unexpected 101 Switching Protocols"
+					      : websocket_response_error(c, buf);
+
+			if (bad) {
 				up_close(c);
-				upstream_failed(c, "bad-gateway",
-						"unexpected 101 Switching Protocols");
+				upstream_failed(c, "bad-gateway", bad);
 				return;
 			}
+			c->ws = mem_zalloc(sizeof(*c->ws));
+			if (!c->ws) {
+				conn_kill(c);
+				return;
+			}
+			ws_checker_init(&c->ws->from_agent, WS_FROM_CLIENT);
+			ws_checker_init(&c->ws->from_server, WS_FROM_SERVER);
+			c->ws->scrub = c->scrub;
+			scrub_stream_init(&c->ws->sc, &c->p->scrub, true);
 			plog(c->p, "c%lu websocket %s", c->id, c->log_url);
 			write_response_head(c, buf, true, false);
 			evbuffer_drain(in, h->length);
 			c->resp_started = true;
 			c->rq = RQ_TUNNEL;
 			c->rs = RS_TUNNEL;
-			if (!c->cli_rd_done)
-				event_del(c->cli_rd); /* re-added without the idle timeout */
-			evbuffer_add_buffer(bufferevent_get_output(c->cli), in);
-			evbuffer_add_buffer(bufferevent_get_output(c->up),
-					    bufferevent_get_input(c->cli));
-			conn_update_io(c);
+			ws_pass(c, false); /* what came with the 101 */
+			if (!c->dead)
+				ws_pass(c, true); /* what the agent sent early */
 			return;
 		}
 		if (h->status < 200) {
@@ -2798,6 +3171,7 @@ read_response(struct conn *c)
 			http_head_begin(c->resp, true);
 			continue;
 		}
+		mem_release(c->resp_body.sc);
 		memset(&c->resp_body, 0, sizeof(c->resp_body));
 		if (c->req_head || h->status == 204 || h->status == 304) {
 			c->resp_body.mode = BODY_NONE;
@@ -2810,13 +3184,46 @@ read_response(struct conn *c)
 		} else {
 			c->resp_body.mode = BODY_CLOSE;
 		}
-		chunked_out = !c->req_http10 && (c->resp_body.mode == BODY_CHUNKED ||
-						 c->resp_body.mode == BODY_CLOSE);
+		if (c->scrub && c->resp_body.mode != BODY_NONE) {
+			/*
+			 * The secret went to this host: whatever it sends back is
+			 * searched for it.  The request asked for no content coding;
+			 * a compressed body could not be searched, so it is refused.
+			 */
+			for (size_t i = 0; i < h->n_fields; i++) {
+				const struct http_field *f = &h->fields[i];
+
+				if (http_name_is(http_span_ptr(buf, f->name), f->name.len,
+						 "content-encoding") &&
+				    !http_name_is(http_span_ptr(buf, f->value), f->value.len,
+						  "identity")) {
+					c->up_reusable = false;
+					up_close(c);
+					upstream_failed(
+					    c, "bad-gateway",
+					    "the response from a credential's host is "
+					    "compressed (Content-Encoding), so it cannot "
+					    "be checked for the secret");
+					return;
+				}
+			}
+			c->resp_body.sc = mem_alloc(sizeof(*c->resp_body.sc));
+			if (!c->resp_body.sc) {
+				conn_kill(c);
+				return;
+			}
+			scrub_stream_init(c->resp_body.sc, &c->p->scrub, false);
+			c->resp_body.scrubbed = c->p->scrubbed;
+		}
+		chunked_out =
+		    !c->req_http10 &&
+		    (c->resp_body.mode == BODY_CHUNKED || c->resp_body.mode == BODY_CLOSE ||
+		     (c->resp_body.sc && c->resp_body.mode == BODY_LENGTH));
 		c->resp_body.out_chunked = chunked_out;
 		c->up_reusable = !h->conn_close && c->resp_body.mode != BODY_CLOSE;
 		/* An HTTP/1.0 agent learns where an unsized body ends only from the close. */
-		if (c->req_http10 &&
-		    (c->resp_body.mode == BODY_CHUNKED || c->resp_body.mode == BODY_CLOSE))
+		if (c->req_http10 && (c->resp_body.mode == BODY_CHUNKED ||
+				      c->resp_body.mode == BODY_CLOSE || c->resp_body.sc))
 			c->close_after = true;
 		if (c->rq == RQ_BODY)
 			c->close_after = true;
@@ -2980,6 +3387,9 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 	    (nofile.rlim_cur < 128 || p->max_conns > (nofile.rlim_cur - 64) / 2))
 		p->max_conns = nofile.rlim_cur < 128 ? 32 : (size_t)(nofile.rlim_cur - 64) / 2;
 	mallopt(M_TRIM_THRESHOLD, (int)(mem_limit / 4 < (64u << 20) ? mem_limit / 4 : 64u << 20));
+	/* A fixed threshold: glibc would raise it after each large free, and
+	 * heads pulled up whole would then fragment the heap. */
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
 	p->base = base;
 	p->arena = arena_new();
 	p->allow_private = cf->allow_private;
@@ -3006,11 +3416,22 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 		d->username = s->username ? arena_strdup(p->arena, s->username) : NULL;
 		d->secret = arena_strdup(p->arena, s->secret);
 		d->placeholder = s->placeholder ? arena_strdup(p->arena, s->placeholder) : NULL;
+		d->header = s->header ? arena_strdup(p->arena, s->header) : NULL;
+		/* Swap-on-access has no placeholder: a marker the proxy refuses if sent back. */
+		if (scrub_set_add_secret(&p->scrub, d->secret,
+					 d->placeholder ? d->placeholder
+							: CRED_PREFIX
+					     "removed-by-the-egress-proxy") < 0) {
+			snprintf(err, errlen,
+				 "credential for %s: too many secrets, or one too long", d->host);
+			goto fail;
+		}
 	}
 	p->n_creds = cf->n_creds;
 	p->matcher = egress_matcher_new(p->rules, p->n_rules);
 	p->stage = evbuffer_new();
-	if (!p->matcher || !p->socket_path || !p->stage) {
+	p->scrubbed = evbuffer_new();
+	if (!p->matcher || !p->socket_path || !p->stage || !p->scrubbed) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -3136,6 +3557,9 @@ proxy_free(struct proxy *p)
 	egress_matcher_free(p->matcher);
 	if (p->stage)
 		evbuffer_free(p->stage);
+	if (p->scrubbed)
+		evbuffer_free(p->scrubbed);
+	scrub_set_clear(&p->scrub);
 	for (size_t i = 0; i < p->n_creds; i++)
 		explicit_bzero((char *)p->creds[i].secret, strlen(p->creds[i].secret));
 	if (p->arena)

@@ -185,16 +185,19 @@ check_masks(int fd)
 			if (slash)
 				*(slash == dir ? slash + 1 : slash) = '\0';
 			dfd = slash ? open_exact(dir) : -1;
-			if (dfd < 0 || fstat(dfd, &up) < 0 || (unsigned long long)up.st_dev != dev ||
+			if (dfd < 0 || fstat(dfd, &up) < 0 ||
+			    (unsigned long long)up.st_dev != dev ||
 			    (unsigned long long)up.st_ino != ino) {
 				if (dfd >= 0)
 					close(dfd);
 				free(dir);
-				fprintf(stderr,
-					"omnibox-init: the directory of %s is not the one the launch "
-					"checked (was it renamed while the sandbox was set up?); nothing "
-					"ran\n",
-					path);
+				fprintf(
+				    stderr,
+				    "omnibox-init: the directory of %s is not the one the launch "
+				    "checked (was it renamed while the sandbox was set up?); "
+				    "nothing "
+				    "ran\n",
+				    path);
 				rc = -1;
 				break;
 			}
@@ -215,10 +218,11 @@ check_masks(int fd)
 		if (pfd >= 0)
 			close(pfd);
 		if (!ok) {
-			fprintf(stderr,
-				"omnibox-init: the mask of %s is not in place (was its path changed "
-				"while the sandbox was set up?); nothing ran\n",
-				path);
+			fprintf(
+			    stderr,
+			    "omnibox-init: the mask of %s is not in place (was its path changed "
+			    "while the sandbox was set up?); nothing ran\n",
+			    path);
 			rc = -1;
 		}
 		off += elen + 1;
@@ -335,7 +339,8 @@ main(int argc, char **argv)
 		/* Set last, just before the relay and the agent: nothing of this
 		 * process's own set-up should run under the agent's limits. */
 		if (n_rl < sizeof(rl) / sizeof(rl[0]))
-			rl[n_rl++] = (struct pending_limit){limits[k].opt, limits[k].resource, argv[i]};
+			rl[n_rl++] =
+			    (struct pending_limit){limits[k].opt, limits[k].resource, argv[i]};
 	}
 	if (i >= argc - 1)
 		usage();

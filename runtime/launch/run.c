@@ -374,7 +374,8 @@ static size_t
 bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 {
 	const struct bwrap_context *c = &plan->ctx;
-	int *v = calloc(6 + c->n_grants + c->n_reexpose + c->n_command_dirs + c->n_pins, sizeof(*v));
+	int *v =
+	    calloc(6 + c->n_grants + c->n_reexpose + c->n_command_dirs + c->n_pins, sizeof(*v));
 	size_t n = 0;
 
 	if (!v)
@@ -1025,7 +1026,8 @@ main(int argc, char **argv)
 		const char *real = walk_canonical(a, bwrap);
 
 		if (!real || launch_plan_writable(&plan, real))
-			die("%s, the bwrap found first on PATH, lies in a directory the sandbox can "
+			die("%s, the bwrap found first on PATH, lies in a directory the sandbox "
+			    "can "
 			    "write: an agent could have put it there, and it would run outside the "
 			    "sandbox; put the system's bwrap first on PATH; nothing ran",
 			    real ? real : bwrap);

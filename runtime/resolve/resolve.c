@@ -186,8 +186,8 @@ has_hidden_component(const char *path)
 static bool
 link_target_refused(struct rctx *r, const char *written, const char *canon)
 {
-	static const char *const trees[] = {"/etc", "/proc", "/sys",  "/dev",  "/boot",
-					    "/run", "/usr",  "/bin",  "/sbin", "/lib",
+	static const char *const trees[] = {"/etc",   "/proc",	"/sys",	 "/dev",     "/boot",
+					    "/run",   "/usr",	"/bin",	 "/sbin",    "/lib",
 					    "/lib32", "/lib64", "/root", "/var/run", NULL};
 
 	if (!strcmp(written, canon))
@@ -640,12 +640,14 @@ run_scan(struct rctx *r)
 		for (size_t k = 0; k < n_roots; k++)
 			if (!strcmp(roots[k], dir)) {
 				scan_result_free(&res);
-				return fail(r,
-					    "the dotfile scan cannot list %s (permission denied), so "
-					    "it cannot tell what to hide there; make it readable",
-					    dir);
+				return fail(
+				    r,
+				    "the dotfile scan cannot list %s (permission denied), so "
+				    "it cannot tell what to hide there; make it readable",
+				    dir);
 			}
-		note(r, "warning: the dotfile scan cannot list %s (permission denied): hidden whole",
+		note(r,
+		     "warning: the dotfile scan cannot list %s (permission denied): hidden whole",
 		     dir);
 		add_mask(r, dir, true, "not readable to the scan: hidden whole");
 	}
@@ -758,10 +760,10 @@ resolve_mask_paths(struct rctx *r)
 		 * it could see one the user creates while it runs (a visible
 		 * directory the user can write).
 		 */
-		if (w.parent_fd < 0 ||
-		    !(writable_inside(r, path_dirname(r->a, w.missing)) ||
-		      (visible_inside(r, path_dirname(r->a, w.missing)) &&
-		       faccessat(AT_FDCWD, path_dirname(r->a, w.missing), W_OK, AT_EACCESS) == 0))) {
+		if (w.parent_fd < 0 || !(writable_inside(r, path_dirname(r->a, w.missing)) ||
+					 (visible_inside(r, path_dirname(r->a, w.missing)) &&
+					  faccessat(AT_FDCWD, path_dirname(r->a, w.missing), W_OK,
+						    AT_EACCESS) == 0))) {
 			/* Nothing can create it where the sandbox would see it. */
 			if (w.parent_fd >= 0)
 				close(w.parent_fd);

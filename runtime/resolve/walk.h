@@ -8,10 +8,10 @@
  * each opened relative to its parent's descriptor without following a
  * symlink (openat2 with RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS).  Whole
  * paths are not handed to RESOLVE_BENEATH: it would refuse an absolute
- * link that stays inside the root and could not say which link it was.  A symlink found inside a writable root is followed only when
- * its target stays inside that root; anywhere else (set up by the user or
- * the system) it is followed as the kernel would.  ".." written in the path
- * itself is applied as written, before the walk.
+ * link that stays inside the root and could not say which link it was.  A symlink found inside a
+ * writable root is followed only when its target stays inside that root; anywhere else (set up by
+ * the user or the system) it is followed as the kernel would.  ".." written in the path itself is
+ * applied as written, before the walk.
  *
  * What the walk returns is a descriptor (O_PATH on Linux) on the object
  * and its canonical path, read back from the kernel: the launch mounts the

@@ -213,8 +213,9 @@ time_lookups(const struct egress_matcher *m, const struct egress_rule *rules, si
 			const struct request *q = &reqs[done % REQUESTS];
 
 			if (m)
-				acc += egress_match(m, q->method, q->method_len, q->host,
-						    q->host_len, 443, 443, q->target, q->target_len);
+				acc +=
+				    egress_match(m, q->method, q->method_len, q->host, q->host_len,
+						 443, 443, q->target, q->target_len);
 			else
 				acc += naive_match(rules, n, q);
 		}

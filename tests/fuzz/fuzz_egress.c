@@ -122,7 +122,8 @@ static void
 check_match(const struct egress_matcher *m, size_t nrules, const char *method, size_t method_len,
 	    const char *host, size_t host_len, const char *target, size_t target_len)
 {
-	ssize_t got = egress_match(m, method, method_len, host, host_len, 443, 443, target, target_len);
+	ssize_t got =
+	    egress_match(m, method, method_len, host, host_len, 443, 443, target, target_len);
 	ssize_t got_host = egress_match_host(m, host, host_len, 443, 443);
 
 	check(got >= -1 && got < (ssize_t)nrules, "rule index in range");

@@ -47,10 +47,11 @@ HTTPS2=$(head -n 1 "$T/upstream2.out" | cut -d ' ' -f 3)
 
 as_user() {
 	if [ "$who" = root ]; then
-		env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 REAL_TOKEN=real-secret-9f8e "$@"
+		env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 REAL_TOKEN=real-secret-9f8e \
+			REAL_KEY=sk-ant-real-7c6d5e4f3a2b "$@"
 	else
 		runuser -u nobody -- env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 \
-			REAL_TOKEN=real-secret-9f8e "$@"
+			REAL_TOKEN=real-secret-9f8e REAL_KEY=sk-ant-real-7c6d5e4f3a2b "$@"
 	fi
 }
 
@@ -84,11 +85,20 @@ setup_user() {
 	      - "GET upstream.test:$HTTPS/repos/*/*/issues"
 	      - "GET upstream.test:$HTTPS/docs/**/README"
 	      - "GET upstream.test:$HTTPS/dl/*.tar.gz"
+	      - "GET upstream.test:$HTTPS/reflect"
+	      - "GET upstream.test:$HTTPS/gzip"
+	      - "GET upstream.test:$HTTPS/padecho/*"
+	      - "GET,POST other.test:$HTTPS/reflect"
 	    credential_proxy:
 	      - type: https_bearer
 	        target: upstream.test:$HTTPS
 	        source: {env: REAL_TOKEN}
 	        env: SAAS_TOKEN
+	      - type: https_bearer
+	        target: other.test:$HTTPS
+	        source: {env: REAL_KEY}
+	        env: ANTHROPIC_API_KEY
+	        header: x-api-key
 	EOF
 	cat >"$P/flood.yaml" <<-EOF
 	os_env:
@@ -139,16 +149,57 @@ run_all() {
 	expect_out "body-bytes: 10"
 	expect_out "body-bytes: 300000"
 
-	name="credential: the sandbox holds a placeholder, the upstream gets the secret"
+	name="credential: the sandbox holds a placeholder, the upstream gets the secret, its echo never does"
+	: >"$T/upstream.log"
 	sbx egress sh -c "echo \"token=\$SAAS_TOKEN\"; env; cat /proc/self/environ | tr '\\0' '\\n';
 		curl -sS -H \"Authorization: Bearer \$SAAS_TOKEN\" $url/echo/auth; echo; curl -sS $url/echo/noauth"
 	expect_out "token=oa_cred_"
-	expect_out "Authorization: Bearer real-secret-9f8e"
+	expect_out "Authorization: Bearer oa_cred_"
+	expect_no_out "real-secret-9f8e"
 	tests=$((tests + 1))
-	n=$(printf '%s\n' "$out" | grep -c 'real-secret-9f8e')
-	[ "$n" = 2 ] || fail "the secret appears $n times, expected only in the two upstream echoes"
+	[ "$(grep -c 'Authorization: Bearer real-secret-9f8e' "$T/upstream.log")" = 2 ] ||
+		fail "the upstream did not get the secret twice: $(cat "$T/upstream.log")"
 	out=$log
 	expect_no_out "real-secret-9f8e"
+
+	name="an echoing upstream never hands the secret back: Basic with a chosen user, headers, a long chunked body"
+	: >"$T/upstream.log"
+	sbx egress sh -c "for u in a ab abc agent; do curl -sS -u \"\$u:\$SAAS_TOKEN\" $url/echo/b |
+			sed -n 's/^Authorization: Basic //p' | base64 -d; echo; done
+		curl -sS -D - -o /dev/null -H \"Authorization: Bearer \$SAAS_TOKEN\" $url/reflect
+		for n in 0 999 1000 4093 65530; do curl -sS $url/padecho/\$n | tr -d x; done"
+	expect_no_out "real-secret-9f8e"
+	expect_no_out "9f8e"
+	expect_out "X-Echo-Authorization: Bearer oa_cred_"
+	expect_out "Authorization: Bearer oa_cred_"
+	tests=$((tests + 1))
+	[ "$(grep -c '  Authorization: ' "$T/upstream.log")" = 10 ] &&
+		[ "$(grep -c 'Authorization: Bearer real-secret-9f8e' "$T/upstream.log")" = 6 ] ||
+		fail "the upstream did not get the secret every time: $(cat "$T/upstream.log")"
+
+	name="a credential's host is asked for no compression, and a compressed answer is refused"
+	sbx egress sh -c "curl -sS $url/echo/enc -H 'Accept-Encoding: gzip'; curl -sS -i $url/gzip"
+	expect_out "Accept-Encoding: identity"
+	expect_no_out "Accept-Encoding: gzip"
+	expect_out "502"
+	expect_out "cannot be checked for the secret"
+
+	name="an x-api-key credential: swapped in its header on its host, refused elsewhere and in Authorization"
+	: >"$T/upstream.log"
+	sbx egress sh -c "echo key=\$ANTHROPIC_API_KEY
+		curl -sS -D - -o /dev/null -H \"x-api-key: \$ANTHROPIC_API_KEY\" https://other.test:$HTTPS/reflect
+		curl -sS -o /dev/null -w '%{http_code}\\n' -H \"x-api-key: \$ANTHROPIC_API_KEY\" $url/echo/k
+		curl -sS -o /dev/null -w '%{http_code}\\n' -H \"Authorization: Bearer \$ANTHROPIC_API_KEY\" https://other.test:$HTTPS/reflect
+		curl -sS -o /dev/null -w '%{http_code}\\n' -H \"x-api-key: \$SAAS_TOKEN\" https://other.test:$HTTPS/reflect"
+	expect_out "key=oa_cred_"
+	expect_out "X-Echo-Api-Key: oa_cred_"
+	expect_no_out "sk-ant-real"
+	tests=$((tests + 1))
+	[ "$(printf '%s\n' "$out" | grep -c '^403$')" = 3 ] || fail "expected three 403s"
+	tests=$((tests + 1))
+	[ "$(grep -ci 'X-Api-Key: sk-ant-real-7c6d5e4f3a2b' "$T/upstream.log")" = 1 ] &&
+		[ "$(grep -c '^request ' "$T/upstream.log")" = 1 ] ||
+		fail "the upstream should have had one request, with the key: $(cat "$T/upstream.log")"
 
 	name="credential: a placeholder sent to another host is refused, nothing forwarded"
 	before=$(grep -c '^request ' "$T/upstream.log")

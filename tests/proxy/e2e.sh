@@ -42,6 +42,12 @@ wait_ready() {
 	exit 1
 }
 
+# upstream_saw TEXT: the upstream's last request carried TEXT (its log, outside the agent's reach).
+upstream_saw() {
+	tests=$((tests + 1))
+	tail -n 4 "$T/upstream.log" | grep -qF -- "$1" || fail "the upstream did not get '$1'"
+}
+
 upstream_requests() {
 	grep -c '^request ' "$T/upstream.log"
 }
@@ -109,6 +115,7 @@ os_env:
       - "GET api.test:$SP/chunked/*"
       - "GET api.test:$SP/close/*"
       - "GET api.test:$SP/ws"
+      - "GET api.test:$SP/fakews"
       - "TRACE,OPTIONS api.test:$SP/**"
       - "* other.test:$SP/**"
       - "* git.test:$SP/**"
@@ -428,14 +435,18 @@ t_credentials() {
 	*) fail "placeholder '$PLACEHOLDER'" ;;
 	esac
 	out=$(agent_curl -H "Authorization: Bearer $PLACEHOLDER" "https://api.test:$SP/allowed/cred")
-	expect_out "Authorization: Bearer $SECRET"
-	expect_no_out "$PLACEHOLDER"
+	upstream_saw "Authorization: Bearer $SECRET"
+	# The echo comes back with the secret replaced by the placeholder.
+	expect_out "Authorization: Bearer $PLACEHOLDER"
+	expect_no_out "$SECRET"
 	name="credential: added when the request has none"
 	out=$(agent_curl "https://api.test:$SP/allowed/cred2")
-	expect_out "Authorization: Bearer $SECRET"
+	upstream_saw "Authorization: Bearer $SECRET"
+	expect_no_out "$SECRET"
 	name="credential: swap-on-access adds Basic with the default user"
 	out=$(agent_curl "https://git.test:$SP/echo")
-	expect_out "Authorization: Basic $(printf 'x-access-token:%s' "$GIT_SECRET" | base64)"
+	upstream_saw "Authorization: Basic $(printf 'x-access-token:%s' "$GIT_SECRET" | base64)"
+	expect_no_out "$(printf 'x-access-token:%s' "$GIT_SECRET" | base64)"
 	name="credential: the agent's own Authorization passes unchanged"
 	out=$(agent_curl -H "Authorization: Bearer mine" "https://api.test:$SP/allowed/own")
 	expect_out "Authorization: Bearer mine"
@@ -525,12 +536,27 @@ except urllib.error.HTTPError as e:
 }
 
 t_websocket() {
-	name="an allowed WebSocket upgrade keeps its Upgrade header and becomes a tunnel"
-	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
-		"GET /ws HTTP/1.1\r\nHost: api.test\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\nping-through-the-tunnel")
+	name="an allowed WebSocket upgrade, answered with the right Accept, carries frames both ways"
+	out=$($CLIENT ws "$PA" "api.test:$SP" "$CA" /ws)
 	expect_out "HTTP/1.1 101 Switching Protocols"
 	expect_out "Upgrade: websocket"
-	expect_out "ping-through-the-tunnel"
+	expect_out "Sec-WebSocket-Accept: "
+	expect_out "ws-echo: hello-ws"
+
+	name="after a 101, bytes that are not RFC 6455 frames close the tunnel"
+	out=$($CLIENT ws "$PA" "api.test:$SP" "$CA" /ws "GET /after-upgrade HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "ws-echo: hello-ws"
+	expect_out "ws-after: closed"
+	out=$(cat "$T/open.log")
+	expect_out "the agent sent what is not RFC 6455 framing"
+
+	name="a fake 101 (no Sec-WebSocket-Accept) is refused; the request after it never reaches the server"
+	out=$($CLIENT ws "$PA" "api.test:$SP" "$CA" /fakews "GET /smuggled HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "502"
+	expect_out "does not carry the Sec-WebSocket-Accept"
+	expect_no_out "ws-echo"
+	tests=$((tests + 1))
+	! grep -q "smuggled\|hello-ws" "$T/upstream.log" || fail "bytes after the fake 101 reached the server"
 	name="an Upgrade the rules do not allow is dropped"
 	out=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
 		"GET /allowed/h2c HTTP/1.1\r\nHost: api.test\r\nConnection: Upgrade, X-Hop\r\nUpgrade: h2c\r\nX-Hop: 1\r\nTE: trailers\r\nProxy-Authorization: Basic eDp5\r\n\r\n")

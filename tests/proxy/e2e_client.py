@@ -18,10 +18,20 @@ speak to the relay's port directly:
       proxy's answer when CONNECT is not answered 200, "handshake-refused:
       REASON" when TLS fails.
 
+  e2e_client.py ws PORT HOST:PORT CAFILE PATH [AFTER]
+      CONNECT and TLS as tunnel does, then a WebSocket upgrade of PATH; prints
+      the answer's head, and after a 101 sends a masked text frame
+      "hello-ws" and prints "ws-echo: PAYLOAD" for the frame that comes back;
+      then sends AFTER (escapes allowed) and prints "ws-after: closed" when
+      the proxy closes the connection, "ws-after: open" otherwise.
+
 Output is the raw response bytes (decoded as latin-1), so e2e.sh can grep.
 """
+import base64
+import os
 import socket
 import ssl
+import struct
 import sys
 
 
@@ -81,6 +91,74 @@ def read_response(sock):
     return head + body
 
 
+def read_exact(sock, n):
+    out = b""
+    while len(out) < n:
+        data = sock.recv(n - len(out))
+        if not data:
+            raise ConnectionError("closed")
+        out += data
+    return out
+
+
+def ws_frame(payload, opcode=1):
+    mask = os.urandom(4)
+    head = bytes([0x80 | opcode])
+    if len(payload) < 126:
+        head += bytes([0x80 | len(payload)])
+    else:
+        head += bytes([0x80 | 126]) + struct.pack(">H", len(payload))
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+def ws_mode(port, target, cafile, path, after):
+    sock = connect(port)
+    sock.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
+    head = read_head(sock)
+    if not head.startswith(b"HTTP/1.1 200"):
+        sys.stdout.write("connect-refused\n")
+        return 0
+    host = target.split(":")[0]
+    tls = ssl.create_default_context(cafile=cafile).wrap_socket(sock, server_hostname=host)
+    key = base64.b64encode(os.urandom(16)).decode()
+    tls.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"
+                 "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"
+                 "Sec-WebSocket-Extensions: permessage-deflate\r\n\r\n"
+                 % (path, host, key)).encode())
+    head = read_head(tls)
+    sys.stdout.write(head.decode("latin-1"))
+    if not head.startswith(b"HTTP/1.1 101"):
+        sys.stdout.write(read_all(tls).decode("latin-1"))
+        return 0
+    try:
+        tls.sendall(ws_frame(b"hello-ws"))
+        h = read_exact(tls, 2)
+        n = h[1] & 127
+        if n == 126:
+            n = struct.unpack(">H", read_exact(tls, 2))[0]
+        sys.stdout.write("ws-echo: %s\n" % read_exact(tls, n).decode("latin-1"))
+    except (ConnectionError, OSError, ssl.SSLError) as e:
+        sys.stdout.write("ws-failed: %s\n" % e)
+        return 0
+    if after:
+        try:
+            tls.sendall(unescape(after))
+            rest = read_all(tls, idle=3)
+            closed = True
+            try:
+                tls.settimeout(0.5)
+                closed = tls.recv(1) == b""
+            except (socket.timeout, TimeoutError):
+                closed = False
+            except (OSError, ssl.SSLError):
+                closed = True
+            sys.stdout.write("ws-after: %s %s\n" % ("closed" if closed else "open",
+                                                    rest.decode("latin-1")))
+        except (OSError, ssl.SSLError):
+            sys.stdout.write("ws-after: closed\n")
+    return 0
+
+
 def connect(port):
     return socket.create_connection(("127.0.0.1", int(port)), timeout=10)
 
@@ -98,6 +176,9 @@ def main():
         sock.shutdown(socket.SHUT_WR)
         sys.stdout.write(read_all(sock, idle=5).decode("latin-1"))
         return 0
+    if mode == "ws":
+        return ws_mode(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5],
+                       sys.argv[6] if len(sys.argv) > 6 else "")
     if mode == "tunnel":
         port, target, cafile, sni = sys.argv[2:6]
         requests = sys.argv[6:]

@@ -87,7 +87,8 @@ main(int argc, char **argv)
 	if (!fds || !head)
 		return 2;
 	memcpy(head, start, sizeof(start) - 1);
-	memset(head + sizeof(start) - 1, 'a', bytes > sizeof(start) ? bytes - sizeof(start) + 1 : 1);
+	memset(head + sizeof(start) - 1, 'a',
+	       bytes > sizeof(start) ? bytes - sizeof(start) + 1 : 1);
 	if (bytes < sizeof(start))
 		bytes = sizeof(start);
 	for (size_t i = 0; i < n; i++) {

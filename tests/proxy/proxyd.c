@@ -81,14 +81,10 @@ int
 main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"dir", required_argument, NULL, 'd'},
-	    {"system-ca", required_argument, NULL, 'c'},
-	    {"hosts", required_argument, NULL, 'h'},
-	    {"resolv", required_argument, NULL, 'r'},
-	    {"port", required_argument, NULL, 'p'},
-	    {"home", required_argument, NULL, 'H'},
-	    {"memory", required_argument, NULL, 'm'},
-	    {NULL, 0, NULL, 0},
+	    {"dir", required_argument, NULL, 'd'},    {"system-ca", required_argument, NULL, 'c'},
+	    {"hosts", required_argument, NULL, 'h'},  {"resolv", required_argument, NULL, 'r'},
+	    {"port", required_argument, NULL, 'p'},   {"home", required_argument, NULL, 'H'},
+	    {"memory", required_argument, NULL, 'm'}, {NULL, 0, NULL, 0},
 	};
 	const char *dir = NULL, *system_ca = NULL, *hosts = NULL, *resolv = NULL;
 	const char *home = getenv("HOME");

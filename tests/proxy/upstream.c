@@ -10,14 +10,22 @@
  *   /bytes/N     N bytes with Content-Length      /chunked/N  N bytes, chunked
  *   /close/N     N bytes ended by closing         /status/N   that status, no body
  *   /count       how many requests came before this one
- *   /ws          a WebSocket-style upgrade (101), then echoes bytes
+ *   /ws          a WebSocket upgrade (101 with the Accept for the key), then
+ *                echoes each frame's payload in an unmasked frame of its kind
+ *   /fakews      a 101 without Sec-WebSocket-Accept, then logs what arrives
+ *                ("fakews-bytes: ...") as a server that took it would read it
+ *   /reflect     Authorization and X-Api-Key copied into response headers
+ *   /gzip        a body sent with Content-Encoding: gzip
+ *   /padecho/N   the echo below after N bytes of padding, in 1000-byte chunks
  *   /git/...     git http-backend as CGI (smart HTTP) for repositories in --git-root
  *   anything else: an echo of the request line, the fields and the body's
  *                size and FNV-1a hash, as text
  *
  * Request bodies (Content-Length or chunked) are read as they stream, never
  * stored.  Every request is logged ("request N: LINE") so tests can prove
- * what did, and what did not, reach the server.
+ * what did, and what did not, reach the server; the Authorization and
+ * X-Api-Key fields are logged too ("  Authorization: ..."), so tests can
+ * prove what the proxy sent upstream.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -40,6 +48,8 @@
 #include <unistd.h>
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/sha.h>
 #include <openssl/ssl.h>
 
 #define BUF 65536
@@ -393,6 +403,82 @@ serve_git(struct io *io, struct request *rq, struct body *b)
 	return io_printf(io, "0\r\n\r\n");
 }
 
+/* Sec-WebSocket-Accept for KEY (RFC 6455 4.2.2), into OUT (at least 29 bytes). */
+static void
+ws_accept(const char *key, char *out)
+{
+	unsigned char md[SHA_DIGEST_LENGTH];
+	char in[256];
+
+	snprintf(in, sizeof(in), "%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11", key);
+	SHA1((const unsigned char *)in, strlen(in), md);
+	EVP_EncodeBlock((unsigned char *)out, md, SHA_DIGEST_LENGTH);
+}
+
+static int
+io_exact(struct io *io, unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (!io_fill(io))
+			return -1;
+		p[i] = (unsigned char)io->buf[io->off++];
+	}
+	return 0;
+}
+
+/* Frames in, the same payloads back in unmasked frames, until a close or EOF. */
+static void
+ws_echo(struct io *io)
+{
+	for (;;) {
+		unsigned char h[2], ext[8], mask[4], out[10];
+		uint64_t len;
+		unsigned char *payload;
+		size_t o = 0;
+
+		if (io_exact(io, h, 2) < 0)
+			return;
+		len = h[1] & 127;
+		if (len == 126 || len == 127) {
+			size_t k = len == 126 ? 2 : 8;
+
+			if (io_exact(io, ext, k) < 0)
+				return;
+			len = 0;
+			for (size_t i = 0; i < k; i++)
+				len = len << 8 | ext[i];
+		}
+		if (len > 1 << 20 || !(h[1] & 128) || io_exact(io, mask, 4) < 0)
+			return;
+		payload = malloc(len ? len : 1);
+		if (!payload || io_exact(io, payload, len) < 0) {
+			free(payload);
+			return;
+		}
+		for (uint64_t i = 0; i < len; i++)
+			payload[i] ^= mask[i % 4];
+		out[o++] = h[0];
+		if (len < 126) {
+			out[o++] = (unsigned char)len;
+		} else if (len < 65536) {
+			out[o++] = 126;
+			out[o++] = (unsigned char)(len >> 8);
+			out[o++] = (unsigned char)len;
+		} else {
+			out[o++] = 127;
+			for (int i = 7; i >= 0; i--)
+				out[o++] = (unsigned char)(len >> (8 * i));
+		}
+		if (io_send(io, out, o) < 0 || io_send(io, payload, len) < 0) {
+			free(payload);
+			return;
+		}
+		free(payload);
+		if ((h[0] & 15) == 8)
+			return;
+	}
+}
+
 static void
 serve(struct io *io)
 {
@@ -411,6 +497,10 @@ serve(struct io *io)
 		int rc = 0;
 
 		logmsg("request %lu: %s\n", nr + 1, rq.line);
+		for (size_t i = 0; i < rq.n; i++)
+			if (!strcasecmp(rq.f[i].name, "Authorization") ||
+			    !strcasecmp(rq.f[i].name, "X-Api-Key"))
+				logmsg("  %s: %s\n", rq.f[i].name, rq.f[i].value);
 		if (expect && !strcasecmp(expect, "100-continue"))
 			io_printf(io, "HTTP/1.1 100 Continue\r\n\r\n");
 		if (!strncmp(rq.target, "/git/", 5) && git_root) {
@@ -453,17 +543,42 @@ serve(struct io *io)
 
 			rc = io_printf(io, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", n, s);
 		} else if (!strcmp(rq.target, "/ws") && field(&rq, "Upgrade")) {
-			ssize_t n;
+			const char *key = field(&rq, "Sec-WebSocket-Key");
+			char accept[64] = "";
 
+			ws_accept(key ? key : "", accept);
+			io_printf(io,
+				  "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+				  "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+				  accept);
+			ws_echo(io);
+			free(rq.head);
+			return;
+		} else if (!strcmp(rq.target, "/fakews")) {
 			io_printf(io, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
 				      "Connection: Upgrade\r\n\r\n");
 			while (io_fill(io)) {
-				n = (ssize_t)(io->len - io->off);
-				if (io_send(io, io->buf + io->off, (size_t)n) < 0)
-					break;
+				logmsg("fakews-bytes: %.*s\n", (int)(io->len - io->off),
+				       io->buf + io->off);
 				io->off = io->len;
 			}
+			free(rq.head);
 			return;
+		} else if (!strcmp(rq.target, "/reflect")) {
+			const char *a = field(&rq, "Authorization"), *k = field(&rq, "X-Api-Key");
+
+			while (body_read(io, &b, buf, sizeof(buf)) > 0)
+				;
+			rc =
+			    io_printf(io,
+				      "HTTP/1.1 200 OK\r\nX-Echo-Authorization: %s\r\n"
+				      "X-Echo-Api-Key: %s\r\nContent-Length: 10\r\n\r\nreflected\n",
+				      a ? a : "-", k ? k : "-");
+		} else if (!strcmp(rq.target, "/gzip")) {
+			while (body_read(io, &b, buf, sizeof(buf)) > 0)
+				;
+			rc = io_printf(io, "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\n"
+					   "Content-Length: 4\r\n\r\nGZIP");
 		} else {
 			/* The echo: what arrived, as text. */
 			char *text = malloc(1 << 20);
@@ -488,6 +603,36 @@ serve(struct io *io)
 			len += (size_t)snprintf(
 			    text + len, (1 << 20) - len, "body-bytes: %llu\nbody-fnv: %016llx\n",
 			    (unsigned long long)total, (unsigned long long)hash);
+			if (sscanf(rq.target, "/padecho/%llu", &v) == 1) {
+				/* The echo V bytes in, in 1000-byte chunks: the secret
+				 * crosses chunk (and read) boundaries. */
+				uint64_t total_len = v + len, sent = 0;
+
+				rc = io_printf(
+				    io, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+				while (rc == 0 && sent < total_len) {
+					char piece[1000];
+					size_t k = total_len - sent < 1000
+						       ? (size_t)(total_len - sent)
+						       : 1000;
+
+					for (size_t i = 0; i < k; i++)
+						piece[i] = sent + i < v ? 'x' : text[sent + i - v];
+					rc = io_printf(io, "%zx\r\n", k);
+					if (rc == 0)
+						rc = io_send(io, piece, k);
+					if (rc == 0)
+						rc = io_printf(io, "\r\n");
+					sent += k;
+				}
+				if (rc == 0)
+					rc = io_printf(io, "0\r\n\r\n");
+				free(text);
+				free(rq.head);
+				if (rc < 0 || close_after)
+					return;
+				continue;
+			}
 			rc = io_printf(io,
 				       "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
 				       "Content-Length: %zu\r\n%s\r\n",

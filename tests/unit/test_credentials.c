@@ -156,7 +156,8 @@ Test(cred_auth, bearer_and_token_placeholders_become_the_secret)
 
 Test(cred_auth, the_basic_password_is_swapped_and_re_encoded)
 {
-	struct proxy_cred c = {"github.com", 443, CRED_SCHEME_BASIC, "x-access-token", "ghp_real", PH};
+	struct proxy_cred c = {"github.com",	 443,	     CRED_SCHEME_BASIC,
+			       "x-access-token", "ghp_real", PH};
 	enum cred_auth v;
 	const char *out = rewrite(&c, basic("x-access-token:" PH), &v);
 

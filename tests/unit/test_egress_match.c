@@ -73,9 +73,10 @@ decide(const struct egress_matcher *m, const char *request)
 	host = sp + 1;
 	slash = strchr(host, '/');
 	if (!slash)
-		return egress_match(m, request, (size_t)(sp - request), host, strlen(host), 443, 443, "/", 1);
-	return egress_match(m, request, (size_t)(sp - request), host, (size_t)(slash - host), 443, 443, slash,
-			    strlen(slash));
+		return egress_match(m, request, (size_t)(sp - request), host, strlen(host), 443,
+				    443, "/", 1);
+	return egress_match(m, request, (size_t)(sp - request), host, (size_t)(slash - host), 443,
+			    443, slash, strlen(slash));
 }
 
 #define ALLOWS(m, request, index)                                                                  \
@@ -203,10 +204,10 @@ Test(egress_match, a_wildcard_needs_a_dot_boundary)
 static void
 assert_host_denied(const struct egress_matcher *m, const char *host, size_t len)
 {
-	cr_assert_eq(egress_match(m, "GET", 3, host, len, 443, 443, "/", 1), -1, "host \"%.*s\" allowed",
-		     (int)len, host);
-	cr_assert_eq(egress_match_host(m, host, len, 443, 443), -1, "host \"%.*s\" allowed for CONNECT",
-		     (int)len, host);
+	cr_assert_eq(egress_match(m, "GET", 3, host, len, 443, 443, "/", 1), -1,
+		     "host \"%.*s\" allowed", (int)len, host);
+	cr_assert_eq(egress_match_host(m, host, len, 443, 443), -1,
+		     "host \"%.*s\" allowed for CONNECT", (int)len, host);
 }
 
 #define HOST_DENIED(m, lit) assert_host_denied((m), (lit), sizeof(lit) - 1)
@@ -299,7 +300,8 @@ Test(egress_match, each_method_matches_only_its_own_rule)
 	size_t i;
 
 	for (i = 0; i < 8; i++) {
-		ssize_t got = egress_match(m, names[i], strlen(names[i]), "h.com", 5, 443, 443, "/", 1);
+		ssize_t got =
+		    egress_match(m, names[i], strlen(names[i]), "h.com", 5, 443, 443, "/", 1);
 
 		cr_assert_eq(got, (ssize_t)i, "%s: rule %zd", names[i], got);
 	}
@@ -652,10 +654,11 @@ Test(egress_match, every_one_of_many_hosts_finds_its_own_rule)
 		cr_assert_eq(egress_match(m, i % 2 ? "GET" : "POST", i % 2 ? 3 : 4, host,
 					  (size_t)len, 443, 443, "/", 1),
 			     (ssize_t)i, "%s", host);
-		cr_assert_eq(egress_match_host(m, host, (size_t)len, 443, 443), (ssize_t)i, "%s", host);
+		cr_assert_eq(egress_match_host(m, host, (size_t)len, 443, 443), (ssize_t)i, "%s",
+			     host);
 		len = snprintf(host, sizeof(host), "x.svc%zu.team%zu.example.com", i, i % 37);
-		cr_assert_eq(egress_match_host(m, host, (size_t)len, 443, 443), i % 3 == 0 ? (ssize_t)i : -1,
-			     "%s", host);
+		cr_assert_eq(egress_match_host(m, host, (size_t)len, 443, 443),
+			     i % 3 == 0 ? (ssize_t)i : -1, "%s", host);
 	}
 	cr_assert_eq(egress_match_host(m, "team1.example.com", 17, 443, 443), -1);
 	cr_assert_eq(egress_match_host(m, "svc20000.team20.example.com", 27, 443, 443), -1);

@@ -591,11 +591,10 @@ Test(credentials, targets_are_exact_hosts)
 		 "T}}\n",
 	    "5:38: error: credential host 'a.example.com:8443' is not allowed by any egress "
 	    "rule, so the credential could never be used");
-	expect_error(
-	    CRED "      - {type: https_bearer, target: a.example.com:70000, source: {env: "
-		 "T}}\n",
-	    "5:52: error: os_env.sandbox.credential_proxy[0].target: port 70000 is out of "
-	    "range (1 to 65535)");
+	expect_error(CRED "      - {type: https_bearer, target: a.example.com:70000, source: {env: "
+			  "T}}\n",
+		     "5:52: error: os_env.sandbox.credential_proxy[0].target: port 70000 is out of "
+		     "range (1 to 65535)");
 	expect_error(
 	    CRED "      - {type: https_bearer, target: a.example.com:8x, source: {env: "
 		 "T}}\n",

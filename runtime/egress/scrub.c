@@ -1,0 +1,298 @@
+/*
+ * scrub.c - secrets out of responses (scrub.h).
+ */
+#include "runtime/egress/scrub.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Base64 of IN/N, whole groups (N is padded with zero bytes to a multiple of 3). */
+static size_t
+encode(const unsigned char *in, size_t n, char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) |
+			     (i + 2 < n ? in[i + 2] : 0);
+
+		out[o++] = b64[v >> 18 & 63];
+		out[o++] = b64[v >> 12 & 63];
+		out[o++] = b64[v >> 6 & 63];
+		out[o++] = b64[v & 63];
+	}
+	return o;
+}
+
+/*
+ * The characters of base64 text that depend on S/LEN alone when S starts
+ * K bytes into a group (any bytes before and after): the part of any
+ * base64 text holding S at that alignment that always looks the same.
+ * Character 4g+r depends on bytes 3g (r 0, 1), 3g+1 (r 1, 2), 3g+2 (r 2, 3).
+ */
+static size_t
+stable_middle(const char *s, size_t len, size_t k, char *out)
+{
+	unsigned char plain[SCRUB_PATTERN_MAX + 4] = {0};
+	char enc[(SCRUB_PATTERN_MAX + 6) / 3 * 4 + 8];
+	size_t n = k + len, chars, o = 0;
+
+	memcpy(plain + k, s, len);
+	chars = encode(plain, n, enc);
+	for (size_t c = 0; c < chars; c++) {
+		size_t g = c / 4, r = c % 4;
+		size_t lo = r == 3 ? 3 * g + 2 : r == 2 ? 3 * g + 1 : 3 * g;
+		size_t hi = r == 0 ? 3 * g : r == 1 ? 3 * g + 1 : 3 * g + 2;
+
+		if (lo >= k && hi < n)
+			out[o++] = enc[c];
+	}
+	return o;
+}
+
+static int
+add(struct scrub_set *s, const char *from, size_t from_len, const char *to, size_t to_len)
+{
+	struct scrub_pattern *p;
+
+	if (s->n == SCRUB_MAX_PATTERNS || from_len == 0 || from_len > SCRUB_PATTERN_MAX)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->p[i].from_len == from_len && !memcmp(s->p[i].from, from, from_len))
+			return 0;
+	p = &s->p[s->n];
+	p->from = malloc(from_len);
+	p->to = malloc(to_len ? to_len : 1);
+	if (!p->from || !p->to) {
+		free(p->from);
+		free(p->to);
+		return -1;
+	}
+	memcpy(p->from, from, from_len);
+	memcpy(p->to, to, to_len);
+	p->from_len = from_len;
+	p->to_len = to_len;
+	s->n++;
+	if (from_len > s->longest)
+		s->longest = from_len;
+	return 0;
+}
+
+int
+scrub_set_add_secret(struct scrub_set *s, const char *secret, const char *placeholder)
+{
+	size_t slen = strlen(secret), plen = strlen(placeholder);
+	char from[SCRUB_PATTERN_MAX * 2], to[SCRUB_PATTERN_MAX * 2];
+	int rc;
+
+	if (slen > SCRUB_PATTERN_MAX / 2 || plen > SCRUB_PATTERN_MAX / 2)
+		return -1;
+	if (add(s, secret, slen, placeholder, plen) < 0)
+		return -1;
+	if (slen < SCRUB_BASE64_MIN)
+		return 0;
+	for (size_t k = 0; k < 3; k++) {
+		size_t f = stable_middle(secret, slen, k, from);
+		size_t t = stable_middle(placeholder, plen, k, to);
+
+		rc = add(s, from, f, to, t);
+		explicit_bzero(from, sizeof(from));
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void
+scrub_set_clear(struct scrub_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		explicit_bzero(s->p[i].from, s->p[i].from_len);
+		free(s->p[i].from);
+		free(s->p[i].to);
+	}
+	memset(s, 0, sizeof(*s));
+}
+
+/* The earliest (then longest) pattern in BUF/LEN: its index, and *AT; -1 when none. */
+static int
+first_match(const struct scrub_set *s, const char *buf, size_t len, size_t *at)
+{
+	int best = -1;
+	size_t where = len;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct scrub_pattern *p = &s->p[i];
+		size_t lim = where + p->from_len < len ? where + p->from_len : len;
+		const char *m = memmem(buf, lim, p->from, p->from_len);
+
+		if (!m)
+			continue;
+		if ((size_t)(m - buf) < where ||
+		    ((size_t)(m - buf) == where && p->from_len > s->p[best].from_len)) {
+			where = (size_t)(m - buf);
+			best = (int)i;
+		}
+	}
+	*at = where;
+	return best;
+}
+
+bool
+scrub_finds(const struct scrub_set *s, const char *in, size_t len)
+{
+	size_t at;
+
+	return first_match(s, in, len, &at) >= 0;
+}
+
+long
+scrub_buffer(const struct scrub_set *s, const char *in, size_t len, char *out, size_t cap)
+{
+	size_t o = 0, at;
+	int i;
+
+	while ((i = first_match(s, in, len, &at)) >= 0) {
+		const struct scrub_pattern *p = &s->p[i];
+
+		if (o + at + p->to_len > cap)
+			return -1;
+		memcpy(out + o, in, at);
+		memcpy(out + o + at, p->to, p->to_len);
+		o += at + p->to_len;
+		in += at + p->from_len;
+		len -= at + p->from_len;
+	}
+	if (o + len > cap)
+		return -1;
+	memcpy(out + o, in, len);
+	return (long)(o + len);
+}
+
+void
+scrub_stream_init(struct scrub_stream *st, const struct scrub_set *set, bool same_length)
+{
+	st->set = set;
+	st->same_length = same_length;
+	st->n_held = 0;
+}
+
+static int
+replace(const struct scrub_stream *st, const struct scrub_pattern *p,
+	int (*emit)(void *arg, const char *s, size_t n), void *arg)
+{
+	static char stars[SCRUB_PATTERN_MAX];
+
+	if (!st->same_length)
+		return emit(arg, p->to, p->to_len);
+	if (!stars[0])
+		memset(stars, '*', sizeof(stars));
+	return emit(arg, stars, p->from_len);
+}
+
+/* The longest end of BUF/LEN (shorter than every pattern it begins) that begins a pattern. */
+static size_t
+partial_tail(const struct scrub_set *s, const char *buf, size_t len)
+{
+	size_t best = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const struct scrub_pattern *p = &s->p[i];
+		size_t t = p->from_len - 1 < len ? p->from_len - 1 : len;
+
+		for (; t > best; t--)
+			if (buf[len - t] == p->from[0] && !memcmp(buf + len - t, p->from, t))
+				break;
+		if (t > best)
+			best = t;
+	}
+	return best;
+}
+
+/* Scrub WIN/N (no pattern of it is cut at its start); hold back a partial pattern at its end. */
+static int
+scan(struct scrub_stream *st, const char *win, size_t n, bool last,
+     int (*emit)(void *arg, const char *s, size_t n), void *arg)
+{
+	const struct scrub_set *s = st->set;
+	size_t at, keep;
+	int i;
+
+	while ((i = first_match(s, win, n, &at)) >= 0) {
+		const struct scrub_pattern *p = &s->p[i];
+
+		if ((at && emit(arg, win, at) < 0) || replace(st, p, emit, arg) < 0)
+			return -1;
+		win += at + p->from_len;
+		n -= at + p->from_len;
+	}
+	keep = last ? 0 : partial_tail(s, win, n);
+	if (n - keep && emit(arg, win, n - keep) < 0)
+		return -1;
+	memmove(st->held, win + n - keep, keep);
+	st->n_held = keep;
+	return 0;
+}
+
+int
+scrub_stream_feed(struct scrub_stream *st, const char *buf, size_t len,
+		  int (*emit)(void *arg, const char *s, size_t n), void *arg)
+{
+	char win[SCRUB_PATTERN_MAX * 2];
+
+	if (!st->set || st->set->n == 0)
+		return len ? emit(arg, buf, len) : 0;
+	/*
+	 * What is held, with enough of the new bytes to finish any pattern it
+	 * begins, is scanned on its own; the rest of BUF in place (its end
+	 * held again).  A pattern starting in the held bytes ends in WIN.
+	 */
+	while (st->n_held && len) {
+		size_t take = st->set->longest < len ? st->set->longest : len;
+		size_t before = st->n_held;
+
+		memcpy(win, st->held, before);
+		memcpy(win + before, buf, take);
+		if (take < len) {
+			/* Scrub only what starts in the held bytes; BUF's part goes through below.
+			 */
+			size_t at;
+			int i = first_match(st->set, win, before + take, &at);
+
+			if (i >= 0 && at < before) {
+				const struct scrub_pattern *p = &st->set->p[i];
+				size_t used = at + p->from_len - before; /* bytes of BUF it took */
+
+				if ((at && emit(arg, win, at) < 0) || replace(st, p, emit, arg) < 0)
+					return -1;
+				st->n_held = 0;
+				buf += used;
+				len -= used;
+				continue;
+			}
+			/* Nothing starts in the held bytes: they go out as they are. */
+			if (emit(arg, win, before) < 0)
+				return -1;
+			st->n_held = 0;
+			break;
+		}
+		/* All of BUF fits in the window: scan the whole. */
+		st->n_held = 0;
+		return scan(st, win, before + take, false, emit, arg);
+	}
+	if (!len)
+		return 0;
+	return scan(st, buf, len, false, emit, arg);
+}
+
+int
+scrub_stream_finish(struct scrub_stream *st, int (*emit)(void *arg, const char *s, size_t n),
+		    void *arg)
+{
+	size_t n = st->n_held;
+
+	st->n_held = 0;
+	return n ? emit(arg, st->held, n) : 0;
+}
