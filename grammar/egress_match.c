@@ -754,8 +754,8 @@ egress_match(const struct egress_matcher *m, const char *method, size_t method_l
 	if (hits.exact != NONE) {
 		const struct trie_node *t = &m->nodes[hits.exact];
 
-		scan_list(m, t->exact_first, t->exact_count, bit, port, default_port, path, path_len,
-			  &best);
+		scan_list(m, t->exact_first, t->exact_count, bit, port, default_port, path,
+			  path_len, &best);
 	}
 	return best == NONE ? -1 : (ssize_t)best;
 }
