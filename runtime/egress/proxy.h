@@ -36,10 +36,10 @@ struct proxy_cred {
 	const char *host;	 /* exact, lower-case */
 	unsigned port;		 /* the one port the secret goes to */
 	enum cred_scheme scheme; /* how Authorization is written upstream */
-	const char *header;   /* CRED_SCHEME_HEADER: the header (lower case) holding the secret */
-	const char *username; /* basic: the user name ("x-access-token" when NULL) */
-	const char *secret;   /* the real secret (never logged) */
+	const char *username;	 /* basic: the user name ("x-access-token" when NULL) */
+	const char *secret;	 /* the real secret (never logged) */
 	const char *placeholder; /* what the sandbox holds, or NULL (swap-on-access) */
+	const char *header;	 /* CRED_SCHEME_HEADER: the header (lower case) with the secret */
 };
 
 struct proxy_config {
