@@ -140,7 +140,7 @@ basic(const char *userpass)
 
 Test(cred_auth, bearer_and_token_placeholders_become_the_secret)
 {
-	struct proxy_cred c = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", PH};
+	struct proxy_cred c = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", PH, NULL};
 	enum cred_auth v;
 	const char *out;
 
@@ -156,8 +156,8 @@ Test(cred_auth, bearer_and_token_placeholders_become_the_secret)
 
 Test(cred_auth, the_basic_password_is_swapped_and_re_encoded)
 {
-	struct proxy_cred c = {"github.com",	 443,	     CRED_SCHEME_BASIC,
-			       "x-access-token", "ghp_real", PH};
+	struct proxy_cred c = {"github.com", 443, CRED_SCHEME_BASIC, "x-access-token", "ghp_real",
+			       PH,	     NULL};
 	enum cred_auth v;
 	const char *out = rewrite(&c, basic("x-access-token:" PH), &v);
 
@@ -174,7 +174,7 @@ Test(cred_auth, the_basic_password_is_swapped_and_re_encoded)
 
 Test(cred_auth, anything_without_a_placeholder_is_left_alone)
 {
-	struct proxy_cred c = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", PH};
+	struct proxy_cred c = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", PH, NULL};
 	enum cred_auth v;
 
 	rewrite(&c, "Bearer the-agents-own-token", &v);
@@ -187,8 +187,8 @@ Test(cred_auth, anything_without_a_placeholder_is_left_alone)
 
 Test(cred_auth, a_foreign_or_malformed_placeholder_is_refused)
 {
-	struct proxy_cred c = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", PH};
-	struct proxy_cred swap = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", NULL};
+	struct proxy_cred c = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", PH, NULL};
+	struct proxy_cred swap = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", NULL, NULL};
 	enum cred_auth v;
 
 	rewrite(&c, "Bearer " OTHER, &v);
@@ -212,10 +212,10 @@ Test(cred_auth, a_foreign_or_malformed_placeholder_is_refused)
 
 Test(cred_auth, what_the_proxy_adds_when_there_is_none)
 {
-	struct proxy_cred bearer = {"h", 443, CRED_SCHEME_BEARER, NULL, "s3", NULL};
-	struct proxy_cred token = {"h", 443, CRED_SCHEME_TOKEN, NULL, "s3", NULL};
-	struct proxy_cred basic_default = {"h", 443, CRED_SCHEME_BASIC, NULL, "s3", NULL};
-	struct proxy_cred basic_user = {"h", 443, CRED_SCHEME_BASIC, "ci-bot", "s3", NULL};
+	struct proxy_cred bearer = {"h", 443, CRED_SCHEME_BEARER, NULL, "s3", NULL, NULL};
+	struct proxy_cred token = {"h", 443, CRED_SCHEME_TOKEN, NULL, "s3", NULL, NULL};
+	struct proxy_cred basic_default = {"h", 443, CRED_SCHEME_BASIC, NULL, "s3", NULL, NULL};
+	struct proxy_cred basic_user = {"h", 443, CRED_SCHEME_BASIC, "ci-bot", "s3", NULL, NULL};
 	char out[256];
 
 	cr_assert_eq(cred_authorization_value(&bearer, out, sizeof(out)), 9);
