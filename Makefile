@@ -95,7 +95,7 @@ UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
 PROBE := $(B)/tests/probe
-FUZZ := yaml egress http ws
+FUZZ := yaml egress http ws scrub
 FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
 
 # ---- build ---------------------------------------------------------------
@@ -326,6 +326,7 @@ $(B)/fuzzobj/gen/%.o: $(B)/%.c | $(GEN_HDR)
 $(B)/fuzz/fuzz_http: $(B)/fuzzobj/gen/runtime/egress/http.o
 $(B)/fuzz/fuzz_ws: $(B)/fuzzobj/runtime/egress/websocket.o
 $(B)/fuzz/fuzz_ws: LIBS += -lcrypto
+$(B)/fuzz/fuzz_scrub: $(B)/fuzzobj/runtime/egress/scrub.o
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)

@@ -712,7 +712,7 @@ want_cred_header(struct vctx *c, const struct ynode *v, const char *what, struct
 		      (ch >= '0' && ch <= '9') || strchr("!#$%&'*+-.^_`|~", ch))) {
 			diag_error(c->d, ydoc_scalar_loc(c->doc, v, i, 1),
 				   "%s: '%c' cannot be part of a header name", what,
-				   ch >= 0x21 && ch < 0x7f ? ch : '?');
+				   ch >= 0x20 && ch < 0x7f ? ch : '?');
 			return;
 		}
 	}
