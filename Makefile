@@ -348,7 +348,8 @@ $(B)/bench/bench_proxy_client: $(B)/obj/tests/bench/bench_proxy_client.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto
 
-bench-proxy: $(B)/bench/bench_proxy_client $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream
+bench-proxy: $(B)/bench/bench_proxy_client $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream \
+		$(B)/tests/proxy/flood
 	tests/bench/bench_proxy.sh $(B)
 
 bench: bench-deps

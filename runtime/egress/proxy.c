@@ -1496,9 +1496,11 @@ cli_event_cb(struct bufferevent *bev, short what, void *arg)
 
 	(void)bev;
 	if (what & BEV_EVENT_CONNECTED) {
-		/* The TLS handshake with the agent is done: the first head is due. */
+		/* The TLS handshake with the agent is done: like a kept-alive
+		 * connection, it waits for a request (parked). */
 		c->rq = RQ_HEAD;
-		conn_park(c, PROXY_HEAD_TIMEOUT);
+		c->keepalive = true;
+		conn_park(c, PROXY_KEEPALIVE_TIMEOUT);
 		if (!c->cli_rd_done)
 			event_add(c->cli_rd, NULL);
 		conn_update_io(c);

@@ -70,8 +70,8 @@ struct proxy_config {
  *     is parked;
  *   - a head must be complete PROXY_HEAD_TIMEOUT seconds after its first byte
  *     (a fresh connection: after it opened), a TLS handshake within
- *     PROXY_HANDSHAKE_TIMEOUT; a kept-alive connection is closed after
- *     PROXY_KEEPALIVE_TIMEOUT idle; a request body must move
+ *     PROXY_HANDSHAKE_TIMEOUT; a kept-alive connection (or a tunnel whose
+ *     handshake is done) is closed after PROXY_KEEPALIVE_TIMEOUT idle; a request body must move
  *     PROXY_BODY_MIN_BYTES in each PROXY_BODY_WINDOW seconds.  Deadlines
  *     are absolute: bytes trickled in do not move them;
  *   - what libevent, OpenSSL and the proxy allocate is counted (after

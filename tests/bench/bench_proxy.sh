@@ -12,6 +12,15 @@
 #               machine falls on all of them alike.  With each, the proxy's
 #               CPU time per GiB (user + system, mean of the 3): what the
 #               proxy itself costs, less at the mercy of that load.
+#   scrubbing   1 GiB HTTPS through the proxy alone, from a host a
+#               credential is bound to (every response searched for the
+#               secret and re-framed) and from one it is not, best of 3 in
+#               turn, with the direct figure of the same rounds.  Plain HTTP
+#               responses are never scrubbed: no credential goes over it.
+#   flood       10,000 connections parked with 32 KiB of an unfinished head,
+#               straight at the proxy's socket (as an agent could), against a
+#               proxy capped at 64 MiB: its peak RSS, what it closed, and a
+#               download during the flood.
 #   latency     p50/p99 of 2000 small requests on one kept-alive TLS
 #               connection, direct and through an intercepted tunnel; the
 #               difference is what the proxy adds.
@@ -22,7 +31,7 @@
 #               (closed after UPSTREAM_IDLE_TIMEOUT, 15 s, of disuse).
 #
 # Helpers: BUILD_DIR/bench/bench_proxy_client (the client),
-# BUILD_DIR/tests/proxy/{proxyd,upstream}.  tinyproxy (Debian package) is
+# BUILD_DIR/tests/proxy/{proxyd,upstream,flood}.  tinyproxy (Debian package) is
 # optional: without it its rows say "not installed".  Needs root or a high
 # RLIMIT_NOFILE hard limit for the 10,000 tunnels.
 set -u
@@ -31,6 +40,7 @@ B=$(cd "$1" && pwd)
 CLIENT=$B/bench/bench_proxy_client
 PROXYD=$B/tests/proxy/proxyd
 UPSTREAM=$B/tests/proxy/upstream
+FLOOD=$B/tests/proxy/flood
 SIZE=${BENCH_BYTES:-1073741824}
 TUNNELS=${BENCH_TUNNELS:-10000}
 T=$(mktemp -d /tmp/omnibox-bench.XXXXXX)
@@ -189,6 +199,52 @@ throughput plain "$HP"
 throughput_line "plain HTTP" "" ""
 throughput tls "$SP"
 throughput_line HTTPS " (intercepted)" " (opaque tunnel)"
+
+# The same rules, and a credential bound to the upstream: its responses are scrubbed.
+sed 's/^name: bench$/name: bench-scrub/' policy.yaml >scrub.yaml
+printf '    credential_proxy:\n      - type: https_bearer\n        target: bench.test:%s\n        source: {env: BENCH_SECRET}\n' \
+	"$SP" >>scrub.yaml
+mkdir "$T/pxs"
+BENCH_SECRET=bench-secret-0123456789abcdef "$PROXYD" scrub.yaml --dir "$T/pxs" --system-ca ca.crt \
+	--hosts hosts >pxs.out 2>pxs.log &
+pids="$pids $!"
+wait_ready pxs.out >/dev/null
+best_d=0 best_off=0 best_on=0
+best() { echo "${1:-0} $2" | awk '{ print ($1 > $2) ? $1 : $2 }'; }
+for _ in 1 2 3; do
+	best_d=$(best "$("$CLIENT" get --connect 127.0.0.1 --tls ca.crt bench.test "$SP" "$path" |
+		awk '{ print $6 }')" "$best_d")
+	best_off=$(best "$("$CLIENT" get --proxy "unix:$T/px/proxy.sock" --tls "$CA" bench.test "$SP" \
+		"$path" | awk '{ print $6 }')" "$best_off")
+	best_on=$(best "$("$CLIENT" get --proxy "unix:$T/pxs/proxy.sock" --tls "$T/pxs/ca.pem" \
+		bench.test "$SP" "$path" | awk '{ print $6 }')" "$best_on")
+done
+echo "== scrubbing: $SIZE bytes of HTTPS through the proxy alone, best of 3 (MB/s; ratio to direct)"
+printf '  direct %8.1f   scrubbing off %8.1f  %s   scrubbing on %8.1f  %s   on/off %s\n' \
+	"$best_d" "$best_off" "$(ratio "$best_off" "$best_d")" "$best_on" \
+	"$(ratio "$best_on" "$best_d")" "$(ratio "$best_on" "$best_off")"
+echo "  plain HTTP: never scrubbed (no credential goes over cleartext)"
+
+echo "== flood: 10000 connections parked with 32 KiB unfinished heads, proxy capped at 64 MiB"
+mkdir "$T/pxf"
+"$PROXYD" policy.yaml --dir "$T/pxf" --system-ca ca.crt --hosts hosts --memory 67108864 \
+	>pxf.out 2>pxf.log &
+FPID=$!
+pids="$pids $FPID"
+set -- $(wait_ready pxf.out)
+FP=$2
+"$FLOOD" "$T/pxf/proxy.sock" 10000 32768 6 >flood.out &
+fl=$!
+for _ in $(seq 300); do
+	grep -q parked flood.out && break
+	sleep 0.1
+done
+during=$("$CLIENT" get --proxy "127.0.0.1:$FP" --tls "$T/pxf/ca.pem" bench.test "$SP" \
+	/bytes/1048576 | awk '{ print $6 }')
+wait "$fl"
+hwm=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$FPID/status")
+printf '  proxy peak RSS %d MiB (cap 64 MiB); after the flood: %s; 1 MiB downloaded during it at %s MB/s\n' \
+	"$((hwm / 1024))" "$(tail -n 1 flood.out)" "${during:-(failed)}"
 
 echo "== latency: 2000 requests on one kept-alive TLS connection (microseconds)"
 set -- $("$CLIENT" latency -n 2000 --connect 127.0.0.1 --tls ca.crt bench.test "$SP" /bytes/100)

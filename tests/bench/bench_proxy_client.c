@@ -161,7 +161,44 @@ read_head(struct conn *c, long long *length)
 			sscanf(line, "HTTP/1.%*d %d", &status);
 		else if (!strncasecmp(line, "content-length:", 15))
 			*length = atoll(line + 15);
+		else if (!strncasecmp(line, "transfer-encoding: chunked", 26))
+			*length = -2; /* a scrubbed body is re-framed as chunks */
 		n = 0;
+	}
+}
+
+static long long read_body(struct conn *c, long long length);
+
+/* A chunked body: its data bytes (the framing is skipped). */
+static long long
+read_chunked(struct conn *c)
+{
+	long long got = 0;
+
+	for (;;) {
+		char line[64];
+		size_t n = 0;
+		long long size;
+
+		for (;;) {
+			char ch;
+
+			if (!fill(c))
+				die("connection closed in a chunk size");
+			ch = c->buf[c->off++];
+			if (ch == '\n')
+				break;
+			if (n + 1 < sizeof(line))
+				line[n++] = ch;
+		}
+		line[n] = '\0';
+		size = strtoll(line, NULL, 16);
+		if (size == 0) {
+			read_body(c, 2); /* the empty trailer's CRLF */
+			return got;
+		}
+		got += read_body(c, size);
+		read_body(c, 2);
 	}
 }
 
@@ -170,6 +207,8 @@ read_body(struct conn *c, long long length)
 {
 	long long got = 0;
 
+	if (length == -2)
+		return read_chunked(c);
 	while (got < length) {
 		size_t k;
 
@@ -241,7 +280,7 @@ request(struct conn *c, long long *body)
 			     port);
 	xsend(c, req, (size_t)n);
 	status = read_head(c, &len);
-	if (len < 0)
+	if (len == -1)
 		die("no Content-Length");
 	*body = read_body(c, len);
 	return status;

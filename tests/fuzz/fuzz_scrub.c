@@ -68,7 +68,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	/* Tokens' characters. */
 	for (size_t i = 0; i < slen; i++)
-		secret[i] = "CDFGHIJKLMNOPRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_."[data[1 + i] % 61];
+		secret[i] =
+		    "CDFGHIJKLMNOPRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_."[data[1 + i] %
+										    61];
 	secret[slen] = '\0';
 	step = 1 + data[1 + slen] % 64;
 	body = (const char *)data + 2 + slen;
