@@ -69,7 +69,7 @@ setup_user() {
 	TB=$U/bin
 	mkdir -p "$H" "$WS" "$P" "$TB"
 	cp "$B/omnibox-run" "$B/omnibox-init" "$TB/"
-	cp "$B/tests/proxy/flood" "$WS/"
+	cp "$B/tests/proxy/flood" "$(dirname "$0")/../proxy/e2e_client.py" "$WS/"
 	: >"$U/egress.log"
 	cat >"$P/egress.yaml" <<-EOF
 	os_env:
@@ -88,6 +88,8 @@ setup_user() {
 	      - "GET upstream.test:$HTTPS/reflect"
 	      - "GET upstream.test:$HTTPS/gzip"
 	      - "GET upstream.test:$HTTPS/padecho/*"
+	      - "GET upstream.test:$HTTPS/ws"
+	      - "GET upstream.test:$HTTPS/fakews"
 	      - "GET,POST other.test:$HTTPS/reflect"
 	    credential_proxy:
 	      - type: https_bearer
@@ -252,6 +254,33 @@ run_all() {
 		[ -n "$rss" ] && [ "$rss" -lt 65536 ] ||
 			fail "the proxy's peak RSS was ${rss:-unknown} KiB, over its 65536 KiB cap" ;;
 	esac
+
+	name="a method override of an allowed POST to a denied method is refused, never forwarded"
+	: >"$T/upstream.log"
+	sbx egress sh -c "for h in X-HTTP-Method-Override X-HTTP-Method X-Method-Override; do
+		curl -sS -o /dev/null -w '%{http_code} ' -X POST -H \"\$h: DELETE\" -d x $url/echo/del; done; echo"
+	expect_out "403 403 403"
+	tests=$((tests + 1))
+	[ ! -s "$T/upstream.log" ] || fail "an overridden request reached the upstream: $(cat "$T/upstream.log")"
+
+	if command -v python3 >/dev/null; then
+		name="WebSocket: frames both ways after a verified 101; a fake 101 and the request after it go nowhere"
+		: >"$T/upstream.log"
+		sbx egress sh -c "p=\${HTTPS_PROXY##*:}
+			python3 e2e_client.py ws \$p upstream.test:$HTTPS \$SSL_CERT_FILE /ws 'GET /after HTTP/1.1\\r\\nHost: upstream.test\\r\\n\\r\\n'
+			python3 e2e_client.py ws \$p upstream.test:$HTTPS \$SSL_CERT_FILE /fakews 'GET /smuggled HTTP/1.1\\r\\nHost: upstream.test\\r\\n\\r\\n'"
+		expect_out "ws-echo: hello-ws"
+		expect_out "ws-after: closed"
+		expect_out "does not carry the Sec-WebSocket-Accept"
+		tests=$((tests + 1))
+		! grep -q "smuggled\|hello-ws\|/after" "$T/upstream.log" ||
+			fail "bytes after a 101 reached the upstream raw: $(cat "$T/upstream.log")"
+		out=$log
+		expect_out "the agent sent what is not RFC 6455 framing"
+	else
+		echo "SKIP [$who] WebSocket: python3 is not installed"
+		skips=$((skips + 1))
+	fi
 
 	name="private destinations are refused unless the policy allows them"
 	sbx private curl -sS -i "$url/echo/x"
