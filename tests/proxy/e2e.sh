@@ -535,6 +535,15 @@ except urllib.error.HTTPError as e:
 	expect_out "403 blocked-by-policy"
 }
 
+t_trickle() {
+	name="a head trickled in a byte a second is closed at its deadline, 15 s after it began"
+	out=$($CLIENT trickle "$PA" 30)
+	case $out in
+	"closed after 1"[4-7]" s") tests=$((tests + 1)) ;;
+	*) tests=$((tests + 1)) && fail "expected the proxy to close after 15 s: $out" ;;
+	esac
+}
+
 t_websocket() {
 	name="an allowed WebSocket upgrade, answered with the right Accept, carries frames both ways"
 	out=$($CLIENT ws "$PA" "api.test:$SP" "$CA" /ws)
@@ -579,6 +588,7 @@ t_streaming
 t_credentials
 t_real_clients
 t_websocket
+t_trickle
 
 name="the proxy logged no secret"
 out=$(grep -c -e "$SECRET" -e "$GIT_SECRET" open.log closed.log | tr '\n' ' ')

@@ -25,6 +25,11 @@ speak to the relay's port directly:
       then sends AFTER (escapes allowed) and prints "ws-after: closed" when
       the proxy closes the connection, "ws-after: open" otherwise.
 
+  e2e_client.py trickle PORT SECONDS
+      send the start of a request head, then one more byte every second,
+      for at most SECONDS; prints "closed after N s" when the proxy closes
+      the connection, "open after N s" otherwise.
+
 Output is the raw response bytes (decoded as latin-1), so e2e.sh can grep.
 """
 import base64
@@ -175,6 +180,27 @@ def main():
         sock.sendall(unescape(sys.argv[3]))
         sock.shutdown(socket.SHUT_WR)
         sys.stdout.write(read_all(sock, idle=5).decode("latin-1"))
+        return 0
+    if mode == "trickle":
+        import time
+        sock = connect(sys.argv[2])
+        sock.sendall(b"GET http://api.test/x HTTP/1.1\r\nX-Slow: ")
+        start = time.monotonic()
+        while time.monotonic() - start < float(sys.argv[3]):
+            time.sleep(1)
+            try:
+                sock.sendall(b"a")
+                sock.settimeout(0.01)
+                if sock.recv(1) == b"":
+                    break
+            except (socket.timeout, TimeoutError):
+                continue
+            except OSError:
+                break
+        else:
+            sys.stdout.write("open after %d s\n" % (time.monotonic() - start))
+            return 0
+        sys.stdout.write("closed after %d s\n" % (time.monotonic() - start))
         return 0
     if mode == "ws":
         return ws_mode(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5],
