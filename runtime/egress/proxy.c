@@ -70,7 +70,7 @@
  * this: a bulk transfer then costs fewer reads, wakeups and ACKs per MiB. */
 #define PROXY_READ_MAX (1024 * 1024 - 256)
 /* What a connection waiting for a head or a handshake reads at a time. */
-#define PROXY_READ_PARKED (4096 - 256)
+#define PROXY_READ_PARKED (2048 - 128)
 /* Unfinished heads may hold 1/PROXY_HEAD_SHARE of the memory limit. */
 #define PROXY_HEAD_SHARE 32
 /* The send buffer asked for on the agent's socket (Linux caps it at
@@ -439,16 +439,16 @@ proxy_memory_init(void)
 
 /*
  * What is counted is what the proxy asked for; the process holds more
- * (allocator overhead and fragmentation, about as much again under a flood
- * of growing heads, and its code and libraries), so the thresholds stay
- * well under the limit: the limit is on the whole process's resident
- * memory.  Past 3/16: buffer less.  Past 5/16: read only into empty buffers.
+ * (allocator overhead and fragmentation, a third more under a flood of
+ * connections, and its code and libraries), so the thresholds stay well
+ * under the limit: the limit is on the whole process's resident memory.
+ * Past 3/8: buffer less.  Past 5/8: read only into empty buffers.
  */
 #define MEM_IN_USE (mem_used > mem_pending ? mem_used - mem_pending : 0)
-#define MEM_TIGHT (MEM_IN_USE > mem_limit / 16 * 3)
-#define MEM_FULL (MEM_IN_USE > mem_limit / 16 * 5)
-/* Past 1/4: parked connections are closed (down to 3/16), and new ones close one. */
-#define MEM_RELIEVE (MEM_IN_USE > mem_limit / 4)
+#define MEM_TIGHT (MEM_IN_USE > mem_limit / 8 * 3)
+#define MEM_FULL (MEM_IN_USE > mem_limit / 8 * 5)
+/* Past 1/2: parked connections are closed (down to 3/8), and new ones close one. */
+#define MEM_RELIEVE (MEM_IN_USE > mem_limit / 2)
 
 static size_t
 mem_hwm(void)
@@ -1250,7 +1250,7 @@ conn_weight(const struct conn *c)
 	return n;
 }
 
-/* Memory past a quarter of the limit: close parked connections, oldest first, down to 3/16. */
+/* Memory past half the limit: close parked connections, oldest first, down to 3/8. */
 static void
 mem_relieve(struct proxy *p)
 {
@@ -1259,7 +1259,7 @@ mem_relieve(struct proxy *p)
 
 	if (!MEM_RELIEVE)
 		return;
-	excess = MEM_IN_USE - mem_limit / 16 * 3;
+	excess = MEM_IN_USE - mem_limit / 8 * 3;
 	while (freed < excess && (c = oldest_parked(p))) {
 		c->weight = conn_weight(c);
 		freed += c->weight;
@@ -1380,6 +1380,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	 * makes room: a flood of parked connections then holds at most the cap,
 	 * and a request that arrives whole is still served.
 	 */
+	mem_relieve(p);
 	if (p->stats.open >= p->max_conns || MEM_RELIEVE) {
 		struct conn *v = oldest_parked(p);
 

@@ -76,9 +76,9 @@ struct proxy_config {
  *     are absolute: bytes trickled in do not move them;
  *   - what libevent, OpenSSL and the proxy allocate is counted (after
  *     proxy_memory_init()), and kept well under the limit, which is meant
- *     for the whole process: past 3/16 of it every connection buffers
- *     less, past 1/4 parked connections are closed, past 5/16 a connection
- *     reads only once what it holds has drained.
+ *     for the whole process: past 3/8 of it every connection buffers less,
+ *     past 1/2 parked connections are closed (down to 3/8), past 5/8 a
+ *     connection reads only once what it holds has drained.
  */
 #define PROXY_MEMORY_DEFAULT (256u << 20)
 #define PROXY_MEMORY_MIN (32u << 20)
