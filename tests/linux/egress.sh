@@ -110,6 +110,10 @@ setup_user() {
 	    egress_rules: ["GET upstream.test:$HTTPS/bytes/*"]
 	    limits: {memory: 64MiB}
 	EOF
+	# The sanitizers' runtime cannot start under a 64 MiB RLIMIT_AS (what
+	# limits.memory sets in the sandbox): their builds flood a proxy at its
+	# default cap instead, and the RSS bound is checked by the plain build.
+	grep -v '^    limits:' "$P/flood.yaml" >"$P/flood-sanitize.yaml"
 	cat >"$P/private.yaml" <<-EOF
 	os_env:
 	  sandbox:
@@ -235,20 +239,22 @@ run_all() {
 
 	name="10,000 parked partial heads from inside: the proxy stays under its cap, a request is served"
 	# The agent goes around the relay, straight to the proxy's socket.
-	sbx flood sh -c "./flood \$TMPDIR/omnibox-proxy.sock 10000 32768 4 >\$TMPDIR/flood.out &
+	flood_policy=flood
+	case $B in */sanitize) flood_policy=flood-sanitize ;; esac
+	sbx $flood_policy sh -c "./flood \$TMPDIR/omnibox-proxy.sock 10000 32768 4 >\$TMPDIR/flood.out &
 		for i in \$(seq 300); do grep -q parked \$TMPDIR/flood.out && break; sleep 0.1; done
 		curl -sS -m 20 $url/bytes/7; echo; wait; cat \$TMPDIR/flood.out"
 	expect_out "xxxxxxx"
 	expect_out "parked 10000"
 	out=$log
 	expect_out "KiB of memory" # the caps are logged
+	case $B in */sanitize) ;; *) expect_out "65536 KiB of memory" ;; esac
 	expect_out "the longest-parked connections are closed"
 	rss=$(printf '%s\n' "$log" | sed -n 's/.*peak RSS \([0-9]*\) KiB.*/\1/p')
 	tests=$((tests + 1))
 	case $B in
 	*/sanitize)
-		# The sanitizers' allocator keeps freed memory in quarantine and adds shadow memory.
-		echo "SKIP [$who] the RSS bound under the sanitizers (their allocator's own overhead): ${rss} KiB"
+		echo "SKIP [$who] the RSS bound under the sanitizers (their runtime needs more than the 64 MiB cap): ${rss} KiB"
 		skips=$((skips + 1)) ;;
 	*)
 		[ -n "$rss" ] && [ "$rss" -lt 65536 ] ||
