@@ -1320,14 +1320,15 @@ want_os_env(struct vctx *c, const struct ynode *n, const char *w, struct os_env 
 			     "%s.fork is not supported: omnibox-run refuses to launch rather than "
 			     "run on the real workspace",
 			     w);
+	/*
+	 * A null sandbox is the default sandbox, as when the key is absent
+	 * (Omnigent reads it so): a null never weakens a policy.  Only
+	 * `type: none` or `type: null` turns the sandbox off.
+	 */
 	if ((v = ynode_get(n, "sandbox"))) {
 		env->sandbox.loc = ynode_key(n, "sandbox")->loc;
-		if (v->kind == YNODE_SCALAR && v->type == YSCALAR_NULL) {
-			env->sandbox.type = SANDBOX_NONE;
-			env->sandbox.type_loc = v->loc;
-		} else {
+		if (!(v->kind == YNODE_SCALAR && v->type == YSCALAR_NULL))
 			want_sandbox(c, v, arena_printf(c->a, "%s.sandbox", w), &env->sandbox);
-		}
 	}
 	check_sandbox_rules(c, env, arena_printf(c->a, "%s.sandbox", w));
 }

@@ -145,6 +145,12 @@ setup_user() {
 	  sandbox:
 	    type: none
 	EOF
+	# A null sandbox, however it is written, is the default sandbox; only a
+	# null or none type is the opt-out.
+	printf 'os_env:\n  sandbox: null\n' >"$P/sandbox-null.yaml"
+	printf 'os_env:\n  sandbox: ~\n' >"$P/sandbox-tilde.yaml"
+	printf 'os_env:\n  sandbox:\n' >"$P/sandbox-empty.yaml"
+	printf 'os_env:\n  sandbox: {type: null}\n' >"$P/type-null.yaml"
 	policy limits <<-EOF
 	os_env:
 	  sandbox:
@@ -516,6 +522,23 @@ t_none() {
 	rm -f "$WS/none.txt"
 }
 
+t_null_sandbox() {
+	for spelling in null tilde empty; do
+		name="sandbox: $spelling is the default sandbox, never none"
+		sbx sandbox-$spelling sh -c 'echo x > null-probe.txt 2>&1 || echo ws-read-only; cat "$HOME/.ssh/id_rsa" 2>&1 || echo home-hidden'
+		expect_out "ws-read-only"
+		expect_out "home-hidden"
+		expect_no_out "ssh-host-key"
+		tests=$((tests + 1))
+		[ ! -e "$WS/null-probe.txt" ] || fail "the workspace was written"
+		rm -f "$WS/null-probe.txt"
+	done
+	name="sandbox.type: null is the explicit opt-out"
+	sbx type-null sh -c 'echo x > null-probe.txt && echo wrote'
+	expect_out "wrote"
+	rm -f "$WS/null-probe.txt"
+}
+
 t_resolve_matches_dry_run() {
 	name="omnibox-compile --resolve prints what omnibox-run --dry-run would run"
 	a=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/masks.yaml" -- /bin/true 2>&1 | grep -v -e '^--seccomp' -e '^--json-status-fd' -e '^[0-9]*$' -e '^{')
@@ -562,6 +585,7 @@ run_all() {
 	t_fail_closed
 	t_command_visibility
 	t_none
+	t_null_sandbox
 	t_resolve_matches_dry_run
 	t_limits
 }

@@ -267,7 +267,7 @@ Test(os_env, start_in_scratch_conflicts)
 		     "2:21: error: start_in_scratch cannot be combined with fork");
 	expect_error("os_env:\n  start_in_scratch: true\n  sandbox: {type: none}\n",
 		     "2:21: error: start_in_scratch needs a sandbox (the sandbox type is none)");
-	expect_error("os_env:\n  start_in_scratch: true\n  sandbox:\n",
+	expect_error("os_env:\n  start_in_scratch: true\n  sandbox: {type: null}\n",
 		     "2:21: error: start_in_scratch needs a sandbox (the sandbox type is none)");
 }
 

@@ -461,10 +461,14 @@ Test(none, no_job_is_created_and_limits_say_so)
 	run_free(&r);
 }
 
-Test(none, a_null_sandbox_is_none)
+Test(none, a_null_sandbox_is_the_default_sandbox_and_a_null_type_is_none)
 {
 	struct run r = emit("os_env:\n  sandbox: ~\n");
 
+	cr_assert_eq(r.rc, 0, "%s", r.diags);
+	expect_no_manifest_line(r, "job = none");
+	run_free(&r);
+	r = emit("os_env:\n  sandbox: {type: ~}\n");
 	cr_assert_eq(r.rc, 0, "%s", r.diags);
 	expect_manifest_line(r, "job = none");
 	run_free(&r);
