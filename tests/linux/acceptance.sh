@@ -525,9 +525,12 @@ t_none() {
 t_null_sandbox() {
 	for spelling in null tilde empty; do
 		name="sandbox: $spelling is the default sandbox, never none"
-		sbx sandbox-$spelling sh -c 'echo x > null-probe.txt 2>&1 || echo ws-read-only; cat "$HOME/.ssh/id_rsa" 2>&1 || echo home-hidden'
+		sbx sandbox-$spelling sh -c 'echo x > null-probe.txt 2>&1 || echo ws-read-only; cat "$HOME/.ssh/id_rsa" 2>&1 || echo home-hidden;
+			cat .env 2>&1 | grep -q dotenv-secret || echo dotfile-masked; echo "mount=$(probe mount) ptrace=$(probe ptrace-traceme)"'
 		expect_out "ws-read-only"
 		expect_out "home-hidden"
+		expect_out "dotfile-masked"
+		expect_out "mount=EPERM ptrace=EPERM"
 		expect_no_out "ssh-host-key"
 		tests=$((tests + 1))
 		[ ! -e "$WS/null-probe.txt" ] || fail "the workspace was written"
