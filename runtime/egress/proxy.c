@@ -73,6 +73,10 @@
 #define PROXY_READ_PARKED (2048 - 128)
 /* Unfinished heads may hold 1/PROXY_HEAD_SHARE of the memory limit. */
 #define PROXY_HEAD_SHARE 32
+/* At the connection cap, only a connection parked this long is closed for a newcomer. */
+#define PROXY_EVICT_AGE_MS 1000
+/* An agent that reads nothing of what is sent to it for this long is cut off. */
+#define PROXY_SEND_STALL 300
 /* The send buffer asked for on the agent's socket (Linux caps it at
  * net.core.wmem_max, then doubles it; the default is 208 KiB, doubled): each
  * write hands the relay more, so both sides wake up less often in a download. */
@@ -169,7 +173,7 @@ struct proxy {
 	void *log_arg;
 	struct conn *conns;
 	unsigned long next_id;
-	unsigned long long parked_seq; /* orders parked connections, oldest first */
+	struct conn *park_head, *park_tail; /* parked connections, longest-parked first */
 	size_t max_conns;
 	bool at_cap; /* a flood episode was logged; its end is logged too */
 	unsigned long cap_refused, cap_evicted; /* at the start of the episode */
@@ -193,7 +197,9 @@ struct conn {
 	size_t cli_room, up_room;     /* what read_into() reserves next (0: PROXY_READ) */
 	struct event *later;	      /* deferred work: DNS answers, closing, freeing */
 	struct event *timer;	      /* the deadline of the current state (absolute) */
-	unsigned long long parked;    /* waiting for a head or a handshake since (0: not) */
+	struct conn *park_prev, *park_next;
+	bool parked;		      /* waiting for the agent: a head, a handshake, a request */
+	unsigned long long parked_ms; /* since (CLOCK_MONOTONIC) */
 	uint64_t body_moved;	      /* request body bytes moved in this window */
 	bool keepalive;		      /* parked between requests (not yet in a head) */
 	size_t weight;		      /* closed to make room: what it gives back */
@@ -249,6 +255,7 @@ static void splice_end(struct conn *c);
 struct body;
 static void body_end_data(struct body *b, struct evbuffer *out);
 static void mem_relieve(struct proxy *p);
+static void park_remove(struct conn *c);
 
 /* ---- logging ----------------------------------------------------------------------- */
 
@@ -537,7 +544,7 @@ conn_kill(struct conn *c)
 	if (c->timer)
 		event_free(c->timer);
 	c->timer = NULL;
-	c->parked = 0;
+	park_remove(c);
 	p->head_bytes -= c->head_seen;
 	c->head_seen = 0;
 	if (c->cli_rd)
@@ -619,7 +626,7 @@ conn_finish(struct conn *c)
 		return;
 	c->closing = true;
 	c->closing_deadline = time(NULL) + CLOSE_TIMEOUT;
-	c->parked = 0;
+	park_remove(c);
 	event_del(c->timer);
 	up_close(c);
 	if (c->dns) {
@@ -1080,8 +1087,14 @@ conn_update_io(struct conn *c)
 	static const struct timeval up_wait = {UPSTREAM_TIMEOUT, 0},
 				    up_idle = {UPSTREAM_IDLE_TIMEOUT, 0};
 	size_t hwm = mem_hwm();
+	/* Under a TLS filter, what it encrypted and the socket has not sent counts too. */
 	size_t up_out = c->up ? evbuffer_get_length(bufferevent_get_output(c->up)) : 0;
 	size_t cli_out = c->cli ? evbuffer_get_length(bufferevent_get_output(c->cli)) : 0;
+
+	if (c->up && c->up_sock && c->up_sock != c->up)
+		up_out += evbuffer_get_length(bufferevent_get_output(c->up_sock));
+	if (c->cli && c->cli_sock && c->cli_sock != c->cli)
+		cli_out += evbuffer_get_length(bufferevent_get_output(c->cli_sock));
 	bool cr = false, ur = false;
 
 	if (c->dead)
@@ -1159,13 +1172,54 @@ tune_filter(struct bufferevent *tls, struct bufferevent *sock)
 
 static void conn_timer_cb(evutil_socket_t fd, short what, void *arg);
 
-/* The connection now waits for the agent (a head or a handshake) for at most SECONDS. */
+static unsigned long long
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned long long)t.tv_sec * 1000 + (unsigned long long)t.tv_nsec / 1000000;
+}
+
+static void
+park_remove(struct conn *c)
+{
+	struct proxy *p = c->p;
+
+	if (!c->parked)
+		return;
+	if (c->park_prev)
+		c->park_prev->park_next = c->park_next;
+	else
+		p->park_head = c->park_next;
+	if (c->park_next)
+		c->park_next->park_prev = c->park_prev;
+	else
+		p->park_tail = c->park_prev;
+	c->park_prev = c->park_next = NULL;
+	c->parked = false;
+}
+
+/*
+ * The connection now waits for the agent (a head, a handshake, its next
+ * request) for at most SECONDS.  Parked connections are kept in the order
+ * they began to wait, so the longest-parked is found at once.
+ */
 static void
 conn_park(struct conn *c, int seconds)
 {
+	struct proxy *p = c->p;
 	struct timeval t = {seconds, 0};
 
-	c->parked = ++c->p->parked_seq;
+	park_remove(c);
+	c->parked = true;
+	c->parked_ms = now_ms();
+	c->park_prev = p->park_tail;
+	if (p->park_tail)
+		p->park_tail->park_next = c;
+	else
+		p->park_head = c;
+	p->park_tail = c;
 	event_add(c->timer, &t);
 }
 
@@ -1175,7 +1229,7 @@ conn_unpark(struct conn *c, int deadline)
 {
 	struct timeval t = {deadline, 0};
 
-	c->parked = 0;
+	park_remove(c);
 	if (deadline)
 		event_add(c->timer, &t);
 	else
@@ -1185,12 +1239,7 @@ conn_unpark(struct conn *c, int deadline)
 static struct conn *
 oldest_parked(struct proxy *p)
 {
-	struct conn *best = NULL;
-
-	for (struct conn *c = p->conns; c; c = c->next)
-		if (c->parked && !c->dead && !c->closing && (!best || c->parked < best->parked))
-			best = c;
-	return best;
+	return p->park_head;
 }
 
 /* The first closing or refusal of an episode is logged; the rest are counted. */
@@ -1268,6 +1317,54 @@ mem_relieve(struct proxy *p)
 	}
 }
 
+/* What C holds for its two sides to take: what the agent, or the server, has not read. */
+static size_t
+conn_buffered(const struct conn *c)
+{
+	size_t n = 0;
+
+	if (c->cli) {
+		n += evbuffer_get_length(bufferevent_get_output(c->cli));
+		if (c->cli_sock && c->cli_sock != c->cli)
+			n += evbuffer_get_length(bufferevent_get_output(c->cli_sock));
+	}
+	if (c->up) {
+		n += evbuffer_get_length(bufferevent_get_output(c->up));
+		if (c->up_sock && c->up_sock != c->up)
+			n += evbuffer_get_length(bufferevent_get_output(c->up_sock));
+	}
+	return n;
+}
+
+/*
+ * Memory is past half the limit and nothing parked is left: the
+ * connection whose other side has left the most unread goes (an agent that
+ * does not read its downloads, a server that does not take an upload).
+ * Reading stopped past 5/8 already, so this only runs when memory stays up.
+ */
+static void
+evict_heaviest(struct proxy *p)
+{
+	struct conn *heaviest = NULL;
+	size_t most = PROXY_LWM;
+
+	if (oldest_parked(p))
+		return;
+	for (struct conn *c = p->conns; c; c = c->next) {
+		size_t n = c->dead || c->closing ? 0 : conn_buffered(c);
+
+		if (n > most) {
+			most = n;
+			heaviest = c;
+		}
+	}
+	if (!heaviest)
+		return;
+	heaviest->weight = most;
+	mem_pending += most;
+	evict(heaviest, "memory near its cap, the connection with the most left unread closed");
+}
+
 static void
 sweep_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -1276,6 +1373,8 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	mem_relieve(p);
+	if (MEM_RELIEVE)
+		evict_heaviest(p);
 	cap_check_end(p);
 }
 
@@ -1349,7 +1448,7 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 /* No room: a short answer straight on the socket, then close.  Nothing is allocated. */
 static void
-refuse_connection(struct proxy *p, evutil_socket_t fd)
+refuse_connection(struct proxy *p, evutil_socket_t fd, const char *why)
 {
 	static const char busy[] =
 	    "HTTP/1.1 503 Service Unavailable\r\n"
@@ -1359,7 +1458,7 @@ refuse_connection(struct proxy *p, evutil_socket_t fd)
 	    "Connection: close\r\n\r\n"
 	    "omnibox: the egress proxy is at its connection cap; try again\n";
 
-	cap_reached(p, "at its connection cap");
+	cap_reached(p, why);
 	p->stats.refused++;
 	(void)!send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	evutil_closesocket(fd);
@@ -1381,11 +1480,20 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	 * and a request that arrives whole is still served.
 	 */
 	mem_relieve(p);
+	if (MEM_RELIEVE)
+		evict_heaviest(p); /* nothing parked was left to close */
 	if (p->stats.open >= p->max_conns || MEM_RELIEVE) {
 		struct conn *v = oldest_parked(p);
 
-		if (!v) {
-			refuse_connection(p, fd);
+		/*
+		 * A connection parked for less than PROXY_EVICT_AGE_MS is in the
+		 * middle of its exchange (a handshake, the head on its way): the
+		 * newcomer is refused instead, so a churn of new connections
+		 * cannot push out the requests being served.
+		 */
+		if (!v || (!MEM_RELIEVE && now_ms() - v->parked_ms < PROXY_EVICT_AGE_MS)) {
+			refuse_connection(
+			    p, fd, MEM_RELIEVE ? "memory near its cap" : "at its connection cap");
 			return;
 		}
 		evict(v, p->stats.open >= p->max_conns ? "at its connection cap"
@@ -1427,6 +1535,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	if (p->stats.open > p->stats.peak_open)
 		p->stats.peak_open = p->stats.open;
 	tune_sock(c->cli);
+	bufferevent_set_timeouts(c->cli, NULL, &(struct timeval){PROXY_SEND_STALL, 0});
 	bufferevent_setcb(c->cli, cli_read_cb, cli_write_cb, cli_event_cb, c);
 	c->rq = RQ_HEAD;
 	c->rs = RS_IDLE;
@@ -1597,6 +1706,16 @@ ws_pass(struct conn *c, bool from_agent)
 				return;
 			}
 			took += v[i].iov_len;
+		}
+		/* A secret split over the frames of a message would pass the scrubber
+		 * (it looks within a frame): a credential's host sends whole ones. */
+		if (!from_agent && c->ws->scrub && w->saw_fragments) {
+			plog(c->p,
+			     "c%lu websocket %s: a credential's host sent a fragmented "
+			     "message, which cannot be checked for the secret: closed",
+			     c->id, c->log_url ? c->log_url : "");
+			conn_kill(c);
+			return;
 		}
 		len -= took < len ? took : len;
 		evbuffer_ptr_set(in, &at, took, EVBUFFER_PTR_ADD);
@@ -1897,11 +2016,19 @@ apply_credentials(struct conn *c, const char *buf, const char *method, size_t ml
 
 	memset(o, 0, sizeof(*o));
 	o->name = "Authorization";
-	if (cred_has_placeholder(http_span_ptr(buf, h->target), h->target.len)) {
+	if (cred_has_placeholder(http_span_ptr(buf, h->target), h->target.len) ||
+	    cred_has_placeholder(method, mlen)) {
 		refuse(c, 403, "credential-misuse",
-		       "the request target holds a credential placeholder", true);
+		       "the request line holds a credential placeholder", true);
 		return false;
 	}
+	for (size_t i = 0; i < h->n_fields; i++)
+		if (cred_has_placeholder(http_span_ptr(buf, h->fields[i].name),
+					 h->fields[i].name.len)) {
+			refuse(c, 403, "credential-misuse",
+			       "a header name holds a credential placeholder", true);
+			return false;
+		}
 	if (bound && bound->header)
 		return apply_header_credential(c, buf, bound, trace, o);
 	for (size_t i = 0; i < h->n_fields; i++) {
@@ -1961,6 +2088,18 @@ apply_credentials(struct conn *c, const char *buf, const char *method, size_t ml
 	return true;
 }
 
+/*
+ * Fields a request to a credential's host goes without: what would let the
+ * answer come back in a form the scrubber cannot search (compressed, in
+ * another charset) or in pieces (a range holding part of the secret).
+ */
+static bool
+scrub_drops_field(const char *name, size_t len)
+{
+	return http_name_is(name, len, "accept-encoding") || http_name_is(name, len, "range") ||
+	       http_name_is(name, len, "if-range") || http_name_is(name, len, "accept-charset");
+}
+
 /* The request head as the upstream gets it. */
 static struct evbuffer *
 build_upstream_head(struct conn *c, const char *buf, const char *method, size_t mlen,
@@ -1983,7 +2122,7 @@ build_upstream_head(struct conn *c, const char *buf, const char *method, size_t 
 
 		if (field_dropped(h, buf, i, c->req_ws) ||
 		    (cred->value && http_name_is(name, h->fields[i].name.len, cred->name)) ||
-		    (c->scrub && http_name_is(name, h->fields[i].name.len, "accept-encoding")) ||
+		    (c->scrub && scrub_drops_field(name, h->fields[i].name.len)) ||
 		    (c->req_ws &&
 		     http_name_is(name, h->fields[i].name.len, "sec-websocket-extensions")))
 			continue;
@@ -2084,6 +2223,18 @@ handle_connect(struct conn *c, const char *buf)
 	c->req = NULL;
 	c->req_close = false;
 	dest_resolve(c, AFTER_TUNNEL);
+}
+
+/* Does S/LEN hold NEEDLE, in any case? */
+static bool
+strcasestr_n(const char *s, size_t len, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (size_t i = 0; i + n <= len; i++)
+		if (!strncasecmp(s + i, needle, n))
+			return true;
+	return false;
 }
 
 /* Header NAME's value in BUF's head H (*LEN), or NULL when absent or given twice. */
@@ -3069,8 +3220,10 @@ write_response_head(struct conn *c, const char *buf, bool keep_upgrade, bool out
 		size_t len = h->fields[i].name.len;
 
 		if (http_name_is(name, len, "content-length")) {
-			/* A scrubbed body has a length of its own. */
-			if (out_chunked || (h->status >= 200 && c->resp_body.sc))
+			/* A scrubbed body has a length of its own; and from a credential's
+			 * host, the length of a body not sent (HEAD, 304) would tell the
+			 * length of a secret it echoes. */
+			if (out_chunked || c->scrub)
 				continue;
 		} else if (http_name_is(name, len, "host") ||
 			   http_name_is(name, len, "max-forwards") ||
@@ -3079,7 +3232,7 @@ write_response_head(struct conn *c, const char *buf, bool keep_upgrade, bool out
 		} else if (field_dropped(h, buf, i, keep_upgrade)) {
 			continue;
 		}
-		evbuffer_add(out, name, len);
+		put_scrubbed(c, out, name, len);
 		evbuffer_add(out, ": ", 2);
 		put_scrubbed(c, out, http_span_ptr(buf, h->fields[i].value),
 			     h->fields[i].value.len);
@@ -3087,12 +3240,44 @@ write_response_head(struct conn *c, const char *buf, bool keep_upgrade, bool out
 	}
 	if (out_chunked)
 		evbuffer_add(out, "Transfer-Encoding: chunked\r\n", 28);
+	else if (c->scrub && h->status >= 200 && !keep_upgrade && !c->req_head &&
+		 h->status != 204 && h->status != 304 && c->resp_body.mode == BODY_NONE)
+		evbuffer_add(out, "Content-Length: 0\r\n", 19); /* the one it had, dropped above */
 	if (keep_upgrade)
 		evbuffer_add(out, "Connection: Upgrade\r\n", 21);
 	else if (c->close_after && h->status >= 200)
 		evbuffer_add(out, "Connection: close\r\n", 19);
 	evbuffer_add(out, "\r\n", 2);
 	evbuffer_add_buffer(bufferevent_get_output(c->cli), out);
+}
+
+/*
+ * A response from a credential's host that the scrubber could not search
+ * whole: compressed, partial (206), or in a charset that spreads a secret
+ * over wider characters.  Returns why, or NULL.
+ */
+static const char *
+unsearchable_response(const struct http_head *h, const char *buf)
+{
+	if (h->status == 206)
+		return "a partial response (206) from a credential's host could hold part of the "
+		       "secret";
+	for (size_t i = 0; i < h->n_fields; i++) {
+		const struct http_field *f = &h->fields[i];
+		const char *name = http_span_ptr(buf, f->name), *v = http_span_ptr(buf, f->value);
+
+		if (http_name_is(name, f->name.len, "content-encoding") &&
+		    !http_name_is(v, f->value.len, "identity"))
+			return "the response from a credential's host is compressed "
+			       "(Content-Encoding), so it cannot be checked for the secret";
+		if (http_name_is(name, f->name.len, "content-type") &&
+		    (strcasestr_n(v, f->value.len, "utf-16") ||
+		     strcasestr_n(v, f->value.len, "utf-32") ||
+		     strcasestr_n(v, f->value.len, "ucs-")))
+			return "the response from a credential's host is in a wide charset, so it "
+			       "cannot be checked for the secret";
+	}
+	return NULL;
 }
 
 static void
@@ -3193,22 +3378,13 @@ read_response(struct conn *c)
 			 * searched for it.  The request asked for no content coding;
 			 * a compressed body could not be searched, so it is refused.
 			 */
-			for (size_t i = 0; i < h->n_fields; i++) {
-				const struct http_field *f = &h->fields[i];
+			const char *bad = unsearchable_response(h, buf);
 
-				if (http_name_is(http_span_ptr(buf, f->name), f->name.len,
-						 "content-encoding") &&
-				    !http_name_is(http_span_ptr(buf, f->value), f->value.len,
-						  "identity")) {
-					c->up_reusable = false;
-					up_close(c);
-					upstream_failed(
-					    c, "bad-gateway",
-					    "the response from a credential's host is "
-					    "compressed (Content-Encoding), so it cannot "
-					    "be checked for the secret");
-					return;
-				}
+			if (bad) {
+				c->up_reusable = false;
+				up_close(c);
+				upstream_failed(c, "bad-gateway", bad);
+				return;
 			}
 			c->resp_body.sc = mem_alloc(sizeof(*c->resp_body.sc));
 			if (!c->resp_body.sc) {

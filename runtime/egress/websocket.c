@@ -129,6 +129,7 @@ check_first_byte(struct ws_checker *w, unsigned char b)
 		if (w->fragmented)
 			return "new message inside a fragmented message";
 		w->fragmented = !fin;
+		w->saw_fragments |= !fin;
 		break;
 	case OP_CLOSE:
 	case OP_PING:

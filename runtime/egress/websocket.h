@@ -79,10 +79,11 @@ struct ws_checker {
 	uint8_t hdr_need;   /* header length, once the second byte is known; else 0 */
 	uint64_t remaining; /* payload bytes left in the current frame */
 	bool in_payload;
-	bool fragmented;   /* a text/binary message has begun and its FIN frame not come */
-	bool close_frame;  /* the current frame is a close frame */
-	bool closed;	   /* a whole close frame has gone by; nothing may follow */
-	const char *error; /* the first violation, once there is one */
+	bool fragmented;    /* a text/binary message has begun and its FIN frame not come */
+	bool saw_fragments; /* some message came in several frames (sticky; callers may read it) */
+	bool close_frame;   /* the current frame is a close frame */
+	bool closed;	    /* a whole close frame has gone by; nothing may follow */
+	const char *error;  /* the first violation, once there is one */
 };
 
 /* Prepare W for the bytes one side sends from just after the 101 on. */

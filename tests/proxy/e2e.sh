@@ -116,6 +116,10 @@ os_env:
       - "GET api.test:$SP/close/*"
       - "GET api.test:$SP/ws"
       - "GET api.test:$SP/fakews"
+      - "GET api.test:$SP/wsfrag"
+      - "GET api.test:$SP/partial"
+      - "GET api.test:$SP/utf16"
+      - "GET api.test:$SP/reflectname"
       - "TRACE,OPTIONS api.test:$SP/**"
       - "* other.test:$SP/**"
       - "* git.test:$SP/**"
@@ -144,7 +148,7 @@ os_env:
       - "GET 2130706433:$SP/**"
 EOF
 
-mkdir open closed
+mkdir open closed small
 E2E_API_SECRET=$SECRET "$PROXYD" open.yaml --dir "$T/open" --system-ca ca.crt \
 	--hosts hosts.open --resolv resolv.conf >open.out 2>open.log &
 OPEN_PID=$!
@@ -156,6 +160,14 @@ PA=$2
 pids="$pids $!"
 set -- $(wait_ready closed.out)
 PB=$2
+
+# The same policy, the proxy capped at 32 MiB: for the bounds.
+E2E_API_SECRET=$SECRET "$PROXYD" open.yaml --dir "$T/small" --system-ca ca.crt --hosts hosts.open --resolv resolv.conf \
+	--memory 33554432 >small.out 2>small.log &
+SMALL_PID=$!
+pids="$pids $SMALL_PID"
+set -- $(wait_ready small.out)
+PS=$2
 
 CA=$T/open/ca.pem
 PLACEHOLDER=$(sed -n 's/^API_TOKEN=//p' open/cred.env)
@@ -535,6 +547,75 @@ except urllib.error.HTTPError as e:
 	expect_out "403 blocked-by-policy"
 }
 
+t_scrub_edges() {
+	name="scrubbing: a Range is not forwarded to a credential's host, a 206 or a wide charset is refused"
+	out=$(agent_curl -r 0-10 "https://api.test:$SP/allowed/range")
+	expect_out "GET /allowed/range"
+	expect_no_out "Range:"
+	expect_no_out "$SECRET"
+	out=$(agent_curl -i "https://api.test:$SP/partial")
+	expect_out "502"
+	expect_out "partial response (206)"
+	out=$(agent_curl -i "https://api.test:$SP/utf16")
+	expect_out "502"
+	expect_out "wide charset"
+	name="scrubbing: response header names too; no length from a HEAD; fragmented WebSocket messages refused"
+	out=$(agent_curl -D - -o /dev/null "https://api.test:$SP/reflectname")
+	expect_out "X-Bearer"
+	expect_no_out "$SECRET"
+	out=$(agent_curl -I "https://api.test:$SP/allowed/head")
+	expect_out "200"
+	expect_no_out "Content-Length"
+	out=$($CLIENT ws "$PA" "api.test:$SP" "$CA" /wsfrag)
+	expect_no_out "$SECRET"
+	expect_no_out "e2e-rea"
+	expect_no_out "ws-echo"
+	out=$(cat "$T/open.log")
+	expect_out "sent a fragmented message, which cannot be checked for the secret"
+	name="a placeholder in the method or a header name goes nowhere"
+	before=$(upstream_requests)
+	out=$(agent_curl -i -X "$PLACEHOLDER" "https://other.test:$SP/x"; agent_curl -i -H "X-$PLACEHOLDER: 1" "https://other.test:$SP/x")
+	expect_out "403"
+	expect_no_out "200 OK"
+	tests=$((tests + 1))
+	[ "$(upstream_requests)" = "$before" ] || fail "the upstream got a placeholder"
+}
+
+# small_curl ARGS: curl through the proxy capped at 32 MiB.
+small_curl() {
+	HTTPS_PROXY=http://127.0.0.1:$PS CURL_CA_BUNDLE=$T/small/ca.pem curl -sS --max-time 20 "$@" 2>&1
+}
+
+t_bounds() {
+	name="100 downloads the agent never reads: the proxy stays under its 32 MiB, a new request is served"
+	$CLIENT stall "$PS" "other.test:$SP" "$T/small/ca.pem" /bytes/100000000000 100 25 >stall.out &
+	st=$!
+	for _ in $(seq 300); do grep -q stalled stall.out && break; sleep 0.1; done
+	sleep 3
+	out=$(small_curl "https://other.test:$SP/bytes/9")
+	expect_out "xxxxxxxxx"
+	kill -USR1 "$SMALL_PID"
+	sleep 0.3
+	peak=$(sed -n 's/.*memory_peak=\([0-9]*\).*/\1/p' small.log | tail -n 1)
+	tests=$((tests + 1))
+	[ -n "$peak" ] && [ "$peak" -lt 33554432 ] || fail "counted memory peaked at ${peak:-?} bytes, over the 32 MiB cap"
+	out=$(cat small.log)
+	expect_out "memory near its cap"
+	kill "$st" 2>/dev/null
+	wait "$st" 2>/dev/null
+
+	name="a churn of connections opened and closed: requests are still served"
+	$CLIENT churn "$PS" 8 &
+	c1=$!
+	$CLIENT churn "$PS" 8 &
+	c2=$!
+	sleep 1
+	out=$(for i in 1 2 3; do small_curl -o /dev/null -w '%{http_code}\n' "https://other.test:$SP/bytes/5"; done)
+	wait "$c1" "$c2"
+	tests=$((tests + 1))
+	[ "$(printf '%s\n' "$out" | grep -c '^200$')" -ge 2 ] || fail "requests failed during the churn"
+}
+
 t_trickle() {
 	name="a head trickled in a byte a second is closed at its deadline, 15 s after it began"
 	out=$($CLIENT trickle "$PA" 30)
@@ -588,6 +669,8 @@ t_streaming
 t_credentials
 t_real_clients
 t_websocket
+t_scrub_edges
+t_bounds
 t_trickle
 
 name="the proxy logged no secret"
@@ -602,7 +685,7 @@ for p in $pids; do
 	"$PROXYD "*) kill -TERM "$p" && wait "$p" ;;
 	esac
 done
-out=$(grep -h -A12 -e 'Sanitizer' -e 'runtime error' open.log closed.log upstream.err)
+out=$(grep -h -A12 -e 'Sanitizer' -e 'runtime error' open.log closed.log small.log upstream.err)
 expect_eq "sanitizer reports" "$out" ""
 
 echo "e2e: $tests checks, $failures failed"

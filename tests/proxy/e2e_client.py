@@ -30,6 +30,12 @@ speak to the relay's port directly:
       for at most SECONDS; prints "closed after N s" when the proxy closes
       the connection, "open after N s" otherwise.
 
+  e2e_client.py stall PORT HOST:PORT CAFILE PATH N SECONDS
+      open N intercepted tunnels, send GET PATH on each and never read the
+      answers; prints "stalled N" once all are sent, holds them SECONDS.
+  e2e_client.py churn PORT SECONDS
+      connect, send the start of a head and close, over and over, SECONDS.
+
 Output is the raw response bytes (decoded as latin-1), so e2e.sh can grep.
 """
 import base64
@@ -180,6 +186,38 @@ def main():
         sock.sendall(unescape(sys.argv[3]))
         sock.shutdown(socket.SHUT_WR)
         sys.stdout.write(read_all(sock, idle=5).decode("latin-1"))
+        return 0
+    if mode == "stall":
+        import time
+        port, target, cafile, path, n, secs = sys.argv[2:8]
+        host = target.split(":")[0]
+        held = []
+        for _ in range(int(n)):
+            try:
+                sock = connect(port)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                sock.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
+                if not read_head(sock).startswith(b"HTTP/1.1 200"):
+                    continue
+                tls = ssl.create_default_context(cafile=cafile).wrap_socket(sock, server_hostname=host)
+                tls.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (path, host)).encode())
+                held.append(tls)
+            except OSError:
+                pass
+        sys.stdout.write("stalled %d\n" % len(held))
+        sys.stdout.flush()
+        time.sleep(float(secs))
+        return 0
+    if mode == "churn":
+        import time
+        end = time.monotonic() + float(sys.argv[3])
+        while time.monotonic() < end:
+            try:
+                sock = connect(sys.argv[2])
+                sock.sendall(b"GET http://")
+                sock.close()
+            except OSError:
+                pass
         return 0
     if mode == "trickle":
         import time

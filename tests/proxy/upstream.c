@@ -16,6 +16,10 @@
  *                ("fakews-bytes: ...") as a server that took it would read it
  *   /reflect     Authorization and X-Api-Key copied into response headers
  *   /gzip        a body sent with Content-Encoding: gzip
+ *   /partial     a 206 with the echo's first 40 bytes
+ *   /utf16       a body declared charset=utf-16
+ *   /reflectname the Authorization value (spaces dropped) as a header's name
+ *   /wsfrag      a 101, then the Authorization value in a message of two frames
  *   /padecho/N   the echo below after N bytes of padding, in 1000-byte chunks
  *   /git/...     git http-backend as CGI (smart HTTP) for repositories in --git-root
  *   anything else: an echo of the request line, the fields and the body's
@@ -574,6 +578,53 @@ serve(struct io *io)
 				      "HTTP/1.1 200 OK\r\nX-Echo-Authorization: %s\r\n"
 				      "X-Echo-Api-Key: %s\r\nContent-Length: 10\r\n\r\nreflected\n",
 				      a ? a : "-", k ? k : "-");
+		} else if (!strcmp(rq.target, "/partial")) {
+			while (body_read(io, &b, buf, sizeof(buf)) > 0)
+				;
+			rc = io_printf(
+			    io,
+			    "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-39/999\r\n"
+			    "Content-Length: 40\r\n\r\n%-40.40s",
+			    rq.line);
+		} else if (!strcmp(rq.target, "/utf16")) {
+			while (body_read(io, &b, buf, sizeof(buf)) > 0)
+				;
+			rc = io_printf(
+			    io, "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=UTF-16\r\n"
+				"Content-Length: 4\r\n\r\nW\001D\001");
+		} else if (!strcmp(rq.target, "/reflectname")) {
+			const char *a = field(&rq, "Authorization");
+			char name[512];
+			size_t k = 0;
+
+			for (; a && *a && k + 1 < sizeof(name); a++)
+				if (*a != ' ')
+					name[k++] = *a;
+			name[k] = '\0';
+			while (body_read(io, &b, buf, sizeof(buf)) > 0)
+				;
+			rc = io_printf(
+			    io, "HTTP/1.1 200 OK\r\nX-%s: 1\r\nContent-Length: 3\r\n\r\nok\n",
+			    k ? name : "none");
+		} else if (!strcmp(rq.target, "/wsfrag") && field(&rq, "Upgrade")) {
+			const char *key = field(&rq, "Sec-WebSocket-Key"),
+				   *a = field(&rq, "Authorization");
+			char accept[64] = "";
+			size_t n = a ? strlen(a) : 0, half = n / 2;
+			unsigned char h1[2] = {0x01, (unsigned char)half},
+				      h2[2] = {0x80, (unsigned char)(n - half)};
+
+			ws_accept(key ? key : "", accept);
+			io_printf(io,
+				  "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+				  "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+				  accept);
+			if (n < 126 && io_send(io, h1, 2) == 0 && io_send(io, a, half) == 0 &&
+			    io_send(io, h2, 2) == 0)
+				io_send(io, a + half, n - half);
+			ws_echo(io);
+			free(rq.head);
+			return;
 		} else if (!strcmp(rq.target, "/gzip")) {
 			while (body_read(io, &b, buf, sizeof(buf)) > 0)
 				;
