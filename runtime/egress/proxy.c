@@ -1299,24 +1299,6 @@ conn_weight(const struct conn *c)
 	return n;
 }
 
-/* Memory past half the limit: close parked connections, oldest first, down to 3/8. */
-static void
-mem_relieve(struct proxy *p)
-{
-	size_t freed = 0, excess;
-	struct conn *c;
-
-	if (!MEM_RELIEVE)
-		return;
-	excess = MEM_IN_USE - mem_limit / 8 * 3;
-	while (freed < excess && (c = oldest_parked(p))) {
-		c->weight = conn_weight(c);
-		freed += c->weight;
-		mem_pending += c->weight;
-		evict(c, "memory near its cap");
-	}
-}
-
 /* What C holds for its two sides to take: what the agent, or the server, has not read. */
 static size_t
 conn_buffered(const struct conn *c)
@@ -1342,14 +1324,12 @@ conn_buffered(const struct conn *c)
  * does not read its downloads, a server that does not take an upload).
  * Reading stopped past 5/8 already, so this only runs when memory stays up.
  */
-static void
+static size_t
 evict_heaviest(struct proxy *p)
 {
 	struct conn *heaviest = NULL;
 	size_t most = PROXY_LWM;
 
-	if (oldest_parked(p))
-		return;
 	for (struct conn *c = p->conns; c; c = c->next) {
 		size_t n = c->dead || c->closing ? 0 : conn_buffered(c);
 
@@ -1359,10 +1339,43 @@ evict_heaviest(struct proxy *p)
 		}
 	}
 	if (!heaviest)
-		return;
+		return 0;
 	heaviest->weight = most;
 	mem_pending += most;
 	evict(heaviest, "memory near its cap, the connection with the most left unread closed");
+	return most;
+}
+
+/*
+ * Memory past half the limit: close connections down to 3/8.  First those
+ * parked for a second or more (oldest first), then the one with the most
+ * left unread, and only then the young parked ones (in the middle of a
+ * handshake or a head): a request on its way is the last to go.
+ */
+static void
+mem_relieve(struct proxy *p)
+{
+	size_t freed = 0, excess, n;
+	struct conn *c;
+
+	if (!MEM_RELIEVE)
+		return;
+	excess = MEM_IN_USE - mem_limit / 8 * 3;
+	while (freed < excess) {
+		c = oldest_parked(p);
+		if (c && now_ms() - c->parked_ms < PROXY_EVICT_AGE_MS && (n = evict_heaviest(p))) {
+			freed += n;
+			continue;
+		}
+		if (!c)
+			break;
+		c->weight = conn_weight(c);
+		freed += c->weight;
+		mem_pending += c->weight;
+		evict(c, "memory near its cap");
+	}
+	if (freed < excess)
+		evict_heaviest(p);
 }
 
 static void
@@ -1373,8 +1386,6 @@ sweep_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	mem_relieve(p);
-	if (MEM_RELIEVE)
-		evict_heaviest(p);
 	cap_check_end(p);
 }
 
@@ -1480,8 +1491,6 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	 * and a request that arrives whole is still served.
 	 */
 	mem_relieve(p);
-	if (MEM_RELIEVE)
-		evict_heaviest(p); /* nothing parked was left to close */
 	if (p->stats.open >= p->max_conns || MEM_RELIEVE) {
 		struct conn *v = oldest_parked(p);
 
