@@ -212,13 +212,15 @@ except OSError as e:
 	expect_out "403"
 	expect_out "X-Omnibox-Error: blocked-by-policy"
 
-	name="egress: the command holds a placeholder, the upstream gets the secret"
+	name="egress: the command holds a placeholder, the upstream gets the secret, its echo does not"
+	: >"$T/upstream.log"
 	run egress sh -c "echo \"token=\$SAAS_TOKEN\"; env | grep -c real-secret; curl -sS -H \"Authorization: Bearer \$SAAS_TOKEN\" $url/echo/auth"
 	expect_out "token=oa_cred_"
-	expect_out "Authorization: Bearer real-secret-7c1d"
+	expect_out "Authorization: Bearer oa_cred_"
+	expect_no_out "real-secret-7c1d"
 	tests=$((tests + 1))
-	[ "$(printf '%s\n' "$out" | grep -c 'real-secret-7c1d')" = 1 ] ||
-		fail "the secret is visible to the command"
+	grep -q 'Authorization: Bearer real-secret-7c1d' "$T/upstream.log" ||
+		fail "the upstream did not get the secret: $(cat "$T/upstream.log")"
 	out=$log
 	expect_no_out "real-secret-7c1d"
 	expect_clean
