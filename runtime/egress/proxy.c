@@ -69,6 +69,8 @@
 /* A socket that filled a whole read gets twice the room the next time, up to
  * this: a bulk transfer then costs fewer reads, wakeups and ACKs per MiB. */
 #define PROXY_READ_MAX (1024 * 1024 - 256)
+/* How long a paused response stream waits before the scrubber lets its last bytes go. */
+#define SCRUB_FLUSH_US 20000
 /* What a connection waiting for a head or a handshake reads at a time. */
 #define PROXY_READ_PARKED (2048 - 128)
 /* Unfinished heads may hold 1/PROXY_HEAD_SHARE of the memory limit. */
@@ -232,6 +234,7 @@ struct conn {
 	bool scrub;		     /* a credential's host: responses lose every secret */
 	char ws_key[WS_KEY_LEN + 1]; /* the upgrade's Sec-WebSocket-Key */
 	struct ws_tunnel *ws;
+	struct event *scrub_timer; /* releases what the scrubber holds when a stream pauses */
 	char *log_url;
 
 	/* the current response */
@@ -561,6 +564,9 @@ conn_kill(struct conn *c)
 	free(c->host);
 	mem_release(c->ws);
 	c->ws = NULL;
+	if (c->scrub_timer)
+		event_free(c->scrub_timer);
+	c->scrub_timer = NULL;
 	if (c->prev)
 		c->prev->next = c->next;
 	else
@@ -2974,6 +2980,10 @@ static void
 response_done(struct conn *c)
 {
 	c->rs = RS_DONE;
+	/* Bytes after the response no request asked for (a body after a HEAD,
+	 * say) would be read as the next answer: the connection is not reused. */
+	if (c->up && evbuffer_get_length(bufferevent_get_input(c->up)))
+		c->up_reusable = false;
 	if (c->up_reusable) {
 		c->up_used = true;
 		if (c->up_rd && !c->up_rd_done)
@@ -3152,6 +3162,26 @@ splice_start(struct conn *c)
 	return true;
 }
 
+/*
+ * Nothing more came for SCRUB_FLUSH_US: what the scrubber holds goes out
+ * (server-sent events are not kept waiting for the next one).  The wait is
+ * the same whatever the bytes are; a secret the server splits over two
+ * writes that far apart would not be found.
+ */
+static void
+scrub_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	(void)fd;
+	(void)what;
+	if (c->dead || c->rs != RS_BODY || !c->resp_body.sc || !c->resp_body.sc->n_held)
+		return;
+	scrub_stream_finish(c->resp_body.sc, emit_evbuffer, c->resp_body.scrubbed);
+	body_put_scrubbed(&c->resp_body, bufferevent_get_output(c->cli));
+	conn_update_io(c);
+}
+
 static void
 pump_response(struct conn *c)
 {
@@ -3167,6 +3197,16 @@ pump_response(struct conn *c)
 	if (r == 1) {
 		response_done(c);
 		return;
+	}
+	/* A stream that pauses gets the bytes the scrubber holds a moment later. */
+	if (c->resp_body.sc && c->resp_body.sc->n_held) {
+		if (!c->scrub_timer)
+			c->scrub_timer = evtimer_new(c->p->base, scrub_flush_cb, c);
+		if (c->scrub_timer) {
+			struct timeval t = {0, SCRUB_FLUSH_US};
+
+			evtimer_add(c->scrub_timer, &t);
+		}
 	}
 	/* Big plain downloads: out of the proxy's hands and into the kernel's. */
 	sock_flush(c->cli_sock);
@@ -3282,7 +3322,11 @@ unsearchable_response(const struct http_head *h, const char *buf)
 		if (http_name_is(name, f->name.len, "content-type") &&
 		    (strcasestr_n(v, f->value.len, "utf-16") ||
 		     strcasestr_n(v, f->value.len, "utf-32") ||
-		     strcasestr_n(v, f->value.len, "ucs-")))
+		     strcasestr_n(v, f->value.len, "utf16") ||
+		     strcasestr_n(v, f->value.len, "utf32") ||
+		     strcasestr_n(v, f->value.len, "utf_16") ||
+		     strcasestr_n(v, f->value.len, "utf_32") ||
+		     strcasestr_n(v, f->value.len, "ucs")))
 			return "the response from a credential's host is in a wide charset, so it "
 			       "cannot be checked for the secret";
 	}

@@ -192,25 +192,6 @@ replace(const struct scrub_stream *st, const struct scrub_pattern *p,
 	return emit(arg, stars, p->from_len);
 }
 
-/* The longest end of BUF/LEN (shorter than every pattern it begins) that begins a pattern. */
-static size_t
-partial_tail(const struct scrub_set *s, const char *buf, size_t len)
-{
-	size_t best = 0;
-
-	for (size_t i = 0; i < s->n; i++) {
-		const struct scrub_pattern *p = &s->p[i];
-		size_t t = p->from_len - 1 < len ? p->from_len - 1 : len;
-
-		for (; t > best; t--)
-			if (buf[len - t] == p->from[0] && !memcmp(buf + len - t, p->from, t))
-				break;
-		if (t > best)
-			best = t;
-	}
-	return best;
-}
-
 /* Scrub WIN/N (no pattern of it is cut at its start); hold back a partial pattern at its end. */
 static int
 scan(struct scrub_stream *st, const char *win, size_t n, bool last,
@@ -228,7 +209,14 @@ scan(struct scrub_stream *st, const char *win, size_t n, bool last,
 		win += at + p->from_len;
 		n -= at + p->from_len;
 	}
-	keep = last ? 0 : partial_tail(s, win, n);
+	/*
+	 * Whatever the text, the same tail is held: the longest pattern less a
+	 * byte (or all that is left after the last match).  Holding only what
+	 * could begin a secret would show, in what comes out when, which bytes
+	 * begin one: an agent that has a server reflect its guesses would learn
+	 * the secret a byte at a time.
+	 */
+	keep = last ? 0 : n < s->longest - 1 ? n : s->longest - 1;
 	if (n - keep && emit(arg, win, n - keep) < 0)
 		return -1;
 	memmove(st->held, win + n - keep, keep);

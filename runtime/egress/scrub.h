@@ -9,9 +9,11 @@
  * it) at each of the three alignments it can have in a longer base64 text,
  * whatever user name the agent chose to put before it.
  *
- * Streaming: nothing is buffered whole.  What may be the beginning of a
- * secret is held back (never more than the longest pattern less one byte)
- * until the next bytes decide; the rest goes out at once.
+ * Streaming: nothing is buffered whole.  The last bytes seen (the longest
+ * pattern less one byte, whatever they are) are held back until the next
+ * bytes or the end of the stream; the rest goes out at once.  The hold does
+ * not depend on what the bytes are: if it did, when bytes come out would
+ * tell an agent which of its guesses reflected by a server begin a secret.
  */
 #ifndef OMNIBOX_SCRUB_H
 #define OMNIBOX_SCRUB_H
@@ -65,8 +67,8 @@ void scrub_stream_init(struct scrub_stream *st, const struct scrub_set *set, boo
 
 /*
  * Scrub the next LEN bytes of a stream.  EMIT is called with what is ready
- * to go out (possibly several times, never with a secret); bytes that may
- * begin a pattern stay in ST.  EMIT returns 0, or -1 to stop (passed back).
+ * to go out (possibly several times, never with a secret); the last bytes
+ * stay in ST.  EMIT returns 0, or -1 to stop (passed back).
  */
 int scrub_stream_feed(struct scrub_stream *st, const char *buf, size_t len,
 		      int (*emit)(void *arg, const char *s, size_t n), void *arg);

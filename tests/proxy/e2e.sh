@@ -118,6 +118,7 @@ os_env:
       - "GET api.test:$SP/fakews"
       - "GET api.test:$SP/wsfrag"
       - "GET api.test:$SP/partial"
+      - "GET api.test:$SP/refl"
       - "GET api.test:$SP/utf16"
       - "GET api.test:$SP/reflectname"
       - "TRACE,OPTIONS api.test:$SP/**"
@@ -572,6 +573,18 @@ t_scrub_edges() {
 	expect_no_out "ws-echo"
 	out=$(cat "$T/open.log")
 	expect_out "sent a fragmented message, which cannot be checked for the secret"
+	name="scrubbing is no oracle: a reflected prefix of the secret comes back framed like any other guess"
+	a=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
+		"GET /refl?zzzzzzzzzzzz HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n" |
+		sed -n '/^HTTP/,$p' | tr -d '\r' | sed '1,/^$/d' | tr 'z' '#')
+	b=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
+		"GET /refl?${SECRET%??????????} HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n" |
+		sed -n '/^HTTP/,$p' | tr -d '\r' | sed '1,/^$/d' | sed "s/${SECRET%??????????}/############/")
+	out="$a
+$b"
+	expect_out "you asked for"
+	expect_eq "the framing of a secret's prefix and of another guess" "$b" "$a"
+
 	name="a placeholder in the method or a header name goes nowhere"
 	before=$(upstream_requests)
 	out=$(agent_curl -i -X "$PLACEHOLDER" "https://other.test:$SP/x"; agent_curl -i -H "X-$PLACEHOLDER: 1" "https://other.test:$SP/x")

@@ -16,6 +16,7 @@
  *                ("fakews-bytes: ...") as a server that took it would read it
  *   /reflect     Authorization and X-Api-Key copied into response headers
  *   /gzip        a body sent with Content-Encoding: gzip
+ *   /refl?Q      "you asked for: Q" (the agent's own bytes at the end of a body)
  *   /partial     a 206 with the echo's first 40 bytes
  *   /utf16       a body declared charset=utf-16
  *   /reflectname the Authorization value (spaces dropped) as a header's name
@@ -578,6 +579,12 @@ serve(struct io *io)
 				      "HTTP/1.1 200 OK\r\nX-Echo-Authorization: %s\r\n"
 				      "X-Echo-Api-Key: %s\r\nContent-Length: 10\r\n\r\nreflected\n",
 				      a ? a : "-", k ? k : "-");
+		} else if (!strncmp(rq.target, "/refl?", 6)) {
+			while (body_read(io, &b, buf, sizeof(buf)) > 0)
+				;
+			rc = io_printf(
+			    io, "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n\r\nyou asked for: %s",
+			    strlen(rq.target + 6) + 15, rq.target + 6);
 		} else if (!strcmp(rq.target, "/partial")) {
 			while (body_read(io, &b, buf, sizeof(buf)) > 0)
 				;
