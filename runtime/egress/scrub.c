@@ -201,7 +201,14 @@ scan(struct scrub_stream *st, const char *win, size_t n, bool last,
 	size_t at, keep;
 	int i;
 
-	while ((i = first_match(s, win, n, &at)) >= 0) {
+	/*
+	 * Only a match that starts before the last longest-less-one bytes is
+	 * taken now: any pattern starting that early is whole in WIN, so the
+	 * leftmost (then longest) choice is the one the whole stream would
+	 * make.  A match starting later waits with the tail.
+	 */
+	while ((i = first_match(s, win, n, &at)) >= 0 &&
+	       (last || (n >= s->longest && at <= n - s->longest))) {
 		const struct scrub_pattern *p = &s->p[i];
 
 		if ((at && emit(arg, win, at) < 0) || replace(st, p, emit, arg) < 0)
@@ -251,13 +258,19 @@ scrub_stream_feed(struct scrub_stream *st, const char *buf, size_t len,
 
 			if (i >= 0 && at < before) {
 				const struct scrub_pattern *p = &st->set->p[i];
-				size_t used = at + p->from_len - before; /* bytes of BUF it took */
+				size_t end = at + p->from_len;
 
 				if ((at && emit(arg, win, at) < 0) || replace(st, p, emit, arg) < 0)
 					return -1;
+				if (end <= before) {
+					/* Whole within the held bytes: the rest of them, again. */
+					memmove(st->held, win + end, before - end);
+					st->n_held = before - end;
+					continue;
+				}
 				st->n_held = 0;
-				buf += used;
-				len -= used;
+				buf += end - before; /* the bytes of BUF it took */
+				len -= end - before;
 				continue;
 			}
 			/* Nothing starts in the held bytes: they go out as they are. */
@@ -279,8 +292,13 @@ int
 scrub_stream_finish(struct scrub_stream *st, int (*emit)(void *arg, const char *s, size_t n),
 		    void *arg)
 {
+	char tail[SCRUB_PATTERN_MAX];
 	size_t n = st->n_held;
 
 	st->n_held = 0;
-	return n ? emit(arg, st->held, n) : 0;
+	if (!n)
+		return 0;
+	/* The tail may hold whole patterns (they wait there until decided). */
+	memcpy(tail, st->held, n);
+	return scan(st, tail, n, true, emit, arg);
 }

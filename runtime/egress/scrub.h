@@ -73,7 +73,7 @@ void scrub_stream_init(struct scrub_stream *st, const struct scrub_set *set, boo
 int scrub_stream_feed(struct scrub_stream *st, const char *buf, size_t len,
 		      int (*emit)(void *arg, const char *s, size_t n), void *arg);
 
-/* The stream ended: what is held goes out (it is no secret: none completed). */
+/* The stream ended: what is held goes out, scrubbed. */
 int scrub_stream_finish(struct scrub_stream *st, int (*emit)(void *arg, const char *s, size_t n),
 			void *arg);
 
