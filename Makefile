@@ -73,6 +73,7 @@ LIB_SRC := \
 	runtime/launch/cgroup.c \
 	runtime/resolve/scan.c \
 	runtime/resolve/walk.c \
+	runtime/resolve/copy.c \
 	runtime/resolve/host.c \
 	runtime/launch/fds.c \
 	runtime/launch/landlock.c \

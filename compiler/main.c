@@ -288,6 +288,9 @@ collect_artifacts(const struct policy *p, int target, struct diag *d, struct art
 			 */
 			if (target < 0 && t == TARGET_WINDOWS && !winjob_can_express(p))
 				continue;
+			/* ... and one with Linux-only settings no darwin form. */
+			if (target < 0 && t == TARGET_DARWIN && !sbpl_can_express(p))
+				continue;
 			art = ARENA_PUSH(a, set->v, set->n, set->cap);
 			art->rel =
 			    e->per_target

@@ -88,7 +88,7 @@ const char *
 cred_type_name(enum cred_type t)
 {
 	static const char *const names[] = {"https_bearer", "https_basic", "git_https", "gh_basic",
-					    "databricks_cli"};
+					    "databricks_cli", "aws_sigv4"};
 
 	return names[t];
 }
@@ -96,7 +96,7 @@ cred_type_name(enum cred_type t)
 const char *
 cred_scheme_name(enum cred_scheme s)
 {
-	static const char *const names[] = {"bearer", "basic", "token", "header"};
+	static const char *const names[] = {"bearer", "basic", "token", "header", "sigv4"};
 
 	return names[s];
 }

@@ -84,12 +84,34 @@ enum cred_type {
 	CRED_GIT_HTTPS,
 	CRED_GH_BASIC,
 	CRED_DATABRICKS_CLI,
+	CRED_AWS_SIGV4,
 };
 
-enum cred_source_kind { CRED_SOURCE_NONE, CRED_SOURCE_ENV, CRED_SOURCE_FILE, CRED_SOURCE_COMMAND };
+enum cred_source_kind {
+	CRED_SOURCE_NONE,
+	CRED_SOURCE_ENV,
+	CRED_SOURCE_FILE,
+	CRED_SOURCE_COMMAND,
+	CRED_SOURCE_UNIX_SOCKET, /* connect, read to EOF (5 s, 64 KiB) */
+};
 
-/* HEADER: the secret as the whole value of the header the credential names. */
-enum cred_scheme { CRED_SCHEME_BEARER, CRED_SCHEME_BASIC, CRED_SCHEME_TOKEN, CRED_SCHEME_HEADER };
+/* Where one secret comes from: {env: NAME}, {file: PATH}, {command: CMD}, {unix_socket: PATH}. */
+struct cred_source {
+	enum cred_source_kind kind;
+	struct ir_str value; /* the name, path or command as written */
+};
+
+/*
+ * HEADER: the secret as the whole value of the header the credential names.
+ * SIGV4: the request is signed again with the real AWS keys.
+ */
+enum cred_scheme {
+	CRED_SCHEME_BEARER,
+	CRED_SCHEME_BASIC,
+	CRED_SCHEME_TOKEN,
+	CRED_SCHEME_HEADER,
+	CRED_SCHEME_SIGV4,
+};
 
 /* One host a credential is bound to, with the Authorization scheme used there. */
 struct cred_target {
@@ -113,6 +135,28 @@ struct credential {
 	    header; /* https_bearer: the header it travels in, lower case; NULL s = Authorization */
 	struct ir_strlist profiles; /* databricks_cli */
 	struct ir_str default_profile;
+	struct ir_u64 refresh_interval; /* seconds; file and unix_socket sources; !present = never */
+	/* aws_sigv4 */
+	struct ir_str region, service;	/* service defaults to "s3" (line 0) */
+	struct ir_str aws_profile;	/* credential: {profile: NAME}; NULL s = the three sources */
+	struct cred_source aws_key_id, aws_secret, aws_token; /* token: kind NONE when absent */
+};
+
+enum git_op { GIT_OP_FETCH = 1, GIT_OP_PUSH = 2 };
+
+/* One `git_ssh` entry: a repository git may reach over SSH through the broker. */
+struct git_ssh {
+	struct loc loc;
+	struct ir_str host;	  /* lower-cased DNS name or IPv4 literal */
+	unsigned port;		  /* 22 unless written */
+	struct ir_str username;	  /* "git" unless written */
+	struct ir_str repository; /* safe '/'-joined segments, no leading '/' */
+	unsigned operations;	  /* GIT_OP_* bits; fetch unless written */
+	struct loc operations_loc;
+	struct ir_path identity_file;	 /* rel NULL: ssh's default identities are not used */
+	struct ir_path known_hosts_file; /* absolute or {HOME}; rel NULL: ~/.ssh/known_hosts */
+	struct ir_strlist allowed_cidrs; /* "a.b.c.d/n", canonical */
+	struct ir_bool allow_loopback;
 };
 
 /* The `limits` extension (spec/windows.md).  Zero / !present = no limit. */
@@ -131,6 +175,7 @@ struct sandbox {
 	struct loc type_loc; /* line 0: not written */
 	struct loc loc;	     /* the sandbox key, line 0 when absent */
 	struct ir_pathlist write_paths, read_paths, write_files, mask_paths, deny_unix_socket_paths;
+	struct ir_pathlist cow_paths; /* write_paths entries {path, copy_on_write: true} */
 	struct ir_bool allow_network;
 	struct egress_rule *egress;
 	size_t n_egress, cap_egress;
@@ -140,7 +185,11 @@ struct sandbox {
 	struct credential *creds;
 	size_t n_creds, cap_creds;
 	struct loc creds_loc;
-	struct ir_strlist cwd_allow_hidden; /* defaults to [".venv"] */
+	struct git_ssh *git_ssh;
+	size_t n_git_ssh, cap_git_ssh;
+	struct loc git_ssh_loc;
+	struct ir_strlist cwd_allow_hidden; /* defaults to [".venv"]; "*" = every name */
+	bool allow_all_hidden;		    /* cwd_allow_hidden lists "*" */
 	struct ir_bool scan_recursive;
 	struct ir_u64 scan_max_entries; /* defaults to 50000 */
 	enum scan_overflow scan_overflow;

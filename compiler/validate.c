@@ -91,6 +91,7 @@ static const char *const sandbox_keys[] = {"type",
 					   "env_passthrough",
 					   "limits",
 					   "deny_unix_socket_paths",
+					   "git_ssh",
 					   NULL};
 static const char *const terminal_keys[] = {"command",
 					    "args",
@@ -106,9 +107,18 @@ static const char *const terminal_keys[] = {"command",
 					    "tmux_allow_passthrough",
 					    "tmux_start_on_attach",
 					    NULL};
-static const char *const cred_keys[] = {"type",	    "source", "target",	  "targets", "env",
-					"username", "header", "profiles", "default", NULL};
-static const char *const source_keys[] = {"env", "file", "command", NULL};
+static const char *const cred_keys[] = {"type",	  "source",	"target",	"targets",
+					"env",	  "username",	"header",	"profiles",
+					"default", "region",	"service",	"credential",
+					"refresh_interval_seconds", NULL};
+static const char *const source_keys[] = {"env", "file", "command", "unix_socket", NULL};
+static const char *const aws_keys[] = {"access_key_id", "secret_access_key", "session_token",
+				       "profile", NULL};
+static const char *const git_ssh_keys[] = {"host",	       "port",
+					   "username",	       "repository",
+					   "operations",       "identity_file",
+					   "known_hosts_file", "allowed_cidrs",
+					   "allow_loopback",   NULL};
 static const char *const limits_keys[] = {"memory",   "processes",  "cpu_time",
 					  "cpu_rate", "open_files", NULL};
 
@@ -350,7 +360,9 @@ want_strlist(struct vctx *c, const struct ynode *n, const char *what, enum list_
 		} else if (!want_string(c, it, iwhat, &s)) {
 			continue;
 		}
-		if (kind == LIST_BASENAME) {
+		if (kind == LIST_BASENAME && !strcmp(s.s, "*")) {
+			/* every name: below */
+		} else if (kind == LIST_BASENAME) {
 			if (strchr(s.s, '/') || strchr(s.s, '\\') || !strcmp(s.s, ".") ||
 			    !strcmp(s.s, "..")) {
 				diag_error(c->d, it->loc,
@@ -463,8 +475,42 @@ warn_broad_grant(struct vctx *c, const struct ir_path *p, const char *what)
 }
 
 static void
+pathlist_add(struct vctx *c, struct ir_pathlist *out, const struct ir_path *p)
+{
+	for (size_t j = 0; j < out->n; j++)
+		if (!strcmp(out->v[j].symbolic, p->symbolic))
+			return;
+	*ARENA_PUSH(c->a, out->v, out->n, out->cap) = *p;
+}
+
+/*
+ * A write_paths entry written {path: P, copy_on_write: true}: the agent
+ * writes into a copy of P and the host's tree stays as it was.  With
+ * copy_on_write false it is an ordinary entry.
+ */
+static bool
+want_cow_entry(struct vctx *c, const struct ynode *n, const char *what, struct ir_path *p,
+	       bool *cow)
+{
+	static const char *const keys[] = {"path", "copy_on_write", NULL};
+	const struct ynode *v;
+	struct ir_bool b = {0};
+
+	check_keys(c, n, what, keys, NULL, NULL);
+	if ((v = ynode_get(n, "copy_on_write")) &&
+	    want_bool(c, v, arena_printf(c->a, "%s.copy_on_write", what), &b))
+		*cow = b.value;
+	if (!(v = ynode_get(n, "path"))) {
+		diag_error(c->d, n->loc, "%s needs a 'path'", what);
+		return false;
+	}
+	return parse_path(c, v, arena_printf(c->a, "%s.path", what), PATH_CWD, p);
+}
+
+/* COW, when not NULL, takes the {path, copy_on_write: true} entries. */
+static void
 want_pathlist(struct vctx *c, const struct ynode *n, const char *what, struct ir_pathlist *out,
-	      bool is_grant)
+	      bool is_grant, struct ir_pathlist *cow)
 {
 	out->present = true;
 	out->loc = n->loc;
@@ -474,16 +520,23 @@ want_pathlist(struct vctx *c, const struct ynode *n, const char *what, struct ir
 	for (size_t i = 0; i < n->n_items; i++) {
 		const char *iwhat = arena_printf(c->a, "%s[%zu]", what, i);
 		struct ir_path p = {0};
-		bool dup = false;
+		bool is_cow = false;
 
-		if (!parse_path(c, n->items[i], iwhat, PATH_CWD, &p))
+		if (cow && n->items[i]->kind == YNODE_MAP) {
+			if (!want_cow_entry(c, n->items[i], iwhat, &p, &is_cow))
+				continue;
+		} else if (!parse_path(c, n->items[i], iwhat, PATH_CWD, &p)) {
 			continue;
+		}
 		if (is_grant)
 			warn_broad_grant(c, &p, iwhat);
-		for (size_t j = 0; j < out->n && !dup; j++)
-			dup = !strcmp(out->v[j].symbolic, p.symbolic);
-		if (!dup)
-			*ARENA_PUSH(c->a, out->v, out->n, out->cap) = p;
+		if (is_cow) {
+			cow->present = true;
+			cow->loc = n->loc;
+			pathlist_add(c, cow, &p);
+		} else {
+			pathlist_add(c, out, &p);
+		}
 	}
 }
 
@@ -529,8 +582,9 @@ want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sand
 			     what);
 }
 
-static const char *const cred_type_names[] = {"https_bearer", "https_basic",	"git_https",
-					      "gh_basic",     "databricks_cli", NULL};
+static const char *const cred_type_names[] = {"https_bearer",   "https_basic", "git_https",
+					      "gh_basic",	"databricks_cli", "aws_sigv4",
+					      NULL};
 
 static bool
 host_char_ok(char ch)
@@ -619,31 +673,115 @@ cred_add_target(struct vctx *c, struct credential *cr, struct cred_target t)
 	*ARENA_PUSH(c->a, cr->targets, cr->n_targets, cr->cap_targets) = t;
 }
 
+/* {env: NAME} | {file: PATH} | {command: CMD} | {unix_socket: PATH}: where a secret is read. */
+static bool
+want_source(struct vctx *c, const struct ynode *n, const char *what, struct cred_source *out)
+{
+	static const enum cred_source_kind kinds[] = {CRED_SOURCE_ENV, CRED_SOURCE_FILE,
+						      CRED_SOURCE_COMMAND, CRED_SOURCE_UNIX_SOCKET};
+	const struct ynode *v = NULL;
+	size_t set = 0, which = 0;
+	const char *vwhat;
+	bool ok;
+
+	if (!want_map(c, n, what))
+		return false;
+	check_keys(c, n, what, source_keys, NULL, NULL);
+	for (size_t i = 0; source_keys[i]; i++)
+		if (ynode_get(n, source_keys[i])) {
+			set++;
+			which = i;
+		}
+	if (set != 1) {
+		diag_error(c->d, n->loc,
+			   "%s must set exactly one of env, file, command or unix_socket", what);
+		return false;
+	}
+	v = ynode_get(n, source_keys[which]);
+	vwhat = arena_printf(c->a, "%s.%s", what, source_keys[which]);
+	ok = kinds[which] == CRED_SOURCE_ENV ? want_env_name(c, v, vwhat, &out->value)
+					     : want_string(c, v, vwhat, &out->value);
+	if (ok && (kinds[which] == CRED_SOURCE_FILE || kinds[which] == CRED_SOURCE_UNIX_SOCKET) &&
+	    out->value.s[0] != '/' && strncmp(out->value.s, "~/", 2)) {
+		diag_error(c->d, v->loc, "%s must be absolute or start with '~/', got '%s'", vwhat,
+			   out->value.s);
+		ok = false;
+	}
+	if (ok)
+		out->kind = kinds[which];
+	return ok;
+}
+
 static void
 want_cred_source(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr)
 {
+	struct cred_source src = {0};
+
+	if (want_source(c, n, what, &src)) {
+		cr->source_kind = src.kind;
+		cr->source = src.value;
+	}
+}
+
+/* A region or service name as SigV4 scopes use them: [a-z0-9-]+. */
+static bool
+want_aws_name(struct vctx *c, const struct ynode *n, const char *what, struct ir_str *out)
+{
+	if (!want_string(c, n, what, out))
+		return false;
+	for (size_t i = 0; out->s[i]; i++)
+		if (!((out->s[i] >= 'a' && out->s[i] <= 'z') ||
+		      (out->s[i] >= '0' && out->s[i] <= '9') || out->s[i] == '-')) {
+			diag_error(c->d, ydoc_scalar_loc(c->doc, n, i, 1),
+				   "%s: '%s' is not an AWS name (lower-case letters, digits and "
+				   "'-')",
+				   what, out->s);
+			out->s = NULL;
+			return false;
+		}
+	return true;
+}
+
+/*
+ * aws_sigv4's `credential`: the three sources of static keys, or a profile
+ * of ~/.aws/credentials.  Roles to assume are refused: the proxy signs with
+ * the keys it read at launch and calls no AWS API of its own.
+ */
+static void
+want_aws_credential(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr)
+{
 	const struct ynode *v;
-	size_t set = 0;
 
 	if (!want_map(c, n, what))
 		return;
-	check_keys(c, n, what, source_keys, NULL, NULL);
-	for (size_t i = 0; source_keys[i]; i++)
-		set += ynode_get(n, source_keys[i]) != NULL;
-	if (set != 1) {
-		diag_error(c->d, n->loc, "%s must set exactly one of env, file or command", what);
+	if ((v = ynode_get(n, "assume_role")) || (v = ynode_get(n, "role_arn"))) {
+		diag_error(c->d, ynode_key(n, ynode_get(n, "assume_role") ? "assume_role" : "role_arn")->loc,
+			   "%s: assuming a role is not supported; give static keys "
+			   "(access_key_id, secret_access_key, session_token) or a profile with "
+			   "static keys",
+			   what);
 		return;
 	}
-	if ((v = ynode_get(n, "env"))) {
-		if (want_env_name(c, v, arena_printf(c->a, "%s.env", what), &cr->source))
-			cr->source_kind = CRED_SOURCE_ENV;
-	} else if ((v = ynode_get(n, "file"))) {
-		if (want_string(c, v, arena_printf(c->a, "%s.file", what), &cr->source))
-			cr->source_kind = CRED_SOURCE_FILE;
-	} else if ((v = ynode_get(n, "command"))) {
-		if (want_string(c, v, arena_printf(c->a, "%s.command", what), &cr->source))
-			cr->source_kind = CRED_SOURCE_COMMAND;
+	check_keys(c, n, what, aws_keys, NULL, NULL);
+	if ((v = ynode_get(n, "profile"))) {
+		for (size_t i = 0; i < 3; i++)
+			if (ynode_get(n, aws_keys[i]))
+				diag_error(c->d, ynode_key(n, aws_keys[i])->loc,
+					   "%s: give a profile or keys, not both", what);
+		want_string(c, v, arena_printf(c->a, "%s.profile", what), &cr->aws_profile);
+		return;
 	}
+	if ((v = ynode_get(n, "access_key_id")))
+		want_source(c, v, arena_printf(c->a, "%s.access_key_id", what), &cr->aws_key_id);
+	else
+		diag_error(c->d, n->loc, "%s needs 'access_key_id' (or a 'profile')", what);
+	if ((v = ynode_get(n, "secret_access_key")))
+		want_source(c, v, arena_printf(c->a, "%s.secret_access_key", what),
+			    &cr->aws_secret);
+	else
+		diag_error(c->d, n->loc, "%s needs 'secret_access_key' (or a 'profile')", what);
+	if ((v = ynode_get(n, "session_token")))
+		want_source(c, v, arena_printf(c->a, "%s.session_token", what), &cr->aws_token);
 }
 
 /* Keys an entry of type T must not have. */
@@ -743,7 +881,11 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 {
 	static const char *const databricks_forbidden[] = {"source", "target",	 "targets",
 							   "env",    "username", NULL};
-	static const char *const host_forbidden[] = {"profiles", "default", NULL};
+	static const char *const host_forbidden[] = {"profiles", "default",    "region",
+						     "service",	 "credential", NULL};
+	static const char *const aws_forbidden[] = {"source",	 "env",	    "username",
+						    "header",	 "profiles", "default",
+						    "refresh_interval_seconds", NULL};
 	const struct ynode *type, *v, *target, *targets;
 	struct ir_str tname = {0};
 	size_t t;
@@ -755,8 +897,8 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 	type = ynode_get(n, "type");
 	if (!type) {
 		diag_error(c->d, n->loc,
-			   "%s needs a 'type' (https_bearer, https_basic, git_https, gh_basic or "
-			   "databricks_cli)",
+			   "%s needs a 'type' (https_bearer, https_basic, git_https, gh_basic, "
+			   "databricks_cli or aws_sigv4)",
 			   what);
 		return;
 	}
@@ -812,14 +954,42 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 		return;
 	}
 
-	cred_forbid(c, n, what, tname.s, host_forbidden);
-	if ((v = ynode_get(n, "source")))
-		want_cred_source(c, v, arena_printf(c->a, "%s.source", what), cr);
-	else
-		diag_error(c->d, n->loc,
-			   "%s needs a 'source' ({env: NAME}, {file: PATH} or "
-			   "{command: CMD})",
-			   what);
+	if (cr->type == CRED_AWS_SIGV4) {
+		cred_forbid(c, n, what, tname.s, aws_forbidden);
+		if ((v = ynode_get(n, "region")))
+			want_aws_name(c, v, arena_printf(c->a, "%s.region", what), &cr->region);
+		else
+			diag_error(c->d, n->loc, "%s: aws_sigv4 needs a 'region'", what);
+		if ((v = ynode_get(n, "service")))
+			want_aws_name(c, v, arena_printf(c->a, "%s.service", what), &cr->service);
+		else
+			cr->service.s = "s3";
+		if ((v = ynode_get(n, "credential")))
+			want_aws_credential(c, v, arena_printf(c->a, "%s.credential", what), cr);
+		else
+			diag_error(c->d, n->loc,
+				   "%s: aws_sigv4 needs a 'credential' ({profile: NAME}, or "
+				   "access_key_id and secret_access_key sources)",
+				   what);
+	} else {
+		cred_forbid(c, n, what, tname.s, host_forbidden);
+		if ((v = ynode_get(n, "source")))
+			want_cred_source(c, v, arena_printf(c->a, "%s.source", what), cr);
+		else
+			diag_error(c->d, n->loc,
+				   "%s needs a 'source' ({env: NAME}, {file: PATH}, "
+				   "{command: CMD} or {unix_socket: PATH})",
+				   what);
+		if ((v = ynode_get(n, "refresh_interval_seconds")) &&
+		    want_uint(c, v, arena_printf(c->a, "%s.refresh_interval_seconds", what), 1,
+			      86400, &cr->refresh_interval) &&
+		    cr->source_kind != CRED_SOURCE_FILE && cr->source_kind != CRED_SOURCE_UNIX_SOCKET &&
+		    cr->source_kind != CRED_SOURCE_NONE)
+			diag_error(c->d, v->loc,
+				   "%s.refresh_interval_seconds: only file and unix_socket sources "
+				   "are read again",
+				   what);
+	}
 
 	target = ynode_get(n, "target");
 	targets = ynode_get(n, "targets");
@@ -869,6 +1039,9 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 		struct cred_target *tg = &cr->targets[i];
 
 		switch (cr->type) {
+		case CRED_AWS_SIGV4:
+			tg->scheme = CRED_SCHEME_SIGV4;
+			break;
 		case CRED_HTTPS_BEARER:
 			tg->scheme = cr->header.s ? CRED_SCHEME_HEADER : CRED_SCHEME_BEARER;
 			break;
@@ -928,6 +1101,278 @@ want_credentials(struct vctx *c, const struct ynode *n, const char *what, struct
 		struct credential *cr = ARENA_PUSH(c->a, sb->creds, sb->n_creds, sb->cap_creds);
 
 		want_credential(c, n->items[i], arena_printf(c->a, "%s[%zu]", what, i), cr);
+	}
+}
+
+/* ---- git_ssh ------------------------------------------------------------------ */
+
+/* A DNS name or an IPv4 literal, lower-cased; no wildcard, no port. */
+static bool
+want_ssh_host(struct vctx *c, const struct ynode *n, const char *what, struct ir_str *out)
+{
+	struct ir_str s = {0};
+	size_t len;
+	char *low;
+
+	if (!want_string(c, n, what, &s))
+		return false;
+	len = strlen(s.s);
+	for (size_t i = 0; i < len; i++)
+		if (!host_char_ok(s.s[i])) {
+			diag_error(c->d, ydoc_scalar_loc(c->doc, n, i, 1),
+				   "%s: invalid character '%c' in host (a DNS name or an IPv4 "
+				   "address; the port goes in 'port')",
+				   what, s.s[i] >= 0x20 && s.s[i] < 0x7f ? s.s[i] : '?');
+			return false;
+		}
+	if (s.s[0] == '.' || s.s[0] == '-' || s.s[len - 1] == '.' || strstr(s.s, "..")) {
+		diag_error(c->d, n->loc, "%s: '%s' is not a host name", what, s.s);
+		return false;
+	}
+	low = arena_strdup(c->a, s.s);
+	for (char *h = low; *h; h++)
+		if (*h >= 'A' && *h <= 'Z')
+			*h = (char)(*h + 32);
+	out->s = low;
+	out->loc = s.loc;
+	return true;
+}
+
+static bool
+ssh_name_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '.' || ch == '_' || ch == '-';
+}
+
+/*
+ * "org/app.git": segments of [A-Za-z0-9._-], none "." or ".." or starting
+ * with '-', so the broker can compare it with what git asks for and the
+ * remote command it builds can never be read as an option or a shell word.
+ */
+static bool
+want_repository(struct vctx *c, const struct ynode *n, const char *what, struct ir_str *out)
+{
+	struct ir_str s = {0};
+	const char *p;
+	size_t len;
+
+	if (!want_string(c, n, what, &s))
+		return false;
+	p = s.s + (s.s[0] == '/');
+	len = strlen(p);
+	while (len && p[len - 1] == '/')
+		len--;
+	if (!len) {
+		diag_error(c->d, n->loc, "%s names no repository", what);
+		return false;
+	}
+	for (size_t i = 0, seg = 0; i <= len; i++) {
+		if (i < len && p[i] != '/') {
+			if (!ssh_name_char(p[i])) {
+				diag_error(c->d, ydoc_scalar_loc(c->doc, n, (size_t)(p - s.s) + i, 1),
+					   "%s: '%c' cannot be part of a repository path (letters, "
+					   "digits, '.', '_', '-' and '/')",
+					   what, p[i] >= 0x20 && p[i] < 0x7f ? p[i] : '?');
+				return false;
+			}
+			continue;
+		}
+		if (i == seg || (i - seg == 1 && p[seg] == '.') ||
+		    (i - seg == 2 && p[seg] == '.' && p[seg + 1] == '.') || p[seg] == '-') {
+			diag_error(c->d, n->loc,
+				   "%s: '%s' has an empty, '.', '..' or '-'-led segment", what, s.s);
+			return false;
+		}
+		seg = i + 1;
+	}
+	out->s = arena_strndup(c->a, p, len);
+	out->loc = s.loc;
+	return true;
+}
+
+/* "a.b.c.d/n": four decimal octets without leading zeros, a prefix of 0 to 32. */
+static bool
+parse_cidr(const char *s, uint32_t *addr, unsigned *bits)
+{
+	uint32_t a = 0;
+
+	for (int part = 0; part < 5; part++) {
+		unsigned v = 0, max = part < 4 ? 255 : 32;
+		const char *start = s;
+
+		while (*s >= '0' && *s <= '9' && s - start < 3)
+			v = v * 10 + (unsigned)(*s++ - '0');
+		if (s == start || v > max || (s - start > 1 && *start == '0'))
+			return false;
+		if (part < 4)
+			a = a << 8 | v;
+		else
+			*bits = v;
+		if (*s++ != (part < 3 ? '.' : part == 3 ? '/' : '\0'))
+			return false;
+	}
+	*addr = a;
+	return true;
+}
+
+static void
+want_cidrs(struct vctx *c, const struct ynode *n, const char *what, struct ir_strlist *out)
+{
+	want_strlist(c, n, what, LIST_STRING, out);
+	for (size_t i = 0; i < out->n; i++) {
+		uint32_t a = 0, mask;
+		unsigned bits = 0;
+
+		if (!parse_cidr(out->v[i].s, &a, &bits)) {
+			diag_error(c->d, out->v[i].loc,
+				   "%s: '%s' is not an IPv4 CIDR block like 140.82.112.0/20", what,
+				   out->v[i].s);
+			continue;
+		}
+		mask = bits ? ~0u << (32 - bits) : 0;
+		if (a & ~mask) {
+			a &= mask;
+			diag_error(c->d, out->v[i].loc,
+				   "%s: '%s' has host bits set (did you mean '%u.%u.%u.%u/%u'?)",
+				   what, out->v[i].s, a >> 24, a >> 16 & 255, a >> 8 & 255, a & 255,
+				   bits);
+		}
+	}
+}
+
+/* An absolute or ~/ path to a file the broker reads outside the sandbox. */
+static void
+want_host_file(struct vctx *c, const struct ynode *n, const char *what, struct ir_path *out)
+{
+	struct ir_path p = {0};
+
+	if (!parse_path(c, n, what, PATH_CWD, &p))
+		return;
+	if (p.base == PATH_CWD || !*p.rel) {
+		diag_error(c->d, n->loc, "%s must be an absolute path or start with '~/', got '%s'",
+			   what, p.written);
+		return;
+	}
+	*out = p;
+}
+
+static void
+want_git_ssh_entry(struct vctx *c, const struct ynode *n, const char *what, struct git_ssh *g)
+{
+	const struct ynode *v;
+	struct ir_u64 port = {0};
+
+	g->loc = n->loc;
+	g->port = 22;
+	g->username.s = "git";
+	g->operations = GIT_OP_FETCH;
+	if (!want_map(c, n, what))
+		return;
+	check_keys(c, n, what, git_ssh_keys, NULL, NULL);
+	if ((v = ynode_get(n, "host")))
+		want_ssh_host(c, v, arena_printf(c->a, "%s.host", what), &g->host);
+	else
+		diag_error(c->d, n->loc, "%s needs a 'host'", what);
+	if ((v = ynode_get(n, "port")) &&
+	    want_uint(c, v, arena_printf(c->a, "%s.port", what), 1, 65535, &port))
+		g->port = (unsigned)port.value;
+	if ((v = ynode_get(n, "username"))) {
+		struct ir_str u = {0};
+		const char *uwhat = arena_printf(c->a, "%s.username", what);
+
+		if (want_string(c, v, uwhat, &u)) {
+			bool ok = u.s[0] != '-';
+
+			for (size_t i = 0; u.s[i] && ok; i++)
+				ok = ssh_name_char(u.s[i]);
+			if (ok)
+				g->username = u;
+			else
+				diag_error(c->d, v->loc,
+					   "%s: '%s' is not a user name (letters, digits, '.', '_', "
+					   "'-'; not led by '-')",
+					   uwhat, u.s);
+		}
+	}
+	if ((v = ynode_get(n, "repository")))
+		want_repository(c, v, arena_printf(c->a, "%s.repository", what), &g->repository);
+	else
+		diag_error(c->d, n->loc,
+			   "%s needs a 'repository' (the path git names, like myorg/app.git)", what);
+	if ((v = ynode_get(n, "operations"))) {
+		static const char *const ops[] = {"fetch", "push", NULL};
+		struct ir_strlist l = {0};
+		const char *owhat = arena_printf(c->a, "%s.operations", what);
+
+		g->operations_loc = v->loc;
+		want_strlist(c, v, owhat, LIST_STRING, &l);
+		g->operations = 0;
+		for (size_t i = 0; i < l.n; i++) {
+			if (!strcmp(l.v[i].s, "fetch")) {
+				g->operations |= GIT_OP_FETCH;
+			} else if (!strcmp(l.v[i].s, "push")) {
+				g->operations |= GIT_OP_PUSH;
+			} else {
+				const char *hint = validate_suggest(l.v[i].s, ops);
+
+				diag_error(c->d, l.v[i].loc,
+					   "%s: unknown operation '%s' (%s%s%s)", owhat, l.v[i].s,
+					   hint ? "did you mean '" : "fetch or push",
+					   hint ? hint : "", hint ? "'?" : "");
+			}
+		}
+		if (v->kind == YNODE_SEQ && v->n_items == 0)
+			diag_error(c->d, v->loc, "%s is empty (fetch, push, or both)", owhat);
+	}
+	if ((v = ynode_get(n, "identity_file")))
+		want_host_file(c, v, arena_printf(c->a, "%s.identity_file", what), &g->identity_file);
+	if ((v = ynode_get(n, "known_hosts_file")))
+		want_host_file(c, v, arena_printf(c->a, "%s.known_hosts_file", what),
+			       &g->known_hosts_file);
+	if ((v = ynode_get(n, "allowed_cidrs")))
+		want_cidrs(c, v, arena_printf(c->a, "%s.allowed_cidrs", what), &g->allowed_cidrs);
+	if ((v = ynode_get(n, "allow_loopback")))
+		want_bool(c, v, arena_printf(c->a, "%s.allow_loopback", what), &g->allow_loopback);
+}
+
+/* Strip a final ".git": git and the servers treat "x" and "x.git" as one repository. */
+static size_t
+repo_stem(const char *r)
+{
+	size_t len = strlen(r);
+
+	return len > 4 && !strcmp(r + len - 4, ".git") ? len - 4 : len;
+}
+
+static void
+want_git_ssh(struct vctx *c, const struct ynode *n, const char *what, struct sandbox *sb)
+{
+	sb->git_ssh_loc = n->loc;
+	if (!want_seq(c, n, what))
+		return;
+	if (n->n_items == 0)
+		diag_error(c->d, n->loc, "%s is empty (remove it, or list repositories)", what);
+	for (size_t i = 0; i < n->n_items; i++) {
+		struct git_ssh g = {0};
+
+		want_git_ssh_entry(c, n->items[i], arena_printf(c->a, "%s[%zu]", what, i), &g);
+		if (!g.host.s || !g.repository.s)
+			continue;
+		for (size_t j = 0; j < sb->n_git_ssh; j++) {
+			const struct git_ssh *o = &sb->git_ssh[j];
+			size_t a = repo_stem(o->repository.s), b = repo_stem(g.repository.s);
+
+			if (!strcmp(o->host.s, g.host.s) && o->port == g.port &&
+			    !strcmp(o->username.s, g.username.s) && a == b &&
+			    !strncmp(o->repository.s, g.repository.s, a))
+				diag_error(c->d, g.loc,
+					   "%s: %s@%s:%u/%s is already listed at line %u (merge "
+					   "the operations)",
+					   what, g.username.s, g.host.s, g.port, g.repository.s,
+					   o->loc.line);
+		}
+		*ARENA_PUSH(c->a, sb->git_ssh, sb->n_git_ssh, sb->cap_git_ssh) = g;
 	}
 }
 
@@ -1106,23 +1551,23 @@ want_sandbox(struct vctx *c, const struct ynode *n, const char *w, struct sandbo
 	if (KEY("type"))
 		want_sandbox_type(c, v, what, sb);
 	if (KEY("write_paths")) {
-		want_pathlist(c, v, what, &sb->write_paths, true);
+		want_pathlist(c, v, what, &sb->write_paths, true, &sb->cow_paths);
 		sb->write_paths.loc = k->loc;
 	}
 	if (KEY("read_paths")) {
-		want_pathlist(c, v, what, &sb->read_paths, true);
+		want_pathlist(c, v, what, &sb->read_paths, true, NULL);
 		sb->read_paths.loc = k->loc;
 	}
 	if (KEY("write_files")) {
-		want_pathlist(c, v, what, &sb->write_files, true);
+		want_pathlist(c, v, what, &sb->write_files, true, NULL);
 		sb->write_files.loc = k->loc;
 	}
 	if (KEY("mask_paths")) {
-		want_pathlist(c, v, what, &sb->mask_paths, false);
+		want_pathlist(c, v, what, &sb->mask_paths, false, NULL);
 		sb->mask_paths.loc = k->loc;
 	}
 	if (KEY("deny_unix_socket_paths")) {
-		want_pathlist(c, v, what, &sb->deny_unix_socket_paths, false);
+		want_pathlist(c, v, what, &sb->deny_unix_socket_paths, false, NULL);
 		sb->deny_unix_socket_paths.loc = k->loc;
 	}
 	if (KEY("allow_network"))
@@ -1142,6 +1587,8 @@ want_sandbox(struct vctx *c, const struct ynode *n, const char *w, struct sandbo
 		sb->cwd_allow_hidden.n = sb->cwd_allow_hidden.cap = 0;
 		want_strlist(c, v, what, LIST_BASENAME, &sb->cwd_allow_hidden);
 		sb->cwd_allow_hidden.loc = k->loc;
+		for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++)
+			sb->allow_all_hidden |= !strcmp(sb->cwd_allow_hidden.v[i].s, "*");
 	}
 	if (KEY("cwd_hidden_scan_recursive"))
 		want_bool(c, v, what, &sb->scan_recursive);
@@ -1174,6 +1621,10 @@ want_sandbox(struct vctx *c, const struct ynode *n, const char *w, struct sandbo
 		want_limits(c, v, what, &sb->limits);
 		sb->limits.loc = k->loc;
 	}
+	if (KEY("git_ssh")) {
+		want_git_ssh(c, v, what, sb);
+		sb->git_ssh_loc = k->loc;
+	}
 #undef KEY
 }
 
@@ -1192,6 +1643,96 @@ egress_covers_host(const struct sandbox *sb, const char *host, unsigned port)
 	ok = egress_match_host(m, host, strlen(host), port, EGRESS_PORT_TLS) >= 0;
 	egress_matcher_free(m);
 	return ok;
+}
+
+/* The grant of SB (symbolic, same base) that covers P, or NULL: the runtime checks the rest. */
+static const struct ir_path *
+grant_covering(const struct sandbox *sb, const struct ir_path *p)
+{
+	const struct ir_pathlist *lists[] = {&sb->write_paths, &sb->read_paths, &sb->write_files,
+					     &sb->cow_paths};
+
+	for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++)
+		for (size_t i = 0; i < lists[k]->n; i++)
+			if (path_within(p->symbolic, lists[k]->v[i].symbolic))
+				return &lists[k]->v[i];
+	if (p->base == PATH_CWD)
+		return p; /* the workspace itself is always readable */
+	return NULL;
+}
+
+/* Files only the broker or the proxy may read: no grant may show them to the agent. */
+static void
+check_secret_file(struct vctx *c, const struct sandbox *sb, const struct ir_path *p,
+		  const char *what)
+{
+	const struct ir_path *g;
+
+	if (!p->rel || !(g = grant_covering(sb, p)))
+		return;
+	if (g == p)
+		diag_error(c->d, p->loc,
+			   "%s '%s' lies in the workspace, which the sandbox can read; keep it "
+			   "outside every grant",
+			   what, p->written);
+	else
+		diag_error(c->d, p->loc,
+			   "%s '%s' would be readable in the sandbox through the grant '%s' at "
+			   "line %u; keep it outside every grant",
+			   what, p->written, g->written, g->loc.line);
+}
+
+static void
+check_git_ssh_rules(struct vctx *c, const struct os_env *env, const char *w)
+{
+	const struct sandbox *sb = &env->sandbox;
+
+	if (!sb->n_git_ssh)
+		return;
+	if (sb->type != SANDBOX_AUTO && sb->type != SANDBOX_LINUX_BWRAP)
+		diag_error(c->d, sb->git_ssh_loc,
+			   "%s.git_ssh needs a linux_bwrap sandbox (or auto, compiled for "
+			   "linux), not %s",
+			   w, sandbox_type_name(sb->type));
+	for (size_t i = 0; i < sb->n_git_ssh; i++) {
+		check_secret_file(c, sb, &sb->git_ssh[i].identity_file, "git_ssh identity_file");
+		check_secret_file(c, sb, &sb->git_ssh[i].known_hosts_file,
+				  "git_ssh known_hosts_file");
+	}
+}
+
+static void
+check_cow_rules(struct vctx *c, const struct os_env *env, const char *w)
+{
+	const struct sandbox *sb = &env->sandbox;
+	const struct ir_pathlist *rw[] = {&sb->write_paths, &sb->write_files};
+
+	if (!sb->cow_paths.n)
+		return;
+	if (sb->type != SANDBOX_AUTO && sb->type != SANDBOX_LINUX_BWRAP)
+		diag_error(c->d, sb->cow_paths.v[0].loc,
+			   "%s.write_paths: copy_on_write needs a linux_bwrap sandbox (or auto, "
+			   "compiled for linux), not %s",
+			   w, sandbox_type_name(sb->type));
+	if (env->fork.value)
+		diag_error(c->d, sb->cow_paths.v[0].loc,
+			   "%s.write_paths: copy_on_write cannot be combined with fork", w);
+	for (size_t i = 0; i < sb->cow_paths.n; i++) {
+		const struct ir_path *p = &sb->cow_paths.v[i];
+
+		for (size_t k = 0; k < 2; k++)
+			for (size_t j = 0; j < rw[k]->n; j++) {
+				const struct ir_path *o = &rw[k]->v[j];
+
+				if (path_within(p->symbolic, o->symbolic) ||
+				    path_within(o->symbolic, p->symbolic))
+					diag_error(c->d, p->loc,
+						   "%s.write_paths: '%s' is copy-on-write but "
+						   "overlaps the writable '%s' at line %u; a path "
+						   "is one or the other",
+						   w, p->written, o->written, o->loc.line);
+			}
+	}
 }
 
 /* The rules that tie several settings together (schema: cross-field rules). */
@@ -1271,6 +1812,33 @@ check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
 				    "credential host '%s:%u' is not allowed by any egress rule, "
 				    "so the credential could never be used",
 				    tg->host, tg->port);
+		}
+	}
+
+	check_git_ssh_rules(c, env, w);
+	check_cow_rules(c, env, w);
+	for (size_t i = 0; i < sb->n_creds; i++) {
+		const struct credential *cr = &sb->creds[i];
+		const struct cred_source *srcs[] = {&cr->aws_key_id, &cr->aws_secret,
+						    &cr->aws_token};
+		struct cred_source main_src = {cr->source_kind, cr->source};
+
+		for (size_t k = 0; k < 4; k++) {
+			const struct cred_source *src = k < 3 ? srcs[k] : &main_src;
+			struct ir_path p = {0};
+
+			if (src->kind != CRED_SOURCE_FILE && src->kind != CRED_SOURCE_UNIX_SOCKET)
+				continue;
+			p.base = src->value.s[0] == '/' ? PATH_ABSOLUTE : PATH_HOME;
+			p.rel = src->value.s + (p.base == PATH_ABSOLUTE ? 1 : 2);
+			p.symbolic = p.base == PATH_ABSOLUTE
+					 ? src->value.s
+					 : arena_printf(c->a, "{HOME}/%s", p.rel);
+			p.written = src->value.s;
+			p.loc = src->value.loc;
+			check_secret_file(c, sb, &p,
+					  src->kind == CRED_SOURCE_FILE ? "credential file"
+									: "credential socket");
 		}
 	}
 

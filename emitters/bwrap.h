@@ -34,6 +34,7 @@ struct bwrap_grant {
 	bool must_exist;  /* the workspace and the scratch dir */
 	const char *what; /* "write_paths", ... */
 	uint32_t line;
+	bool cow; /* bound from a private copy (copy_on_write) */
 };
 
 struct bwrap_mask {

@@ -168,7 +168,7 @@ grant_push(struct bwrap_grant **v, size_t *n, size_t *cap, const char *path, boo
 		if (!*v)
 			abort();
 	}
-	(*v)[(*n)++] = (struct bwrap_grant){path, -1, writable, must_exist, what, line};
+	(*v)[(*n)++] = (struct bwrap_grant){path, -1, writable, must_exist, what, line, false};
 }
 
 static bool
@@ -214,6 +214,13 @@ symbolic_grants(const struct policy *p, const struct bwrap_context *c, size_t *n
 				grant_push(&v, &n, &cap, lists[k].l->v[i].symbolic,
 					   lists[k].writable, false, lists[k].what,
 					   lists[k].l->v[i].loc.line);
+	for (size_t i = 0; i < sb->cow_paths.n; i++) {
+		grant_push(&v, &n, &cap, sb->cow_paths.v[i].symbolic, true, false,
+			   "write_paths, copy-on-write: {FD} is a private copy made at launch in "
+			   "{SCRATCH}/.omnibox-cow, the host's tree is not written",
+			   sb->cow_paths.v[i].loc.line);
+		v[n - 1].cow = true;
+	}
 	grant_push(&v, &n, &cap, c->scratch, true, true, "scratch dir ($TMPDIR), writable", 0);
 	*n_out = bwrap_grants_order(v, n);
 	return v;
@@ -281,7 +288,12 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 			sb->scan_recursive.value ? "at every depth" : "top level only",
 			(unsigned long long)sb->scan_max_entries.value,
 			scan_overflow_name(sb->scan_overflow));
-		if (sb->cwd_allow_hidden.n) {
+		if (sb->allow_all_hidden) {
+			comment(o,
+				"  none: cwd_allow_hidden: [\"*\"] (line %u) shows every dotfile; a "
+				"symlink among them leads only where the sandbox sees anyway",
+				sb->cwd_allow_hidden.loc.line);
+		} else if (sb->cwd_allow_hidden.n) {
 			struct textbuf names = {0};
 
 			for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++)

@@ -24,8 +24,8 @@ methods_text(unsigned methods, char *buf, size_t cap)
 					      egress_method_name(bit));
 }
 
-int
-emit_egress(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
+static int
+emit_http(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
 {
 	const struct sandbox *sb = &p->os_env.sandbox;
 	char methods[96];
@@ -87,15 +87,33 @@ emit_egress(const struct policy *p, enum target t, struct diag *d, struct textbu
 		}
 		for (size_t k = 0; k < cr->n_targets; k++) {
 			const struct cred_target *tg = &cr->targets[k];
-			static const char *const src[] = {"?", "env", "file", "command"};
-
+			static const char *const src[] = {"?", "env", "file", "command",
+							  "unix_socket"};
 			char hp[300];
 
 			snprintf(hp, sizeof(hp), "%s:%u", tg->host, tg->port);
-			tb_printf(out, "%5u  credential %-*s  %s %s%s%s from %s", tg->loc.line, wh,
-				  hp, cred_type_name(cr->type), cred_scheme_name(tg->scheme),
-				  cr->header.s ? " " : "", cr->header.s ? cr->header.s : "",
-				  src[cr->source_kind]);
+			if (cr->type == CRED_AWS_SIGV4 && cr->aws_profile.s)
+				tb_printf(out,
+					  "%5u  credential %-*s  aws_sigv4 re-signed for %s/%s, keys of "
+					  "profile %s",
+					  tg->loc.line, wh, hp, cr->region.s, cr->service.s,
+					  cr->aws_profile.s);
+			else if (cr->type == CRED_AWS_SIGV4)
+				tb_printf(out,
+					  "%5u  credential %-*s  aws_sigv4 re-signed for %s/%s, keys "
+					  "from %s, %s%s%s",
+					  tg->loc.line, wh, hp, cr->region.s, cr->service.s,
+					  src[cr->aws_key_id.kind], src[cr->aws_secret.kind],
+					  cr->aws_token.kind ? ", token from " : "",
+					  cr->aws_token.kind ? src[cr->aws_token.kind] : "");
+			else
+				tb_printf(out, "%5u  credential %-*s  %s %s%s%s from %s", tg->loc.line,
+					  wh, hp, cred_type_name(cr->type),
+					  cred_scheme_name(tg->scheme), cr->header.s ? " " : "",
+					  cr->header.s ? cr->header.s : "", src[cr->source_kind]);
+			if (cr->refresh_interval.present)
+				tb_printf(out, ", read again every %llu s",
+					  (unsigned long long)cr->refresh_interval.value);
 			/* gh_basic hands its placeholder to the API host's client only. */
 			if (cr->env.n &&
 			    (cr->type != CRED_GH_BASIC || tg->scheme == CRED_SCHEME_TOKEN)) {
@@ -107,4 +125,48 @@ emit_egress(const struct policy *p, enum target t, struct diag *d, struct textbu
 		}
 	}
 	return 0;
+}
+
+/* git_ssh: the repositories git reaches through the broker, whatever the HTTP rules say. */
+static void
+emit_git_ssh(const struct sandbox *sb, struct textbuf *out)
+{
+	if (!sb->n_git_ssh)
+		return;
+	tb_printf(out,
+		  "# git_ssh (line %u): git over SSH through omnibox-run's broker, only these "
+		  "repositories;\n# the sandbox holds no key and has no route to them itself\n",
+		  sb->git_ssh_loc.line);
+	for (size_t i = 0; i < sb->n_git_ssh; i++) {
+		const struct git_ssh *g = &sb->git_ssh[i];
+
+		tb_printf(out, "%5u  git %s%s%s  %s@%s:%u/%s", g->loc.line,
+			  g->operations & GIT_OP_FETCH ? "fetch" : "",
+			  g->operations == (GIT_OP_FETCH | GIT_OP_PUSH) ? "," : "",
+			  g->operations & GIT_OP_PUSH ? "push" : "", g->username.s, g->host.s,
+			  g->port, g->repository.s);
+		if (g->allowed_cidrs.n) {
+			tb_puts(out, " to");
+			for (size_t k = 0; k < g->allowed_cidrs.n; k++)
+				tb_printf(out, " %s", g->allowed_cidrs.v[k].s);
+		} else {
+			tb_printf(out, " to public addresses%s",
+				  g->allow_loopback.value ? " and loopback" : "");
+		}
+		tb_printf(out, ", host key from %s", g->known_hosts_file.rel
+							  ? g->known_hosts_file.symbolic
+							  : "{HOME}/.ssh/known_hosts");
+		if (g->identity_file.rel)
+			tb_printf(out, ", key %s", g->identity_file.symbolic);
+		tb_putc(out, '\n');
+	}
+}
+
+int
+emit_egress(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
+{
+	int rc = emit_http(p, t, d, out);
+
+	emit_git_ssh(&p->os_env.sandbox, out);
+	return rc;
 }

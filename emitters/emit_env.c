@@ -4,6 +4,7 @@
 #include "emit.h"
 #include "envlist.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const char *const env_base_names[] = {"PATH", "HOME", "USER", "LOGNAME",  "SHELL",
@@ -46,6 +47,74 @@ env_name_passes(const struct sandbox *sb, const char *name)
 	return false;
 }
 
+void
+env_policy_vars(const struct sandbox *sb, const char *scratch,
+		void (*fn)(void *arg, const char *name, const char *value, const char *why,
+			   unsigned line),
+		void *arg)
+{
+	char sock[4096];
+
+	if (sb->n_git_ssh) {
+		unsigned line = sb->git_ssh_loc.line;
+
+		snprintf(sock, sizeof(sock), "%s/%s", scratch, ENV_GIT_SSH_SOCKET);
+		fn(arg, "GIT_SSH_COMMAND", ENV_GIT_SSH_COMMAND, "git_ssh: git's ssh is the broker's helper", line);
+		fn(arg, "GIT_SSH_VARIANT", "ssh", "git_ssh: OpenSSH-style options", line);
+		fn(arg, "OMNIBOX_GIT_SSH_SOCKET", sock, "git_ssh: the broker", line);
+	}
+	for (size_t i = 0; i < sb->n_creds; i++) {
+		const struct credential *cr = &sb->creds[i];
+
+		if (cr->type != CRED_AWS_SIGV4)
+			continue;
+		/* The first aws_sigv4 entry names the region the SDKs default to. */
+		fn(arg, "AWS_REGION", cr->region.s, "aws_sigv4", cr->loc.line);
+		fn(arg, "AWS_DEFAULT_REGION", cr->region.s, "aws_sigv4", cr->loc.line);
+		fn(arg, "AWS_EC2_METADATA_DISABLED", "true",
+		   "aws_sigv4: no instance credentials", cr->loc.line);
+		break;
+	}
+}
+
+/*
+ * Every aws_sigv4 entry signs with the same placeholder keys (an SDK reads
+ * one AWS_ACCESS_KEY_ID); the proxy picks the real keys by host.
+ */
+static void
+emit_aws_placeholders(const struct sandbox *sb, struct textbuf *out)
+{
+	static const char *const aws[] = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+					  "AWS_SESSION_TOKEN"};
+	unsigned line = 0;
+	bool token = false, maybe = false;
+
+	for (size_t i = 0; i < sb->n_creds; i++) {
+		const struct credential *cr = &sb->creds[i];
+
+		if (cr->type != CRED_AWS_SIGV4)
+			continue;
+		line = line ? line : cr->loc.line;
+		token |= cr->aws_token.kind != CRED_SOURCE_NONE;
+		maybe |= cr->aws_profile.s != NULL;
+	}
+	if (!line)
+		return;
+	for (size_t k = 0; k < 3; k++)
+		if (k < 2 || token || maybe)
+			tb_printf(out,
+				  "%s=oa_cred_{RANDOM}  # credential_proxy placeholder, every "
+				  "aws_sigv4 entry (line %u)%s\n",
+				  aws[k], line,
+				  k == 2 && !token ? ", when the profile has a session token" : "");
+}
+
+static void
+print_var(void *arg, const char *name, const char *value, const char *why, unsigned line)
+{
+	tb_printf(arg, "%s=%s  # %s (line %u)\n", name, value, why, line);
+}
+
 int
 emit_env(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
 {
@@ -86,6 +155,11 @@ emit_env(const struct policy *p, enum target t, struct diag *d, struct textbuf *
 				  "%s=oa_cred_{RANDOM}  # credential_proxy placeholder (line %u)\n",
 				  cr->env.v[k].s, cr->loc.line);
 	}
+	emit_aws_placeholders(sb, out);
+	env_policy_vars(sb, "{SCRATCH}", print_var, out);
+	if (sb->n_git_ssh)
+		tb_printf(out, "%s={RANDOM}  # git_ssh (line %u): the broker's per-launch token\n",
+			  ENV_GIT_SSH_TOKEN, sb->git_ssh_loc.line);
 	if (term && (term->n_env || term->env_unset.n)) {
 		tb_printf(out, "# terminal %s (line %u), applied last:\n", term->name,
 			  term->loc.line);

@@ -184,10 +184,86 @@ put_egress(struct json *j, const struct sandbox *sb)
 	json_close(j);
 }
 
+static const char *const source_name[] = {NULL, "env", "file", "command", "unix_socket"};
+
+static void
+put_source(struct json *j, const char *key, const struct cred_source *src)
+{
+	json_key(j, key);
+	if (src->kind == CRED_SOURCE_NONE) {
+		json_null(j);
+		return;
+	}
+	json_open(j, '{', true);
+	json_key(j, "kind");
+	json_str(j, source_name[src->kind]);
+	json_key(j, "value");
+	json_str(j, src->value.s);
+	json_key(j, "line");
+	json_line(j, src->value.loc.line);
+	json_close(j);
+}
+
+/* aws_sigv4's own settings. */
+static void
+put_aws(struct json *j, const struct credential *cr)
+{
+	put_str(j, "region", cr->region.s, cr->region.loc.line);
+	put_str(j, "service", cr->service.s, cr->service.loc.line);
+	json_key(j, "credential");
+	json_open(j, '{', false);
+	if (cr->aws_profile.s) {
+		put_str(j, "profile", cr->aws_profile.s, cr->aws_profile.loc.line);
+	} else {
+		put_source(j, "access_key_id", &cr->aws_key_id);
+		put_source(j, "secret_access_key", &cr->aws_secret);
+		put_source(j, "session_token", &cr->aws_token);
+	}
+	json_close(j);
+}
+
+static void
+put_git_ssh(struct json *j, const struct sandbox *sb)
+{
+	json_key(j, "git_ssh");
+	json_open(j, '[', false);
+	for (size_t i = 0; i < sb->n_git_ssh; i++) {
+		const struct git_ssh *g = &sb->git_ssh[i];
+
+		json_open(j, '{', false);
+		json_key(j, "line");
+		json_line(j, g->loc.line);
+		json_key(j, "host");
+		json_str(j, g->host.s);
+		json_key(j, "port");
+		json_u64(j, g->port);
+		json_key(j, "username");
+		json_str(j, g->username.s);
+		json_key(j, "repository");
+		json_str(j, g->repository.s);
+		json_key(j, "operations");
+		json_open(j, '[', true);
+		if (g->operations & GIT_OP_FETCH)
+			json_str(j, "fetch");
+		if (g->operations & GIT_OP_PUSH)
+			json_str(j, "push");
+		json_close(j);
+		put_str(j, "identity_file", g->identity_file.rel ? g->identity_file.symbolic : NULL,
+			g->identity_file.loc.line);
+		put_str(j, "known_hosts_file",
+			g->known_hosts_file.rel ? g->known_hosts_file.symbolic
+						: "{HOME}/.ssh/known_hosts",
+			g->known_hosts_file.loc.line);
+		put_names(j, "allowed_cidrs", "cidr", &g->allowed_cidrs, false);
+		put_bool(j, "allow_loopback", g->allow_loopback);
+		json_close(j);
+	}
+	json_close(j);
+}
+
 static void
 put_credentials(struct json *j, const struct sandbox *sb)
 {
-	static const char *const source_name[] = {NULL, "env", "file", "command"};
 
 	json_key(j, "credential_proxy");
 	if (!sb->n_creds) {
@@ -203,19 +279,11 @@ put_credentials(struct json *j, const struct sandbox *sb)
 		json_str(j, cred_type_name(cr->type));
 		json_key(j, "line");
 		json_line(j, cr->loc.line);
-		json_key(j, "source");
-		if (cr->source_kind == CRED_SOURCE_NONE) {
-			json_null(j);
-		} else {
-			json_open(j, '{', true);
-			json_key(j, "kind");
-			json_str(j, source_name[cr->source_kind]);
-			json_key(j, "value");
-			json_str(j, cr->source.s);
-			json_key(j, "line");
-			json_line(j, cr->source.loc.line);
-			json_close(j);
-		}
+		put_source(j, "source", &(struct cred_source){cr->source_kind, cr->source});
+		if (cr->refresh_interval.present)
+			put_u64(j, "refresh_interval_seconds", cr->refresh_interval);
+		if (cr->type == CRED_AWS_SIGV4)
+			put_aws(j, cr);
 		json_key(j, "targets");
 		json_open(j, '[', false);
 		for (size_t t = 0; t < cr->n_targets; t++) {
@@ -294,6 +362,8 @@ put_sandbox(struct json *j, const struct sandbox *sb)
 	json_line(j, sb->loc.line);
 	put_str(j, "type", sandbox_type_name(sb->type), sb->type_loc.line);
 	put_paths(j, "write_paths", &sb->write_paths);
+	if (sb->cow_paths.n)
+		put_paths(j, "copy_on_write_paths", &sb->cow_paths);
 	put_paths(j, "read_paths", &sb->read_paths);
 	put_paths(j, "write_files", &sb->write_files);
 	put_paths(j, "mask_paths", &sb->mask_paths);
@@ -302,6 +372,8 @@ put_sandbox(struct json *j, const struct sandbox *sb)
 	put_egress(j, sb);
 	put_bool(j, "egress_allow_private_destinations", sb->egress_allow_private);
 	put_credentials(j, sb);
+	if (sb->n_git_ssh)
+		put_git_ssh(j, sb);
 	put_names(j, "cwd_allow_hidden", "name", &sb->cwd_allow_hidden, false);
 	put_bool(j, "cwd_hidden_scan_recursive", sb->scan_recursive);
 	put_u64(j, "cwd_hidden_scan_max_entries", sb->scan_max_entries);

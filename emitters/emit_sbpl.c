@@ -649,6 +649,8 @@ emit_network(struct b *b)
 static bool
 allowed_name(const struct sandbox *sb, const char *name, size_t len)
 {
+	if (sb->allow_all_hidden)
+		return true;
 	for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++) {
 		const char *a = sb->cwd_allow_hidden.v[i].s;
 
@@ -779,6 +781,13 @@ emit_dotfile_regex(struct b *b, const char **grants, size_t n_grants)
 	bool rec = sb->scan_recursive.value;
 	struct textbuf allow = {0}, vis = {0}, tail = {0};
 
+	if (sb->allow_all_hidden) {
+		put(b, "\n");
+		comment(b, "8. denies, after every allow.  Dotfiles: none hidden (cwd_allow_hidden: "
+			   "[\"*\"], line %u)",
+			sb->cwd_allow_hidden.loc.line);
+		return;
+	}
 	allow_list_text(b, &allow);
 	visible_component_re(b, &vis);
 	if (rec)
@@ -1192,6 +1201,14 @@ regex_value(struct arena *a, const char *v, bool resolved)
 	return s;
 }
 
+bool
+sbpl_can_express(const struct policy *p)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+
+	return sb->type == SANDBOX_NONE || (!sb->n_git_ssh && !sb->cow_paths.n);
+}
+
 int
 sbpl_build(struct arena *a, const struct policy *p, const struct sbpl_context *c, struct diag *d,
 	   struct textbuf *profile, struct sbpl_params *params)
@@ -1219,6 +1236,19 @@ sbpl_build(struct arena *a, const struct policy *p, const struct sbpl_context *c
 		if (params)
 			memset(params, 0, sizeof(*params));
 		return 0;
+	}
+	if (!sbpl_can_express(p)) {
+		const struct sandbox *sb = &p->os_env.sandbox;
+
+		if (sb->n_git_ssh)
+			diag_error(d, sb->git_ssh_loc,
+				   "git_ssh has no darwin form: its broker runs on Linux only "
+				   "(compile for linux)");
+		if (sb->cow_paths.n)
+			diag_error(d, sb->cow_paths.v[0].loc,
+				   "copy_on_write has no darwin form: Seatbelt cannot bind a copy "
+				   "over a path (compile for linux, or grant the path writable)");
+		return -1;
 	}
 	put(&b, "(version 1)\n(deny default)\n");
 	emit_baseline(&b);

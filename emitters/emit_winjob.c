@@ -149,6 +149,15 @@ report_inexpressible(struct wctx *c)
 			   "%s cannot be enforced on Windows: it needs the egress proxy, which a "
 			   "Job Object cannot impose",
 			   setting(c, "credential_proxy"));
+	if (c->sb->n_git_ssh)
+		diag_error(c->d, c->sb->git_ssh_loc,
+			   "%s cannot be enforced on Windows: its broker runs on Linux only",
+			   setting(c, "git_ssh"));
+	if (c->sb->cow_paths.n)
+		diag_error(c->d, c->sb->cow_paths.v[0].loc,
+			   "%s: copy_on_write cannot be enforced on Windows: a Job Object cannot "
+			   "bind a copy over a path",
+			   setting(c, "write_paths"));
 }
 
 bool
@@ -156,7 +165,8 @@ winjob_can_express(const struct policy *p)
 {
 	const struct sandbox *sb = &p->os_env.sandbox;
 
-	return sb->type == SANDBOX_NONE || (!sb->n_egress && !sb->n_creds);
+	return sb->type == SANDBOX_NONE ||
+	       (!sb->n_egress && !sb->n_creds && !sb->n_git_ssh && !sb->cow_paths.n);
 }
 
 /* ---- sections -------------------------------------------------------------------- */

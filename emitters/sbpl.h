@@ -156,4 +156,7 @@ char *sbpl_darwin_path(struct arena *a, const char *path);
 /* Is PATH (canonical) inside one of the read-only system directories? */
 bool sbpl_path_is_system(const char *path);
 
+/* Can P be written for Seatbelt at all?  git_ssh and copy_on_write are Linux's only. */
+bool sbpl_can_express(const struct policy *p);
+
 #endif

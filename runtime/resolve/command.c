@@ -104,6 +104,22 @@ env_set(struct arena *a, char ***env, size_t *n, size_t *cap, const char *name, 
 	*ARENA_PUSH(a, *env, *n, *cap) = arena_printf(a, "%s=%s", name, value);
 }
 
+struct env_acc {
+	struct arena *a;
+	char ***env;
+	size_t *n, *cap;
+};
+
+static void
+env_acc_set(void *arg, const char *name, const char *value, const char *why, unsigned line)
+{
+	struct env_acc *acc = arg;
+
+	(void)why;
+	(void)line;
+	env_set(acc->a, acc->env, acc->n, acc->cap, name, value);
+}
+
 char **
 launch_env_build(struct arena *a, const struct policy *p, char *const *environ,
 		 const struct launch_env *e)
@@ -128,6 +144,11 @@ launch_env_build(struct arena *a, const struct policy *p, char *const *environ,
 	if (e->ca_bundle)
 		for (size_t i = 0; env_ca_names[i]; i++)
 			env_set(a, &env, &n, &cap, env_ca_names[i], e->ca_bundle);
+	{
+		struct env_acc acc = {a, &env, &n, &cap};
+
+		env_policy_vars(sb, e->scratch, env_acc_set, &acc);
+	}
 	for (size_t i = 0; i < e->n_extra; i++) {
 		const char *eq = strchr(e->extra[i], '=');
 

@@ -12,6 +12,7 @@
 #include "emitters/envlist.h"
 #include "emitters/sbpl.h"
 #include "runtime/resolve/command.h"
+#include "runtime/resolve/copy.h"
 #include "runtime/resolve/scan.h"
 #include "runtime/resolve/walk.h"
 
@@ -301,7 +302,7 @@ add_grant(struct rctx *r, const char *path, int fd, bool writable, bool must_exi
 	  const char *what, uint32_t line)
 {
 	*ARENA_PUSH(r->a, r->grants, r->n_grants, r->cap_grants) =
-	    (struct bwrap_grant){path, fd, writable, must_exist, what, line};
+	    (struct bwrap_grant){path, fd, writable, must_exist, what, line, false};
 	keep_fd(r, fd);
 }
 
@@ -412,6 +413,177 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 	return 0;
 }
 
+static void add_mask(struct rctx *r, const char *path, bool dir, const char *reason);
+static bool visible_inside(struct rctx *r, const char *path);
+
+/* The directory of the scratch dir that holds the copy_on_write copies. */
+#define COW_DIR ".omnibox-cow"
+
+/*
+ * A write_paths entry with copy_on_write: the tree ENTRY names is copied,
+ * through the descriptor walked to it, into the scratch dir, and the copy
+ * is bound at its path.  The copies' own place in the scratch dir is
+ * masked, so what the dotfile scan of the copy hides stays hidden.  Only a
+ * real launch copies; a description shows the grant with "{FD}".
+ */
+static int
+open_cow(struct rctx *r, struct ir_path *entry, size_t index)
+{
+	static const char what[] = "write_paths, copy-on-write: a private copy, the host's is "
+				   "not written";
+	const char *lexical = lexical_of(r, entry, r->plan->workspace);
+	struct walk_result w;
+	char name[32];
+	int dir, copy;
+
+	if (open_checked(r, lexical, "write_paths", entry->loc.line, 0, &w) < 0)
+		return -1;
+	set_path(r, entry, w.path);
+	if (!w.exists) {
+		*ARENA_PUSH(r->a, r->plan->skipped, r->plan->n_skipped, r->cap_skipped) =
+		    arena_printf(r->a, "write_paths (line %u): %s does not exist here; not copied",
+				 entry->loc.line, w.path);
+		return 0;
+	}
+	if (w.through_link && link_target_refused(r, lexical, w.path)) {
+		close(w.fd);
+		return fail(r,
+			    "%swrite_paths %s resolves through a symlink to %s: omnibox never "
+			    "copies /, a home directory or a parent of one, a system directory or "
+			    "a hidden path by way of a link; name it in the policy",
+			    at_line(r, entry->loc.line), lexical, w.path);
+	}
+	if (too_wide(r, w.path)) {
+		close(w.fd);
+		return fail(r, "%swrite_paths %s: copy_on_write of a home directory or of / is "
+			       "refused (the copy would hold everything in it)",
+			    at_line(r, entry->loc.line), w.path);
+	}
+	for (size_t i = 0; i < r->n_grants; i++) {
+		const struct bwrap_grant *g = &r->grants[i];
+
+		if (g->writable && !g->cow && strcmp(g->path, r->plan->scratch) &&
+		    path_within(g->path, w.path)) {
+			close(w.fd);
+			return fail(r,
+				    "%swrite_paths %s is copy-on-write but %s (line %u) makes %s "
+				    "writable on the host; a path is one or the other",
+				    at_line(r, entry->loc.line), w.path, g->what, g->line, g->path);
+		}
+	}
+	if (!r->rq->create_placeholders) {
+		close(w.fd);
+		add_grant(r, w.path, -1, true, false, what, entry->loc.line);
+		r->grants[r->n_grants - 1].cow = true;
+		return 0;
+	}
+	dir = open(r->plan->scratch, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0 || ((mkdirat(dir, COW_DIR, 0700) < 0 && errno != EEXIST))) {
+		int e = errno;
+
+		close(w.fd);
+		if (dir >= 0)
+			close(dir);
+		return fail(r, "cannot make %s/%s: %s", r->plan->scratch, COW_DIR, strerror(e));
+	}
+	copy = openat(dir, COW_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(dir);
+	snprintf(name, sizeof(name), "%zu", index);
+	if (copy < 0 || copy_tree(w.fd, copy, name, r->err, r->errlen) < 0) {
+		if (copy < 0)
+			fail(r, "cannot open %s/%s: %s", r->plan->scratch, COW_DIR,
+			     strerror(errno));
+		close(w.fd);
+		if (copy >= 0)
+			close(copy);
+		return -1;
+	}
+	close(w.fd);
+	dir = openat(copy, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	close(copy);
+	if (dir < 0)
+		return fail(r, "cannot open the copy of %s: %s", w.path, strerror(errno));
+	add_grant(r, w.path, dir, true, false, what, entry->loc.line);
+	r->grants[r->n_grants - 1].cow = true;
+	if (index == 0)
+		add_mask(r, arena_printf(r->a, "%s/%s", r->plan->scratch, COW_DIR), true,
+			 "the copy_on_write copies, seen only at their own paths");
+	return 0;
+}
+
+/*
+ * Files only omnibox-run reads (git_ssh's identity and known hosts, the
+ * files and sockets credentials come from) must not be readable or
+ * writable in the sandbox: the compiler refuses what it can see, this
+ * checks the canonical paths of this machine.  git_ssh's paths are made
+ * canonical in the plan, for the broker.
+ */
+static int
+check_secret(struct rctx *r, struct ir_path *p, const char *what, bool canonicalize)
+{
+	const char *lexical, *canon;
+
+	if (!p->rel)
+		return 0;
+	lexical = lexical_of(r, p, r->plan->workspace);
+	canon = walk_canonical(r->a, lexical);
+	canon = spell(r, canon ? canon : lexical);
+	if (visible_inside(r, canon) || writable_inside(r, canon))
+		return fail(r,
+			    "%s%s %s (%s) would be readable or writable in the sandbox through a "
+			    "grant; keep it outside every grant",
+			    at_line(r, p->loc.line), what, p->written, canon);
+	if (canonicalize)
+		set_path(r, p, canon);
+	return 0;
+}
+
+static int
+check_secrets(struct rctx *r)
+{
+	struct sandbox *sb = &r->plan->policy->os_env.sandbox;
+	struct git_ssh *g = arena_alloc(r->a, (sb->n_git_ssh ? sb->n_git_ssh : 1) * sizeof(*g));
+
+	if (sb->n_git_ssh)
+		memcpy(g, sb->git_ssh, sb->n_git_ssh * sizeof(*g));
+	sb->git_ssh = g;
+	sb->cap_git_ssh = sb->n_git_ssh;
+	for (size_t i = 0; i < sb->n_git_ssh; i++) {
+		struct ir_path kh = {PATH_HOME, ".ssh/known_hosts", "{HOME}/.ssh/known_hosts",
+				     "~/.ssh/known_hosts", g[i].loc};
+
+		if (!g[i].known_hosts_file.rel)
+			g[i].known_hosts_file = kh;
+		if (check_secret(r, &g[i].identity_file, "git_ssh identity_file", true) < 0 ||
+		    check_secret(r, &g[i].known_hosts_file, "git_ssh known_hosts_file", true) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < sb->n_creds; i++) {
+		const struct credential *cr = &sb->creds[i];
+		const struct cred_source *srcs[] = {&cr->aws_key_id, &cr->aws_secret,
+						    &cr->aws_token};
+
+		for (size_t k = 0; k < 4; k++) {
+			struct cred_source main_src = {cr->source_kind, cr->source};
+			const struct cred_source *src = k < 3 ? srcs[k] : &main_src;
+			struct ir_path p = {0};
+
+			if (src->kind != CRED_SOURCE_FILE && src->kind != CRED_SOURCE_UNIX_SOCKET)
+				continue;
+			p.base = src->value.s[0] == '/' ? PATH_ABSOLUTE : PATH_HOME;
+			p.rel = src->value.s + (p.base == PATH_ABSOLUTE ? 1 : 2);
+			p.written = src->value.s;
+			p.loc = src->value.loc;
+			if (check_secret(r, &p,
+					 src->kind == CRED_SOURCE_FILE ? "credential file"
+								       : "credential socket",
+					 false) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* The plan's own copy of L's entries, which resolution rewrites. */
 static void
 copy_list(struct rctx *r, struct ir_pathlist *l)
@@ -479,6 +651,10 @@ open_grants(struct rctx *r)
 
 		r->plan->scratch = spell(r, s ? s : r->rq->scratch);
 	}
+	copy_list(r, &sb->cow_paths);
+	for (size_t i = 0; i < sb->cow_paths.n; i++)
+		if (open_cow(r, &sb->cow_paths.v[i], i) < 0)
+			return -1;
 	return 0;
 }
 
@@ -487,11 +663,12 @@ static bool
 visible_inside(struct rctx *r, const char *path)
 {
 	const struct sandbox *sb = &r->plan->policy->os_env.sandbox;
-	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->write_files};
+	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->write_files,
+					     &sb->cow_paths};
 
 	if (path_within(path, r->plan->workspace) || path_within(path, r->plan->scratch))
 		return true;
-	for (size_t k = 0; k < 3; k++)
+	for (size_t k = 0; k < 4; k++)
 		for (size_t i = 0; i < lists[k]->n; i++)
 			if (path_within(path, lists[k]->v[i].symbolic))
 				return true;
@@ -565,7 +742,7 @@ reexpose_below(struct rctx *r, const char *hidden)
 			return fail(r, "cannot duplicate a descriptor: %s", strerror(errno));
 		keep_fd(r, fd);
 		*ARENA_PUSH(r->a, r->reexpose, r->n_reexpose, r->cap_reexpose) =
-		    (struct bwrap_grant){g->path, fd, g->writable, false, g->what, g->line};
+		    (struct bwrap_grant){g->path, fd, g->writable, false, g->what, g->line, g->cow};
 	}
 	return 0;
 }
@@ -591,7 +768,9 @@ run_scan(struct rctx *r)
 		if (g->fd < 0 || fstat(g->fd, &st) < 0 || !S_ISDIR(st.st_mode) ||
 		    !strcmp(g->path, r->plan->scratch))
 			continue;
-		if (strcmp(g->path, r->plan->workspace) && path_within(g->path, r->plan->workspace))
+		/* A copy is scanned itself: its dotfiles are the copy's. */
+		if (!g->cow && strcmp(g->path, r->plan->workspace) &&
+		    path_within(g->path, r->plan->workspace))
 			continue;
 		roots[n_roots] = g->path;
 		fds[n_roots++] = g->fd;
@@ -716,7 +895,7 @@ pin_parents(struct rctx *r, const char *path, uint32_t line)
 		}
 		keep_fd(r, w.fd);
 		*ARENA_PUSH(r->a, r->pins, r->n_pins, r->cap_pins) =
-		    (struct bwrap_grant){dir, w.fd, true, true, "mask_paths", line};
+		    (struct bwrap_grant){dir, w.fd, true, true, "mask_paths", line, false};
 	}
 	return 0;
 }
@@ -906,7 +1085,7 @@ make_visible(struct rctx *r, const char *what, const char *path)
 			keep_fd(r, fd);
 		}
 		*ARENA_PUSH(r->a, r->command_dirs, r->n_command_dirs, r->cap_command_dirs) =
-		    (struct bwrap_grant){dir, fd, false, true, what, 0};
+		    (struct bwrap_grant){dir, fd, false, true, what, 0, false};
 	}
 	return 0;
 }
@@ -1166,7 +1345,7 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 			goto fail;
 		find_system_links(&r);
 	}
-	if (resolve_mask_paths(&r) < 0 || resolve_sockets(&r) < 0)
+	if (resolve_mask_paths(&r) < 0 || resolve_sockets(&r) < 0 || check_secrets(&r) < 0)
 		goto fail;
 	sort_masks(&r);
 	if (resolve_command(&r) < 0)

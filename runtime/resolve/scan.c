@@ -201,7 +201,7 @@ static bool
 scan_allowed(const struct scan *s, const char *name)
 {
 	for (size_t i = 0; i < s->o->n_allow; i++)
-		if (strcmp(s->o->allow[i], name) == 0)
+		if (strcmp(s->o->allow[i], name) == 0 || strcmp(s->o->allow[i], "*") == 0)
 			return true;
 	return false;
 }

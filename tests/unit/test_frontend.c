@@ -541,7 +541,7 @@ Test(credentials, type_is_required_and_known)
 {
 	expect_error(CRED "      - {target: a.example.com, source: {env: T}}\n",
 		     "5:9: error: os_env.sandbox.credential_proxy[0] needs a 'type' (https_bearer, "
-		     "https_basic, git_https, gh_basic or databricks_cli)");
+		     "https_basic, git_https, gh_basic, databricks_cli or aws_sigv4)");
 	expect_error(CRED "      - {type: https_beare, target: a.example.com, source: {env: T}}\n",
 		     "5:16: error: unknown credential type 'https_beare' (did you mean "
 		     "'https_bearer'?)");
@@ -557,16 +557,16 @@ Test(credentials, source_has_exactly_one_origin)
 	expect_error(
 	    CRED "      - {type: https_bearer, target: a.example.com}\n",
 	    "5:9: error: os_env.sandbox.credential_proxy[0] needs a 'source' ({env: NAME}, "
-	    "{file: PATH} or {command: CMD})");
+	    "{file: PATH}, {command: CMD} or {unix_socket: PATH})");
 	expect_error(
 	    CRED "      - {type: https_bearer, target: a.example.com, source: {env: T, "
 		 "command: c}}\n",
 	    "5:61: error: os_env.sandbox.credential_proxy[0].source must set exactly one of "
-	    "env, file or command");
+	    "env, file, command or unix_socket");
 	expect_error(
 	    CRED "      - {type: https_bearer, target: a.example.com, source: {}}\n",
 	    "5:61: error: os_env.sandbox.credential_proxy[0].source must set exactly one of "
-	    "env, file or command");
+	    "env, file, command or unix_socket");
 	expect_error(CRED "      - {type: https_bearer, target: a.example.com, source: {env: "
 			  "A-B}}\n",
 		     "5:67: error: os_env.sandbox.credential_proxy[0].source.env: 'A-B' is not an "

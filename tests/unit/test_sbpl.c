@@ -357,7 +357,8 @@ check_policy(const struct policy *p, const char *what)
 	int n = 0;
 
 	diag_init(&d, a, "agent.yaml", NULL, 0);
-	if (emit_check_target(p, TARGET_DARWIN, &d) < 0) {
+	/* A Linux-only setting (git_ssh, copy_on_write) has no darwin form, said so. */
+	if (emit_check_target(p, TARGET_DARWIN, &d) < 0 || !sbpl_can_express(p)) {
 		arena_free(a);
 		return 0;
 	}
@@ -609,7 +610,8 @@ Test(tinyscheme, a_real_scheme_reader_reads_every_profile_as_the_checker_does)
 
 			diag_init(&d, a, "agent.yaml", NULL, 0);
 			if (c.p && c.p->os_env.sandbox.type != SANDBOX_NONE &&
-			    emit_check_target(c.p, TARGET_DARWIN, &d) == 0) {
+			    emit_check_target(c.p, TARGET_DARWIN, &d) == 0 &&
+			    sbpl_can_express(c.p)) {
 				struct built r = build_resolved(c.p);
 
 				cross_read(&r, path);
