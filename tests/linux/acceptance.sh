@@ -168,6 +168,39 @@ setup_user() {
 	if [ "$who" = nobody ]; then
 		chown -R nobody:nogroup "$U"
 	fi
+	mkdir -p "$WS/vendor/lib"
+	echo "vendor-original" >"$WS/vendor/lib/code.c"
+	echo "VENDOR_TOKEN=cow-secret" >"$WS/vendor/.env"
+	ln -s "$H/.ssh/id_rsa" "$WS/vendor/key-link"
+	ln -s /etc/passwd "$WS/vendor/passwd-link"
+	if [ "$who" = nobody ]; then
+		chown -R -h nobody:nogroup "$WS/vendor"
+	fi
+	policy cow <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [{path: vendor, copy_on_write: true}]
+	EOF
+	policy cow-and-write <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: ["$WS/vendor/lib", {path: vendor, copy_on_write: true}]
+	EOF
+	policy hidden-all <<-EOF
+	os_env:
+	  sandbox:
+	    cwd_allow_hidden: ["*"]
+	    read_paths: ["$H"]
+	EOF
+	policy identity-in-ws <<-EOF
+	os_env:
+	  sandbox:
+	    allow_network: false
+	    git_ssh:
+	      - host: github.com
+	        repository: org/app
+	        identity_file: "$WS/secrets/production.key"
+	EOF
 	policy sockets <<-EOF
 	os_env:
 	  sandbox:
@@ -564,6 +597,54 @@ ENOMEM"
 ok"
 }
 
+t_copy_on_write() {
+	name="write_paths copy_on_write: the agent writes a copy, the host's tree is untouched"
+	sbx cow sh -c 'echo changed > vendor/lib/code.c && cat vendor/lib/code.c;
+		echo new > vendor/new.c && echo created; rm vendor/lib/code.c && echo removed;
+		mv vendor/lib vendor/lib2 && echo renamed; cat vendor/.env; cat vendor/key-link;
+		ls -A "$TMPDIR/.omnibox-cow"; cat "$TMPDIR"/.omnibox-cow/*/.env; echo end'
+	expect_out "changed"
+	expect_out "created"
+	expect_out "removed"
+	expect_out "renamed"
+	expect_no_out "cow-secret"
+	expect_no_out "ssh-host-key"
+	expect_out "end"
+	tests=$((tests + 1))
+	[ "$(cat "$WS/vendor/lib/code.c" 2>/dev/null)" = vendor-original ] &&
+		[ ! -e "$WS/vendor/new.c" ] && [ ! -e "$WS/vendor/lib2" ] ||
+		fail "the host's vendor/ changed"
+	name="copy_on_write: the next launch starts from the host's tree again"
+	sbx cow sh -c 'cat vendor/lib/code.c; ls vendor'
+	expect_out "vendor-original"
+	expect_no_out "new.c"
+	name="copy_on_write below a path the policy makes writable is refused at launch"
+	sbx cow-and-write sh -c 'echo cmd-executed'
+	expect_no_out "cmd-executed"
+	expect_out "a path is one or the other"
+	tests=$((tests + 1))
+	[ "$rc" != 0 ] || fail "exit status 0"
+}
+
+t_allow_hidden_all() {
+	name="cwd_allow_hidden: [\"*\"] shows every dotfile; symlinks out still lead nowhere"
+	sbx hidden-all sh -c 'cat .env; cat .aws/credentials; cat "$HOME/.ssh/id_rsa"; cat shadow-link; echo end'
+	expect_out "dotenv-secret"
+	expect_out "aws-ws-key"
+	expect_out "ssh-host-key"
+	expect_no_out "root:"
+	expect_out "end"
+}
+
+t_secret_files() {
+	name="a git_ssh identity the sandbox could read is refused at launch, nothing runs"
+	sbx identity-in-ws sh -c 'echo cmd-executed'
+	expect_no_out "cmd-executed"
+	expect_out "would be readable or writable in the sandbox"
+	tests=$((tests + 1))
+	[ "$rc" != 0 ] || fail "exit status 0"
+}
+
 run_all() {
 	setup_user
 	t_default_policy
@@ -591,14 +672,23 @@ run_all() {
 	t_null_sandbox
 	t_resolve_matches_dry_run
 	t_limits
+	t_copy_on_write
+	t_allow_hidden_all
+	t_secret_files
 }
 
 if [ "$(id -u)" != 0 ]; then
 	echo "acceptance: must run as root, to test both as root and as nobody" >&2
 	exit 1
 fi
+# ONLY="t_a t_b" runs just those (after the setup), for work on one behaviour.
 for who in root nobody; do
-	run_all
+	if [ -n "${ONLY:-}" ]; then
+		setup_user
+		for t in $ONLY; do $t; done
+	else
+		run_all
+	fi
 done
 echo "acceptance: $tests checks, $failures failed, $skips skipped"
 [ "$failures" = 0 ]
