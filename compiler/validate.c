@@ -106,6 +106,8 @@ static const char *const terminal_keys[] = {"command",
 					    "session_prefix",
 					    "tmux_allow_passthrough",
 					    "tmux_start_on_attach",
+					    "keep_alive_after_exit",
+					    "terminal_transport",
 					    NULL};
 static const char *const cred_keys[] = {"type",	  "source",	"target",	"targets",
 					"env",	  "username",	"header",	"profiles",
@@ -1992,6 +1994,14 @@ want_terminal(struct vctx *c, const struct ynode *n, const char *w, const struct
 			want_string(c, v, arena_printf(c->a, "%s.session_prefix", w), &s);
 		if ((v = ynode_get(n, "scrollback")))
 			want_uint(c, v, arena_printf(c->a, "%s.scrollback", w), 0, UINT32_MAX, &u);
+		if ((v = ynode_get(n, "keep_alive_after_exit")))
+			want_bool(c, v, arena_printf(c->a, "%s.keep_alive_after_exit", w), &b);
+		if ((v = ynode_get(n, "terminal_transport")) &&
+		    !(v->kind == YNODE_SCALAR && v->type == YSCALAR_NULL) &&
+		    want_string(c, v, arena_printf(c->a, "%s.terminal_transport", w), &s) &&
+		    strcmp(s.s, "control") && strcmp(s.s, "pty"))
+			diag_error(c->d, v->loc, "%s.terminal_transport must be control or pty, got '%s'",
+				   w, s.s);
 	}
 	{
 		const struct os_env *eff = t->inherit ? &p->os_env : t->os_env;
