@@ -53,6 +53,7 @@ LIB_SRC := \
 	compiler/yaml_tree.c \
 	compiler/validate.c \
 	compiler/policy.c \
+	compiler/protect.c \
 	compiler/textbuf.c \
 	compiler/udiff.c \
 	compiler/fileio.c \

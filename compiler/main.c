@@ -443,6 +443,8 @@ resolve_request(const struct options *o, const struct policy *p, struct arena *a
 	rq->seccomp_fd = -1;
 	rq->status_fd = -1;
 	rq->ready_fd = -1;
+	rq->policy_file = o->input[0] == '/' ? o->input
+					     : arena_printf(a, "%s/%s", launch_dir, o->input);
 }
 
 /* --resolve: the launch omnibox-run would execute here, as --dry-run prints it

@@ -196,6 +196,8 @@ struct sandbox {
 	struct loc scan_overflow_loc;
 	struct ir_strlist env_passthrough;
 	struct limits limits;
+	struct ir_pathlist protect_paths;   /* added to the protected set (protect.h) */
+	struct ir_strlist unprotect_paths; /* default entries taken out, by name */
 };
 
 struct os_env {

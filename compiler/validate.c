@@ -6,6 +6,7 @@
  * only handed out when no error was reported.
  */
 #include "policy.h"
+#include "protect.h"
 #include "validate.h"
 #include "yaml_tree.h"
 
@@ -92,6 +93,8 @@ static const char *const sandbox_keys[] = {"type",
 					   "limits",
 					   "deny_unix_socket_paths",
 					   "git_ssh",
+					   "protect_paths",
+					   "unprotect_paths",
 					   NULL};
 static const char *const terminal_keys[] = {"command",
 					    "args",
@@ -1378,6 +1381,45 @@ want_git_ssh(struct vctx *c, const struct ynode *n, const char *what, struct san
 	}
 }
 
+/* ---- protected paths ------------------------------------------------------------ */
+
+/* unprotect_paths: names of default entries (protect.h), nothing else. */
+static void
+want_unprotect(struct vctx *c, const struct ynode *n, const char *what, struct ir_strlist *out)
+{
+	const char *names[64];
+	size_t k = 0, kept = 0;
+
+	for (size_t i = 0; protect_defaults[i].name && k + 1 < 64; i++)
+		names[k++] = protect_defaults[i].name;
+	names[k] = NULL;
+	want_strlist(c, n, what, LIST_STRING, out);
+	for (size_t i = 0; i < out->n; i++) {
+		const char *name = out->v[i].s;
+		char *trimmed = arena_strdup(c->a, name);
+		size_t len = strlen(trimmed);
+
+		/* ".vscode/" names the entry ".vscode". */
+		while (len > 1 && trimmed[len - 1] == '/')
+			trimmed[--len] = '\0';
+		if (protect_find(trimmed)) {
+			out->v[kept] = out->v[i];
+			out->v[kept++].s = trimmed;
+			continue;
+		}
+		{
+			const char *hint = validate_suggest(trimmed, names);
+
+			diag_error(c->d, out->v[i].loc,
+				   "%s: '%s' is not a protected entry%s%s%s (see docs/protect.md; "
+				   "protect_paths adds paths of your own)",
+				   what, name, hint ? " (did you mean '" : "", hint ? hint : "",
+				   hint ? "'?)" : "");
+		}
+	}
+	out->n = kept;
+}
+
 /* ---- limits ------------------------------------------------------------------- */
 
 /*
@@ -1627,6 +1669,14 @@ want_sandbox(struct vctx *c, const struct ynode *n, const char *w, struct sandbo
 		want_git_ssh(c, v, what, sb);
 		sb->git_ssh_loc = k->loc;
 	}
+	if (KEY("protect_paths")) {
+		want_pathlist(c, v, what, &sb->protect_paths, false, NULL);
+		sb->protect_paths.loc = k->loc;
+	}
+	if (KEY("unprotect_paths")) {
+		want_unprotect(c, v, what, &sb->unprotect_paths);
+		sb->unprotect_paths.loc = k->loc;
+	}
 #undef KEY
 }
 
@@ -1737,6 +1787,32 @@ check_cow_rules(struct vctx *c, const struct os_env *env, const char *w)
 	}
 }
 
+struct protect_check {
+	struct vctx *c;
+	const struct sandbox *sb;
+};
+
+/* A grant that names a protected path gets no write access to it: said so. */
+static void
+warn_protected_grant(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+{
+	struct protect_check *pc = arg;
+	const struct ir_pathlist *lists[] = {&pc->sb->write_paths, &pc->sb->write_files};
+
+	(void)dir;
+	(void)why;
+	if (line)
+		return; /* protect_paths: the policy asked for it */
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < lists[k]->n; i++)
+			if (path_within(lists[k]->v[i].symbolic, path))
+				diag_warning(pc->c->d, lists[k]->v[i].loc,
+					     "'%s' lies in the protected path %s and stays read-only "
+					     "in the sandbox; name that entry in unprotect_paths to make "
+					     "it writable",
+					     lists[k]->v[i].written, path);
+}
+
 /* The rules that tie several settings together (schema: cross-field rules). */
 static void
 check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
@@ -1817,6 +1893,13 @@ check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
 		}
 	}
 
+	{
+		const char *roots[256];
+		size_t n = protect_symbolic_roots(sb, roots, 256);
+		struct protect_check pc = {c, sb};
+
+		protect_each(sb, roots, n, "{HOME}", warn_protected_grant, &pc);
+	}
 	check_git_ssh_rules(c, env, w);
 	check_cow_rules(c, env, w);
 	for (size_t i = 0; i < sb->n_creds; i++) {

@@ -64,6 +64,8 @@ struct bwrap_context {
 	size_t n_masks;
 	const struct bwrap_grant *reexpose; /* grants inside a mask, bound again after it */
 	size_t n_reexpose;
+	const struct bwrap_grant *protects; /* protected paths, read-only onto themselves, last */
+	size_t n_protects;
 	const struct bwrap_grant *pins; /* directories above a mask_paths entry, on themselves */
 	size_t n_pins;
 	const char *const *sockets; /* deny_unix_socket_paths that exist now */

@@ -7,6 +7,7 @@
  * hides a writable one below it), then the masks, so no grant can undo a
  * mask.  bwrap applies mounts in argument order and the later one wins.
  */
+#include "../compiler/protect.h"
 #include "bwrap.h"
 #include "emit.h"
 
@@ -269,6 +270,54 @@ emit_grants(const struct policy *p, const struct bwrap_context *c, const struct 
 				"'/' (line %u) is never bound whole: each top-level directory "
 				"except /proc /sys /dev /tmp /run is, at launch",
 				rp->loc.line);
+	}
+}
+
+static void
+comment_protected(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+{
+	(void)dir;
+	if (!line) /* protect_paths: listed after the defaults */
+		comment(arg, "  %s: %s", path, why);
+}
+
+/*
+ * Protected paths (protect.h): read-only onto themselves, after everything
+ * else, so no grant below can make them writable again.
+ */
+static void
+emit_protects(const struct policy *p, const struct bwrap_context *c, struct out *o)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+
+	if (!c->resolved) {
+		const char *roots[256];
+		size_t n = protect_symbolic_roots(sb, roots, 256);
+
+		if (!n && !sb->protect_paths.n)
+			return;
+		comment(o, "6b. protected paths, read-only at launch: each one that exists is "
+			   "bound onto itself,");
+		comment(o, "  a missing one at its first missing component onto an empty "
+			   "placeholder; the directories");
+		comment(o, "  between its writable root and it are pinned, so none can be renamed "
+			   "(a masked one is hidden instead):");
+		protect_each(sb, roots, n, "{HOME}", comment_protected, o);
+		for (size_t i = 0; i < sb->protect_paths.n; i++)
+			comment(o, "  %s (protect_paths, line %u): if it lies in a writable root",
+				sb->protect_paths.v[i].symbolic, sb->protect_paths.v[i].loc.line);
+		comment(o, "  and .git/modules/*/hooks and config that exist, and the policy file "
+			   "when it lies in a writable root");
+		for (size_t i = 0; i < sb->unprotect_paths.n; i++)
+			comment(o, "  not protected: %s (unprotect_paths, line %u)",
+				sb->unprotect_paths.v[i].s, sb->unprotect_paths.v[i].loc.line);
+		return;
+	}
+	if (c->n_protects)
+		comment(o, "6b. protected paths, read-only onto themselves");
+	for (size_t i = 0; i < c->n_protects; i++) {
+		comment(o, "%s", c->protects[i].what);
+		emit_bind(o, &c->protects[i]);
 	}
 }
 
@@ -561,6 +610,7 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 	}
 	emit_grants(p, c, grants, n_grants, &o);
 	emit_masks(p, c, &o);
+	emit_protects(p, c, &o);
 
 	comment(&o, "7. namespaces and lifetime");
 	arg(&o, "--unshare-pid");

@@ -6,6 +6,7 @@
  * arguments) keep source order.  Every element says which line it came
  * from; null means a default.
  */
+#include "../compiler/protect.h"
 #include "emit.h"
 #include "json.h"
 
@@ -354,6 +355,41 @@ put_limits(struct json *j, const struct limits *l)
 }
 
 static void
+put_protected_one(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+{
+	struct json *j = arg;
+
+	json_open(j, '{', true);
+	json_key(j, "path");
+	json_str(j, path);
+	json_key(j, "kind");
+	json_str(j, dir ? "directory" : "file");
+	json_key(j, "why");
+	json_str(j, why);
+	json_key(j, "line");
+	json_line(j, line);
+	json_close(j);
+}
+
+/* The protected set for the symbolic writable roots (the runtime applies it to canonical ones). */
+static void
+put_protected(struct json *j, const struct sandbox *sb)
+{
+	const char *roots[256];
+	size_t n = protect_symbolic_roots(sb, roots, 256);
+
+	if (sb->protect_paths.present)
+		put_paths(j, "protect_paths", &sb->protect_paths);
+	if (sb->unprotect_paths.present)
+		put_names(j, "unprotect_paths", "name", &sb->unprotect_paths, false);
+	json_key(j, "protected");
+	json_open(j, '[', false);
+	if (sb->type != SANDBOX_NONE)
+		protect_each(sb, roots, n, "{HOME}", put_protected_one, j);
+	json_close(j);
+}
+
+static void
 put_sandbox(struct json *j, const struct sandbox *sb)
 {
 	json_key(j, "sandbox");
@@ -381,6 +417,7 @@ put_sandbox(struct json *j, const struct sandbox *sb)
 		sb->scan_overflow_loc.line);
 	put_names(j, "env_passthrough", "name", &sb->env_passthrough, false);
 	put_limits(j, &sb->limits);
+	put_protected(j, sb);
 	json_close(j);
 }
 

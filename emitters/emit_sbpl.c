@@ -17,6 +17,7 @@
  * second.  That is exactly the set of paths the Linux scan would hide at
  * that moment, and it also covers dotfiles created later.
  */
+#include "../compiler/protect.h"
 #include "emit.h"
 #include "sbpl.h"
 
@@ -989,6 +990,80 @@ push_between(struct b *b, const char ***v, size_t *n, size_t *cap, const char *d
 		push_unique(b, v, n, cap, arena_strndup(b->a, path, (size_t)(p - path)));
 }
 
+struct prot {
+	struct b *b;
+	const char **paths;
+	size_t n, cap;
+};
+
+static void
+collect_protected(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+{
+	struct prot *pr = arg;
+
+	(void)dir;
+	(void)why;
+	(void)line;
+	push_unique(pr->b, &pr->paths, &pr->n, &pr->cap, arena_strdup(pr->b->a, path));
+}
+
+/* The writable roots as this profile spells them (the scratch dir has nothing to protect). */
+static size_t
+writable_roots(struct b *b, const char ***out)
+{
+	const char **v = NULL;
+	size_t n = 0, cap = 0;
+
+	if (b->ws_writable)
+		push_unique(b, &v, &n, &cap, b->cwd);
+	for (size_t i = 0; i < b->sb->write_paths.n; i++)
+		push_unique(b, &v, &n, &cap, ir_path_string(b, &b->sb->write_paths.v[i]));
+	*out = v;
+	return n;
+}
+
+/* Every protected path of this profile (protect.h), in its spelling. */
+static size_t
+protected_paths(struct b *b, const char ***out)
+{
+	struct prot pr = {.b = b};
+	const char **roots;
+	size_t n = writable_roots(b, &roots);
+	const char **extra = arena_alloc(b->a, (b->sb->protect_paths.n + 1) * sizeof(*extra));
+
+	for (size_t i = 0; i < b->sb->protect_paths.n; i++)
+		extra[i] = ir_path_string(b, &b->sb->protect_paths.v[i]);
+	protect_each_spelled(b->sb, roots, n, b->c->home, extra, collect_protected, &pr);
+	*out = pr.paths;
+	return pr.n;
+}
+
+/*
+ * Protected paths: no write below them, no creating them, whether they
+ * exist or not (Seatbelt matches names, so a missing one needs nothing
+ * more); the directories above them are in the rename denies below.
+ */
+static void
+emit_protected(struct b *b)
+{
+	const char **paths;
+	size_t n = protected_paths(b, &paths), mark = b->out->len;
+
+	if (!n)
+		return;
+	put(b, "\n");
+	comment(b, "8b. protected paths: what host tools run or obey stays read-only, existing "
+		   "or not");
+	put(b, "(deny file-write*");
+	for (size_t i = 0; i < n; i++) {
+		put(b, "\n\t(subpath ");
+		put_path(b, paths[i], (struct loc){0}, "a protected path");
+		put(b, ")");
+	}
+	put(b, ")\n");
+	b->spent[COST_FIXED] += b->out->len - mark;
+}
+
 static void
 emit_rename_denies(struct b *b)
 {
@@ -1010,6 +1085,16 @@ emit_rename_denies(struct b *b)
 		for (size_t w = 0; w < n_w; w++)
 			if (path_below(b->roots[r].path, writable[w]))
 				push_between(b, &lit, &n, &cap, writable[w], b->roots[r].path);
+	}
+	/* A protected path: the directories between it and its writable root. */
+	{
+		const char **prot;
+		size_t n_prot = protected_paths(b, &prot);
+
+		for (size_t i = 0; i < n_prot; i++)
+			for (size_t w = 0; w < n_w; w++)
+				if (path_below(prot[i], writable[w]))
+					push_between(b, &lit, &n, &cap, writable[w], prot[i]);
 	}
 	/* The same for a masked path: the directories between it and its root. */
 	for (size_t i = 0; i < sb->mask_paths.n; i++) {
@@ -1261,6 +1346,7 @@ sbpl_build(struct arena *a, const struct policy *p, const struct sbpl_context *c
 	else
 		emit_dotfile_regex(&b, grants, n_grants);
 	emit_masks(&b);
+	emit_protected(&b);
 	emit_library(&b, grants, n_grants);
 	emit_rename_denies(&b);
 	emit_sockets(&b);

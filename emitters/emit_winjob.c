@@ -415,6 +415,15 @@ note_unenforced_settings(struct wctx *c)
 	if (sb->scan_overflow_loc.line)
 		unenforced(c, sb->scan_overflow_loc, setting(c, "cwd_hidden_scan_overflow"),
 			   c->none ? WHY_NONE : WHY_DOTFILES, true);
+	/* The protected set exists as soon as something is writable, written or not. */
+	if (!c->none && sb->write_paths.n)
+		unenforced(c, sb->write_paths.loc, setting(c, "write_paths (protected paths)"),
+			   "a Job Object cannot keep .git/hooks, .git/config, .envrc and the other "
+			   "protected paths read-only inside a writable directory",
+			   true);
+	if (sb->protect_paths.present)
+		unenforced(c, sb->protect_paths.loc, setting(c, "protect_paths"),
+			   c->none ? WHY_NONE : "a Job Object cannot make a path read-only", !c->none);
 	/* allow_network: false with type none is a validation error. */
 	if (sb->allow_network.loc.line && !sb->allow_network.value)
 		unenforced(c, sb->allow_network.loc, setting(c, "allow_network"), WHY_NETWORK,

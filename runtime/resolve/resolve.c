@@ -9,6 +9,7 @@
  */
 #include "runtime/resolve/resolve.h"
 
+#include "compiler/protect.h"
 #include "emitters/envlist.h"
 #include "emitters/sbpl.h"
 #include "runtime/resolve/command.h"
@@ -45,6 +46,9 @@ struct rctx {
 	size_t n_masks, cap_masks;
 	struct bwrap_grant *reexpose;
 	size_t n_reexpose, cap_reexpose;
+	struct bwrap_grant *protects;
+	size_t n_protects, cap_protects;
+	int protect_rc;
 	const char **sockets;
 	size_t n_sockets, cap_sockets;
 	struct bwrap_grant *command_dirs;
@@ -1220,6 +1224,215 @@ build_env(struct rctx *r)
 	r->plan->env = launch_env_build(r->a, r->plan->policy, r->rq->environ, &e);
 }
 
+/* ---- protected paths (Linux) ---------------------------------------------------------- */
+
+/* Is PATH hidden by a mask already (and so read-only, and more)? */
+static bool
+masked(struct rctx *r, const char *path)
+{
+	for (size_t i = 0; i < r->n_masks; i++)
+		if (r->masks[i].is_dir ? path_within(path, r->masks[i].path)
+				       : !strcmp(path, r->masks[i].path))
+			return true;
+	return false;
+}
+
+static void
+add_protect(struct rctx *r, const char *path, int fd, const char *why, uint32_t line)
+{
+	for (size_t i = 0; i < r->n_protects; i++)
+		if (!strcmp(r->protects[i].path, path)) {
+			close(fd);
+			return;
+		}
+	keep_fd(r, fd);
+	*ARENA_PUSH(r->a, r->protects, r->n_protects, r->cap_protects) =
+	    (struct bwrap_grant){path, fd, false, true, why, line, false};
+}
+
+/*
+ * One protected PATH: an existing one is bound read-only onto itself; a
+ * missing one gets an empty placeholder at its first missing component
+ * (a directory unless that is the entry itself and the entry is a file),
+ * bound read-only, so the sandbox cannot create it.  Either way the
+ * directories between the writable root and it are pinned: renaming .git
+ * away and making a new one fails.
+ */
+static void
+protect_one(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+{
+	struct rctx *r = arg;
+	const char *reason = line ? arena_printf(r->a, "protect_paths (line %u)", line)
+				  : arena_printf(r->a, "protected: %s", why);
+	struct walk_result w;
+	const char *at;
+	bool at_dir;
+	int fd;
+
+	if (r->protect_rc < 0 || masked(r, path))
+		return;
+	if (open_checked(r, path, "a protected path", line, WALK_PARENT, &w) < 0) {
+		r->protect_rc = -1;
+		return;
+	}
+	if (w.through_link) {
+		/* The link lies in a writable root: the sandbox could point it
+		 * elsewhere while it runs, and the host's tools follow it. */
+		if (w.fd >= 0)
+			close(w.fd);
+		if (w.parent_fd >= 0)
+			close(w.parent_fd);
+		r->protect_rc = fail(r,
+				     "%s%s is protected (%s) but reached through a symbolic link "
+				     "the sandbox could replace (it resolves to %s); replace the link "
+				     "with what it names, or name the entry in unprotect_paths",
+				     at_line(r, line), path, why, w.path);
+		return;
+	}
+	if (w.exists) {
+		if (w.parent_fd >= 0)
+			close(w.parent_fd);
+		if (strcmp(w.path, path) || !writable_inside(r, w.path)) {
+			/* Reached through a link: what it names is protected where it lives,
+			 * or lies outside every writable root. */
+			close(w.fd);
+			return;
+		}
+		add_protect(r, w.path, w.fd, reason, line);
+		r->protect_rc = pin_parents(r, w.path, line);
+		return;
+	}
+	if (w.parent_fd < 0 || !writable_inside(r, path_dirname(r->a, w.missing))) {
+		/* .git is a file (a worktree's pointer), or the parent is outside. */
+		const char *holder = w.missing ? path_dirname(r->a, w.missing) : NULL;
+
+		if (w.parent_fd >= 0)
+			close(w.parent_fd);
+		if (holder && writable_inside(r, holder) && strcmp(holder, path) &&
+		    !masked(r, holder))
+			protect_one(r, holder, false, why, line);
+		return;
+	}
+	/* Always a directory: an empty one is what git ignores (no placeholder
+	 * file ends up in a commit), and no file can be made in its name. */
+	at = w.missing;
+	at_dir = true;
+	(void)dir;
+	if (masked(r, at)) {
+		close(w.parent_fd);
+		return;
+	}
+	if (!r->rq->create_placeholders) {
+		close(w.parent_fd);
+		add_protect(r, at, -1,
+			    arena_printf(r->a, "%s; missing: placeholder %s made at launch", reason,
+					 at),
+			    line);
+		r->protect_rc = pin_parents(r, at, line);
+		return;
+	}
+	{
+		struct host_entry *e = ARENA_PUSH(r->a, r->plan->placeholders,
+						  r->plan->n_placeholders, r->cap_placeholders);
+		struct stat st;
+
+		if (host_placeholder_make(r->a, w.parent_fd, strrchr(at, '/') + 1, at, at_dir, e) <
+		    0) {
+			int err = errno;
+
+			r->plan->n_placeholders--;
+			close(w.parent_fd);
+			r->protect_rc = fail(r, "%scannot create a placeholder to protect %s: %s",
+					     at_line(r, line), at, strerror(err));
+			return;
+		}
+		/* Listable, so tools inside see an empty directory, not an error. */
+		if (fchmodat(e->dirfd, e->name, 0555, 0) < 0) {
+			r->protect_rc = fail(r, "%scannot set up the placeholder %s: %s",
+					     at_line(r, line), at, strerror(errno));
+			return;
+		}
+		fd = openat(e->dirfd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != e->dev || st.st_ino != e->ino) {
+			if (fd >= 0)
+				close(fd);
+			r->protect_rc = fail(r, "%sthe placeholder %s changed while it was made",
+					     at_line(r, line), at);
+			return;
+		}
+	}
+	add_protect(r, at, fd, arena_printf(r->a, "%s; missing: placeholder %s", reason, at),
+		    line);
+	r->protect_rc = pin_parents(r, at, line);
+}
+
+/* .git/modules/NAME/hooks and .../config of the submodules that exist in ROOT. */
+static void
+protect_submodules(struct rctx *r, const char *root)
+{
+	const char *modules = arena_printf(r->a, "%s/.git/modules", root);
+	struct walk_result w;
+	DIR *d;
+	struct dirent *e;
+	int fd;
+
+	if (walk_open(r->a, modules, r->roots, r->n_roots, 0, &w) < 0 || !w.exists ||
+	    !w.is_dir || strcmp(w.path, modules)) {
+		if (w.fd >= 0)
+			close(w.fd);
+		return;
+	}
+	fd = openat(w.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(w.fd);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while (r->protect_rc == 0 && (e = readdir(d)))
+		if (e->d_name[0] != '.' && e->d_type == DT_DIR) {
+			const char *m = arena_printf(r->a, "%s/%s", modules, e->d_name);
+
+			protect_one(r, arena_printf(r->a, "%s/hooks", m), true,
+				    "git runs a submodule's hooks", 0);
+			protect_one(r, arena_printf(r->a, "%s/config", m), false,
+				    "a submodule's git configuration", 0);
+		}
+	closedir(d);
+}
+
+static int
+resolve_protected(struct rctx *r)
+{
+	struct sandbox *sb = &r->plan->policy->os_env.sandbox;
+	const char **roots = arena_alloc(r->a, (r->n_roots + 1) * sizeof(*roots));
+	size_t n = 0;
+
+	copy_list(r, &sb->protect_paths);
+	for (size_t i = 0; i < sb->protect_paths.n; i++) {
+		const char *lexical = lexical_of(r, &sb->protect_paths.v[i], r->plan->workspace);
+		const char *canon = walk_canonical(r->a, lexical);
+
+		set_path(r, &sb->protect_paths.v[i], canon ? canon : lexical);
+	}
+	for (size_t i = 0; i < r->n_roots; i++)
+		if (strcmp(r->roots[i], r->plan->scratch))
+			roots[n++] = r->roots[i];
+	r->protect_rc = 0;
+	protect_each(sb, roots, n, r->plan->home, protect_one, r);
+	for (size_t i = 0; i < n && r->protect_rc == 0; i++)
+		if (!sb->unprotect_paths.n || !protect_unprotected(sb, ".git/hooks"))
+			protect_submodules(r, roots[i]);
+	/* The policy file itself, when the sandbox could otherwise rewrite it. */
+	if (r->protect_rc == 0 && r->rq->policy_file) {
+		const char *canon = walk_canonical(r->a, r->rq->policy_file);
+
+		if (canon && writable_inside(r, canon))
+			protect_one(r, canon, false, "the policy file", 0);
+	}
+	return r->protect_rc;
+}
+
 /* ---- the whole launch -------------------------------------------------------------- */
 
 static void
@@ -1288,6 +1501,8 @@ fill_context(struct rctx *r)
 	c->n_masks = r->n_masks;
 	c->reexpose = r->reexpose;
 	c->n_reexpose = r->n_reexpose;
+	c->protects = r->protects;
+	c->n_protects = r->n_protects;
 	c->sockets = r->sockets;
 	c->n_sockets = r->n_sockets;
 	c->command_dirs = r->command_dirs;
@@ -1345,7 +1560,8 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 			goto fail;
 		find_system_links(&r);
 	}
-	if (resolve_mask_paths(&r) < 0 || resolve_sockets(&r) < 0 || check_secrets(&r) < 0)
+	if (resolve_mask_paths(&r) < 0 || resolve_sockets(&r) < 0 || check_secrets(&r) < 0 ||
+	    (r.linux_target && resolve_protected(&r) < 0))
 		goto fail;
 	sort_masks(&r);
 	if (resolve_command(&r) < 0)

@@ -42,6 +42,7 @@ struct launch_request {
 	char *const *environ;	  /* the launching environment */
 	bool create_placeholders; /* a real launch (not --dry-run / --resolve) */
 	bool command_optional;	  /* --resolve without a command: print {COMMAND} */
+	const char *policy_file;  /* the policy's path (protected when writable), or NULL */
 
 	/* egress_rules: the relay's port inside the sandbox and the proxy's
 	 * socket; NULL when not chosen yet (--dry-run, --resolve). */
