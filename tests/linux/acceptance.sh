@@ -201,6 +201,19 @@ setup_user() {
 	        repository: org/app
 	        identity_file: "$WS/secrets/production.key"
 	EOF
+	policy protect <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    cwd_allow_hidden: [.git, .vscode, .claude]
+	EOF
+	policy unprotect <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    cwd_allow_hidden: [.git, .vscode, .claude]
+	    unprotect_paths: [.git/hooks, .git/config, .envrc, .vscode, .claude]
+	EOF
 	policy sockets <<-EOF
 	os_env:
 	  sandbox:
@@ -645,6 +658,93 @@ t_secret_files() {
 	[ "$rc" != 0 ] || fail "exit status 0"
 }
 
+# A repository made on the host, its hooks directory empty, owned by $who.
+make_repo() {
+	R=$U/repo
+	rm -rf "$R"
+	mkdir -p "$R"
+	(cd "$R" && git init -q && echo one >f && git add f &&
+		git -c user.email=t@t -c user.name=t commit -qm one) || fail "git init on the host"
+	rm -f "$R"/.git/hooks/*
+	if [ "$who" = nobody ]; then
+		chown -R nobody:nogroup "$R"
+	fi
+}
+
+# The state of what the protected set covers, to compare before and after.
+repo_state() {
+	(cd "$R" && ls -A . .git .git/hooks && cat .git/config && git -c safe.directory="*" log --format=%s) 2>&1
+}
+
+in_repo() {
+	policy=$P/$1.yaml
+	shift
+	out=$(cd "$R" && as_user "$TB/omnibox-run" -q "$policy" -- sh -c "$@" 2>&1)
+	rc=$?
+}
+
+GIT_INSIDE='G="git -c user.email=t@t -c user.name=t"'
+
+t_protected() {
+	name="protected paths: git works in a writable workspace, hooks and settings stay read-only"
+	make_repo
+	before=$(repo_state)
+	in_repo protect "$GIT_INSIDE"'
+		echo two >>f; $G add f && $G commit -qm two && echo commit-ok
+		$G status --short && echo status-ok
+		$G log --format=%s | head -1
+		$G checkout -qb feature && echo branch-ok
+		echo three >>f; $G stash -q && echo stash-ok
+		echo evil >.git/hooks/pre-commit && echo HOOK-WRITTEN
+		$G config core.fsmonitor "touch /tmp/fsmon-$$" && echo FSMONITOR-SET
+		$G config core.hooksPath /tmp && echo HOOKSPATH-SET
+		echo evil >.envrc && echo ENVRC-MADE
+		mkdir -p .vscode && echo evil >.vscode/tasks.json && echo VSCODE-MADE
+		mkdir -p .claude && echo evil >.claude/settings.json && echo CLAUDE-MADE
+		mv .git g && mkdir .git && echo GIT-LAUNDERED
+		echo end'
+	expect_out "commit-ok"
+	expect_out "status-ok"
+	expect_out "two"
+	expect_out "branch-ok"
+	expect_out "stash-ok"
+	expect_out "end"
+	for bad in HOOK-WRITTEN FSMONITOR-SET HOOKSPATH-SET ENVRC-MADE VSCODE-MADE CLAUDE-MADE \
+		GIT-LAUNDERED; do
+		expect_no_out "$bad"
+	done
+	after=$(repo_state)
+	tests=$((tests + 1))
+	# Only the work git did itself: the new commits, the branch and the stash.
+	[ -z "$(ls -A "$R/.git/hooks")" ] && ! grep -q -e fsmonitor -e hooksPath "$R/.git/config" &&
+		[ ! -e "$R/.envrc" ] && [ ! -e "$R/.vscode" ] && [ ! -e "$R/.claude" ] &&
+		[ ! -e "$R/g" ] && [ -d "$R/.git/objects" ] ||
+		fail "the host's repository changed: $(printf '%s\n' "$before" "--- after" "$after")"
+	tests=$((tests + 1))
+	[ "$(git -c safe.directory="*" -C "$R" log -1 --format=%s feature 2>/dev/null)" = two ] ||
+		fail "the commit made inside is not on the host"
+	name="protected paths: unprotect_paths makes them writable again"
+	make_repo
+	in_repo unprotect "$GIT_INSIDE"'
+		echo ok >.git/hooks/pre-commit && echo HOOK-WRITTEN
+		$G config core.hooksPath /tmp && echo HOOKSPATH-SET
+		echo ok >.envrc && echo ENVRC-MADE
+		mkdir -p .vscode && echo ok >.vscode/tasks.json && echo VSCODE-MADE'
+	for good in HOOK-WRITTEN HOOKSPATH-SET ENVRC-MADE VSCODE-MADE; do
+		expect_out "$good"
+	done
+	tests=$((tests + 1))
+	[ -e "$R/.git/hooks/pre-commit" ] && [ -e "$R/.envrc" ] || fail "the opt-out wrote nothing"
+	name="protected paths: a symlink planted for .git/hooks refuses the launch"
+	make_repo
+	mkdir -p "$R/hooks-elsewhere"
+	rmdir "$R/.git/hooks" && ln -s ../hooks-elsewhere "$R/.git/hooks"
+	in_repo protect 'echo cmd-executed'
+	expect_no_out "cmd-executed"
+	expect_out "symbolic link"
+	rm -rf "$R"
+}
+
 run_all() {
 	setup_user
 	t_default_policy
@@ -675,6 +775,7 @@ run_all() {
 	t_copy_on_write
 	t_allow_hidden_all
 	t_secret_files
+	t_protected
 }
 
 if [ "$(id -u)" != 0 ]; then

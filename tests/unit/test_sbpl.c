@@ -1969,3 +1969,78 @@ Test(launch, dry_run_prints_the_profile_and_argv_and_runs_nothing)
 	free(out);
 	compiled_free(&c);
 }
+
+/* ---- protected paths: the same answers as the Linux acceptance test -------------------- */
+
+#define PROTECT_POLICY                                                                             \
+	"os_env:\n  sandbox:\n    write_paths: [.]\n    cwd_allow_hidden: [.git, .vscode, "        \
+	".claude]\n"
+
+Test(protected, hooks_config_and_agent_settings_stay_read_only_in_a_writable_workspace)
+{
+	struct case_ k = case_open(PROTECT_POLICY);
+
+	/* git's own work goes on */
+	expect_allowed(k.prof, WRITE, LAUNCH "/src/main.c");
+	expect_allowed(k.prof, WRITE, LAUNCH "/.git/index");
+	expect_allowed(k.prof, CREATE, LAUNCH "/.git/objects/ab/cdef");
+	expect_allowed(k.prof, WRITE, LAUNCH "/.git/refs/heads/feature");
+	expect_allowed(k.prof, READ, LAUNCH "/.git/config");
+	expect_allowed(k.prof, READ, LAUNCH "/.git/hooks/pre-commit.sample");
+	/* what a host tool runs later does not */
+	expect_denied(k.prof, WRITE, LAUNCH "/.git/hooks/pre-commit");
+	expect_denied(k.prof, CREATE, LAUNCH "/.git/hooks/pre-commit");
+	expect_denied(k.prof, WRITE, LAUNCH "/.git/config");
+	expect_denied(k.prof, UNLINK, LAUNCH "/.git/config");
+	expect_denied(k.prof, CREATE, LAUNCH "/.envrc");
+	expect_denied(k.prof, CREATE, LAUNCH "/.vscode/tasks.json");
+	expect_denied(k.prof, CREATE, LAUNCH "/.claude/settings.json");
+	expect_denied(k.prof, CREATE, LAUNCH "/.mcp.json");
+	expect_denied(k.prof, CREATE, LAUNCH "/.gitmodules");
+	/* and no rename takes .git, or a protected directory, out of the rules' reach */
+	expect_dir_denied(k.prof, UNLINK, LAUNCH "/.git");
+	expect_dir_denied(k.prof, UNLINK, LAUNCH "/.git/hooks");
+	expect_dir_denied(k.prof, UNLINK, LAUNCH "/.vscode");
+	case_close(&k);
+}
+
+Test(protected, unprotect_paths_makes_an_entry_writable_again)
+{
+	struct case_ k = case_open(PROTECT_POLICY "    unprotect_paths: [.vscode, .git/hooks]\n");
+
+	expect_allowed(k.prof, CREATE, LAUNCH "/.vscode/tasks.json");
+	expect_allowed(k.prof, CREATE, LAUNCH "/.git/hooks/pre-commit");
+	expect_denied(k.prof, WRITE, LAUNCH "/.git/config");
+	expect_denied(k.prof, CREATE, LAUNCH "/.envrc");
+	case_close(&k);
+}
+
+Test(protected, protect_paths_adds_and_a_read_only_workspace_needs_nothing)
+{
+	struct case_ k = case_open(PROTECT_POLICY "    protect_paths: [Makefile, ci]\n");
+	struct case_ ro = case_open("os_env:\n  sandbox:\n    protect_paths: [Makefile]\n");
+
+	expect_denied(k.prof, WRITE, LAUNCH "/Makefile");
+	expect_denied(k.prof, CREATE, LAUNCH "/ci/deploy.sh");
+	expect_allowed(k.prof, WRITE, LAUNCH "/README");
+	cr_expect(!has(ro.b.text.data, "8b. protected"),
+		  "a read-only workspace has nothing to protect:\n%s", ro.b.text.data);
+	expect_denied(ro.prof, WRITE, LAUNCH "/Makefile");
+	case_close(&k);
+	case_close(&ro);
+}
+
+Test(protected, a_writable_home_keeps_its_startup_files)
+{
+	struct case_ k = case_open("os_env:\n  sandbox:\n    write_paths: [\"~\"]\n"
+				   "    cwd_allow_hidden: [\"*\"]\n");
+
+	expect_allowed(k.prof, WRITE, HOME "/notes.txt");
+	expect_denied(k.prof, WRITE, HOME "/.bashrc");
+	expect_denied(k.prof, CREATE, HOME "/.zshenv");
+	expect_denied(k.prof, CREATE, HOME "/.ssh/authorized_keys");
+	expect_denied(k.prof, WRITE, HOME "/.gitconfig");
+	expect_denied(k.prof, CREATE, HOME "/.config/fish/config.fish");
+	expect_dir_denied(k.prof, UNLINK, HOME "/.config");
+	case_close(&k);
+}
