@@ -1271,6 +1271,10 @@ protect_one(void *arg, const char *path, bool dir, const char *why, uint32_t lin
 
 	if (r->protect_rc < 0 || masked(r, path))
 		return;
+	/* Below a path protected already (a placeholder .git holds .git/config too). */
+	for (size_t i = 0; i < r->n_protects; i++)
+		if (path_within(path, r->protects[i].path))
+			return;
 	if (open_checked(r, path, "a protected path", line, WALK_PARENT, &w) < 0) {
 		r->protect_rc = -1;
 		return;
