@@ -1405,6 +1405,56 @@ protect_submodules(struct rctx *r, const char *root)
 	closedir(d);
 }
 
+/*
+ * DIR holds a profile set of `omnibox-compile --target=all -o DIR` (it has a
+ * policy.ir.json): protect it whole (WHOLE), or only the set's own files
+ * when DIR is the policy's own directory.
+ */
+static void
+protect_profile_dir(struct rctx *r, const char *dir, bool whole)
+{
+	static const char *const parts[] = {"policy.ir.json", "egress.rules", "linux", "darwin",
+					    "windows", NULL};
+	struct stat st;
+
+	if (fstatat(AT_FDCWD, arena_printf(r->a, "%s/policy.ir.json", dir), &st,
+		    AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return;
+	if (whole) {
+		protect_one(r, dir, true, "the committed profiles", 0);
+		return;
+	}
+	for (size_t i = 0; parts[i] && r->protect_rc == 0; i++) {
+		const char *p = arena_printf(r->a, "%s/%s", dir, parts[i]);
+
+		if (fstatat(AT_FDCWD, p, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			protect_one(r, p, S_ISDIR(st.st_mode), "the committed profiles", 0);
+	}
+}
+
+/*
+ * The committed profiles: a profile set in the policy's directory or in
+ * one of its subdirectories (found by its policy.ir.json), while they lie
+ * in a writable root.
+ */
+static void
+protect_profiles(struct rctx *r, const char *dir)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (!writable_inside(r, dir))
+		return;
+	protect_profile_dir(r, dir, false);
+	if (!(d = opendir(dir)))
+		return;
+	while (r->protect_rc == 0 && (e = readdir(d)))
+		if (e->d_type == DT_DIR && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			protect_profile_dir(r, arena_printf(r->a, "%s/%s", dir, e->d_name), true);
+	closedir(d);
+}
+
 static int
 resolve_protected(struct rctx *r)
 {
@@ -1427,12 +1477,15 @@ resolve_protected(struct rctx *r)
 	for (size_t i = 0; i < n && r->protect_rc == 0; i++)
 		if (!sb->unprotect_paths.n || !protect_unprotected(sb, ".git/hooks"))
 			protect_submodules(r, roots[i]);
-	/* The policy file itself, when the sandbox could otherwise rewrite it. */
+	/* The policy file itself, when the sandbox could otherwise rewrite it,
+	 * and the profiles committed next to it. */
 	if (r->protect_rc == 0 && r->rq->policy_file) {
 		const char *canon = walk_canonical(r->a, r->rq->policy_file);
 
-		if (canon && writable_inside(r, canon))
+		if (canon && writable_inside(r, canon)) {
 			protect_one(r, canon, false, "the policy file", 0);
+			protect_profiles(r, path_dirname(r->a, canon));
+		}
 	}
 	return r->protect_rc;
 }

@@ -735,6 +735,25 @@ t_protected() {
 	done
 	tests=$((tests + 1))
 	[ -e "$R/.git/hooks/pre-commit" ] && [ -e "$R/.envrc" ] || fail "the opt-out wrote nothing"
+	name="protected paths: the policy file and the profiles committed beside it stay read-only"
+	make_repo
+	cp "$P/protect.yaml" "$R/agent.yaml"
+	"$TB/omnibox-compile" "$R/agent.yaml" --target=all -o "$R/profiles" >/dev/null 2>&1 ||
+		fail "omnibox-compile --target=all"
+	if [ "$who" = nobody ]; then
+		chown -R nobody:nogroup "$R"
+	fi
+	sums=$(cd "$R" && cat agent.yaml profiles/policy.ir.json profiles/linux/* | md5sum)
+	out=$(cd "$R" && as_user "$TB/omnibox-run" -q agent.yaml -- sh -c '
+		echo "    write_paths: [/]" >>agent.yaml && echo POLICY-WRITTEN
+		echo x >profiles/linux/bwrap.args && echo PROFILE-WRITTEN
+		mv profiles p2 && echo PROFILES-MOVED; echo end' 2>&1)
+	expect_out "end"
+	expect_no_out "POLICY-WRITTEN"
+	expect_no_out "PROFILE-WRITTEN"
+	expect_no_out "PROFILES-MOVED"
+	expect_eq "the policy and profiles on the host" \
+		"$(cd "$R" && cat agent.yaml profiles/policy.ir.json profiles/linux/* | md5sum)" "$sums"
 	name="protected paths: a symlink planted for .git/hooks refuses the launch"
 	make_repo
 	mkdir -p "$R/hooks-elsewhere"
