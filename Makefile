@@ -67,6 +67,7 @@ LIB_SRC := \
 	emitters/emit_seccomp.c \
 	emitters/emit_sbpl.c \
 	emitters/emit_winjob.c \
+	emitters/query.c \
 	runtime/launch/darwin.c \
 	runtime/resolve/resolve.c \
 	runtime/resolve/command.c \

@@ -19,6 +19,7 @@
 #include "policy.h"
 #include "textbuf.h"
 #include "udiff.h"
+#include "emitters/query.h"
 #include "emitters/sbpl.h"
 #include "emitters/winjob.h"
 #include "runtime/launch/darwin.h"
@@ -52,6 +53,9 @@ struct options {
 	const char *cwd, *home;
 	char **command; /* after "--", for --resolve */
 	size_t n_command;
+	const char **queries; /* --query, in order */
+	size_t n_queries;
+	const char *query_file;
 };
 
 static const char usage_text[] =
@@ -82,10 +86,16 @@ static const char usage_text[] =
     "      --check=DIR      compare DIR (as written by --target=all -o DIR, or for the\n"
     "                       given --target) with what would be written now; exit 1 and\n"
     "                       print a unified diff when it is stale\n"
+    "      --query=\"ACCESS TARGET\"  the decision on each target, and the YAML line of\n"
+    "                       the rule that decides: ACCESS is read, write, exec or an\n"
+    "                       HTTP method; TARGET a path (relative to the workspace, ~/,\n"
+    "                       or absolute) or a URL; from the policy alone (the dotfile\n"
+    "                       scan taken as complete); may be repeated\n"
+    "      --query-file=FILE  the queries of FILE, one a line ('#' starts a comment)\n"
     "  -q, --quiet          no warnings\n"
     "  -v, --verbose        say which files were written or checked\n"
-    "      --version        print the version\n"
-    "      --help           print this help\n"
+    "  -V, --version        print the version\n"
+    "  -h, --help           print this help\n"
     "\n"
     "AGENT.yaml may be '-' for standard input.  Nothing is written when there is an\n"
     "error, and an output file is replaced whole or not at all.\n"
@@ -132,7 +142,9 @@ parse_options(int argc, char **argv, struct options *o)
 		OPT_HELP,
 		OPT_RESOLVE,
 		OPT_CWD,
-		OPT_HOME
+		OPT_HOME,
+		OPT_QUERY,
+		OPT_QUERY_FILE
 	};
 	static const struct option longopts[] = {
 	    {"target", required_argument, NULL, 't'},
@@ -143,10 +155,12 @@ parse_options(int argc, char **argv, struct options *o)
 	    {"resolve", no_argument, NULL, OPT_RESOLVE},
 	    {"cwd", required_argument, NULL, OPT_CWD},
 	    {"home", required_argument, NULL, OPT_HOME},
+	    {"query", required_argument, NULL, OPT_QUERY},
+	    {"query-file", required_argument, NULL, OPT_QUERY_FILE},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"verbose", no_argument, NULL, 'v'},
-	    {"version", no_argument, NULL, OPT_VERSION},
-	    {"help", no_argument, NULL, OPT_HELP},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -162,7 +176,7 @@ parse_options(int argc, char **argv, struct options *o)
 			argc = i;
 			break;
 		}
-	while ((c = getopt_long(argc, argv, ":t:e:o:qv", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":t:e:o:qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			o->target_set = true;
@@ -199,10 +213,19 @@ parse_options(int argc, char **argv, struct options *o)
 		case 'v':
 			o->verbose = true;
 			break;
-		case OPT_VERSION:
+		case OPT_QUERY:
+			o->queries = realloc(o->queries, (o->n_queries + 1) * sizeof(*o->queries));
+			if (!o->queries)
+				abort();
+			o->queries[o->n_queries++] = optarg;
+			break;
+		case OPT_QUERY_FILE:
+			o->query_file = optarg;
+			break;
+		case 'V':
 			printf("omnibox-compile %s\n", OMNIBOX_VERSION);
 			exit(EXIT_OK);
-		case OPT_HELP:
+		case 'h':
 			fputs(usage_text, stdout);
 			exit(EXIT_OK);
 		case ':':
@@ -222,7 +245,11 @@ parse_options(int argc, char **argv, struct options *o)
 	if (o->check && (o->output || o->emit))
 		usage_error("%s",
 			    "--check compares a whole directory; it takes no --output or --emit");
-	if (o->target < 0 && !o->check && !o->output)
+	if ((o->n_queries || o->query_file) &&
+	    (o->check || o->output || o->emit || o->resolve))
+		usage_error("%s", "--query answers on stdout; it takes no --check, --output, --emit "
+				  "or --resolve");
+	if (o->target < 0 && !o->check && !o->output && !o->n_queries && !o->query_file)
 		usage_error("%s", "--target=all writes several files: give --output=DIR");
 	if (o->target < 0 && o->emit)
 		usage_error("%s", "--emit selects one output, --target=all writes them all");
@@ -423,6 +450,73 @@ emit_one(const struct options *o, const struct policy *p, struct diag *d)
 	return EXIT_OK;
 }
 
+/* ---- --query ---------------------------------------------------------------- */
+
+static void
+query_one(struct arena *a, const struct policy *p, int target, const char *text,
+	  struct textbuf *out)
+{
+	struct query q;
+	char err[512];
+
+	if (query_parse(a, text, &q, err, sizeof(err)) < 0) {
+		tb_printf(out, "# query: %s\n  error: %s\n", text, err);
+		return;
+	}
+	tb_printf(out, "# query: %s\n", text);
+	for (int t = 0; t < TARGET_COUNT; t++) {
+		struct decision d;
+
+		if (target >= 0 && t != target)
+			continue;
+		query_decide(a, p, (enum target)t, &q, &d);
+		tb_printf(out, "  %-8s %-5s %s", target_name((enum target)t),
+			  d.allowed ? "allow" : "deny", d.why);
+		if (d.line)
+			tb_printf(out, " (line %u)", d.line);
+		if (!d.enforced)
+			tb_puts(out, " [not enforced]");
+		tb_putc(out, '\n');
+	}
+}
+
+/* --query and --query-file; 0, or EXIT_USAGE when a query is malformed. */
+static int
+run_queries(const struct options *o, const struct policy *p, struct arena *a)
+{
+	struct textbuf out = {0}, file = {0};
+	int rc = EXIT_OK;
+
+	for (size_t i = 0; i < o->n_queries; i++)
+		query_one(a, p, o->target, o->queries[i], &out);
+	if (o->query_file) {
+		int err = file_read(o->query_file, &file, FILE_READ_MAX);
+
+		if (err < 0) {
+			fprintf(stderr, "omnibox-compile: %s: %s\n", o->query_file, strerror(-err));
+			tb_free(&out);
+			return EXIT_IO;
+		}
+		for (char *line = file.data; line && *line;) {
+			char *end = strchr(line, '\n');
+
+			if (end)
+				*end = '\0';
+			while (*line == ' ' || *line == '\t')
+				line++;
+			if (*line && *line != '#')
+				query_one(a, p, o->target, line, &out);
+			line = end ? end + 1 : NULL;
+		}
+		tb_free(&file);
+	}
+	if (out.data && strstr(out.data, "\n  error: "))
+		rc = EXIT_USAGE;
+	fwrite(out.data ? out.data : "", 1, out.len, stdout);
+	tb_free(&out);
+	return rc;
+}
+
 /* What the resolver needs to describe a launch from here, as omnibox-run would. */
 static void
 resolve_request(const struct options *o, const struct policy *p, struct arena *a,
@@ -534,7 +628,9 @@ main(int argc, char **argv)
 	if (p) {
 		struct artifacts set = {0};
 
-		if (o.resolve) {
+		if (o.n_queries || o.query_file) {
+			rc = run_queries(&o, p, a);
+		} else if (o.resolve) {
 			if (emit_check_target(p, (enum target)o.target, &d) < 0)
 				rc = EXIT_INVALID;
 			else

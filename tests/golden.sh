@@ -13,6 +13,9 @@
 # The seccomp filter does not depend on the policy: every policy's
 # --emit=seccomp is compared with the one golden/seccomp/expect.seccomp.
 #
+# A file `queries` (one "ACCESS TARGET" a line) is answered with
+# --query-file on every target and compared with expect.query.
+#
 # `update` rewrites the expect files; review them with `git diff golden/`.
 set -u
 
@@ -100,6 +103,13 @@ for dir in "$root"/golden/*/; do
 		done <<KINDS
 $kinds
 KINDS
+		# The decisions of the queries in `queries`, on every target.
+		if [ -f "$dir/queries" ]; then
+			# shellcheck disable=SC2086
+			"$compiler" $args -q --target=all --query-file=queries agent.yaml \
+				>"$tmp/out" 2>&1
+			compare "$dir/expect.query" "$tmp/out"
+		fi
 		;;
 	esac
 done

@@ -1,0 +1,446 @@
+/*
+ * query.c - decisions from the IR (query.h).
+ */
+#include "query.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../compiler/protect.h"
+#include "../grammar/egress.h"
+#include "bwrap.h"
+#include "sbpl.h"
+#include "winjob.h"
+
+/* ---- parsing ------------------------------------------------------------------- */
+
+static int qfail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+qfail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* "." and ".." applied to the part of P after its base (BASE_LEN bytes). */
+static char *
+lexical(struct arena *a, const char *base, const char *rest, char *err, size_t errlen)
+{
+	char *out = arena_alloc(a, strlen(base) + strlen(rest) + 2);
+	size_t n = strlen(base), floor = n;
+
+	memcpy(out, base, n);
+	while (*rest) {
+		const char *seg = rest;
+		size_t len;
+
+		while (*rest && *rest != '/')
+			rest++;
+		len = (size_t)(rest - seg);
+		if (*rest)
+			rest++;
+		if (!len || (len == 1 && seg[0] == '.'))
+			continue;
+		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+			if (n == floor) {
+				qfail(err, errlen, "'%s' climbs above its base; write the path absolute",
+				      base);
+				return NULL;
+			}
+			while (n > floor && out[n - 1] != '/')
+				n--;
+			n--;
+			continue;
+		}
+		if (n != 1 || out[0] != '/')
+			out[n++] = '/';
+		memcpy(out + n, seg, len);
+		n += len;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static int
+parse_url(struct arena *a, const char *url, struct query *q, char *err, size_t errlen)
+{
+	const char *p, *host, *end;
+	size_t hlen;
+
+	if (!strncmp(url, "https://", 8)) {
+		q->tls = true;
+		p = url + 8;
+	} else if (!strncmp(url, "http://", 7)) {
+		p = url + 7;
+	} else {
+		return qfail(err, errlen, "'%s' is not an http:// or https:// URL", url);
+	}
+	host = p;
+	end = p + strcspn(p, ":/?#");
+	hlen = (size_t)(end - host);
+	if (!hlen || !egress_host_is_safe(host, hlen))
+		return qfail(err, errlen, "'%s' has no valid host", url);
+	q->host = arena_strndup(a, host, hlen);
+	for (char *h = (char *)q->host; *h; h++)
+		if (*h >= 'A' && *h <= 'Z')
+			*h = (char)(*h + 32);
+	q->port = q->tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN;
+	if (*end == ':') {
+		char *stop;
+		unsigned long port = strtoul(end + 1, &stop, 10);
+
+		if (stop == end + 1 || port == 0 || port > 65535)
+			return qfail(err, errlen, "'%s' has a bad port", url);
+		q->port = (unsigned)port;
+		end = stop;
+	}
+	q->target = *end == '/' || *end == '?' ? arena_printf(a, "%s%s", *end == '?' ? "/" : "", end)
+						: "/";
+	return 0;
+}
+
+int
+query_parse(struct arena *a, const char *text, struct query *q, char *err, size_t errlen)
+{
+	static const char *const kinds[] = {"read", "write", "exec"};
+	const char *sp = strchr(text, ' '), *arg;
+	size_t klen;
+
+	memset(q, 0, sizeof(*q));
+	q->text = text;
+	if (!sp)
+		return qfail(err, errlen, "'%s': write ACCESS TARGET, e.g. 'read .env'", text);
+	klen = (size_t)(sp - text);
+	arg = sp;
+	while (*arg == ' ')
+		arg++;
+	if (!*arg || strchr(arg, ' '))
+		return qfail(err, errlen, "'%s': write ACCESS TARGET, one target", text);
+	for (int k = 0; k < 3; k++)
+		if (strlen(kinds[k]) == klen && !strncmp(text, kinds[k], klen)) {
+			q->access = (enum query_access)k;
+			if (arg[0] == '~' && (arg[1] == '/' || !arg[1]))
+				q->path = lexical(a, "{HOME}", arg + 1, err, errlen);
+			else if (arg[0] == '/')
+				q->path = lexical(a, "/", arg + 1, err, errlen);
+			else
+				q->path = lexical(a, "{CWD}", arg, err, errlen);
+			return q->path ? 0 : -1;
+		}
+	q->method = egress_method_bit(text, klen);
+	if (!q->method || q->method == EGRESS_ANY)
+		return qfail(err, errlen,
+			     "'%s': ACCESS is read, write, exec or an HTTP method (GET, POST, ...)",
+			     text);
+	q->access = QUERY_HTTP;
+	q->method_name = egress_method_name(q->method);
+	return parse_url(a, arg, q, err, errlen);
+}
+
+/* ---- files ------------------------------------------------------------------- */
+
+static bool
+within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return path[0] == '/';
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+/* The entry of L that holds PATH (the deepest), or NULL. */
+static const struct ir_path *
+holder(const struct ir_pathlist *l, const char *path)
+{
+	const struct ir_path *best = NULL;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (within(path, l->v[i].symbolic) &&
+		    (!best || strlen(l->v[i].symbolic) > strlen(best->symbolic)))
+			best = &l->v[i];
+	return best;
+}
+
+static const struct ir_path *
+exact(const struct ir_pathlist *l, const char *path)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(path, l->v[i].symbolic))
+			return &l->v[i];
+	return NULL;
+}
+
+static bool
+name_allowed(const struct sandbox *sb, const char *name, size_t len)
+{
+	if (sb->allow_all_hidden)
+		return true;
+	for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++)
+		if (strlen(sb->cwd_allow_hidden.v[i].s) == len &&
+		    !memcmp(sb->cwd_allow_hidden.v[i].s, name, len))
+			return true;
+	return false;
+}
+
+static bool
+has_hidden(const char *path)
+{
+	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
+		if (p[1] == '.')
+			return true;
+	return false;
+}
+
+/*
+ * The dotfile that hides PATH, or NULL: the roots the scan walks are the
+ * workspace and each granted directory outside it (a copy is a root of its
+ * own); a grant that names a hidden path opts in to exactly that path.
+ */
+static const char *
+hidden_by(struct arena *a, const struct sandbox *sb, const char *path)
+{
+	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->cow_paths};
+	const char *root = within(path, "{CWD}") ? "{CWD}" : NULL;
+	const char *rest, *p;
+
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < lists[k]->n; i++) {
+			const char *g = lists[k]->v[i].symbolic;
+
+			if (within(path, g) && (k == 2 || !within(g, "{CWD}")) &&
+			    (!root || strlen(g) > strlen(root)))
+				root = g;
+		}
+	if (!root)
+		return NULL;
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < lists[k]->n; i++)
+			if (within(path, lists[k]->v[i].symbolic) &&
+			    has_hidden(lists[k]->v[i].symbolic + strlen(root)))
+				return NULL;
+	for (size_t i = 0; i < sb->write_files.n; i++)
+		if (!strcmp(path, sb->write_files.v[i].symbolic))
+			return NULL;
+	rest = path + strlen(root);
+	for (p = rest; *p == '/';) {
+		const char *seg = p + 1;
+		size_t len = strcspn(seg, "/");
+
+		if (len && seg[0] == '.' && !name_allowed(sb, seg, len))
+			return arena_strndup(a, path, (size_t)(seg + len - path));
+		if (!sb->scan_recursive.value)
+			break;
+		p = seg + len;
+	}
+	return NULL;
+}
+
+struct prot_find {
+	struct arena *a;
+	const char *path, *hit, *why;
+	uint32_t line;
+};
+
+static void
+prot_cb(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+{
+	struct prot_find *f = arg;
+
+	(void)dir;
+	if (!f->hit && within(f->path, path)) {
+		f->hit = arena_strdup(f->a, path); /* PATH lives for the call only */
+		f->why = why;
+		f->line = line;
+	}
+}
+
+static void
+set(struct decision *d, bool allowed, const char *why, uint32_t line)
+{
+	d->allowed = allowed;
+	d->enforced = true;
+	d->why = why;
+	d->line = line;
+}
+
+static bool
+is_system(enum target t, const char *path)
+{
+	if (path[0] != '/')
+		return false;
+	if (t == TARGET_DARWIN)
+		return sbpl_path_is_system(path);
+	if (bwrap_path_is_system(path))
+		return true;
+	for (size_t i = 0; bwrap_etc_files[i]; i++)
+		if (!strcmp(path, bwrap_etc_files[i]))
+			return true;
+	return false;
+}
+
+static void
+decide_file(struct arena *a, const struct policy *p, enum target t, const struct query *q,
+	    struct decision *d)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	const struct ir_path *g, *w = NULL, *cow;
+	const char *hid, *path = q->path;
+	bool ws_writable = exact(&sb->write_paths, "{CWD}") != NULL;
+	/* Linux mounts a fresh /tmp; macOS has the scratch dir alone. */
+	bool scratch = within(path, "{SCRATCH}") || (t == TARGET_LINUX && within(path, "/tmp"));
+
+	if ((g = holder(&sb->mask_paths, path)))
+		return set(d, false, arena_printf(a, "mask_paths %s", g->written), g->loc.line);
+	if (!scratch && (hid = hidden_by(a, sb, path)))
+		return set(d, false,
+			   arena_printf(a, "dotfile %s is hidden (cwd_allow_hidden%s)", hid,
+					sb->cwd_allow_hidden.loc.line ? "" : ": the default [.venv]"),
+			   sb->cwd_allow_hidden.loc.line);
+	cow = holder(&sb->cow_paths, path);
+	if (q->access == QUERY_WRITE) {
+		const char *roots[256];
+		size_t n = protect_symbolic_roots(sb, roots, 256);
+		struct prot_find f = {.a = a, .path = path};
+
+		protect_each(sb, roots, n, "{HOME}", prot_cb, &f);
+		if (f.hit && !cow)
+			return set(d, false,
+				   f.line ? arena_printf(a, "protect_paths %s", f.hit)
+					  : arena_printf(a, "protected path %s: %s", f.hit, f.why),
+				   f.line ? f.line : sb->write_paths.loc.line);
+		if (scratch)
+			return set(d, true, t == TARGET_LINUX ? "the private scratch dir, or the sandbox's own /tmp" : "the private scratch dir", 0);
+		if (cow)
+			return set(d, true,
+				   arena_printf(a, "write_paths %s, copy-on-write: a private copy; the "
+						   "host's is not written",
+						cow->written),
+				   cow->loc.line);
+		if ((w = holder(&sb->write_paths, path)) && strcmp(w->symbolic, "{CWD}"))
+			return set(d, true, arena_printf(a, "write_paths %s", w->written),
+				   w->loc.line);
+		if ((g = exact(&sb->write_files, path)))
+			return set(d, true, arena_printf(a, "write_files %s", g->written),
+				   g->loc.line);
+		if (ws_writable && within(path, "{CWD}"))
+			return set(d, true, "the workspace, writable (write_paths .)",
+				   exact(&sb->write_paths, "{CWD}")->loc.line);
+		if (is_system(t, path))
+			return set(d, false, "system directories are read-only", 0);
+		if (within(path, "{CWD}"))
+			return set(d, false, "the workspace is read-only (no write_paths entry names it)",
+				   0);
+		if ((g = holder(&sb->read_paths, path)))
+			return set(d, false, arena_printf(a, "read_paths %s is read-only", g->written),
+				   g->loc.line);
+		return set(d, false, "not granted (default deny)", 0);
+	}
+	if (scratch)
+		return set(d, true, t == TARGET_LINUX ? "the private scratch dir, or the sandbox's own /tmp" : "the private scratch dir", 0);
+	if (cow)
+		return set(d, true, arena_printf(a, "write_paths %s (its copy)", cow->written),
+			   cow->loc.line);
+	if (within(path, "{CWD}"))
+		return set(d, true, ws_writable ? "the workspace, writable" : "the workspace, read-only",
+			   0);
+	if ((g = holder(&sb->write_paths, path)) || (g = exact(&sb->write_files, path)))
+		return set(d, true,
+			   arena_printf(a, "%s %s", g >= sb->write_paths.v &&
+							    g < sb->write_paths.v + sb->write_paths.n
+							? "write_paths"
+							: "write_files",
+					g->written),
+			   g->loc.line);
+	if ((g = holder(&sb->read_paths, path)))
+		return set(d, true, arena_printf(a, "read_paths %s", g->written), g->loc.line);
+	if (is_system(t, path))
+		return set(d, true, "system directories, read-only", 0);
+	return set(d, false, "not granted (default deny)", 0);
+}
+
+/* ---- HTTP ------------------------------------------------------------------- */
+
+static void
+decide_http(struct arena *a, const struct policy *p, enum target t, const struct query *q,
+	    struct decision *d)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	struct egress_matcher *m;
+	ssize_t i;
+	const char *cred = "";
+
+	if (!sb->n_egress) {
+		if (!sb->allow_network.value) {
+			set(d, false, "allow_network: false", sb->allow_network.loc.line);
+			d->enforced = t != TARGET_WINDOWS;
+			if (!d->enforced)
+				d->why = "allow_network: false is not enforced: a Job Object has no "
+					 "network control";
+			return;
+		}
+		return set(d, true,
+			   sb->egress_present ? "egress_rules is empty: no filtering, the network is on"
+					      : "the network is on (allow_network)",
+			   sb->egress_present ? sb->egress_loc.line : sb->allow_network.loc.line);
+	}
+	if (!(m = egress_matcher_new(sb->egress, sb->n_egress)))
+		abort();
+	i = egress_match(m, q->method_name, strlen(q->method_name), q->host, strlen(q->host),
+			 q->port, q->tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN, q->target,
+			 strlen(q->target));
+	egress_matcher_free(m);
+	if (i < 0)
+		return set(d, false, "no egress rule matches (default deny)", sb->egress_loc.line);
+	for (size_t c = 0; c < sb->n_creds; c++)
+		for (size_t k = 0; k < sb->creds[c].n_targets; k++)
+			if (q->tls && !strcmp(sb->creds[c].targets[k].host, q->host) &&
+			    sb->creds[c].targets[k].port == q->port)
+				cred = arena_printf(a, "; credential_proxy (line %u) swaps its secret in",
+						    sb->creds[c].loc.line);
+	set(d, true, arena_printf(a, "egress rule %zd%s", i + 1, cred), sb->egress[i].loc.line);
+}
+
+void
+query_decide(struct arena *a, const struct policy *p, enum target t, const struct query *q,
+	     struct decision *d)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+
+	if (sb->type == SANDBOX_NONE)
+		return set(d, true, "sandbox type none: nothing is confined", sb->type_loc.line);
+	if (sb->type != SANDBOX_AUTO && sb->type != target_backend(t)) {
+		set(d, false,
+		    arena_printf(a, "no %s form: the sandbox type is %s", target_name(t),
+				 sandbox_type_name(sb->type)),
+		    sb->type_loc.line);
+		d->enforced = false;
+		return;
+	}
+	if ((t == TARGET_DARWIN && !sbpl_can_express(p)) ||
+	    (t == TARGET_WINDOWS && !winjob_can_express(p))) {
+		set(d, false,
+		    arena_printf(a, "no %s form: it cannot enforce all the policy asks "
+				    "(--target=%s says what)",
+				 target_name(t), target_name(t)),
+		    0);
+		d->enforced = false;
+		return;
+	}
+	if (q->access == QUERY_HTTP)
+		return decide_http(a, p, t, q, d);
+	if (t == TARGET_WINDOWS) {
+		set(d, true, "not enforced: a Job Object does not isolate files", 0);
+		d->enforced = false;
+		return;
+	}
+	decide_file(a, p, t, q, d);
+}
