@@ -59,6 +59,7 @@ LIB_SRC := \
 	compiler/fileio.c \
 	grammar/egress.c \
 	grammar/egress_match.c \
+	grammar/egress_subsume.c \
 	emitters/emit_ir.c \
 	emitters/emit_egress.c \
 	emitters/emit.c \
@@ -68,6 +69,7 @@ LIB_SRC := \
 	emitters/emit_sbpl.c \
 	emitters/emit_winjob.c \
 	emitters/query.c \
+	emitters/diff.c \
 	runtime/launch/darwin.c \
 	runtime/resolve/resolve.c \
 	runtime/resolve/command.c \
@@ -93,7 +95,7 @@ INIT := $(B)/omnibox-init
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve winjob winquote http \
-	destination credentials scrub websocket
+	destination credentials scrub websocket diff
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl

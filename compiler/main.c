@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "emitters/emit.h"
@@ -19,6 +20,7 @@
 #include "policy.h"
 #include "textbuf.h"
 #include "udiff.h"
+#include "emitters/diff.h"
 #include "emitters/query.h"
 #include "emitters/sbpl.h"
 #include "emitters/winjob.h"
@@ -56,6 +58,8 @@ struct options {
 	const char **queries; /* --query, in order */
 	size_t n_queries;
 	const char *query_file;
+	const char *diff;   /* --diff=OLD: a file, or a git revision */
+	const char *format; /* text, json, markdown */
 };
 
 static const char usage_text[] =
@@ -92,6 +96,11 @@ static const char usage_text[] =
     "                       or absolute) or a URL; from the policy alone (the dotfile\n"
     "                       scan taken as complete); may be repeated\n"
     "      --query-file=FILE  the queries of FILE, one a line ('#' starts a comment)\n"
+    "      --diff=OLD       what this policy widens and narrows against OLD, per target,\n"
+    "                       most dangerous first; OLD is a policy file, or a git\n"
+    "                       revision whose version of AGENT.yaml is read (git show);\n"
+    "                       exit 0 when nothing widened, 1 when something did\n"
+    "      --format=text|json|markdown  for --diff (default text)\n"
     "  -q, --quiet          no warnings\n"
     "  -v, --verbose        say which files were written or checked\n"
     "  -V, --version        print the version\n"
@@ -144,7 +153,9 @@ parse_options(int argc, char **argv, struct options *o)
 		OPT_CWD,
 		OPT_HOME,
 		OPT_QUERY,
-		OPT_QUERY_FILE
+		OPT_QUERY_FILE,
+		OPT_DIFF,
+		OPT_FORMAT
 	};
 	static const struct option longopts[] = {
 	    {"target", required_argument, NULL, 't'},
@@ -157,6 +168,8 @@ parse_options(int argc, char **argv, struct options *o)
 	    {"home", required_argument, NULL, OPT_HOME},
 	    {"query", required_argument, NULL, OPT_QUERY},
 	    {"query-file", required_argument, NULL, OPT_QUERY_FILE},
+	    {"diff", required_argument, NULL, OPT_DIFF},
+	    {"format", required_argument, NULL, OPT_FORMAT},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
@@ -222,6 +235,15 @@ parse_options(int argc, char **argv, struct options *o)
 		case OPT_QUERY_FILE:
 			o->query_file = optarg;
 			break;
+		case OPT_DIFF:
+			o->diff = optarg;
+			break;
+		case OPT_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&
+			    strcmp(optarg, "markdown"))
+				usage_error("unknown format '%s' (text, json or markdown)", optarg);
+			o->format = optarg;
+			break;
 		case 'V':
 			printf("omnibox-compile %s\n", OMNIBOX_VERSION);
 			exit(EXIT_OK);
@@ -245,11 +267,18 @@ parse_options(int argc, char **argv, struct options *o)
 	if (o->check && (o->output || o->emit))
 		usage_error("%s",
 			    "--check compares a whole directory; it takes no --output or --emit");
+	if (o->format && !o->diff)
+		usage_error("%s", "--format is for --diff");
+	if (o->diff && (o->check || o->output || o->emit || o->resolve || o->n_queries ||
+			o->query_file))
+		usage_error("%s", "--diff compares two policies; it takes no --check, --output, "
+				  "--emit, --resolve or --query");
 	if ((o->n_queries || o->query_file) &&
 	    (o->check || o->output || o->emit || o->resolve))
 		usage_error("%s", "--query answers on stdout; it takes no --check, --output, --emit "
 				  "or --resolve");
-	if (o->target < 0 && !o->check && !o->output && !o->n_queries && !o->query_file)
+	if (o->target < 0 && !o->check && !o->output && !o->n_queries && !o->query_file &&
+	    !o->diff)
 		usage_error("%s", "--target=all writes several files: give --output=DIR");
 	if (o->target < 0 && o->emit)
 		usage_error("%s", "--emit selects one output, --target=all writes them all");
@@ -517,6 +546,102 @@ run_queries(const struct options *o, const struct policy *p, struct arena *a)
 	return rc;
 }
 
+/* ---- --diff ------------------------------------------------------------------ */
+
+/* The version of INPUT at git revision REV, read with `git show`; 0 or -1. */
+static int
+git_show(const char *input, const char *rev, struct textbuf *out, char *err, size_t errlen)
+{
+	char *dir = strdup(input), *slash = strrchr(dir, '/'), *spec;
+	const char *base = slash ? slash + 1 : input;
+	int fds[2], status = 0;
+	pid_t pid;
+	char buf[65536];
+	ssize_t n;
+
+	if (slash)
+		*slash = '\0';
+	if (asprintf(&spec, "%s:./%s", rev, base) < 0 || pipe(fds) < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		free(dir);
+		return -1;
+	}
+	if ((pid = fork()) == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(fds[1], 1);
+		if (null >= 0)
+			dup2(null, 2);
+		close(fds[0]);
+		execlp("git", "git", "-C", slash ? (*dir ? dir : "/") : ".", "show", spec,
+		       (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	while (pid > 0 && (n = read(fds[0], buf, sizeof(buf))) > 0 && out->len < FILE_READ_MAX)
+		tb_write(out, buf, (size_t)n);
+	close(fds[0]);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		snprintf(err, errlen,
+			 "'%s' is neither a file nor a git revision that holds %s (git show %s)",
+			 rev, input, spec);
+		free(spec);
+		free(dir);
+		return -1;
+	}
+	free(spec);
+	free(dir);
+	return 0;
+}
+
+static int
+run_diff(const struct options *o, const struct policy *p, struct arena *a, struct diag *d)
+{
+	struct textbuf src = {0}, out = {0};
+	struct diag od;
+	struct policy *old;
+	struct diff_list w, n;
+	struct stat st;
+	char err[1024];
+	const char *name;
+
+	if (stat(o->diff, &st) == 0 && S_ISREG(st.st_mode)) {
+		int rc = file_read(o->diff, &src, FILE_READ_MAX);
+
+		if (rc < 0) {
+			fprintf(stderr, "omnibox-compile: %s: %s\n", o->diff, strerror(-rc));
+			return EXIT_IO;
+		}
+		name = o->diff;
+	} else {
+		if (!strcmp(o->input, "-") || git_show(o->input, o->diff, &src, err, sizeof(err)) < 0) {
+			fprintf(stderr, "omnibox-compile: --diff=%s: %s\n", o->diff,
+				strcmp(o->input, "-") ? err : "a revision needs AGENT.yaml as a file");
+			tb_free(&src);
+			return EXIT_USAGE;
+		}
+		name = arena_printf(a, "%s:%s", o->diff, o->input);
+	}
+	diag_init(&od, a, name, src.data ? src.data : "", src.len);
+	old = policy_compile(a, &od, name, src.data ? src.data : "", src.len);
+	if (old && o->terminal)
+		old = policy_select_terminal(a, &od, old, o->terminal);
+	diag_print(&od, stderr, false);
+	if (!old) {
+		fprintf(stderr, "omnibox-compile: --diff: the old policy %s is invalid\n", name);
+		tb_free(&src);
+		return EXIT_INVALID;
+	}
+	(void)d;
+	diff_policies(a, old, p, &w, &n);
+	diff_format(&w, &n, o->format ? o->format : "text", name, o->input, &out);
+	fwrite(out.data ? out.data : "", 1, out.len, stdout);
+	tb_free(&out);
+	tb_free(&src);
+	return w.n ? EXIT_STALE : EXIT_OK;
+}
+
 /* What the resolver needs to describe a launch from here, as omnibox-run would. */
 static void
 resolve_request(const struct options *o, const struct policy *p, struct arena *a,
@@ -628,7 +753,9 @@ main(int argc, char **argv)
 	if (p) {
 		struct artifacts set = {0};
 
-		if (o.n_queries || o.query_file) {
+		if (o.diff) {
+			rc = run_diff(&o, p, a, &d);
+		} else if (o.n_queries || o.query_file) {
 			rc = run_queries(&o, p, a);
 		} else if (o.resolve) {
 			if (emit_check_target(p, (enum target)o.target, &d) < 0)

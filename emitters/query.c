@@ -30,9 +30,9 @@ qfail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-/* "." and ".." applied to the part of P after its base (BASE_LEN bytes). */
+/* BASE and REST joined, "." dropped and ".." applied within REST. */
 static char *
-lexical(struct arena *a, const char *base, const char *rest, char *err, size_t errlen)
+lexical(struct arena *a, const char *base, const char *rest)
 {
 	char *out = arena_alloc(a, strlen(base) + strlen(rest) + 2);
 	size_t n = strlen(base), floor = n;
@@ -49,17 +49,15 @@ lexical(struct arena *a, const char *base, const char *rest, char *err, size_t e
 			rest++;
 		if (!len || (len == 1 && seg[0] == '.'))
 			continue;
-		if (len == 2 && seg[0] == '.' && seg[1] == '.') {
-			if (n == floor) {
-				qfail(err, errlen, "'%s' climbs above its base; write the path absolute",
-				      base);
-				return NULL;
-			}
+		if (len == 2 && seg[0] == '.' && seg[1] == '.' && n > floor &&
+		    strcmp(out + n - 2, "..")) {
 			while (n > floor && out[n - 1] != '/')
 				n--;
 			n--;
 			continue;
 		}
+		/* ".." above the base stays, as in the IR: only the machine knows
+		 * where it leads. */
 		if (n != 1 || out[0] != '/')
 			out[n++] = '/';
 		memcpy(out + n, seg, len);
@@ -128,11 +126,11 @@ query_parse(struct arena *a, const char *text, struct query *q, char *err, size_
 		if (strlen(kinds[k]) == klen && !strncmp(text, kinds[k], klen)) {
 			q->access = (enum query_access)k;
 			if (arg[0] == '~' && (arg[1] == '/' || !arg[1]))
-				q->path = lexical(a, "{HOME}", arg + 1, err, errlen);
+				q->path = lexical(a, "{HOME}", arg + 1);
 			else if (arg[0] == '/')
-				q->path = lexical(a, "/", arg + 1, err, errlen);
+				q->path = lexical(a, "/", arg + 1);
 			else
-				q->path = lexical(a, "{CWD}", arg, err, errlen);
+				q->path = lexical(a, "{CWD}", arg);
 			return q->path ? 0 : -1;
 		}
 	q->method = egress_method_bit(text, klen);
@@ -154,7 +152,10 @@ within(const char *path, const char *dir)
 
 	if (!strcmp(dir, "/"))
 		return path[0] == '/';
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+	if (strncmp(path, dir, n) || (path[n] != '/' && path[n] != '\0'))
+		return false;
+	/* "{CWD}/../x" is not in the workspace. */
+	return strncmp(path + n, "/..", 3) || (path[n + 3] != '/' && path[n + 3] != '\0');
 }
 
 /* The entry of L that holds PATH (the deepest), or NULL. */

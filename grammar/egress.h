@@ -110,4 +110,29 @@ bool egress_host_is_safe(const char *host, size_t len);
  */
 ssize_t egress_normalize_target(const char *target, size_t len, char *out, size_t cap);
 
+/*
+ * Is every request path glob B allows allowed by glob A (both as in a rule)?
+ * Decided exactly; false also when the globs are too large to decide.
+ */
+bool egress_glob_covers(const char *a, const char *b);
+
+/* A request one rule allows and a set of rules does not. */
+struct egress_witness {
+	unsigned method; /* one EGRESS_* bit */
+	bool tls;
+	unsigned port;
+	char host[300];
+	char path[1024];
+};
+
+/*
+ * Does the set A (N rules) allow every request rule B allows?  Decided
+ * exactly, for each of B's methods, each kind of request (TLS and plain)
+ * and each host B names (for "*.h": h and a fresh name below it), on the
+ * union of the path globs of the rules of A that apply there.  When not,
+ * *W (if not NULL) is a request B allows and A does not.  For --diff.
+ */
+bool egress_rules_cover(const struct egress_rule *a, size_t n, const struct egress_rule *b,
+			struct egress_witness *w);
+
 #endif

@@ -114,6 +114,36 @@ KINDS
 	esac
 done
 
+# Policy changes: golden/diff/NN-kind/{old,new}.yaml, --diff both ways, text and
+# JSON.  The reverse diff must list the opposite change: its widenings are the
+# forward narrowings (and the reverse).
+for dir in "$root"/golden/diff/*/; do
+	dir=${dir%/}
+	[ -f "$dir/old.yaml" ] && [ -f "$dir/new.yaml" ] || continue
+	count=$((count + 1))
+	cd "$dir" || exit 2
+	for spec in "new.yaml old.yaml expect.diff text" "new.yaml old.yaml expect.diff.json json" \
+		"old.yaml new.yaml expect.reverse.diff text"; do
+		set -- $spec
+		"$compiler" -q "$1" --diff="$2" --format="$4" >"$tmp/out" 2>&1
+		echo "exit $?" >>"$tmp/out"
+		compare "$dir/$3" "$tmp/out"
+	done
+	"$compiler" -q new.yaml --diff=old.yaml --format=json >"$tmp/f" 2>/dev/null
+	"$compiler" -q old.yaml --diff=new.yaml --format=json >"$tmp/r" 2>/dev/null
+	if [ "$mode" = check ] && ! python3 - "$tmp/f" "$tmp/r" <<'PY'
+import json, sys
+f, r = (json.load(open(p)) for p in sys.argv[1:3])
+key = lambda l: sorted((i["kind"], i["terminal"] or "") for i in l)
+sys.exit(0 if key(f["widenings"]) == key(r["narrowings"]) and
+         key(f["narrowings"]) == key(r["widenings"]) else 1)
+PY
+	then
+		echo "FAIL golden/diff/$(basename "$dir"): the reverse diff is not the opposite change"
+		fail=1
+	fi
+done
+
 if [ $fail = 0 ]; then
 	echo "golden: $count policies, all outputs as expected"
 else

@@ -1183,3 +1183,52 @@ Test(egress_match, the_trie_agrees_with_a_linear_scan_on_random_rules)
 	cr_assert_lt(allowed, checked - checked / 10, "%zu of %zu requests allowed", allowed,
 		     checked);
 }
+
+/* ---- subsumption (--diff) --------------------------------------------------------- */
+
+TestSuite(egress_subsume, .init = setup, .fini = teardown);
+
+static bool
+covers(const char *a, const char *b)
+{
+	struct egress_rule ra = rule_from(a), rb = rule_from(b);
+
+	return egress_rules_cover(&ra, 1, &rb, NULL);
+}
+
+Test(egress_subsume, globs_are_compared_as_languages)
+{
+	cr_expect(egress_glob_covers("/**", "/repos/a/b"));
+	cr_expect(egress_glob_covers("/repos/**", "/repos/myorg/**"));
+	cr_expect(!egress_glob_covers("/repos/myorg/**", "/repos/**"));
+	cr_expect(egress_glob_covers("/repos/*/issues", "/repos/myorg/issues"));
+	cr_expect(!egress_glob_covers("/repos/*/issues", "/repos/**/issues"));
+	cr_expect(egress_glob_covers("/repos/**/issues", "/repos/*/issues"));
+	cr_expect(egress_glob_covers("/repos/**/issues", "/repos/issues"));
+	cr_expect(egress_glob_covers("/a*", "/ab*"));
+	cr_expect(!egress_glob_covers("/ab*", "/a*"));
+	cr_expect(egress_glob_covers("/a?c", "/abc"));
+	cr_expect(!egress_glob_covers("/a?c", "/a/c"));
+	cr_expect(!egress_glob_covers("/x/**", "/x"));
+	cr_expect(egress_glob_covers("/x/**", "/x/"));
+	cr_expect(egress_glob_covers("/*/**", "/a/b/**"));
+	cr_expect(!egress_glob_covers("/*", "/a/b"));
+}
+
+Test(egress_subsume, methods_hosts_and_ports_must_all_be_covered)
+{
+	cr_expect(covers("* api.github.com/**", "GET api.github.com/repos/myorg/**"));
+	cr_expect(!covers("GET api.github.com/repos/myorg/**", "* api.github.com/**"));
+	cr_expect(!covers("GET api.github.com/**", "GET,POST api.github.com/x"));
+	cr_expect(covers("* *.github.com/**", "GET api.github.com/x"));
+	cr_expect(covers("* *.github.com/**", "GET *.api.github.com/x"));
+	cr_expect(!covers("* api.github.com/**", "GET *.github.com/x"));
+	cr_expect(!covers("* github.com/**", "GET xgithub.com/x"));
+	cr_expect(!covers("* api.github.com:8443/**", "GET api.github.com/x"));
+	{
+		struct egress_rule a[2] = {rule_from("GET x.com/**"), rule_from("POST x.com/**")};
+		struct egress_rule b = rule_from("GET,POST x.com/a");
+
+		cr_expect(egress_rules_cover(a, 2, &b, NULL), "two rules cover one method each");
+	}
+}
