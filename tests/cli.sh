@@ -108,5 +108,38 @@ check "--check names the missing file" -- grep -q 'Missing: gen/egress.rules' ou
 expect_rc 2 "--check with --output" -- "$compiler" --check=gen -o x agent.yaml
 expect_rc 65 "--check of an invalid policy" -- "$compiler" --check=gen bad.yaml
 
+expect_rc 0 "-h" -- "$compiler" -h
+check "-h prints the usage" -- grep -q '^usage: omnibox-compile' out
+expect_rc 0 "-V" -- "$compiler" -V
+check "-V prints the version" -- grep -q '^omnibox-compile ' out
+
+printf 'os_env:\n  sandbox:\n    write_paths: [.]\n    cwd_allow_hidden: [.venv, .git]\n' >q.yaml
+expect_rc 0 "--query" -- "$compiler" --target=linux --query "write .git/hooks/pre-commit" \
+	--query "write src/x" q.yaml
+check "--query refuses a hook, with the rule" -- grep -q 'linux    deny  protected path {CWD}/.git/hooks' out
+check "--query allows the workspace, with its line" -- grep -q 'allow the workspace, writable (write_paths .) (line 3)' out
+printf '# a comment\nread .env\n\nGET https://example.com/\n' >queries
+expect_rc 0 "--query-file" -- "$compiler" --target=all --query-file=queries q.yaml
+check "--query-file answers each line on each target" -- test "$(grep -c '^  [a-z]' out)" = 6
+expect_rc 2 "--query with a bad access" -- "$compiler" --query "open x" q.yaml
+expect_rc 2 "--query with --emit" -- "$compiler" --query "read x" --emit=ir q.yaml
+
+printf 'os_env:\n  sandbox:\n    write_paths: [.]\n' >old.yaml
+expect_rc 1 "--diff that widens" -- "$compiler" q.yaml --diff=old.yaml
+check "--diff names the widening" -- grep -q 'dotfile: {CWD}/.git becomes visible' out
+expect_rc 0 "--diff in reverse narrows only" -- "$compiler" old.yaml --diff=q.yaml
+check "--diff in reverse says nothing widened" -- grep -q '^nothing widened' out
+expect_rc 1 "--diff --format=json" -- "$compiler" q.yaml --diff=old.yaml --format=json
+check "--diff JSON parses" -- python3 -c 'import json,sys; d=json.load(open("out")); sys.exit(0 if d["widened"] else 1)'
+expect_rc 2 "--format without --diff" -- "$compiler" --format=json q.yaml
+expect_rc 2 "--diff with an unknown revision" -- "$compiler" q.yaml --diff=no-such-rev
+if command -v git >/dev/null; then
+	mkdir -p repo && cp old.yaml repo/agent.yaml &&
+		(cd repo && git init -q && git add agent.yaml &&
+			git -c user.email=t@t -c user.name=t commit -qm old) && cp q.yaml repo/agent.yaml
+	expect_rc 1 "--diff=HEAD reads the old policy from git" -- "$compiler" repo/agent.yaml --diff=HEAD
+	check "--diff=HEAD names its source" -- grep -q '^# HEAD:repo/agent.yaml -> repo/agent.yaml' out
+fi
+
 echo "cli: $tests checks, $failures failed"
 [ "$failures" = 0 ]
