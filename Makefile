@@ -70,6 +70,7 @@ LIB_SRC := \
 	emitters/emit_winjob.c \
 	emitters/query.c \
 	emitters/diff.c \
+	emitters/explain.c \
 	runtime/launch/darwin.c \
 	runtime/resolve/resolve.c \
 	runtime/resolve/command.c \

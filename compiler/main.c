@@ -21,6 +21,7 @@
 #include "textbuf.h"
 #include "udiff.h"
 #include "emitters/diff.h"
+#include "emitters/explain.h"
 #include "emitters/query.h"
 #include "emitters/sbpl.h"
 #include "emitters/winjob.h"
@@ -60,6 +61,7 @@ struct options {
 	const char *query_file;
 	const char *diff;   /* --diff=OLD: a file, or a git revision */
 	const char *format; /* text, json, markdown */
+	bool explain, strict;
 };
 
 static const char usage_text[] =
@@ -96,6 +98,10 @@ static const char usage_text[] =
     "                       or absolute) or a URL; from the policy alone (the dotfile\n"
     "                       scan taken as complete); may be repeated\n"
     "      --query-file=FILE  the queries of FILE, one a line ('#' starts a comment)\n"
+    "      --explain        for each setting, per target (--target, or all): enforced,\n"
+    "                       and by what; approximated, and how; or not enforced\n"
+    "      --strict         with --explain: exit 1 when a setting is not enforced on a\n"
+    "                       requested target (or the policy has no form there)\n"
     "      --diff=OLD       what this policy widens and narrows against OLD, per target,\n"
     "                       most dangerous first; OLD is a policy file, or a git\n"
     "                       revision whose version of AGENT.yaml is read (git show);\n"
@@ -155,7 +161,9 @@ parse_options(int argc, char **argv, struct options *o)
 		OPT_QUERY,
 		OPT_QUERY_FILE,
 		OPT_DIFF,
-		OPT_FORMAT
+		OPT_FORMAT,
+		OPT_EXPLAIN,
+		OPT_STRICT
 	};
 	static const struct option longopts[] = {
 	    {"target", required_argument, NULL, 't'},
@@ -170,6 +178,8 @@ parse_options(int argc, char **argv, struct options *o)
 	    {"query-file", required_argument, NULL, OPT_QUERY_FILE},
 	    {"diff", required_argument, NULL, OPT_DIFF},
 	    {"format", required_argument, NULL, OPT_FORMAT},
+	    {"explain", no_argument, NULL, OPT_EXPLAIN},
+	    {"strict", no_argument, NULL, OPT_STRICT},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
@@ -238,6 +248,12 @@ parse_options(int argc, char **argv, struct options *o)
 		case OPT_DIFF:
 			o->diff = optarg;
 			break;
+		case OPT_EXPLAIN:
+			o->explain = true;
+			break;
+		case OPT_STRICT:
+			o->strict = true;
+			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&
 			    strcmp(optarg, "markdown"))
@@ -267,6 +283,12 @@ parse_options(int argc, char **argv, struct options *o)
 	if (o->check && (o->output || o->emit))
 		usage_error("%s",
 			    "--check compares a whole directory; it takes no --output or --emit");
+	if (o->strict && !o->explain)
+		usage_error("%s", "--strict is for --explain");
+	if (o->explain && (o->check || o->output || o->emit || o->resolve || o->n_queries ||
+			   o->query_file || o->diff))
+		usage_error("%s", "--explain prints its table; it takes no --check, --output, "
+				  "--emit, --resolve, --query or --diff");
 	if (o->format && !o->diff)
 		usage_error("%s", "--format is for --diff");
 	if (o->diff && (o->check || o->output || o->emit || o->resolve || o->n_queries ||
@@ -278,7 +300,7 @@ parse_options(int argc, char **argv, struct options *o)
 		usage_error("%s", "--query answers on stdout; it takes no --check, --output, --emit "
 				  "or --resolve");
 	if (o->target < 0 && !o->check && !o->output && !o->n_queries && !o->query_file &&
-	    !o->diff)
+	    !o->diff && !o->explain)
 		usage_error("%s", "--target=all writes several files: give --output=DIR");
 	if (o->target < 0 && o->emit)
 		usage_error("%s", "--emit selects one output, --target=all writes them all");
@@ -546,6 +568,29 @@ run_queries(const struct options *o, const struct policy *p, struct arena *a)
 	return rc;
 }
 
+/* ---- --explain --------------------------------------------------------------- */
+
+static int
+run_explain(const struct options *o, const struct policy *p)
+{
+	struct textbuf out = {0};
+	bool all = true;
+
+	tb_printf(&out, "# what %s%s%s means on each target\n", p->source,
+		  p->terminal ? ", terminal " : "", p->terminal ? p->terminal->name : "");
+	for (int t = 0; t < TARGET_COUNT; t++) {
+		bool ok = true;
+
+		if (o->target >= 0 && t != o->target)
+			continue;
+		explain_target(p, (enum target)t, &out, &ok);
+		all &= ok;
+	}
+	fwrite(out.data ? out.data : "", 1, out.len, stdout);
+	tb_free(&out);
+	return o->strict && !all ? EXIT_STALE : EXIT_OK;
+}
+
 /* ---- --diff ------------------------------------------------------------------ */
 
 /* The version of INPUT at git revision REV, read with `git show`; 0 or -1. */
@@ -753,7 +798,9 @@ main(int argc, char **argv)
 	if (p) {
 		struct artifacts set = {0};
 
-		if (o.diff) {
+		if (o.explain) {
+			rc = run_explain(&o, p);
+		} else if (o.diff) {
 			rc = run_diff(&o, p, a, &d);
 		} else if (o.n_queries || o.query_file) {
 			rc = run_queries(&o, p, a);

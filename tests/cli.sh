@@ -124,6 +124,14 @@ check "--query-file answers each line on each target" -- test "$(grep -c '^  [a-
 expect_rc 2 "--query with a bad access" -- "$compiler" --query "open x" q.yaml
 expect_rc 2 "--query with --emit" -- "$compiler" --query "read x" --emit=ir q.yaml
 
+expect_rc 0 "--explain" -- "$compiler" --explain --target=all q.yaml
+check "--explain sums up each target" -- test "$(grep -c '^  summary ' out)" = 3
+expect_rc 0 "--explain --strict where all is enforced" -- "$compiler" --explain --strict \
+	--target=linux q.yaml
+expect_rc 1 "--explain --strict where something is not" -- "$compiler" --explain --strict \
+	--target=windows q.yaml
+check "--explain says what windows cannot enforce" -- grep -q 'not enforced.*a Job Object does not isolate files' out
+expect_rc 2 "--strict without --explain" -- "$compiler" --strict q.yaml
 printf 'os_env:\n  sandbox:\n    write_paths: [.]\n' >old.yaml
 expect_rc 1 "--diff that widens" -- "$compiler" q.yaml --diff=old.yaml
 check "--diff names the widening" -- grep -q 'dotfile: {CWD}/.git becomes visible' out

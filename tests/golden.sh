@@ -13,6 +13,7 @@
 # The seccomp filter does not depend on the policy: every policy's
 # --emit=seccomp is compared with the one golden/seccomp/expect.seccomp.
 #
+# Every valid policy's --explain --target=all is compared with expect.explain.
 # A file `queries` (one "ACCESS TARGET" a line) is answered with
 # --query-file on every target and compared with expect.query.
 #
@@ -103,6 +104,10 @@ for dir in "$root"/golden/*/; do
 		done <<KINDS
 $kinds
 KINDS
+		# What each setting means on every target.
+		# shellcheck disable=SC2086
+		"$compiler" $args -q --explain --target=all agent.yaml >"$tmp/out" 2>&1
+		compare "$dir/expect.explain" "$tmp/out"
 		# The decisions of the queries in `queries`, on every target.
 		if [ -f "$dir/queries" ]; then
 			# shellcheck disable=SC2086

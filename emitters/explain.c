@@ -1,0 +1,293 @@
+/*
+ * explain.c - --explain: what each setting becomes on a target, in words.
+ *
+ * One line per setting of the effective policy: enforced (and by what),
+ * approximated (how it differs) or not enforced, with its YAML line; then a
+ * summary.  Modelled on `systemd-analyze security`: a reviewer reads what a
+ * policy means on each platform without reading three profile languages.
+ * The facts here are those the emitters implement (bwrap.h, sbpl.h,
+ * winjob.h) and the docs state; the goldens hold them to it.
+ */
+#include "explain.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "../compiler/protect.h"
+#include "sbpl.h"
+#include "winjob.h"
+
+enum status { ENFORCED, APPROXIMATED, NOT_ENFORCED };
+
+struct ex {
+	struct textbuf *out;
+	enum target t;
+	size_t n[3];
+};
+
+static void
+row(struct ex *x, enum status st, const char *setting, uint32_t line, const char *how)
+{
+	static const char *const words[] = {"enforced", "approximated", "not enforced"};
+	char at[32] = "";
+
+	if (line)
+		snprintf(at, sizeof(at), "%u", line);
+	tb_printf(x->out, "  %-12s %5s  %-44s %s\n", words[st], at, setting, how);
+	x->n[st]++;
+}
+
+static const char *
+by_target(enum target t, const char *linux_how, const char *darwin_how)
+{
+	return t == TARGET_LINUX ? linux_how : darwin_how;
+}
+
+static void
+paths(struct ex *x, const struct ir_pathlist *l, const char *key, const char *linux_how,
+      const char *darwin_how, const char *windows_why)
+{
+	char setting[600];
+
+	for (size_t i = 0; i < l->n; i++) {
+		snprintf(setting, sizeof(setting), "%s %s", key, l->v[i].written);
+		if (x->t == TARGET_WINDOWS)
+			row(x, NOT_ENFORCED, setting, l->v[i].loc.line, windows_why);
+		else
+			row(x, ENFORCED, setting, l->v[i].loc.line,
+			    by_target(x->t, linux_how, darwin_how));
+	}
+}
+
+static void
+files(struct ex *x, const struct sandbox *sb)
+{
+	const char *nofs = "a Job Object does not isolate files";
+	const char *roots[256];
+	size_t n_roots = protect_symbolic_roots(sb, roots, 256);
+	bool ws = false;
+
+	for (size_t i = 0; i < sb->write_paths.n; i++)
+		ws |= !strcmp(sb->write_paths.v[i].symbolic, "{CWD}");
+	if (x->t == TARGET_WINDOWS)
+		row(x, NOT_ENFORCED, ws ? "workspace, writable" : "workspace, read-only", 0, nofs);
+	else
+		row(x, ENFORCED, ws ? "workspace, writable" : "workspace, read-only", 0,
+		    by_target(x->t, ws ? "read-write bind mount" : "read-only bind mount",
+			      ws ? "SBPL allow file-read* file-write*" : "SBPL allow file-read*"));
+	paths(x, &sb->write_paths, "write_paths", "read-write bind mount of the descriptor walked to it",
+	      "SBPL allow file-read* file-write* (subpath)", nofs);
+	paths(x, &sb->cow_paths, "write_paths (copy_on_write)",
+	      "bind mount of a private copy in the scratch dir", "", nofs);
+	paths(x, &sb->read_paths, "read_paths", "read-only bind mount",
+	      "SBPL allow file-read* (subpath)", nofs);
+	paths(x, &sb->write_files, "write_files", "read-write bind mount of the file",
+	      "SBPL allow file-read* file-write* (literal)", nofs);
+	paths(x, &sb->mask_paths, "mask_paths",
+	      "empty tmpfs or /dev/null over it (a missing one at its first missing component)",
+	      "SBPL deny file-read* file-write*, after every allow", "a Job Object cannot hide files");
+	if (sb->allow_all_hidden)
+		row(x, x->t == TARGET_WINDOWS ? NOT_ENFORCED : ENFORCED, "cwd_allow_hidden [\"*\"]",
+		    sb->cwd_allow_hidden.loc.line,
+		    x->t == TARGET_WINDOWS ? nofs : "no dotfile is hidden");
+	else if (x->t == TARGET_WINDOWS)
+		row(x, NOT_ENFORCED, "dotfiles (cwd_allow_hidden)", sb->cwd_allow_hidden.loc.line,
+		    "a Job Object cannot hide files: no dotfile is masked");
+	else if (x->t == TARGET_LINUX)
+		row(x, ENFORCED, "dotfiles (cwd_allow_hidden)", sb->cwd_allow_hidden.loc.line,
+		    sb->scan_recursive.value
+			? "a mount over each dotfile the scan finds at launch, at every depth"
+			: "a mount over each top-level dotfile the scan finds at launch");
+	else
+		row(x, ENFORCED, "dotfiles (cwd_allow_hidden)", sb->cwd_allow_hidden.loc.line,
+		    "SBPL deny with a regex over each root: existing or created later");
+	if (n_roots || sb->protect_paths.n) {
+		const char *how = by_target(
+		    x->t, "read-only binds onto themselves, placeholders for missing ones, "
+			  "ancestors pinned",
+		    "SBPL deny file-write*, ancestors in the rename denies");
+
+		row(x, x->t == TARGET_WINDOWS ? NOT_ENFORCED : ENFORCED,
+		    "protected paths (docs/protect.md)",
+		    sb->protect_paths.loc.line ? sb->protect_paths.loc.line : sb->write_paths.loc.line,
+		    x->t == TARGET_WINDOWS
+			? "a Job Object cannot keep a path read-only inside a writable directory"
+			: how);
+	}
+	for (size_t i = 0; i < sb->unprotect_paths.n; i++) {
+		char setting[300];
+
+		snprintf(setting, sizeof(setting), "unprotect_paths %s", sb->unprotect_paths.v[i].s);
+		row(x, ENFORCED, setting, sb->unprotect_paths.v[i].loc.line,
+		    "writable like the rest of its root");
+	}
+	paths(x, &sb->deny_unix_socket_paths, "deny_unix_socket_paths", "/dev/null over the socket",
+	      "SBPL deny network-outbound to the socket", "a Job Object cannot block sockets");
+}
+
+static void
+network(struct ex *x, const struct sandbox *sb)
+{
+	const char *off = by_target(x->t, "a network namespace with no interface but loopback",
+				    "SBPL (deny default) with no network allow");
+
+	if (sb->n_egress) {
+		row(x, ENFORCED, "egress_rules: default deny", sb->egress_loc.line,
+		    by_target(x->t,
+			      "a network namespace; the only way out is the relay to the egress proxy",
+			      "network only to the relay's loopback port; the egress proxy"));
+		for (size_t i = 0; i < sb->n_egress; i++) {
+			char setting[400];
+
+			snprintf(setting, sizeof(setting), "egress rule %zu (%s%s)", i + 1,
+				 sb->egress[i].wildcard ? "*." : "", sb->egress[i].host);
+			row(x, ENFORCED, setting, sb->egress[i].loc.line,
+			    "the proxy: method, host, port and path (the query is not matched)");
+		}
+		row(x, ENFORCED, "private destinations", sb->egress_allow_private.loc.line,
+		    sb->egress_allow_private.value
+			? "allowed (egress_allow_private_destinations)"
+			: "the proxy refuses loopback, private, link-local and metadata addresses");
+	} else if (!sb->allow_network.value) {
+		row(x, x->t == TARGET_WINDOWS ? NOT_ENFORCED : ENFORCED, "allow_network: false",
+		    sb->allow_network.loc.line,
+		    x->t == TARGET_WINDOWS ? "a Job Object has no network control" : off);
+	} else {
+		row(x, ENFORCED, "allow_network: true", sb->allow_network.loc.line,
+		    "the host's network, unfiltered");
+	}
+	for (size_t i = 0; i < sb->n_creds; i++) {
+		const struct credential *cr = &sb->creds[i];
+
+		for (size_t k = 0; k < cr->n_targets; k++) {
+			char setting[400];
+
+			snprintf(setting, sizeof(setting), "credential %s -> %s:%u",
+				 cred_type_name(cr->type), cr->targets[k].host, cr->targets[k].port);
+			row(x, ENFORCED, setting, cr->targets[k].loc.line,
+			    cr->type == CRED_AWS_SIGV4
+				? "the proxy signs again with the real keys; the sandbox holds "
+				  "placeholders"
+				: "the proxy swaps the placeholder for the secret over TLS to this host "
+				  "only");
+		}
+		if (cr->type == CRED_DATABRICKS_CLI)
+			row(x, ENFORCED, "credential databricks_cli", cr->loc.line,
+			    "the proxy swaps tokens for the profiles' hosts, resolved at launch");
+	}
+	for (size_t i = 0; i < sb->n_git_ssh; i++) {
+		char setting[400];
+
+		snprintf(setting, sizeof(setting), "git_ssh %s:%u/%s", sb->git_ssh[i].host.s,
+			 sb->git_ssh[i].port, sb->git_ssh[i].repository.s);
+		row(x, ENFORCED, setting, sb->git_ssh[i].loc.line,
+		    "omnibox-run's broker: only git-upload-pack/receive-pack of this repository");
+	}
+}
+
+static void
+limits(struct ex *x, const struct sandbox *sb)
+{
+	const struct limits *l = &sb->limits;
+	bool lin = x->t == TARGET_LINUX, win = x->t == TARGET_WINDOWS;
+
+	if (l->memory.present)
+		row(x, win ? ENFORCED : APPROXIMATED, "limits.memory", l->memory.loc.line,
+		    win ? "the Job Object's memory limit for all its processes"
+		    : lin ? "RLIMIT_AS: address space, not memory used (and memory.max in a "
+			    "delegated cgroup)"
+			  : "RLIMIT_AS, which macOS does not enforce as Linux does");
+	if (l->processes.present)
+		row(x, win ? ENFORCED : APPROXIMATED, "limits.processes", l->processes.loc.line,
+		    win ? "the Job Object's active process limit"
+		    : lin ? "pids.max in a delegated cgroup, else RLIMIT_NPROC: every process of "
+			    "the user"
+			  : "RLIMIT_NPROC: every process of the user");
+	if (l->cpu_time.present)
+		row(x, ENFORCED, "limits.cpu_time", l->cpu_time.loc.line,
+		    win ? "the Job Object's user-mode CPU time" : "RLIMIT_CPU");
+	if (l->cpu_rate.present)
+		row(x, win ? ENFORCED : lin ? APPROXIMATED : NOT_ENFORCED, "limits.cpu_rate",
+		    l->cpu_rate.loc.line,
+		    win ? "the Job Object's hard CPU rate cap"
+		    : lin ? "cpu.max in a delegated cgroup; without one, not enforced"
+			  : "macOS has no CPU rate limit for a process tree");
+	if (l->open_files.present)
+		row(x, win ? NOT_ENFORCED : ENFORCED, "limits.open_files", l->open_files.loc.line,
+		    win ? "a Job Object cannot limit open files or handles" : "RLIMIT_NOFILE");
+}
+
+static bool
+has_form(const struct policy *p, enum target t, const char **why)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+
+	if (sb->type != SANDBOX_AUTO && sb->type != SANDBOX_NONE && sb->type != target_backend(t)) {
+		*why = "the sandbox type is pinned to another platform";
+		return false;
+	}
+	if (t == TARGET_DARWIN && !sbpl_can_express(p)) {
+		*why = "git_ssh and copy_on_write are Linux's only";
+		return false;
+	}
+	if (t == TARGET_WINDOWS && !winjob_can_express(p)) {
+		*why = "egress_rules, credential_proxy, git_ssh and copy_on_write need what a Job "
+		       "Object cannot impose";
+		return false;
+	}
+	return true;
+}
+
+int
+explain_target(const struct policy *p, enum target t, struct textbuf *out, bool *all_enforced)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	const struct os_env *env = &p->os_env;
+	struct ex x = {out, t, {0, 0, 0}};
+	const char *why = NULL;
+	static const char *const backend[] = {"bubblewrap, seccomp and Landlock",
+					      "a Seatbelt profile (sandbox-exec)",
+					      "a Job Object"};
+
+	tb_printf(out, "%s:\n", target_name(t));
+	if (!has_form(p, t, &why)) {
+		tb_printf(out, "  no %s form: %s; omnibox-run refuses to run it there\n",
+			  target_name(t), why);
+		tb_printf(out, "  summary %s: not available\n", target_name(t));
+		*all_enforced = false;
+		return 0;
+	}
+	if (sb->type == SANDBOX_NONE) {
+		row(&x, NOT_ENFORCED, "sandbox type none", sb->type_loc.line,
+		    "the command runs unconfined");
+	} else {
+		row(&x, ENFORCED, "sandbox", sb->type_loc.line, backend[t]);
+		files(&x, sb);
+		network(&x, sb);
+		if (sb->env_passthrough.n || t != TARGET_WINDOWS)
+			row(&x, t == TARGET_WINDOWS ? NOT_ENFORCED : ENFORCED,
+			    "environment (env_passthrough)", sb->env_passthrough.loc.line,
+			    t == TARGET_WINDOWS ? "the command inherits the caller's environment"
+						: "rebuilt from an allow-list, never inherited whole");
+		limits(&x, sb);
+		if (env->start_in_scratch.value)
+			row(&x, ENFORCED, "start_in_scratch", env->start_in_scratch.loc.line,
+			    "the command starts in the scratch dir");
+		if (env->fork.value)
+			row(&x, NOT_ENFORCED, "fork", env->fork.loc.line,
+			    "not built: omnibox-run refuses to launch");
+	}
+	for (size_t i = 0; i < p->n_terminals && !p->terminal; i++) {
+		char setting[300];
+
+		snprintf(setting, sizeof(setting), "terminal %s", p->terminals[i].name);
+		row(&x, ENFORCED, setting, p->terminals[i].loc.line,
+		    p->terminals[i].inherit
+			? "the agent's os_env"
+			: "its own os_env: --explain --terminal=NAME shows it");
+	}
+	tb_printf(out, "  summary %s: %zu enforced, %zu approximated, %zu not enforced\n",
+		  target_name(t), x.n[ENFORCED], x.n[APPROXIMATED], x.n[NOT_ENFORCED]);
+	*all_enforced = x.n[NOT_ENFORCED] == 0;
+	return 0;
+}

@@ -1,0 +1,20 @@
+/*
+ * explain.h - --explain: per target, what each setting becomes.
+ */
+#ifndef OMNIBOX_EXPLAIN_H
+#define OMNIBOX_EXPLAIN_H
+
+#include <stdbool.h>
+
+#include "emit.h"
+
+/*
+ * Append the table of P on T to OUT: a line per setting (enforced, and by
+ * what; approximated, and how it differs; or not enforced, and why), then a
+ * summary.  *ALL_ENFORCED says whether nothing was left unenforced (or the
+ * policy has no form there).
+ */
+int explain_target(const struct policy *p, enum target t, struct textbuf *out,
+		   bool *all_enforced);
+
+#endif
