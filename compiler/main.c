@@ -62,6 +62,7 @@ struct options {
 	const char *diff;   /* --diff=OLD: a file, or a git revision */
 	const char *format; /* text, json, markdown */
 	bool explain, strict;
+	bool strict_toplevel;
 };
 
 static const char usage_text[] =
@@ -107,6 +108,9 @@ static const char usage_text[] =
     "                       revision whose version of AGENT.yaml is read (git show);\n"
     "                       exit 0 when nothing widened, 1 when something did\n"
     "      --format=text|json|markdown  for --diff (default text)\n"
+    "      --strict-toplevel  an unknown top-level key is an error (by default the\n"
+    "                       agent schema's keys are ignored, and one that looks like\n"
+    "                       os_env or terminals earns a warning)\n"
     "  -q, --quiet          no warnings\n"
     "  -v, --verbose        say which files were written or checked\n"
     "  -V, --version        print the version\n"
@@ -163,7 +167,8 @@ parse_options(int argc, char **argv, struct options *o)
 		OPT_DIFF,
 		OPT_FORMAT,
 		OPT_EXPLAIN,
-		OPT_STRICT
+		OPT_STRICT,
+		OPT_STRICT_TOPLEVEL
 	};
 	static const struct option longopts[] = {
 	    {"target", required_argument, NULL, 't'},
@@ -180,6 +185,7 @@ parse_options(int argc, char **argv, struct options *o)
 	    {"format", required_argument, NULL, OPT_FORMAT},
 	    {"explain", no_argument, NULL, OPT_EXPLAIN},
 	    {"strict", no_argument, NULL, OPT_STRICT},
+	    {"strict-toplevel", no_argument, NULL, OPT_STRICT_TOPLEVEL},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
@@ -253,6 +259,9 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_STRICT:
 			o->strict = true;
+			break;
+		case OPT_STRICT_TOPLEVEL:
+			o->strict_toplevel = true;
 			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "text") && strcmp(optarg, "json") &&
@@ -791,7 +800,8 @@ main(int argc, char **argv)
 	}
 	a = arena_new();
 	diag_init(&d, a, name, src.data ? src.data : "", src.len);
-	p = policy_compile(a, &d, name, src.data ? src.data : "", src.len);
+	p = policy_compile_flags(a, &d, name, src.data ? src.data : "", src.len,
+				 o.strict_toplevel ? POLICY_STRICT_TOPLEVEL : 0);
 	rc = p ? EXIT_OK : EXIT_INVALID;
 	if (p && o.terminal && !(p = policy_select_terminal(a, &d, p, o.terminal)))
 		rc = EXIT_USAGE;

@@ -10,11 +10,18 @@
 struct policy *
 policy_compile(struct arena *a, struct diag *d, const char *name, const char *text, size_t len)
 {
+	return policy_compile_flags(a, d, name, text, len, 0);
+}
+
+struct policy *
+policy_compile_flags(struct arena *a, struct diag *d, const char *name, const char *text,
+		     size_t len, unsigned flags)
+{
 	struct ydoc doc;
 
 	if (ydoc_load(a, d, text, len, &doc) < 0)
 		return NULL;
-	return validate_document(a, d, &doc, name);
+	return validate_document(a, d, &doc, name, flags);
 }
 
 struct policy *

@@ -243,6 +243,11 @@ struct policy {
 struct policy *policy_compile(struct arena *a, struct diag *d, const char *name, const char *text,
 			      size_t len);
 
+/* POLICY_STRICT_TOPLEVEL: an unknown top-level key is an error, not ignored. */
+#define POLICY_STRICT_TOPLEVEL 1u
+struct policy *policy_compile_flags(struct arena *a, struct diag *d, const char *name,
+				    const char *text, size_t len, unsigned flags);
+
 /*
  * The effective policy of terminal NAME: its own os_env, or the agent's
  * when it inherits.  Returns NULL (with a diagnostic) when there is no

@@ -2100,8 +2100,49 @@ want_terminal(struct vctx *c, const struct ynode *n, const char *w, const struct
 
 /* ---- the document ---------------------------------------------------------------- */
 
+/* The top-level keys of Omnigent's agent schema (datamodel.py, AgentDef). */
+static const char *const agent_keys[] = {
+    "name",	"prompt",   "instructions", "tools",	    "input_type",
+    "output_type", "executor", "policies",	"params",	    "memories",
+    "async_enabled", "cancellable", "runtime", "timers",	    "spawn",
+    "agent_session_sharing", "os_env", "terminals", "skills",	    "bundle_dir",
+    "skills_filter", "workflow", "metadata", "labels",	    "label_schema",
+    "ask_timeout", "policy_transparency", "llm", "description", "version",
+    NULL};
+
+/*
+ * Keys omnibox does not read: the agent schema's own are ignored; a key
+ * that looks like os_env or terminals is a typo that would silently drop
+ * the sandbox (a warning); with POLICY_STRICT_TOPLEVEL anything unknown is
+ * an error.
+ */
+static void
+check_toplevel(struct vctx *c, const struct ynode *root, unsigned flags)
+{
+	static const char *const ours[] = {"os_env", "terminals", NULL};
+
+	for (size_t i = 0; i < root->n_pairs; i++) {
+		const struct ynode *k = root->pairs[i].key;
+		const char *hint;
+
+		if (!is_string(k) || in_list(k->value, agent_keys))
+			continue;
+		hint = validate_suggest(k->value, ours);
+		if (flags & POLICY_STRICT_TOPLEVEL)
+			diag_error(c->d, k->loc, "unknown top-level key '%s'%s%s%s (--strict-toplevel)",
+				   k->value, hint ? " (did you mean '" : "", hint ? hint : "",
+				   hint ? "'?)" : "");
+		else if (hint)
+			diag_warning(c->d, k->loc,
+				     "unknown top-level key '%s' (did you mean '%s'?): it is ignored, "
+				     "so its settings do not apply",
+				     k->value, hint);
+	}
+}
+
 struct policy *
-validate_document(struct arena *a, struct diag *d, const struct ydoc *doc, const char *name)
+validate_document(struct arena *a, struct diag *d, const struct ydoc *doc, const char *name,
+		  unsigned flags)
 {
 	struct vctx c = {a, d, doc};
 	struct policy *p = arena_alloc(a, sizeof(*p));
@@ -2146,6 +2187,7 @@ validate_document(struct arena *a, struct diag *d, const struct ydoc *doc, const
 					   k->value, prev->loc.line);
 		}
 	}
+	check_toplevel(&c, root, flags);
 	if ((v = ynode_get(root, "os_env"))) {
 		p->has_os_env = true;
 		want_os_env(&c, v, "os_env", &p->os_env);

@@ -12,7 +12,7 @@
  * Every problem is reported to D; returns NULL when any was an error.
  */
 struct policy *validate_document(struct arena *a, struct diag *d, const struct ydoc *doc,
-				 const char *name);
+				 const char *name, unsigned flags);
 
 /* The candidate closest to WORD, when it is close enough to be a typo; else NULL. */
 const char *validate_suggest(const char *word, const char *const *candidates);
