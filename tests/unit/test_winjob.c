@@ -270,7 +270,11 @@ Test(unenforced, every_path_list_is_a_line_and_a_warning_at_its_key)
 		       "Object cannot hide files: these paths stay visible");
 	expect_diag(r, "7:5: warning: os_env.sandbox.deny_unix_socket_paths is not enforced on "
 		       "Windows: a Job Object cannot block sockets: these stay reachable");
-	cr_expect_eq(r.warnings, 5, "one warning per setting:\n%s", r.diags);
+	/* and the protected paths a writable directory brings (docs/protect.md) */
+	expect_diag(r, "3:5: warning: os_env.sandbox.write_paths (protected paths) is not enforced "
+		       "on Windows: a Job Object cannot keep .git/hooks, .git/config, .envrc and "
+		       "the other protected paths read-only inside a writable directory");
+	cr_expect_eq(r.warnings, 6, "one warning per setting:\n%s", r.diags);
 	run_free(&r);
 }
 
