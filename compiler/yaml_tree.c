@@ -314,7 +314,16 @@ report_parser_error(struct builder *b, const yaml_parser_t *p)
 			return;
 		}
 	}
-	if (p->context)
+	/* An unclosed [ or { is noticed where the next key starts, lines later:
+	 * the mistake is where the collection opened. */
+	if (p->context && strstr(p->context, "flow") &&
+	    p->context_mark.line < p->problem_mark.line)
+		diag_error(b->d, mark_loc(&p->context_mark),
+			   "YAML syntax error: %s opened here is not closed (%s, at line %zu "
+			   "column %zu)",
+			   strstr(p->context, "sequence") ? "this [ list" : "this { mapping",
+			   p->problem, p->problem_mark.line + 1, p->problem_mark.column + 1);
+	else if (p->context)
 		diag_error(b->d, l, "YAML syntax error: %s %s that started at line %zu", p->problem,
 			   p->context, p->context_mark.line + 1);
 	else

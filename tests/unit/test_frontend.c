@@ -855,6 +855,13 @@ Test(document, yaml_errors_are_located)
 	    "os_env:\n  sandbox: {write_paths: [.}\n",
 	    "2:28: error: YAML syntax error: did not find expected ',' or ']' while parsing "
 	    "a flow sequence that started at line 2");
+	/* An unclosed list is the mistake where it opened, not where it was noticed. */
+	expect_error("os_env:\n  sandbox:\n    write_paths: [.\n    allow_network: true\n",
+		     "3:18: error: YAML syntax error: this [ list opened here is not closed (did "
+		     "not find expected ',' or ']', at line 4 column 18)");
+	expect_error("os_env:\n  sandbox: {write_paths: [.],\n  allow_network: true\nx: 1\n",
+		     "2:12: error: YAML syntax error: this { mapping opened here is not closed (did "
+		     "not find expected ',' or '}', at line 4 column 2)");
 	expect_error("os_env: {}\n---\nx: 1\n",
 		     "2:1: error: a second YAML document; an agent file holds exactly one");
 	expect_error("os_env: &a\n  sandbox:\n    write_paths: *a\n",
