@@ -296,8 +296,10 @@ emit_protects(const struct policy *p, const struct bwrap_context *c, struct out 
 
 		if (!n && !sb->protect_paths.n)
 			return;
-		comment(o, "6b. protected paths, read-only at launch: each one that exists is "
-			   "bound onto itself,");
+		comment(o, "6b. protected paths (write_paths, line %u; docs/protect.md), read-only "
+			   "at launch: each one that exists",
+			sb->write_paths.loc.line);
+		comment(o, "  is bound onto itself,");
 		comment(o, "  a missing one at its first missing component onto an empty "
 			   "placeholder; the directories");
 		comment(o, "  between its writable root and it are pinned, so none can be renamed "

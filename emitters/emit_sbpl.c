@@ -1052,8 +1052,10 @@ emit_protected(struct b *b)
 	if (!n)
 		return;
 	put(b, "\n");
-	comment(b, "8b. protected paths: what host tools run or obey stays read-only, existing "
-		   "or not");
+	comment(b, "8b. protected paths (write_paths, line %u; docs/protect.md): what host tools "
+		   "run or obey",
+		b->sb->write_paths.loc.line);
+	comment(b, "    stays read-only, existing or not");
 	put(b, "(deny file-write*");
 	for (size_t i = 0; i < n; i++) {
 		put(b, "\n\t(subpath ");
