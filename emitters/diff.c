@@ -450,7 +450,8 @@ widen(struct arena *a, const struct policy *from, const struct policy *to, bool 
 		c.terminal = tn->name;
 		diff_os_env(&c);
 	}
-	qsort(out->v, out->n, sizeof(out->v[0]), cmp_item);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(out->v[0]), cmp_item);
 }
 
 void

@@ -226,6 +226,7 @@ hidden_by(struct arena *a, const struct sandbox *sb, const char *path)
 	for (size_t k = 0; k < 3; k++)
 		for (size_t i = 0; i < lists[k]->n; i++)
 			if (within(path, lists[k]->v[i].symbolic) &&
+			    strlen(lists[k]->v[i].symbolic) > strlen(root) &&
 			    has_hidden(lists[k]->v[i].symbolic + strlen(root)))
 				return NULL;
 	for (size_t i = 0; i < sb->write_files.n; i++)
@@ -353,14 +354,10 @@ decide_file(struct arena *a, const struct policy *p, enum target t, const struct
 	if (within(path, "{CWD}"))
 		return set(d, true, ws_writable ? "the workspace, writable" : "the workspace, read-only",
 			   0);
-	if ((g = holder(&sb->write_paths, path)) || (g = exact(&sb->write_files, path)))
-		return set(d, true,
-			   arena_printf(a, "%s %s", g >= sb->write_paths.v &&
-							    g < sb->write_paths.v + sb->write_paths.n
-							? "write_paths"
-							: "write_files",
-					g->written),
-			   g->loc.line);
+	if ((g = holder(&sb->write_paths, path)))
+		return set(d, true, arena_printf(a, "write_paths %s", g->written), g->loc.line);
+	if ((g = exact(&sb->write_files, path)))
+		return set(d, true, arena_printf(a, "write_files %s", g->written), g->loc.line);
 	if ((g = holder(&sb->read_paths, path)))
 		return set(d, true, arena_printf(a, "read_paths %s", g->written), g->loc.line);
 	if (is_system(t, path))
