@@ -7,7 +7,8 @@
 #   make golden-check    diff golden/ against what the compiler emits now
 #   make SANITIZE=address,undefined check
 #   make fuzz [FUZZ_SECONDS=600]   make bench   make format
-#   make install [PREFIX=/usr/local] [DESTDIR=]   make uninstall   make clean
+#   make install [PREFIX=/usr/local] [DESTDIR=] [MANDIR=]   make uninstall   make clean
+#   make check-man       render the manual pages, test the bash completion
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -96,12 +97,12 @@ INIT := $(B)/omnibox-init
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve winjob winquote http \
-	destination credentials scrub websocket diff
+	destination credentials scrub websocket sigv4 gitssh diff
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
 PROBE := $(B)/tests/probe
-FUZZ := yaml egress http ws scrub
+FUZZ := yaml egress http ws scrub sigv4
 FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
 
 # ---- build ---------------------------------------------------------------
@@ -143,13 +144,18 @@ $(B)/obj/runtime/launch/seccomp_blob.o: runtime/launch/seccomp_blob.S $(B)/gen/s
 # The egress proxy lives in omnibox-run only (OpenSSL, libevent).
 PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
 	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
-	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o
+	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o \
+	$(B)/obj/runtime/egress/sigv4.o $(B)/obj/runtime/egress/refresh.o
 
 $(B)/runtime/egress/http.c: runtime/egress/http.re
 	@mkdir -p $(@D)
 	$(call say,RE2C,$<)$(RE2C) -W --no-generation-date --no-version -o $@ $<
 
-$(RUN): $(B)/obj/runtime/launch/run.o $(B)/obj/runtime/launch/seccomp_blob.o $(PROXY_OBJ) $(LIB)
+# The git_ssh broker, in omnibox-run too; its helper is a mode of omnibox-init.
+GITSSH_OBJ := $(B)/obj/runtime/gitssh/broker.o
+
+$(RUN): $(B)/obj/runtime/launch/run.o $(B)/obj/runtime/launch/seccomp_blob.o $(PROXY_OBJ) \
+		$(GITSSH_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 # omnibox-run's macOS launch path, built here so it is compiled and tested
@@ -161,11 +167,12 @@ $(B)/obj/runtime/launch/run-darwin.o: runtime/launch/run.c | $(GEN_HDR)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -DOMNIBOX_TEST_DARWIN -c -o $@ $<
 
 $(RUN_DARWIN): $(B)/obj/runtime/launch/run-darwin.o $(B)/obj/runtime/launch/seccomp_blob.o \
-		$(B)/obj/runtime/egress/relay.o $(PROXY_OBJ) $(LIB)
+		$(B)/obj/runtime/egress/relay.o $(PROXY_OBJ) $(GITSSH_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 $(INIT): $(B)/obj/runtime/launch/init.o $(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/launch/rlimit.o \
-		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o
+		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o \
+		$(B)/obj/runtime/gitssh/client.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
 # ---- tests ---------------------------------------------------------------
@@ -221,6 +228,10 @@ $(B)/tests/proxy/flood: tests/proxy/flood.c
 check-egress: $(RUN) $(INIT) $(B)/tests/proxy/upstream $(B)/tests/proxy/flood
 	tests/linux/egress.sh $(B)
 
+# git over ssh through the broker, against a real sshd on loopback.
+check-git-ssh: $(RUN) $(INIT)
+	tests/linux/git_ssh.sh $(B)
+
 # The proxy's own units (HTTP lexer, destinations, credentials, TLS, relay)
 # and its end-to-end suite on loopback, without a sandbox.
 PROXY_LIBS := -levent -levent_openssl -lssl -lcrypto
@@ -229,7 +240,11 @@ $(B)/tests/test_destination: $(B)/obj/runtime/egress/destination.o
 $(B)/tests/test_credentials: $(B)/obj/runtime/egress/credentials.o
 $(B)/tests/test_scrub: $(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/credentials.o
 $(B)/tests/test_websocket: $(B)/obj/runtime/egress/websocket.o
+$(B)/tests/test_gitssh: $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/gitssh/client.o \
+	$(B)/obj/runtime/egress/destination.o
 $(B)/tests/test_websocket: LIBS += -lcrypto
+$(B)/tests/test_sigv4: $(B)/obj/runtime/egress/sigv4.o
+$(B)/tests/test_sigv4: LIBS += -lcrypto
 
 $(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egress/tls.o
 	@mkdir -p $(@D)
@@ -267,7 +282,19 @@ check-install: $(COMPILE) $(RUN) $(INIT)
 	test "$$out" = installed-ok; \
 	$$d/opt/omnibox/bin/omnibox-compile --quiet --emit=bwrap $$d/agent.yaml >/dev/null; \
 	$(MAKE) --no-print-directory -s uninstall DESTDIR=$$d PREFIX=/opt/omnibox; \
-	test -z "$$(find $$d/opt -type f)"; rm -rf $$d; echo "install: ok"
+	test -z "$$(find $$d/opt ! -type d)"; rm -rf $$d; echo "install: ok"
+
+# The manual pages render without a warning; the bash completion completes.
+MAN_PAGES := docs/man/omnibox-compile.1 docs/man/omnibox-run.1 docs/man/omnibox-policy.5
+
+check-man:
+	@set -e; for p in $(MAN_PAGES); do \
+		w=$$(groff -ww -man -Tutf8 -z $$p 2>&1); \
+		if [ -z "$$w" ] && command -v man >/dev/null; then \
+			w=$$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings=w -l $$p 2>&1 >/dev/null); fi; \
+		if [ -n "$$w" ]; then echo "$$p:"; echo "$$w"; exit 1; fi; \
+	done; echo "man: ok"
+	tests/completion.sh
 
 deps:
 	@.ci/install-deps
@@ -280,7 +307,7 @@ bench-deps:
 
 check: deps
 	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-attacks check-proxy \
-		check-egress check-darwin check-install check-windows
+		check-egress check-git-ssh check-darwin check-install check-windows check-man
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
 
@@ -333,6 +360,8 @@ $(B)/fuzz/fuzz_http: $(B)/fuzzobj/gen/runtime/egress/http.o
 $(B)/fuzz/fuzz_ws: $(B)/fuzzobj/runtime/egress/websocket.o
 $(B)/fuzz/fuzz_ws: LIBS += -lcrypto
 $(B)/fuzz/fuzz_scrub: $(B)/fuzzobj/runtime/egress/scrub.o
+$(B)/fuzz/fuzz_sigv4: $(B)/fuzzobj/runtime/egress/sigv4.o
+$(B)/fuzz/fuzz_sigv4: LIBS += -lcrypto
 $(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) | fuzz-deps
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LIBS)
@@ -372,16 +401,26 @@ demo: deps
 	tests/demo.sh $(B)
 
 LIBEXECDIR ?= $(PREFIX)/libexec
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
 install: $(COMPILE) $(RUN) $(INIT)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/omnibox
 	install -m 0755 $(COMPILE) $(RUN) $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(INIT) $(DESTDIR)$(LIBEXECDIR)/omnibox/omnibox-init
+	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(filter %.5,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 examples/completion/omnibox.bash $(DESTDIR)$(BASHCOMPDIR)/omnibox-compile
+	ln -sf omnibox-compile $(DESTDIR)$(BASHCOMPDIR)/omnibox-run
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/omnibox-compile $(DESTDIR)$(BINDIR)/omnibox-run
 	rm -f $(DESTDIR)$(LIBEXECDIR)/omnibox/omnibox-init
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/omnibox
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MAN_PAGES))))
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man5/,$(notdir $(filter %.5,$(MAN_PAGES))))
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/omnibox-compile $(DESTDIR)$(BASHCOMPDIR)/omnibox-run
 
 FORMAT_SRC = $(wildcard compiler/*.[ch] grammar/*.[ch] emitters/*.[ch] runtime/*/*.[ch] \
 	tests/unit/*.c tests/fuzz/*.c tests/bench/*.c tests/darwin/*.[ch] tests/linux/*.c \
@@ -393,7 +432,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-cli check-linux check-proxy check-egress check-darwin check-install windows check-windows \
+.PHONY: all unit golden golden-check check-cli check-linux check-proxy check-egress check-git-ssh check-darwin check-install check-man windows check-windows \
 	bench-windows deps fuzz-deps bench-deps check fuzz bench-run bench-proxy bench demo install uninstall \
 	format clean
 

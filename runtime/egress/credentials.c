@@ -13,7 +13,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -311,26 +313,37 @@ is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* Trim BUF/LEN in place; refuse empty secrets and control bytes (header injection). */
+const char *
+cred_clean_secret(const char *buf, size_t len, size_t *start, size_t *out_len)
+{
+	size_t s = 0;
+
+	while (len && is_space(buf[len - 1]))
+		len--;
+	while (s < len && is_space(buf[s]))
+		s++;
+	if (s == len)
+		return "is empty";
+	/* A line break or another control byte would inject header lines. */
+	for (size_t i = s; i < len; i++)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
+			return "holds a control byte or line break; a secret must be one line";
+	*start = s;
+	*out_len = len - s;
+	return NULL;
+}
+
+/* Trim BUF/LEN; refuse empty secrets and control bytes (header injection). */
 static int
 finish_secret(struct arena *a, const char *what, char *buf, size_t len, const char **secret,
 	      char *err, size_t errlen)
 {
-	size_t start = 0;
+	size_t start = 0, n = 0;
+	const char *why = cred_clean_secret(buf, len, &start, &n);
 
-	while (len && is_space(buf[len - 1]))
-		len--;
-	while (start < len && is_space(buf[start]))
-		start++;
-	if (start == len)
-		return fail(err, errlen, "%s is empty", what);
-	for (size_t i = start; i < len; i++)
-		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
-			return fail(err, errlen,
-				    "%s holds a control byte or line break; a secret must be one "
-				    "line",
-				    what);
-	*secret = arena_strndup(a, buf + start, len - start);
+	if (why)
+		return fail(err, errlen, "%s %s", what, why);
+	*secret = arena_strndup(a, buf + start, n);
 	return 0;
 }
 
@@ -348,7 +361,9 @@ expand_home(struct arena *a, const char *path, const char *home)
 static char *
 read_small_file(const char *path, size_t max, size_t *len, int *errnum)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO opens at once (and is refused below) instead of
+	 * waiting for a writer; reads of a regular file ignore it. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 	char *buf;
 	size_t n = 0;
@@ -394,6 +409,98 @@ read_small_file(const char *path, size_t max, size_t *len, int *errnum)
 	buf[n] = '\0';
 	*len = n;
 	return buf;
+}
+
+static long
+ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - t0->tv_sec) * 1000L + (now.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+/*
+ * Connect to the Unix stream socket PATH and read to its end: all of it
+ * within CRED_SOCKET_TIMEOUT, at most CRED_SOCKET_MAX bytes (more is an
+ * error: a secret cut short would be a wrong one).  Nothing is written.
+ */
+static char *
+read_socket(const char *path, size_t *len, char *err, size_t errlen, const char *what)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	struct timeval tv = {CRED_SOCKET_TIMEOUT, 0};
+	struct timespec t0;
+	char *buf;
+	size_t n = 0;
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path)) {
+		fail(err, errlen, "%s: the path is too long for a Unix socket", what);
+		return NULL;
+	}
+	strcpy(sun.sun_path, path);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		fail(err, errlen, "%s: socket: %s", what, strerror(errno));
+		return NULL;
+	}
+	/* A blocking connect waits while the listener's backlog is full: bounded. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		fail(err, errlen, "%s: connect: %s", what,
+		     errno == EAGAIN || errno == EINPROGRESS ? "timed out" : strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	buf = malloc(CRED_SOCKET_MAX + 1);
+	if (!buf || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
+		fail(err, errlen, "%s: %s", what, buf ? strerror(errno) : "out of memory");
+		free(buf);
+		close(fd);
+		return NULL;
+	}
+	for (;;) {
+		long left = CRED_SOCKET_TIMEOUT * 1000L - ms_since(&t0);
+		struct pollfd pfd = {fd, POLLIN, 0};
+		ssize_t r;
+
+		if (left <= 0) {
+			fail(err, errlen,
+			     "%s: the socket did not send its answer to the end within %d seconds",
+			     what, CRED_SOCKET_TIMEOUT);
+			goto bad;
+		}
+		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR) {
+			fail(err, errlen, "%s: poll: %s", what, strerror(errno));
+			goto bad;
+		}
+		r = read(fd, buf + n, CRED_SOCKET_MAX + 1 - n);
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r < 0) {
+			fail(err, errlen, "%s: read: %s", what, strerror(errno));
+			goto bad;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+		if (n > CRED_SOCKET_MAX) {
+			fail(err, errlen, "%s: the socket sent more than %u bytes", what,
+			     CRED_SOCKET_MAX);
+			goto bad;
+		}
+	}
+	close(fd);
+	buf[n] = '\0';
+	*len = n;
+	return buf;
+bad:
+	explicit_bzero(buf, n);
+	free(buf);
+	close(fd);
+	return NULL;
 }
 
 /* The environment a `command` source runs with: the sandbox's allow-list only. */
@@ -518,16 +625,15 @@ run_command(const char *cmd, char **env, size_t *len, char *err, size_t errlen, 
 }
 
 static int
-read_source(struct arena *a, const struct sandbox *sb, const struct credential *cr,
+read_source(struct arena *a, const struct sandbox *sb, enum cred_source_kind kind, const char *name,
 	    char *const *environ, const char *home, const char *what, const char **secret,
 	    char *err, size_t errlen)
 {
-	const char *name = cr->source.s;
 	char *buf, *label;
 	size_t len = 0;
 	int errnum = 0, rc;
 
-	switch (cr->source_kind) {
+	switch (kind) {
 	case CRED_SOURCE_ENV: {
 		const char *v = env_lookup(environ, name);
 		char *copy;
@@ -551,6 +657,19 @@ read_source(struct arena *a, const struct sandbox *sb, const struct credential *
 		free(buf);
 		return rc;
 	}
+	case CRED_SOURCE_UNIX_SOCKET: {
+		char *path = expand_home(a, name, home);
+
+		label = arena_printf(a, "%s: unix socket %s", what, path);
+		buf = read_socket(path, &len, err, errlen, label);
+		if (!buf)
+			return -1;
+		rc = finish_secret(a, arena_printf(a, "%s: its answer", label), buf, len, secret,
+				   err, errlen);
+		explicit_bzero(buf, len);
+		free(buf);
+		return rc;
+	}
 	case CRED_SOURCE_COMMAND:
 		label = arena_printf(a, "%s: command '%s'", what, name);
 		buf = run_command(name, command_env(a, sb, environ), &len, err, errlen, label);
@@ -564,6 +683,42 @@ read_source(struct arena *a, const struct sandbox *sb, const struct credential *
 	default:
 		return fail(err, errlen, "%s has no source", what);
 	}
+}
+
+char *
+cred_read_secret(enum cred_source_kind kind, const char *path, char *err, size_t errlen)
+{
+	char label[4200], *buf, *out;
+	size_t len = 0, start = 0, n = 0;
+	const char *why;
+	int errnum = 0;
+
+	snprintf(label, sizeof(label), "%s %s", kind == CRED_SOURCE_FILE ? "file" : "unix socket",
+		 path);
+	if (kind == CRED_SOURCE_FILE) {
+		buf = read_small_file(path, CRED_SECRET_MAX, &len, &errnum);
+		if (!buf) {
+			fail(err, errlen, "%s: %s", label,
+			     errnum == EFBIG ? "too large for a secret" : strerror(errnum));
+			return NULL;
+		}
+	} else if (kind == CRED_SOURCE_UNIX_SOCKET) {
+		buf = read_socket(path, &len, err, errlen, label);
+		if (!buf)
+			return NULL;
+	} else {
+		fail(err, errlen, "%s: only files and unix sockets are read again", label);
+		return NULL;
+	}
+	why = cred_clean_secret(buf, len, &start, &n);
+	out = why ? NULL : strndup(buf + start, n);
+	explicit_bzero(buf, len);
+	free(buf);
+	if (why)
+		fail(err, errlen, "%s %s", label, why);
+	else if (!out)
+		fail(err, errlen, "%s: out of memory", label);
+	return out;
 }
 
 /* ---- databricks_cli ---------------------------------------------------------------- */
@@ -692,6 +847,9 @@ struct prep {
 	struct egress_matcher *m;
 	char *err;
 	size_t errlen;
+	/* One set for every aws_sigv4 entry: the SDK in the sandbox has one
+	 * AWS_ACCESS_KEY_ID; the host a request goes to picks the real keys. */
+	const char *aws_key_ph, *aws_secret_ph, *aws_token_ph;
 };
 
 static int
@@ -836,11 +994,203 @@ fail:
 	return -1;
 }
 
+/* ---- aws_sigv4 ------------------------------------------------------------------------ */
+
+struct aws_keys {
+	const char *key_id, *secret, *token;
+	const char *refused; /* a key that is not a static key's, e.g. "role_arn" */
+	bool found;
+};
+
+static bool
+key_is(const char *k, size_t len, const char *want)
+{
+	return strlen(want) == len && !strncasecmp(k, want, len);
+}
+
+/* Section NAME of the INI text CFG: its static keys, or what it has instead. */
+static void
+aws_ini_find(struct arena *a, const char *cfg, const char *name, struct aws_keys *out)
+{
+	const char *line = cfg;
+	bool in = false;
+
+	memset(out, 0, sizeof(*out));
+	while (*line) {
+		const char *end = strchr(line, '\n'), *s = line, *e;
+
+		e = end ? end : line + strlen(line);
+		while (s < e && is_space(*s))
+			s++;
+		while (e > s && is_space(e[-1]))
+			e--;
+		if (s < e && *s == '[' && e[-1] == ']') {
+			const char *ns = s + 1, *ne = e - 1;
+
+			while (ns < ne && is_space(*ns))
+				ns++;
+			while (ne > ns && is_space(ne[-1]))
+				ne--;
+			in = (size_t)(ne - ns) == strlen(name) && !strncmp(ns, name, strlen(name));
+			out->found |= in;
+		} else if (in && s < e && *s != '#' && *s != ';' &&
+			   memchr(s, '=', (size_t)(e - s))) {
+			const char *eq = memchr(s, '=', (size_t)(e - s)), *ke = eq, *vs = eq + 1;
+			char *v;
+
+			while (ke > s && is_space(ke[-1]))
+				ke--;
+			while (vs < e && is_space(*vs))
+				vs++;
+			v = arena_strndup(a, vs, (size_t)(e - vs));
+			if (key_is(s, (size_t)(ke - s), "aws_access_key_id"))
+				out->key_id = v;
+			else if (key_is(s, (size_t)(ke - s), "aws_secret_access_key"))
+				out->secret = v;
+			else if (key_is(s, (size_t)(ke - s), "aws_session_token"))
+				out->token = v;
+			else if (!out->refused &&
+				 (key_is(s, (size_t)(ke - s), "role_arn") ||
+				  key_is(s, (size_t)(ke - s), "source_profile") ||
+				  key_is(s, (size_t)(ke - s), "credential_source") ||
+				  key_is(s, (size_t)(ke - s), "credential_process") ||
+				  key_is(s, (size_t)(ke - s), "web_identity_token_file") ||
+				  (ke - s > 4 && !strncasecmp(s, "sso_", 4))))
+				out->refused = arena_strndup(a, s, (size_t)(ke - s));
+		}
+		if (!end)
+			break;
+		line = end + 1;
+	}
+}
+
+/* The static keys of PROFILE in ~/.aws/credentials: nothing that needs an AWS call. */
+static int
+aws_profile_keys(struct prep *pp, const char *home, const char *profile, const char *what,
+		 struct aws_keys *k)
+{
+	const char *path = arena_printf(pp->a, "%s/%s", home, CRED_AWS_CREDENTIALS);
+	const char *pwhat = arena_printf(pp->a, "%s: profile '%s' of %s", what, profile, path);
+	size_t len = 0;
+	int errnum = 0, rc = 0;
+	char *cfg = read_small_file(path, 1 << 20, &len, &errnum);
+
+	if (!cfg)
+		return fail(pp->err, pp->errlen, "%s: cannot read %s: %s", what, path,
+			    strerror(errnum));
+	aws_ini_find(pp->a, cfg, profile, k);
+	explicit_bzero(cfg, len);
+	free(cfg);
+	if (!k->found)
+		rc = fail(pp->err, pp->errlen, "%s is not defined", pwhat);
+	else if (k->refused)
+		rc = fail(pp->err, pp->errlen,
+			  "%s has '%s': only static keys (aws_access_key_id, "
+			  "aws_secret_access_key, aws_session_token) are supported; no role is "
+			  "assumed and no process or SSO login is run",
+			  pwhat, k->refused);
+	else if (!k->key_id || !*k->key_id || !k->secret || !*k->secret)
+		rc = fail(pp->err, pp->errlen,
+			  "%s lacks aws_access_key_id or aws_secret_access_key: only static keys "
+			  "are supported",
+			  pwhat);
+	else if (finish_secret(pp->a, arena_printf(pp->a, "%s: aws_access_key_id", pwhat),
+			       (char *)k->key_id, strlen(k->key_id), &k->key_id, pp->err,
+			       pp->errlen) < 0 ||
+		 finish_secret(pp->a, arena_printf(pp->a, "%s: aws_secret_access_key", pwhat),
+			       (char *)k->secret, strlen(k->secret), &k->secret, pp->err,
+			       pp->errlen) < 0 ||
+		 (k->token && *k->token &&
+		  finish_secret(pp->a, arena_printf(pp->a, "%s: aws_session_token", pwhat),
+				(char *)k->token, strlen(k->token), &k->token, pp->err,
+				pp->errlen) < 0))
+		rc = -1;
+	if (k->token && !*k->token)
+		k->token = NULL;
+	return rc;
+}
+
+static const char *
+fresh_placeholder(struct prep *pp, const char *what)
+{
+	char ph[CRED_PLACEHOLDER_LEN + 1];
+
+	if (cred_make_placeholder(ph) < 0) {
+		fail(pp->err, pp->errlen, "%s: getrandom: %s", what, strerror(errno));
+		return NULL;
+	}
+	ph[CRED_PLACEHOLDER_LEN] = '\0';
+	return arena_strdup(pp->a, ph);
+}
+
+/* The sandbox's AWS_* placeholders, made with the first aws_sigv4 entry (the token's with the first
+ * that has one). */
+static int
+aws_placeholders(struct prep *pp, const char *what, bool token)
+{
+	if (!pp->aws_key_ph) {
+		if (!(pp->aws_key_ph = fresh_placeholder(pp, what)) ||
+		    !(pp->aws_secret_ph = fresh_placeholder(pp, what)) ||
+		    add_env(pp, what, "AWS_ACCESS_KEY_ID", pp->aws_key_ph) < 0 ||
+		    add_env(pp, what, "AWS_SECRET_ACCESS_KEY", pp->aws_secret_ph) < 0)
+			return -1;
+	}
+	if (token && !pp->aws_token_ph) {
+		if (!(pp->aws_token_ph = fresh_placeholder(pp, what)) ||
+		    add_env(pp, what, "AWS_SESSION_TOKEN", pp->aws_token_ph) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+prepare_aws(struct prep *pp, const struct credential *cr, unsigned entry, const char *what,
+	    char *const *environ, const char *home)
+{
+	struct proxy_aws *aws = arena_alloc(pp->a, sizeof(*aws));
+	struct aws_keys k = {0};
+
+	if (cr->aws_profile.s) {
+		if (aws_profile_keys(pp, home, cr->aws_profile.s, what, &k) < 0)
+			return -1;
+	} else if (read_source(pp->a, pp->sb, cr->aws_key_id.kind, cr->aws_key_id.value.s, environ,
+			       home, arena_printf(pp->a, "%s: access_key_id", what), &k.key_id,
+			       pp->err, pp->errlen) < 0 ||
+		   read_source(pp->a, pp->sb, cr->aws_secret.kind, cr->aws_secret.value.s, environ,
+			       home, arena_printf(pp->a, "%s: secret_access_key", what), &k.secret,
+			       pp->err, pp->errlen) < 0 ||
+		   (cr->aws_token.kind != CRED_SOURCE_NONE &&
+		    read_source(pp->a, pp->sb, cr->aws_token.kind, cr->aws_token.value.s, environ,
+				home, arena_printf(pp->a, "%s: session_token", what), &k.token,
+				pp->err, pp->errlen) < 0)) {
+		return -1;
+	}
+	if (aws_placeholders(pp, what, k.token != NULL) < 0)
+		return -1;
+	aws->region = cr->region.s;
+	aws->service = cr->service.s ? cr->service.s : "s3";
+	aws->key_id = k.key_id;
+	aws->key_id_placeholder = pp->aws_key_ph;
+	aws->token = k.token;
+	for (size_t t = 0; t < cr->n_targets; t++) {
+		const struct cred_target *tg = &cr->targets[t];
+		struct proxy_cred *pc;
+
+		if (bind_host(pp, what, tg->host, tg->port, CRED_SCHEME_SIGV4, NULL, k.secret,
+			      pp->aws_secret_ph) < 0)
+			return -1;
+		pc = &pp->rt->creds[pp->rt->n_creds - 1];
+		pc->entry = entry;
+		pc->aws = aws;
+	}
+	return 0;
+}
+
 int
 cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, const char *home,
 	     const char *scratch, struct cred_runtime *out, char *err, size_t errlen)
 {
-	struct prep pp = {a, sb, out, NULL, err, errlen};
+	struct prep pp = {a, sb, out, NULL, err, errlen, NULL, NULL, NULL};
 	int rc = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -854,10 +1204,19 @@ cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, co
 		const char *secret = NULL, *placeholder = NULL, *user = NULL;
 
 		if (cr->type == CRED_DATABRICKS_CLI) {
+			size_t first = out->n_creds;
+
 			rc = prepare_databricks(&pp, cr, what, environ, home, scratch);
+			for (size_t k = first; k < out->n_creds; k++)
+				out->creds[k].entry = (unsigned)i;
 			continue;
 		}
-		rc = read_source(a, sb, cr, environ, home, what, &secret, err, errlen);
+		if (cr->type == CRED_AWS_SIGV4) {
+			rc = prepare_aws(&pp, cr, (unsigned)i, what, environ, home);
+			continue;
+		}
+		rc = read_source(a, sb, cr->source_kind, cr->source.s, environ, home, what, &secret,
+				 err, errlen);
 		if (rc < 0)
 			break;
 		if (cr->env.n) {
@@ -884,27 +1243,57 @@ cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, co
 		for (size_t t = 0; t < cr->n_targets && rc == 0; t++) {
 			const struct cred_target *tg = &cr->targets[t];
 
+			struct proxy_cred *pc;
+
 			rc = bind_host(&pp, what, tg->host, tg->port, tg->scheme,
 				       tg->scheme == CRED_SCHEME_BASIC
 					   ? (user ? user : "x-access-token")
 					   : NULL,
 				       secret, placeholder);
-			if (rc == 0)
-				out->creds[out->n_creds - 1].header = cr->header.s;
+			if (rc < 0)
+				break;
+			pc = &out->creds[out->n_creds - 1];
+			pc->header = cr->header.s;
+			pc->entry = (unsigned)i;
+			/* The proxy reads it again: the path as it is now ("~" expanded). */
+			if (cr->refresh_interval.present && cr->refresh_interval.value &&
+			    (cr->source_kind == CRED_SOURCE_FILE ||
+			     cr->source_kind == CRED_SOURCE_UNIX_SOCKET)) {
+				pc->refresh = (unsigned)cr->refresh_interval.value;
+				pc->source.kind = cr->source_kind;
+				pc->source.path = expand_home(a, cr->source.s, home);
+			}
 		}
 	}
+	/* Every aws_sigv4 host knows the sandbox's token placeholder, made by
+	 * whichever entry came first with a token (a host without one drops it). */
+	for (size_t i = 0; i < out->n_creds; i++)
+		if (out->creds[i].aws)
+			((struct proxy_aws *)out->creds[i].aws)->token_placeholder =
+			    pp.aws_token_ph;
 	egress_matcher_free(pp.m);
 	if (rc < 0)
 		cred_runtime_wipe(out);
 	return rc;
 }
 
+static void
+wipe(const char *s)
+{
+	if (s)
+		explicit_bzero((char *)s, strlen(s));
+}
+
 void
 cred_runtime_wipe(struct cred_runtime *rt)
 {
-	for (size_t i = 0; i < rt->n_creds; i++)
-		if (rt->creds[i].secret)
-			explicit_bzero((char *)rt->creds[i].secret, strlen(rt->creds[i].secret));
+	for (size_t i = 0; i < rt->n_creds; i++) {
+		wipe(rt->creds[i].secret);
+		if (rt->creds[i].aws) {
+			wipe(rt->creds[i].aws->key_id);
+			wipe(rt->creds[i].aws->token);
+		}
+	}
 }
 
 int

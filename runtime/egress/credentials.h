@@ -2,8 +2,9 @@
  * credentials.h - the credential proxy: real secrets outside, placeholders inside.
  *
  * cred_prepare() runs in omnibox-run before the sandbox starts.  It reads
- * each credential_proxy entry's real secret (environment, file or
- * command; databricks_cli profiles from ~/.databrickscfg), makes a fresh
+ * each credential_proxy entry's real secret (environment, file, command or
+ * Unix socket; databricks_cli profiles from ~/.databrickscfg; aws_sigv4
+ * keys from their sources or a profile of ~/.aws/credentials), makes a fresh
  * placeholder "oa_cred_" + 32 random [A-Za-z0-9] for entries that hand
  * one to the sandbox, and returns
  *
@@ -34,6 +35,12 @@
 #define CRED_SECRET_MAX 16384
 /* Seconds a `command` source may run. */
 #define CRED_COMMAND_TIMEOUT 30
+/* A `unix_socket` source: the whole exchange within 5 s, at most 64 KiB (more is an error). */
+#define CRED_SOCKET_TIMEOUT 5
+#define CRED_SOCKET_MAX (64u << 10)
+/* aws_sigv4 {profile: NAME}: always this file below HOME (AWS_SHARED_CREDENTIALS_FILE is not read).
+ */
+#define CRED_AWS_CREDENTIALS ".aws/credentials"
 /* File name of the databricks_cli configuration in the scratch dir. */
 #define CRED_DATABRICKS_FILE "databrickscfg"
 
@@ -71,6 +78,21 @@ struct cred_runtime {
  */
 int cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, const char *home,
 		 const char *scratch, struct cred_runtime *out, char *err, size_t errlen);
+
+/*
+ * Trim BUF/LEN of surrounding white space as every secret is: NULL with
+ * the secret at BUF + *START, *OUT_LEN bytes; else why it is refused
+ * (empty, or a control byte: a secret is one line).
+ */
+const char *cred_clean_secret(const char *buf, size_t len, size_t *start, size_t *out_len);
+
+/*
+ * Read the secret of a file or unix_socket source at PATH ("~" already
+ * expanded), trimmed and checked as at launch.  Blocks: a file read, or a
+ * socket within CRED_SOCKET_TIMEOUT.  Returns a malloc'd string (wipe it
+ * before freeing), or NULL with a message naming PATH in ERR.
+ */
+char *cred_read_secret(enum cred_source_kind kind, const char *path, char *err, size_t errlen);
 
 /* Zero the secrets in RT's memory (the arena still owns it). */
 void cred_runtime_wipe(struct cred_runtime *rt);

@@ -57,7 +57,9 @@
 #include "runtime/egress/credentials.h"
 #include "runtime/egress/destination.h"
 #include "runtime/egress/http.h"
+#include "runtime/egress/refresh.h"
 #include "runtime/egress/scrub.h"
+#include "runtime/egress/sigv4.h"
 #include "runtime/egress/tls.h"
 #include "runtime/egress/websocket.h"
 
@@ -85,7 +87,12 @@
 #define PROXY_AGENT_SNDBUF (512 * 1024)
 #define PROXY_MAX_ADDRS 16
 #define PROXY_TARGET_MAX 8192
-#define PROXY_AUTH_MAX (CRED_SECRET_MAX * 2 + 512)
+/* Basic base64(user:secret) of the longest secret a socket may give. */
+#define PROXY_AUTH_MAX (CRED_SOCKET_MAX / 3 * 4 + 1024)
+/* Secrets a refreshed credential had before, still scrubbed from responses. */
+#define REFRESH_RETIRED_KEEP 8
+/* What replaces a swap-on-access secret (it has no placeholder); refused if sent back. */
+#define SWAP_MARKER CRED_PREFIX "removed-by-the-egress-proxy"
 #define CONNECT_TIMEOUT 30
 /* An upstream that sends nothing for this long while a response is due. */
 #define UPSTREAM_TIMEOUT 600
@@ -151,6 +158,17 @@ union addr {
 	struct sockaddr_in6 sin6;
 };
 
+/* A credential whose secret is read again (refresh.h): the rows of its entry follow it. */
+struct refresher {
+	struct proxy *p;
+	unsigned entry;
+	size_t first; /* its first row */
+	struct refresh *r;
+	char *current;			     /* the secret its rows point to (owned), or NULL */
+	char *retired[REFRESH_RETIRED_KEEP]; /* earlier secrets, oldest first: still scrubbed */
+	size_t n_retired;
+};
+
 struct proxy {
 	struct event_base *base;
 	struct evconnlistener *listener;
@@ -161,6 +179,9 @@ struct proxy {
 	size_t n_rules;
 	struct proxy_cred *creds;
 	size_t n_creds;
+	bool *cred_down; /* per row: its last refresh failed, requests needing it are refused */
+	struct refresher *refreshers;
+	size_t n_refreshers;
 	bool allow_private;
 	bool no_splice; /* splice(2) failed once: copy from then on */
 	char *socket_path;
@@ -1962,7 +1983,11 @@ struct cred_out {
 	const char *value; /* what the upstream gets in it, or NULL: nothing added */
 	size_t len;
 	bool swapped; /* VALUE is a copy that holds the secret (wiped after use) */
-	bool secret;  /* VALUE holds the secret */
+	bool secret;  /* VALUE holds the secret (aws_sigv4: the request is signed again) */
+	/* aws_sigv4: the binding, and the names the agent signed (in the head's buffer) */
+	const struct proxy_cred *sigv4;
+	const char *sigv4_signed;
+	size_t sigv4_signed_len;
 };
 
 /* An https_bearer credential named its header: the placeholder is swapped there, only there. */
@@ -2017,10 +2042,131 @@ apply_header_credential(struct conn *c, const char *buf, const struct proxy_cred
 	return true;
 }
 
-/* Credentials: returns false when the request was refused. */
+static void
+sigv4_refuse(struct conn *c, const char *what)
+{
+	refuse(c, 403, "sigv4-refused", what, true);
+}
+
+/* At most one field NAME: its value (*LEN), NULL when absent; -1 in *N when repeated. */
+static const char *
+one_field(const struct http_head *h, const char *buf, const char *name, size_t *len, int *n)
+{
+	const char *v = NULL;
+
+	*n = 0;
+	for (size_t i = 0; i < h->n_fields; i++)
+		if (http_name_is(http_span_ptr(buf, h->fields[i].name), h->fields[i].name.len,
+				 name)) {
+			v = http_span_ptr(buf, h->fields[i].value);
+			*len = h->fields[i].value.len;
+			(*n)++;
+		}
+	return v;
+}
+
 static bool
-apply_credentials(struct conn *c, const char *buf, const char *method, size_t mlen,
-		  struct cred_out *o)
+is_sigv4_field(const char *name, size_t len)
+{
+	return http_name_is(name, len, "authorization") ||
+	       http_name_is(name, len, "x-amz-security-token") ||
+	       http_name_is(name, len, "proxy-authorization");
+}
+
+/*
+ * An aws_sigv4 host: every request must be signed by the agent with the
+ * placeholder keys, for this region and service, and is signed again with
+ * the real ones once its head is written (build_upstream_head()).
+ */
+static bool
+apply_sigv4(struct conn *c, const char *buf, const struct proxy_cred *bound, bool trace,
+	    struct cred_out *o)
+{
+	const struct http_head *h = &c->req->head;
+	const struct proxy_aws *aws = bound->aws;
+	const char *target = http_span_ptr(buf, h->target);
+	const char *q = memchr(target, '?', h->target.len), *auth, *date, *token, *payload, *why;
+	size_t alen = 0, dlen = 0, tlen = 0, plen = 0;
+	int na, nd, nt, np;
+	struct sigv4_auth a;
+
+	for (size_t i = 0; i < h->n_fields; i++) {
+		const char *name = http_span_ptr(buf, h->fields[i].name);
+
+		if (!is_sigv4_field(name, h->fields[i].name.len) &&
+		    cred_has_placeholder(http_span_ptr(buf, h->fields[i].value),
+					 h->fields[i].value.len)) {
+			refuse(c, 403, "credential-misuse",
+			       "an AWS placeholder travels only in Authorization and "
+			       "X-Amz-Security-Token, to the hosts it is bound to",
+			       true);
+			return false;
+		}
+	}
+	if (trace) {
+		refuse(c, 403, "credential-misuse",
+		       "TRACE and OPTIONS never carry credentials, and the proxy signs every "
+		       "request to this host",
+		       true);
+		return false;
+	}
+	if (q && sigv4_query_is_presigned(q + 1, (size_t)(target + h->target.len - q - 1))) {
+		sigv4_refuse(c,
+			     "a presigned URL (X-Amz-Signature or X-Amz-Credential in the query) "
+			     "is refused: the proxy signs requests to this host itself");
+		return false;
+	}
+	auth = one_field(h, buf, "authorization", &alen, &na);
+	date = one_field(h, buf, "x-amz-date", &dlen, &nd);
+	token = one_field(h, buf, "x-amz-security-token", &tlen, &nt);
+	payload = one_field(h, buf, "x-amz-content-sha256", &plen, &np);
+	if (na > 1 || nd > 1 || nt > 1 || np > 1) {
+		bad_request(c, "Authorization, X-Amz-Date, X-Amz-Security-Token or "
+			       "X-Amz-Content-Sha256 is given twice");
+		return false;
+	}
+	if (!auth) {
+		sigv4_refuse(c, "requests to this host must be signed (AWS4-HMAC-SHA256) with the "
+				"AWS_ACCESS_KEY_ID placeholder");
+		return false;
+	}
+	if (sigv4_parse_auth(auth, alen, &a, &why) < 0 ||
+	    sigv4_check(&a, aws->key_id_placeholder, aws->region, aws->service, date, dlen, &why) <
+		0) {
+		char what[256];
+
+		snprintf(what, sizeof(what), "the AWS signature is refused: %s", why);
+		sigv4_refuse(c, what);
+		return false;
+	}
+	/* The token placeholder is the sandbox's one for every aws_sigv4 host;
+	 * to a host whose keys have no token it is left out. */
+	if (token && (!aws->token_placeholder || tlen != strlen(aws->token_placeholder) ||
+		      memcmp(token, aws->token_placeholder, tlen))) {
+		sigv4_refuse(c, "X-Amz-Security-Token holds another value than the "
+				"AWS_SESSION_TOKEN placeholder");
+		return false;
+	}
+	if (payload && (why = sigv4_payload_refusal(payload, plen))) {
+		sigv4_refuse(c, why);
+		return false;
+	}
+	if (!payload && request_has_body(c)) {
+		sigv4_refuse(c, "a request with a body must carry x-amz-content-sha256 (the proxy "
+				"signs it again without reading the body)");
+		return false;
+	}
+	o->secret = true;
+	o->sigv4 = bound;
+	o->sigv4_signed = a.signed_headers;
+	o->sigv4_signed_len = a.signed_headers_len;
+	return true;
+}
+
+/* Authorization (or the credential's header): returns false when the request was refused. */
+static bool
+apply_authorization(struct conn *c, const char *buf, const char *method, size_t mlen,
+		    struct cred_out *o)
 {
 	static char out[PROXY_AUTH_MAX];
 	const struct http_head *h = &c->req->head;
@@ -2044,6 +2190,8 @@ apply_credentials(struct conn *c, const char *buf, const char *method, size_t ml
 			       "a header name holds a credential placeholder", true);
 			return false;
 		}
+	if (bound && bound->scheme == CRED_SCHEME_SIGV4)
+		return apply_sigv4(c, buf, bound, trace, o);
 	if (bound && bound->header)
 		return apply_header_credential(c, buf, bound, trace, o);
 	for (size_t i = 0; i < h->n_fields; i++) {
@@ -2104,6 +2252,30 @@ apply_credentials(struct conn *c, const char *buf, const char *method, size_t ml
 }
 
 /*
+ * Credentials: returns false when the request was refused.  A request that
+ * needs a secret whose last refresh failed goes nowhere (503): never with
+ * the stale one.
+ */
+static bool
+apply_credentials(struct conn *c, const char *buf, const char *method, size_t mlen,
+		  struct cred_out *o)
+{
+	const struct proxy_cred *bound;
+
+	if (!apply_authorization(c, buf, method, mlen, o))
+		return false;
+	bound = c->cli_tls ? cred_for_host(c->p, c->host, c->port) : NULL;
+	if (!o->secret || !bound || !c->p->cred_down[bound - c->p->creds])
+		return true;
+	if (o->swapped)
+		explicit_bzero((char *)o->value, o->len);
+	refuse(c, 503, "credential-unavailable",
+	       "the credential could not be read again (see the proxy's log); nothing was sent",
+	       true);
+	return false;
+}
+
+/*
  * Fields a request to a credential's host goes without: what would let the
  * answer come back in a form the scrubber cannot search (compressed, in
  * another charset) or in pieces (a range holding part of the secret).
@@ -2115,10 +2287,36 @@ scrub_drops_field(const char *name, size_t len)
 	       http_name_is(name, len, "if-range") || http_name_is(name, len, "accept-charset");
 }
 
-/* The request head as the upstream gets it. */
+/* The head E holds so far, signed with the real AWS keys: its last field is Authorization. */
+static int
+sign_sigv4(struct evbuffer *e, const struct cred_out *cred, const char **why)
+{
+	static char out[SIGV4_AUTH_MAX];
+	const struct proxy_aws *aws = cred->sigv4->aws;
+	struct sigv4_key k = {aws->key_id, cred->sigv4->secret, aws->region, aws->service};
+	const char *head;
+	size_t len;
+	ssize_t n;
+
+	if (aws->token)
+		evbuffer_add_printf(e, "X-Amz-Security-Token: %s\r\n", aws->token);
+	/* The token is signed too: the head as it goes, up to here. */
+	head = (const char *)evbuffer_pullup(e, -1);
+	len = evbuffer_get_length(e);
+	n = head ? sigv4_authorization(&k, head, len, cred->sigv4_signed, cred->sigv4_signed_len,
+				       out, sizeof(out), why)
+		 : -1;
+	if (n < 0)
+		return -1;
+	evbuffer_add_printf(e, "Authorization: %s\r\n", out);
+	explicit_bzero(out, (size_t)n);
+	return 0;
+}
+
+/* The request head as the upstream gets it; NULL (with *WHY for a signing failure) on errors. */
 static struct evbuffer *
 build_upstream_head(struct conn *c, const char *buf, const char *method, size_t mlen,
-		    const char *norm, const struct cred_out *cred)
+		    const char *norm, const struct cred_out *cred, const char **why)
 {
 	const struct http_head *h = &c->req->head;
 	struct evbuffer *e = evbuffer_new();
@@ -2139,7 +2337,9 @@ build_upstream_head(struct conn *c, const char *buf, const char *method, size_t 
 		    (cred->value && http_name_is(name, h->fields[i].name.len, cred->name)) ||
 		    (c->scrub && scrub_drops_field(name, h->fields[i].name.len)) ||
 		    (c->req_ws &&
-		     http_name_is(name, h->fields[i].name.len, "sec-websocket-extensions")))
+		     http_name_is(name, h->fields[i].name.len, "sec-websocket-extensions")) ||
+		    (cred->sigv4 &&
+		     http_name_is(name, h->fields[i].name.len, "x-amz-security-token")))
 			continue;
 		evbuffer_add(e, http_span_ptr(buf, h->fields[i].name), h->fields[i].name.len);
 		evbuffer_add(e, ": ", 2);
@@ -2162,6 +2362,11 @@ build_upstream_head(struct conn *c, const char *buf, const char *method, size_t 
 		evbuffer_add(e, "Accept-Encoding: identity\r\n", 27);
 	if (c->req_ws)
 		evbuffer_add_printf(e, "Connection: Upgrade\r\n");
+	/* Signed last: what was signed is the head as it goes, every change made. */
+	if (cred->sigv4 && sign_sigv4(e, cred, why) < 0) {
+		evbuffer_free(e);
+		return NULL;
+	}
 	evbuffer_add(e, "\r\n", 2);
 	return e;
 }
@@ -2500,10 +2705,18 @@ handle_request(struct conn *c, const char *buf)
 			       "Sec-WebSocket-Version: 13");
 		return;
 	}
-	c->up_head = build_upstream_head(c, buf, method, mlen, norm, &cred);
+	why = NULL;
+	c->up_head = build_upstream_head(c, buf, method, mlen, norm, &cred, &why);
 	if (cred.swapped)
 		explicit_bzero((char *)cred.value, cred.len);
 	free(norm);
+	if (!c->up_head && why) {
+		char what[256];
+
+		snprintf(what, sizeof(what), "the request cannot be signed again: %s", why);
+		refuse(c, 502, "credential-error", what, false);
+		return;
+	}
 	if (!c->up_head) {
 		conn_kill(c);
 		return;
@@ -3588,6 +3801,230 @@ listen_unix(const char *path, char *err, size_t errlen)
 	return fd;
 }
 
+/* ---- the credentials' table, and reading secrets again ----------------------------------- */
+
+static char *
+dup_or_null(struct arena *a, const char *s)
+{
+	return s ? arena_strdup(a, s) : NULL;
+}
+
+/* D: a copy of S in P's arena. */
+static int
+copy_cred(struct proxy *p, const struct proxy_cred *s, struct proxy_cred *d)
+{
+	char *host = arena_strdup(p->arena, s->host);
+
+	lower(host);
+	*d = *s;
+	d->host = host;
+	d->username = dup_or_null(p->arena, s->username);
+	d->secret = arena_strdup(p->arena, s->secret);
+	d->placeholder = dup_or_null(p->arena, s->placeholder);
+	d->header = dup_or_null(p->arena, s->header);
+	d->source.path = dup_or_null(p->arena, s->source.path);
+	if (s->aws) {
+		struct proxy_aws *aws = arena_alloc(p->arena, sizeof(*aws));
+
+		aws->region = arena_strdup(p->arena, s->aws->region);
+		aws->service = arena_strdup(p->arena, s->aws->service);
+		aws->key_id = arena_strdup(p->arena, s->aws->key_id);
+		aws->key_id_placeholder = arena_strdup(p->arena, s->aws->key_id_placeholder);
+		aws->token = dup_or_null(p->arena, s->aws->token);
+		aws->token_placeholder = dup_or_null(p->arena, s->aws->token_placeholder);
+		d->aws = aws;
+	}
+	return 0;
+}
+
+/* What the scrubber replaces row I's secrets with: its placeholders. */
+static int
+scrub_cred(struct proxy *p, const struct proxy_cred *rows, size_t i)
+{
+	const struct proxy_cred *c = &rows[i];
+
+	/* Rows of a refreshed entry share one secret: counted once, so that
+	 * retiring it later takes it out. */
+	if (c->refresh)
+		for (size_t k = 0; k < i; k++)
+			if (rows[k].refresh && rows[k].entry == c->entry)
+				return 0;
+	/* Swap-on-access has no placeholder: a marker the proxy refuses if sent back. */
+	if (scrub_set_add_secret(&p->scrub, c->secret,
+				 c->placeholder ? c->placeholder : SWAP_MARKER) < 0)
+		return -1;
+	if (c->aws &&
+	    scrub_set_add_secret(&p->scrub, c->aws->key_id, c->aws->key_id_placeholder) < 0)
+		return -1;
+	if (c->aws && c->aws->token &&
+	    scrub_set_add_secret(&p->scrub, c->aws->token,
+				 c->aws->token_placeholder ? c->aws->token_placeholder
+							   : SWAP_MARKER) < 0)
+		return -1;
+	return 0;
+}
+
+/* Every row of RF's entry gets SECRET, and is down or up. */
+static void
+rows_set(struct refresher *rf, const char *secret, bool down)
+{
+	struct proxy *p = rf->p;
+
+	for (size_t i = 0; i < p->n_creds; i++)
+		if (p->creds[i].refresh && p->creds[i].entry == rf->entry) {
+			p->creds[i].secret = secret;
+			p->cred_down[i] = down;
+		}
+}
+
+/* The current secret becomes an earlier one: still scrubbed, the oldest beyond the few kept not. */
+static void
+retire(struct refresher *rf)
+{
+	if (!rf->current)
+		return;
+	if (rf->n_retired == REFRESH_RETIRED_KEEP) {
+		char *oldest = rf->retired[0];
+
+		scrub_set_remove_secret(&rf->p->scrub, oldest);
+		explicit_bzero(oldest, strlen(oldest));
+		free(oldest);
+		memmove(rf->retired, rf->retired + 1, (REFRESH_RETIRED_KEEP - 1) * sizeof(char *));
+		rf->n_retired--;
+		plog(rf->p,
+		     "credential for %s:%u: the oldest of its earlier secrets is no longer "
+		     "scrubbed from responses (%d are)",
+		     rf->p->creds[rf->first].host, rf->p->creds[rf->first].port,
+		     REFRESH_RETIRED_KEEP);
+	}
+	rf->retired[rf->n_retired++] = rf->current;
+	rf->current = NULL;
+}
+
+static void
+refresh_failed(struct refresher *rf, const char *why)
+{
+	const struct proxy_cred *c = &rf->p->creds[rf->first];
+
+	/* Fail closed: the stale secret is never sent again (it stays scrubbed). */
+	retire(rf);
+	rows_set(rf, "", true);
+	plog(rf->p,
+	     "credential for %s:%u: reading it again failed: %s; requests that need it are "
+	     "refused (503) until a read succeeds",
+	     c->host, c->port, why);
+}
+
+static void
+refreshed(void *arg, const char *secret, const char *why)
+{
+	struct refresher *rf = arg;
+	struct proxy *p = rf->p;
+	const struct proxy_cred *c = &p->creds[rf->first];
+	bool was_down = p->cred_down[rf->first];
+	char *fresh;
+
+	if (!secret) {
+		refresh_failed(rf, why);
+		return;
+	}
+	if (rf->current && !strcmp(rf->current, secret))
+		return;
+	fresh = strdup(secret);
+	if (!fresh) {
+		refresh_failed(rf, "out of memory");
+		return;
+	}
+	/* The scrubber learns it first: no response may carry it unscrubbed. */
+	while (scrub_set_add_secret(&p->scrub, fresh,
+				    c->placeholder ? c->placeholder : SWAP_MARKER) < 0) {
+		if (!rf->n_retired) {
+			explicit_bzero(fresh, strlen(fresh));
+			free(fresh);
+			refresh_failed(rf, "the scrubber cannot hold another secret");
+			return;
+		}
+		scrub_set_remove_secret(&p->scrub, rf->retired[0]);
+		explicit_bzero(rf->retired[0], strlen(rf->retired[0]));
+		free(rf->retired[0]);
+		memmove(rf->retired, rf->retired + 1, --rf->n_retired * sizeof(char *));
+	}
+	retire(rf);
+	rf->current = fresh;
+	rows_set(rf, fresh, false);
+	plog(p, "credential for %s:%u: read again from %s, %s", c->host, c->port, c->source.path,
+	     was_down ? "available again" : "a new secret from now on");
+}
+
+/* Is row I the first of its refreshed entry? */
+static bool
+first_of_entry(const struct proxy *p, size_t i)
+{
+	for (size_t k = 0; k < i; k++)
+		if (p->creds[k].refresh && p->creds[k].entry == p->creds[i].entry)
+			return false;
+	return true;
+}
+
+/* One refresher per entry with an interval; its rows point to the secret it holds. */
+static int
+refresh_setup(struct proxy *p)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < p->n_creds; i++)
+		n += p->creds[i].refresh && first_of_entry(p, i);
+	if (!n)
+		return 0;
+	p->refreshers = calloc(n, sizeof(*p->refreshers));
+	if (!p->refreshers)
+		return -1;
+	for (size_t i = 0; i < p->n_creds; i++) {
+		struct proxy_cred *c = &p->creds[i];
+		struct refresher *rf;
+
+		if (!c->refresh || !first_of_entry(p, i))
+			continue;
+		rf = &p->refreshers[p->n_refreshers++];
+		rf->p = p;
+		rf->entry = c->entry;
+		rf->first = i;
+		rf->current = strdup(c->secret);
+		if (!rf->current)
+			return -1;
+		for (size_t k = i; k < p->n_creds; k++)
+			if (p->creds[k].refresh && p->creds[k].entry == c->entry)
+				explicit_bzero((char *)p->creds[k].secret,
+					       strlen(p->creds[k].secret));
+		rows_set(rf, rf->current, false);
+		rf->r = refresh_new(p->base, &c->source, c->refresh, refreshed, rf);
+		if (!rf->r)
+			return -1;
+	}
+	return 0;
+}
+
+static void
+refresh_teardown(struct proxy *p)
+{
+	for (size_t i = 0; i < p->n_refreshers; i++) {
+		struct refresher *rf = &p->refreshers[i];
+
+		refresh_free(rf->r);
+		if (rf->current) {
+			explicit_bzero(rf->current, strlen(rf->current));
+			free(rf->current);
+		}
+		for (size_t k = 0; k < rf->n_retired; k++) {
+			explicit_bzero(rf->retired[k], strlen(rf->retired[k]));
+			free(rf->retired[k]);
+		}
+	}
+	free(p->refreshers);
+	p->refreshers = NULL;
+	p->n_refreshers = 0;
+}
+
 struct proxy *
 proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, size_t errlen)
 {
@@ -3636,30 +4073,23 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 	}
 	p->n_rules = cf->n_rules;
 	p->creds = arena_alloc(p->arena, (cf->n_creds ? cf->n_creds : 1) * sizeof(*p->creds));
+	p->cred_down = arena_alloc(p->arena, (cf->n_creds ? cf->n_creds : 1) * sizeof(bool));
 	for (size_t i = 0; i < cf->n_creds; i++) {
 		const struct proxy_cred *s = &cf->creds[i];
 		struct proxy_cred *d = &p->creds[i];
-		char *host = arena_strdup(p->arena, s->host);
 
-		lower(host);
-		d->host = host;
-		d->port = s->port;
-		d->scheme = s->scheme;
-		d->username = s->username ? arena_strdup(p->arena, s->username) : NULL;
-		d->secret = arena_strdup(p->arena, s->secret);
-		d->placeholder = s->placeholder ? arena_strdup(p->arena, s->placeholder) : NULL;
-		d->header = s->header ? arena_strdup(p->arena, s->header) : NULL;
-		/* Swap-on-access has no placeholder: a marker the proxy refuses if sent back. */
-		if (scrub_set_add_secret(&p->scrub, d->secret,
-					 d->placeholder ? d->placeholder
-							: CRED_PREFIX
-					     "removed-by-the-egress-proxy") < 0) {
+		if (copy_cred(p, s, d) < 0 || scrub_cred(p, cf->creds, i) < 0) {
 			snprintf(err, errlen,
-				 "credential for %s: too many secrets, or one too long", d->host);
+				 "credential for %s: too many secrets, or a placeholder too long",
+				 s->host);
 			goto fail;
 		}
 	}
 	p->n_creds = cf->n_creds;
+	if (refresh_setup(p) < 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
 	p->matcher = egress_matcher_new(p->rules, p->n_rules);
 	p->stage = evbuffer_new();
 	p->scrubbed = evbuffer_new();
@@ -3792,8 +4222,18 @@ proxy_free(struct proxy *p)
 	if (p->scrubbed)
 		evbuffer_free(p->scrubbed);
 	scrub_set_clear(&p->scrub);
-	for (size_t i = 0; i < p->n_creds; i++)
+	for (size_t i = 0; i < p->n_creds; i++) {
 		explicit_bzero((char *)p->creds[i].secret, strlen(p->creds[i].secret));
+		if (p->creds[i].aws) {
+			explicit_bzero((char *)p->creds[i].aws->key_id,
+				       strlen(p->creds[i].aws->key_id));
+			if (p->creds[i].aws->token)
+				explicit_bzero((char *)p->creds[i].aws->token,
+					       strlen(p->creds[i].aws->token));
+		}
+	}
+	/* After the rows: they point to what the refreshers hold. */
+	refresh_teardown(p);
 	if (p->arena)
 		arena_free(p->arena);
 	free(p->socket_path);

@@ -16,7 +16,9 @@
  *     against the deny table (destination.h), connections only to checked
  *     addresses, fail closed.
  *   - Credentials: placeholders swapped for real secrets on their bound
- *     host over TLS, refused everywhere else (credentials.h).
+ *     host over TLS, refused everywhere else (credentials.h); AWS requests
+ *     signed again with the real keys (sigv4.h); secrets read again every
+ *     refresh interval (refresh.h), failing closed when a read fails.
  *
  * Every decision is logged through config.log, one line each, with the
  * rule that matched; secrets never reach the log.
@@ -31,6 +33,24 @@
 
 #include "compiler/policy.h"
 
+/* Where the proxy reads a secret again (refresh_interval_seconds). */
+struct proxy_source {
+	enum cred_source_kind kind; /* CRED_SOURCE_FILE or CRED_SOURCE_UNIX_SOCKET */
+	const char *path;	    /* "~" expanded */
+};
+
+/*
+ * The AWS keys of an aws_sigv4 binding: requests the agent signed with the
+ * placeholder key id are signed again with these (sigv4.h).  SECRET in
+ * struct proxy_cred is the secret access key, PLACEHOLDER its placeholder.
+ */
+struct proxy_aws {
+	const char *region, *service;
+	const char *key_id, *key_id_placeholder;
+	const char *token;	       /* the session token, or NULL: none */
+	const char *token_placeholder; /* AWS_SESSION_TOKEN in the sandbox, or NULL */
+};
+
 /* One secret bound to one host. */
 struct proxy_cred {
 	const char *host;	 /* exact, lower-case */
@@ -40,6 +60,11 @@ struct proxy_cred {
 	const char *secret;	 /* the real secret (never logged) */
 	const char *placeholder; /* what the sandbox holds, or NULL (swap-on-access) */
 	const char *header;	 /* CRED_SCHEME_HEADER: the header (lower case) with the secret */
+	/* Rows of one credential_proxy entry share ENTRY: a refresh changes them together. */
+	unsigned entry;
+	unsigned refresh;	     /* seconds between reads of SOURCE; 0: read once, at launch */
+	struct proxy_source source;  /* when REFRESH */
+	const struct proxy_aws *aws; /* CRED_SCHEME_SIGV4 */
 };
 
 struct proxy_config {

@@ -57,11 +57,24 @@ add(struct scrub_set *s, const char *from, size_t from_len, const char *to, size
 {
 	struct scrub_pattern *p;
 
-	if (s->n == SCRUB_MAX_PATTERNS || from_len == 0 || from_len > SCRUB_PATTERN_MAX)
+	if (from_len == 0 || from_len > SCRUB_PATTERN_MAX)
 		return -1;
 	for (size_t i = 0; i < s->n; i++)
-		if (s->p[i].from_len == from_len && !memcmp(s->p[i].from, from, from_len))
+		if (s->p[i].from_len == from_len && !memcmp(s->p[i].from, from, from_len)) {
+			s->p[i].refs++;
 			return 0;
+		}
+	if (s->n == SCRUB_MAX_PATTERNS)
+		return -1;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+		struct scrub_pattern *grown = realloc(s->p, cap * sizeof(*grown));
+
+		if (!grown)
+			return -1;
+		s->p = grown;
+		s->cap = cap;
+	}
 	p = &s->p[s->n];
 	p->from = malloc(from_len);
 	p->to = malloc(to_len ? to_len : 1);
@@ -74,35 +87,98 @@ add(struct scrub_set *s, const char *from, size_t from_len, const char *to, size
 	memcpy(p->to, to, to_len);
 	p->from_len = from_len;
 	p->to_len = to_len;
+	p->refs = 1;
 	s->n++;
 	if (from_len > s->longest)
 		s->longest = from_len;
 	return 0;
 }
 
+/* One reference less to the pattern FROM; gone at none. */
+static void
+drop(struct scrub_set *s, const char *from, size_t from_len)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		struct scrub_pattern *p = &s->p[i];
+
+		if (p->from_len != from_len || memcmp(p->from, from, from_len) || --p->refs)
+			continue;
+		explicit_bzero(p->from, p->from_len);
+		free(p->from);
+		free(p->to);
+		s->p[i] = s->p[--s->n];
+		s->longest = 0;
+		for (size_t k = 0; k < s->n; k++)
+			if (s->p[k].from_len > s->longest)
+				s->longest = s->p[k].from_len;
+		return;
+	}
+}
+
+/*
+ * The patterns SECRET gives, in one order: each piece as written, then,
+ * for a piece long enough, its base64 middles at the three alignments.
+ * Adding (to PLACEHOLDER's forms) stops at the first failure; dropping
+ * takes out the first LIMIT.  Returns how many were handled.
+ */
+static size_t
+each_pattern(struct scrub_set *s, const char *secret, const char *placeholder, bool adding,
+	     size_t limit, bool *failed)
+{
+	size_t slen = strlen(secret), plen = strlen(placeholder);
+	size_t pieces = (slen + SCRUB_PIECE_MAX - 1) / SCRUB_PIECE_MAX, off = 0, count = 0;
+	char from[SCRUB_PATTERN_MAX * 2], to[SCRUB_PATTERN_MAX * 2];
+
+	*failed = false;
+	for (size_t k = 0; k < pieces; k++) {
+		/* Nearly equal pieces: never a short last one that would match anywhere. */
+		size_t len = slen / pieces + (k < slen % pieces);
+		const char *piece = secret + off;
+
+		off += len;
+		for (size_t a = 0; a < 4 && count < limit; a++) {
+			size_t f, t = plen;
+
+			if (a && len < SCRUB_BASE64_MIN)
+				break;
+			f = a ? stable_middle(piece, len, a - 1, from) : len;
+			if (a && adding)
+				t = stable_middle(placeholder, plen, a - 1, to);
+			if (!adding)
+				drop(s, a ? from : piece, f);
+			else if (add(s, a ? from : piece, f, a ? to : placeholder, t) < 0)
+				*failed = true;
+			explicit_bzero(from, sizeof(from));
+			if (*failed)
+				return count;
+			count++;
+		}
+	}
+	return count;
+}
+
 int
 scrub_set_add_secret(struct scrub_set *s, const char *secret, const char *placeholder)
 {
-	size_t slen = strlen(secret), plen = strlen(placeholder);
-	char from[SCRUB_PATTERN_MAX * 2], to[SCRUB_PATTERN_MAX * 2];
-	int rc;
+	bool failed;
+	size_t done;
 
-	if (slen > SCRUB_PATTERN_MAX / 2 || plen > SCRUB_PATTERN_MAX / 2)
+	if (!*secret || strlen(placeholder) > SCRUB_PIECE_MAX)
 		return -1;
-	if (add(s, secret, slen, placeholder, plen) < 0)
-		return -1;
-	if (slen < SCRUB_BASE64_MIN)
+	done = each_pattern(s, secret, placeholder, true, (size_t)-1, &failed);
+	if (!failed)
 		return 0;
-	for (size_t k = 0; k < 3; k++) {
-		size_t f = stable_middle(secret, slen, k, from);
-		size_t t = stable_middle(placeholder, plen, k, to);
+	/* Undo the part that went in: the set stays as it was. */
+	each_pattern(s, secret, "", false, done, &failed);
+	return -1;
+}
 
-		rc = add(s, from, f, to, t);
-		explicit_bzero(from, sizeof(from));
-		if (rc < 0)
-			return -1;
-	}
-	return 0;
+void
+scrub_set_remove_secret(struct scrub_set *s, const char *secret)
+{
+	bool failed;
+
+	each_pattern(s, secret, "", false, (size_t)-1, &failed);
 }
 
 void
@@ -113,6 +189,7 @@ scrub_set_clear(struct scrub_set *s)
 		free(s->p[i].from);
 		free(s->p[i].to);
 	}
+	free(s->p);
 	memset(s, 0, sizeof(*s));
 }
 

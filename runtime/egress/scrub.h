@@ -21,8 +21,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SCRUB_MAX_PATTERNS 64
+#define SCRUB_MAX_PATTERNS 4096
 #define SCRUB_PATTERN_MAX 512
+/* A longer secret is looked for in pieces of at most this many bytes
+ * (each replaced by the placeholder), so the hold stays short. */
+#define SCRUB_PIECE_MAX (SCRUB_PATTERN_MAX / 2)
 /* Secrets shorter than this are replaced as written only (their base64
  * middles would be too short to be told from other text). */
 #define SCRUB_BASE64_MIN 12
@@ -30,20 +33,27 @@
 struct scrub_pattern {
 	char *from, *to; /* owned; FROM is wiped when the set is freed */
 	size_t from_len, to_len;
+	unsigned refs; /* secrets that gave this pattern */
 };
 
 struct scrub_set {
-	struct scrub_pattern p[SCRUB_MAX_PATTERNS];
-	size_t n;
+	struct scrub_pattern *p; /* grows; a zeroed set is empty */
+	size_t n, cap;
 	size_t longest; /* the longest FROM */
 };
 
 /*
- * Add SECRET (replaced by PLACEHOLDER) and its base64 forms to S.
- * Returns 0, or -1 when S is full or the secret is longer than
- * SCRUB_PATTERN_MAX / 2 (or memory runs out).
+ * Add SECRET (replaced by PLACEHOLDER) and its base64 forms to S; a
+ * secret longer than SCRUB_PIECE_MAX goes in as pieces of nearly equal
+ * length.  Returns 0, or -1 when S would hold more than
+ * SCRUB_MAX_PATTERNS, the placeholder is longer than SCRUB_PIECE_MAX, or
+ * memory runs out (S is then as it was).
  */
 int scrub_set_add_secret(struct scrub_set *s, const char *secret, const char *placeholder);
+
+/* Take out what scrub_set_add_secret(S, SECRET, ...) put in (a pattern
+ * another secret gave too stays). */
+void scrub_set_remove_secret(struct scrub_set *s, const char *secret);
 
 /* Wipe and free what S holds (S itself is the caller's). */
 void scrub_set_clear(struct scrub_set *s);

@@ -21,6 +21,12 @@
  * On macOS, sandbox-exec starts it under the Seatbelt profile when the
  * policy has egress_rules, for the relay; it is no PID 1 there, so it ends
  * the relay itself once the agent is gone.
+ *
+ *   omnibox-init --git-ssh ARG...
+ *
+ * is another program: git's ssh inside the sandbox (GIT_SSH_COMMAND, with
+ * git_ssh), which hands git's request to omnibox-run's broker
+ * (runtime/gitssh/client.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +46,7 @@
 #include <unistd.h>
 
 #include "runtime/egress/relay.h"
+#include "runtime/gitssh/client.h"
 #include "runtime/launch/fds.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/launch/rlimit.h"
@@ -79,6 +86,7 @@ usage(void)
 	      "                    [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]\n"
 	      "                    [--fs-write PATH]... [--scope] [--ready-fd FD] [--masks-fd FD]\n"
 	      "                    -- ARGV...\n"
+	      "       omnibox-init --git-ssh [SSH-OPTIONS] [USER@]HOST COMMAND\n"
 	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
 	      stderr);
 	exit(125);
@@ -280,6 +288,15 @@ main(int argc, char **argv)
 	pid_t child;
 	int i;
 
+	/* git's ssh (git_ssh), run by git in the sandbox: none of what follows.
+	 * _exit(): git reads its status, and no exit handler may change it
+	 * (a sanitizer's leak check needs ptrace, which the filter refuses). */
+	if (argc > 1 && !strcmp(argv[1], "--git-ssh")) {
+		free(writable);
+		i = gitssh_client_main(argc - 2, argv + 2);
+		fflush(NULL);
+		_exit(i);
+	}
 	/* 0, 1 and 2 (and the ready pipe, until it has served); nothing else
 	 * anyone left open goes on to the agent. */
 	for (i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++) {

@@ -40,6 +40,7 @@
 #include "runtime/egress/credentials.h"
 #include "runtime/resolve/command.h"
 #include "runtime/egress/proxy.h"
+#include "runtime/gitssh/broker.h"
 #include "runtime/resolve/resolve.h"
 #include "runtime/resolve/walk.h"
 #if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
@@ -375,7 +376,8 @@ bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 {
 	const struct bwrap_context *c = &plan->ctx;
 	int *v =
-	    calloc(6 + c->n_grants + c->n_reexpose + c->n_command_dirs + c->n_pins, sizeof(*v));
+	    calloc(6 + c->n_grants + c->n_reexpose + c->n_command_dirs + c->n_pins + c->n_protects,
+		   sizeof(*v));
 	size_t n = 0;
 
 	if (!v)
@@ -394,6 +396,8 @@ bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 		v[n++] = c->command_dirs[i].fd;
 	for (size_t i = 0; i < c->n_pins; i++)
 		v[n++] = c->pins[i].fd;
+	for (size_t i = 0; i < c->n_protects; i++)
+		v[n++] = c->protects[i].fd;
 	*out = v;
 	return n;
 }
@@ -524,12 +528,26 @@ placeholder_names(struct arena *a, const struct sandbox *sb, size_t *n)
 {
 	char **v = NULL;
 	size_t cap = 0;
+	bool aws = false, aws_token = false;
 
 	*n = 0;
-	for (size_t i = 0; i < sb->n_creds; i++)
+	for (size_t i = 0; i < sb->n_creds; i++) {
 		for (size_t k = 0; k < sb->creds[i].env.n; k++)
 			*ARENA_PUSH(a, v, *n, cap) =
 			    arena_printf(a, "%s=oa_cred_{RANDOM}", sb->creds[i].env.v[k].s);
+		aws |= sb->creds[i].type == CRED_AWS_SIGV4;
+		aws_token |= sb->creds[i].type == CRED_AWS_SIGV4 &&
+			     sb->creds[i].aws_token.kind != CRED_SOURCE_NONE;
+	}
+	/* One set for every aws_sigv4 entry (credentials.c); a profile's token
+	 * is only known once the profile is read, at launch. */
+	if (aws) {
+		*ARENA_PUSH(a, v, *n, cap) = arena_strdup(a, "AWS_ACCESS_KEY_ID=oa_cred_{RANDOM}");
+		*ARENA_PUSH(a, v, *n, cap) =
+		    arena_strdup(a, "AWS_SECRET_ACCESS_KEY=oa_cred_{RANDOM}");
+	}
+	if (aws_token)
+		*ARENA_PUSH(a, v, *n, cap) = arena_strdup(a, "AWS_SESSION_TOKEN=oa_cred_{RANDOM}");
 	return v;
 }
 
@@ -788,6 +806,47 @@ run_darwin(const struct options *o, const struct policy *p, struct arena *a, con
 }
 #endif
 
+/* ---- git_ssh ---------------------------------------------------------------------- */
+
+/*
+ * The git_ssh broker of PLAN (runtime/gitssh/broker.h), in a process of
+ * its own, listening before the sandbox exists; its sessions log to LOG.
+ * The system ssh is taken from an absolute PATH entry the sandbox cannot
+ * write, like bwrap.  Dies (undoing the launch) when it cannot start.
+ */
+static pid_t
+start_git_ssh(struct arena *a, const struct options *o, const struct launch_plan *plan,
+	      const char *token, FILE *log, int *alive)
+{
+	const struct sandbox *sb = &plan->policy->os_env.sandbox;
+	struct gitssh_config gc = {0};
+	const char *ssh = launch_find_in_path(a, environ, "ssh"), *real;
+	char err[4096];
+	pid_t pid;
+
+	if (!ssh)
+		die("git_ssh needs the system ssh, and none is on PATH (Debian: apt install "
+		    "openssh-client); nothing ran");
+	real = walk_canonical(a, ssh);
+	if (!real || launch_plan_writable(plan, real))
+		die("%s, the ssh found first on PATH, lies in a directory the sandbox can write; "
+		    "git_ssh runs the system's ssh only; nothing ran",
+		    real ? real : ssh);
+	gc.bindings = sb->git_ssh;
+	gc.n_bindings = sb->n_git_ssh;
+	gc.socket_path = arena_printf(a, "%s/%s", plan->scratch, GITSSH_SOCKET);
+	gc.token = token;
+	gc.ssh = real;
+	gc.hosts_file = o->egress_hosts;
+	gc.home = plan->home;
+	gc.policy = o->input;
+	gc.log_fd = fileno(log);
+	pid = gitssh_start(&gc, alive, err, sizeof(err));
+	if (pid < 0)
+		die("%s; nothing ran", err);
+	return pid;
+}
+
 /* ---- main ------------------------------------------------------------------------- */
 
 /*
@@ -885,6 +944,9 @@ main(int argc, char **argv)
 	struct event_base *base;
 	struct proxy *proxy = NULL;
 	FILE *egress_log = NULL;
+	char git_ssh_token[GITSSH_TOKEN_LEN + 1];
+	pid_t git_ssh_pid = -1;
+	int git_ssh_alive = -1;
 
 	/* Whatever the caller left open goes no further than this process. */
 	fds_cloexec_from(3);
@@ -995,6 +1057,15 @@ main(int argc, char **argv)
 		}
 	}
 
+	/* git_ssh: the helper's token, for the broker started below. */
+	if (sb->n_git_ssh) {
+		if (o.dry_run)
+			snprintf(git_ssh_token, sizeof(git_ssh_token), "{RANDOM}");
+		else if (gitssh_new_token(git_ssh_token) < 0)
+			die("git_ssh: no randomness for the broker's token: %s", strerror(errno));
+		rq.extra_env = gitssh_env_add(a, rq.extra_env, &rq.n_extra_env, git_ssh_token);
+	}
+
 	rq.policy = p;
 	rq.target = LAUNCH_LINUX;
 	rq.launch_dir = launch_dir;
@@ -1006,6 +1077,7 @@ main(int argc, char **argv)
 	rq.n_command = o.n_command;
 	rq.environ = environ;
 	rq.create_placeholders = !o.dry_run;
+	rq.policy_file = o.input[0] == '/' ? o.input : arena_printf(a, "%s/%s", launch_dir, o.input);
 	rq.seccomp_fd = seccomp_fd;
 	rq.status_fd = status_pipe[1];
 	rq.ready_fd = ready_pipe[1];
@@ -1091,10 +1163,17 @@ main(int argc, char **argv)
 		if (!proxy)
 			die("the egress proxy cannot start: %s; nothing ran", err);
 	}
+	if (sb->n_git_ssh) {
+		if (!egress_log)
+			egress_log = egress_log_open(&o);
+		git_ssh_pid =
+		    start_git_ssh(a, &o, &plan, git_ssh_token, egress_log, &git_ssh_alive);
+	}
 	janitor = start_janitor(&scratch, &plan);
 	if (janitor < 0)
 		die("cannot start the cleanup process: %s", strerror(errno));
 	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, status_pipe, ready_pipe, cgroup);
+	gitssh_stop(git_ssh_pid, git_ssh_alive);
 	launch_plan_close(&plan);
 	if (proxy)
 		proxy_free(proxy);

@@ -45,13 +45,30 @@ done
 HTTPS2=$(head -n 1 "$T/upstream2.out" | cut -d ' ' -f 3)
 : >"$T/upstream2.log"
 
+# An AWS-like server that checks SigV4 with the real keys (tests/proxy/sigv4_server.py).
+AWS_REAL_KEY=AKIAEGRESSREALKEY001
+AWS_REAL_SECRET=egressRealSecret/abcdefghij+0123456789
+AWS_REAL_TOKEN=egress-real-session-token-5b4a3c2d1e0f
+printf '{"upstream.test": {"key_id": "%s", "secret": "%s", "token": "%s", "region": "eu-west-1", "service": "s3"}}\n' \
+	"$AWS_REAL_KEY" "$AWS_REAL_SECRET" "$AWS_REAL_TOKEN" >"$T/aws-keys.json"
+python3 "$(dirname "$0")/../proxy/sigv4_server.py" --cert "$T/up.pem" --key "$T/up.key" \
+	--keys "$T/aws-keys.json" --log "$T/aws-up.log" >"$T/aws-up.out" 2>&1 &
+pids="$pids $!"
+for _ in $(seq 100); do
+	grep -q '^ready' "$T/aws-up.out" 2>/dev/null && break
+	sleep 0.05
+done
+AWSP=$(head -n 1 "$T/aws-up.out" | cut -d ' ' -f 2)
+
 as_user() {
 	if [ "$who" = root ]; then
 		env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 REAL_TOKEN=real-secret-9f8e \
-			REAL_KEY=sk-ant-real-7c6d5e4f3a2b "$@"
+			REAL_KEY=sk-ant-real-7c6d5e4f3a2b AWS_REAL_KEY=$AWS_REAL_KEY \
+			AWS_REAL_TOKEN=$AWS_REAL_TOKEN "$@"
 	else
 		runuser -u nobody -- env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 \
-			REAL_TOKEN=real-secret-9f8e REAL_KEY=sk-ant-real-7c6d5e4f3a2b "$@"
+			REAL_TOKEN=real-secret-9f8e REAL_KEY=sk-ant-real-7c6d5e4f3a2b \
+			AWS_REAL_KEY=$AWS_REAL_KEY AWS_REAL_TOKEN=$AWS_REAL_TOKEN "$@"
 	fi
 }
 
@@ -70,6 +87,23 @@ setup_user() {
 	mkdir -p "$H" "$WS" "$P" "$TB"
 	cp "$B/omnibox-run" "$B/omnibox-init" "$TB/"
 	cp "$B/tests/proxy/flood" "$(dirname "$0")/../proxy/e2e_client.py" "$WS/"
+	cp "$(dirname "$0")/../proxy/sigv4_client.py" "$(dirname "$0")/../proxy/sigv4_server.py" "$WS/"
+	printf '%s\n' "$AWS_REAL_SECRET" >"$H/aws_secret"
+	cat >"$P/aws.yaml" <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    egress_allow_private_destinations: true
+	    egress_rules: ["GET,PUT upstream.test:$AWSP/**"]
+	    credential_proxy:
+	      - type: aws_sigv4
+	        target: upstream.test:$AWSP
+	        region: eu-west-1
+	        credential:
+	          access_key_id: {env: AWS_REAL_KEY}
+	          secret_access_key: {file: ~/aws_secret}
+	          session_token: {env: AWS_REAL_TOKEN}
+	EOF
 	: >"$U/egress.log"
 	cat >"$P/egress.yaml" <<-EOF
 	os_env:
@@ -298,6 +332,37 @@ run_all() {
 	expect_out "cloned-through-the-proxy"
 
 	if command -v python3 >/dev/null; then
+		name="aws_sigv4: placeholders in the sandbox; its GET and PUT signed again and verified with the real keys"
+		: >"$T/aws-up.log"
+		sbx aws sh -c "env | grep '^AWS_' | sort; p=\${HTTPS_PROXY##*:}
+			c='python3 sigv4_client.py --ca '\$SSL_CERT_FILE' --proxy '\$p' upstream.test:$AWSP'
+			\$c GET /bkt/in-the-sandbox; \$c PUT /bkt/obj --data sandboxed-body; \$c GET /bkt/obj
+			\$c GET /echo-keys
+			grep -rl -e $AWS_REAL_KEY -e $AWS_REAL_SECRET -e $AWS_REAL_TOKEN . /proc/self/environ ~ 2>/dev/null ||
+				echo no-real-key-inside"
+		expect_out "AWS_ACCESS_KEY_ID=oa_cred_"
+		expect_out "AWS_SECRET_ACCESS_KEY=oa_cred_"
+		expect_out "AWS_SESSION_TOKEN=oa_cred_"
+		expect_out "AWS_REGION=eu-west-1"
+		expect_out "sigv4-verified GET /bkt/in-the-sandbox"
+		expect_out "X-Stored-Bytes: 14"
+		expect_out "sandboxed-body"
+		expect_out "no-real-key-inside"
+		expect_no_out "$AWS_REAL_KEY"
+		expect_no_out "$AWS_REAL_SECRET"
+		expect_no_out "$AWS_REAL_TOKEN"
+		tests=$((tests + 1))
+		[ "$(grep -c '^sigv4 ok' "$T/aws-up.log")" = 4 ] ||
+			fail "the server did not verify the four requests: $(cat "$T/aws-up.log")"
+		name="aws_sigv4: a presigned URL from the sandbox is refused, nothing sent"
+		: >"$T/aws-up.log"
+		sbx aws curl -sS -i "https://upstream.test:$AWSP/bkt/k?X-Amz-Credential=AKIAOTHER%2F20240101&X-Amz-Signature=00"
+		expect_out "403"
+		expect_out "X-Omnibox-Error: sigv4-refused"
+		expect_eq "server requests" "$(grep -c '^request' "$T/aws-up.log")" 0
+		out=$log
+		expect_no_out "$AWS_REAL_SECRET"
+
 		name="Python's urllib through the proxy"
 		sbx egress python3 -c "import urllib.request; print(urllib.request.urlopen('$url/echo/python').read().decode())"
 		expect_out "GET /echo/python"

@@ -67,7 +67,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
 	-subj "/CN=omnibox e2e CA" -keyout ca.key -out ca.crt 2>/dev/null
 openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=api.test" \
 	-keyout srv.key -out srv.csr 2>/dev/null
-printf 'subjectAltName=DNS:api.test,DNS:other.test,DNS:git.test\nextendedKeyUsage=serverAuth\n' \
+printf 'subjectAltName=DNS:api.test,DNS:other.test,DNS:git.test,DNS:s3.test,DNS:bucket.s3.test,DNS:iam.test\nextendedKeyUsage=serverAuth\n' \
 	>srv.ext
 openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
 	-extfile srv.ext -out srv.crt 2>/dev/null || {
@@ -96,7 +96,7 @@ SP=$3
 pids="$pids $!"
 set -- $(wait_ready dns.out)
 printf 'nameserver 127.0.0.1:%s\n' "$2" >resolv.conf
-printf '127.0.0.1 api.test other.test git.test\n' >hosts.open
+printf '127.0.0.1 api.test other.test git.test s3.test bucket.s3.test iam.test\n' >hosts.open
 printf '127.0.0.1 hosts-lo.test\n' >hosts.closed
 
 SECRET=e2e-real-secret-7f3a9c
@@ -670,21 +670,336 @@ t_websocket() {
 	expect_no_out "Proxy-Authorization"
 }
 
-t_allowed_get
-t_unmatched_request
-t_method_override
-t_connect_unknown_host
-t_private_destinations
-t_host_and_sni
-t_smuggling
-t_keep_alive
-t_streaming
-t_credentials
-t_real_clients
-t_websocket
-t_scrub_edges
-t_bounds
-t_trickle
+# ---- aws_sigv4, unix_socket sources, refresh_interval_seconds -----------------
+
+# The real AWS keys: a session token longer than the scrubber's pieces (256).
+AWS_KEY=AKIAE2EREALKEY000001
+AWS_SECRET=e2eRealSecret/0123456789+abcdefghijklmnop
+AWS_TOKEN=IQoJE2E$(python3 -c 'import hashlib; print("".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(10)))')
+IAM_KEY=AKIAE2EPROFILEKEY001
+IAM_SECRET=e2eProfileSecret/ZYXWVUTSRQPONMLKJIHGFEDCBA
+mkdir -p home/.aws aws tok
+printf '%s\n' "$AWS_SECRET" >home/aws_secret
+printf '%s\n' "$AWS_TOKEN" >aws_token
+printf '[default]\naws_access_key_id = AKIAOTHER\naws_secret_access_key = other\n\n[e2e]\naws_access_key_id = %s\naws_secret_access_key = %s\n' \
+	"$IAM_KEY" "$IAM_SECRET" >home/.aws/credentials
+cat >aws-keys.json <<JSON
+{"s3.test": {"key_id": "$AWS_KEY", "secret": "$AWS_SECRET", "token": "$AWS_TOKEN", "region": "eu-west-1", "service": "s3"},
+ "bucket.s3.test": {"key_id": "$AWS_KEY", "secret": "$AWS_SECRET", "token": "$AWS_TOKEN", "region": "eu-west-1", "service": "s3"},
+ "iam.test": {"key_id": "$IAM_KEY", "secret": "$IAM_SECRET", "token": null, "region": "us-east-1", "service": "iam"}}
+JSON
+python3 "$here/sigv4_server.py" --cert srv.crt --key srv.key --keys aws-keys.json --log "$T/aws-up.log" \
+	>aws-up.out 2>aws-up.err &
+pids="$pids $!"
+set -- $(wait_ready aws-up.out)
+AP=$2
+cat >aws.yaml <<YAML
+name: e2e-aws
+os_env:
+  sandbox:
+    egress_allow_private_destinations: true
+    egress_rules:
+      - "* s3.test:$AP/**"
+      - "* bucket.s3.test:$AP/**"
+      - "GET iam.test:$AP/**"
+    credential_proxy:
+      - type: aws_sigv4
+        targets: [s3.test:$AP, bucket.s3.test:$AP]
+        region: eu-west-1
+        credential:
+          access_key_id: {env: E2E_AWS_KEY}
+          secret_access_key: {file: ~/aws_secret}
+          session_token: {command: "cat $T/aws_token"}
+      - type: aws_sigv4
+        target: iam.test:$AP
+        region: us-east-1
+        service: iam
+        credential: {profile: e2e}
+YAML
+E2E_AWS_KEY=$AWS_KEY "$PROXYD" aws.yaml --dir "$T/aws" --home "$T/home" --system-ca ca.crt \
+	--hosts hosts.open --resolv resolv.conf >aws.out 2>aws.log &
+pids="$pids $!"
+set -- $(wait_ready aws.out)
+PW=$2
+
+# A token service on a Unix socket, and a token file, both read again every second.
+printf 'sock-token-A\n' >tok-answer
+printf 'file-token-A\n' >tok-file
+python3 "$here/token_server.py" "$T/tok.sock" "$T/tok-answer" >tok-server.out 2>&1 &
+pids="$pids $!"
+wait_ready tok-server.out >/dev/null
+cat >tok.yaml <<YAML
+name: e2e-tok
+os_env:
+  sandbox:
+    egress_allow_private_destinations: true
+    egress_rules:
+      - "* api.test:$SP/**"
+      - "* other.test:$SP/**"
+    credential_proxy:
+      - type: https_bearer
+        target: api.test:$SP
+        source: {unix_socket: $T/tok.sock}
+        refresh_interval_seconds: 1
+        env: SOCK_TOKEN
+      - type: https_bearer
+        target: other.test:$SP
+        source: {file: $T/tok-file}
+        refresh_interval_seconds: 1
+        env: FILE_TOKEN
+YAML
+"$PROXYD" tok.yaml --dir "$T/tok" --system-ca ca.crt --hosts hosts.open --resolv resolv.conf \
+	>tok.out 2>tok.log &
+pids="$pids $!"
+set -- $(wait_ready tok.out)
+PT=$2
+
+# aws_client ARGS: the agent's SDK with the sandbox's AWS_* placeholders.
+aws_client() {
+	env $(cat "$T/aws/cred.env") python3 "$here/sigv4_client.py" --ca "$T/aws/ca.pem" --proxy "$PW" "$@" 2>&1
+}
+
+# aws_ok WHAT: the upstream verified the last request with the real keys.
+aws_ok() {
+	tests=$((tests + 1))
+	tail -n 1 "$T/aws-up.log" | grep -q '^sigv4 ok' ||
+		fail "$1: the upstream did not verify it: $(tail -n 1 "$T/aws-up.log")"
+}
+
+aws_requests() { grep -c '^request ' "$T/aws-up.log"; }
+
+ph_of() { sed -n "s/^$1=//p" "$T/$2/cred.env"; }
+
+t_sigv4() {
+	name="aws_sigv4: the sandbox gets placeholders only, the token's too"
+	out=$(cat aws/cred.env)
+	expect_out "AWS_ACCESS_KEY_ID=oa_cred_"
+	expect_out "AWS_SECRET_ACCESS_KEY=oa_cred_"
+	expect_out "AWS_SESSION_TOKEN=oa_cred_"
+	expect_eq "variables" "$(wc -l <aws/cred.env)" 3
+	out=$(grep -rl -e "$AWS_KEY" -e "$AWS_SECRET" -e "$AWS_TOKEN" -e "$IAM_KEY" -e "$IAM_SECRET" \
+		"$T/aws" aws.log 2>&1)
+	expect_eq "files or logs holding a real key" "$out" ""
+
+	name="aws_sigv4: a GET signed with the placeholders is signed again with the real keys"
+	out=$(aws_client "s3.test:$AP" GET /bucket/hello.txt)
+	expect_out "status 200"
+	expect_out "sigv4-verified GET /bucket/hello.txt"
+	aws_ok "GET"
+	expect_no_out "$AWS_KEY"
+	expect_no_out "$AWS_SECRET"
+
+	name="aws_sigv4: a PUT with a body and its real payload hash; the body arrives untouched"
+	body='{"object": "with a body", "n": 42}'
+	out=$(aws_client "bucket.s3.test:$AP" PUT /dir/obj.json --data "$body")
+	expect_out "status 200"
+	expect_out "X-Stored-Bytes: ${#body}"
+	aws_ok "PUT"
+	tests=$((tests + 1))
+	tail -n 1 aws-up.log | grep -q "body-sha256=$(printf '%s' "$body" | sha256sum | cut -d' ' -f1)" ||
+		fail "the body's hash changed on the way"
+	out=$(aws_client "bucket.s3.test:$AP" GET /dir/obj.json)
+	expect_out "$body"
+	name="aws_sigv4: UNSIGNED-PAYLOAD passes through"
+	out=$(aws_client "s3.test:$AP" PUT /bucket/unsigned --data "some bytes" --payload unsigned)
+	expect_out "status 200"
+	aws_ok "UNSIGNED-PAYLOAD"
+	name="aws_sigv4: a payload hash that is not the body's is caught by the server (it is the agent's)"
+	out=$(aws_client "s3.test:$AP" PUT /bucket/wrong --data "some bytes" --payload wrong)
+	expect_out "status 403"
+	expect_out "XAmzContentSHA256Mismatch"
+
+	name="aws_sigv4: what is signed is the head as sent (Range dropped, Accept-Encoding: identity)"
+	out=$(aws_client "s3.test:$AP" GET /bucket/range.bin -H "Range: bytes=0-9" -H "Accept-Encoding: gzip")
+	expect_out "status 200"
+	expect_out "Accept-Encoding: identity"
+	expect_no_out "Range:"
+	aws_ok "Range"
+	name="aws_sigv4: keys with reserved characters and a query (S3 encodes once)"
+	out=$(aws_client "s3.test:$AP" GET "/bucket/a%20b%2Bc~%28x%29%24.txt?list-type=2&prefix=a%2Fb&delimiter=%2F")
+	expect_out "status 200"
+	aws_ok "S3 key encoding"
+	name="aws_sigv4: another service (iam: the path encoded twice), keys from a profile, no token"
+	out=$(aws_client "iam.test:$AP" GET "/a%20b/?Action=ListUsers&Version=2010-05-08" \
+		--region us-east-1 --service iam)
+	expect_out "status 200"
+	expect_no_out "X-Amz-Security-Token"
+	aws_ok "iam"
+
+	name="aws_sigv4: the real keys an upstream echoes come back scrubbed"
+	out=$(aws_client "s3.test:$AP" GET /echo-keys)
+	expect_out "sigv4-verified"
+	expect_out "Credential=$(ph_of AWS_ACCESS_KEY_ID aws)/"
+	expect_out "secret: $(ph_of AWS_SECRET_ACCESS_KEY aws)"
+	expect_out "key: $(ph_of AWS_ACCESS_KEY_ID aws)"
+	expect_no_out "$AWS_KEY"
+	expect_no_out "$AWS_SECRET"
+	for piece in $(printf '%s' "$AWS_TOKEN" | fold -w 100); do expect_no_out "$piece"; done
+	out=$(aws_client "iam.test:$AP" GET /echo-keys --region us-east-1 --service iam)
+	expect_out "sigv4-verified"
+	expect_no_out "$IAM_KEY"
+	expect_no_out "$IAM_SECRET"
+	name="aws_sigv4: an upstream's error names the real key id: scrubbed too"
+	out=$(aws_client "s3.test:$AP" PUT /bucket/wrong2 --data "x" --payload wrong)
+	expect_out "<AWSAccessKeyId>$(ph_of AWS_ACCESS_KEY_ID aws)</AWSAccessKeyId>"
+
+	name="aws_sigv4: the server rejects a tampered request and the placeholder keys"
+	out=$(AWS_ACCESS_KEY_ID=$AWS_KEY AWS_SECRET_ACCESS_KEY=$AWS_SECRET AWS_SESSION_TOKEN=$AWS_TOKEN \
+		python3 "$here/sigv4_client.py" --ca ca.crt --direct "s3.test:$AP" GET /bucket/a 2>&1)
+	expect_out "status 200"
+	out=$(AWS_ACCESS_KEY_ID=$AWS_KEY AWS_SECRET_ACCESS_KEY=$AWS_SECRET AWS_SESSION_TOKEN=$AWS_TOKEN \
+		python3 "$here/sigv4_client.py" --ca ca.crt --direct "s3.test:$AP" GET /bucket/a \
+		--send-target /bucket/b 2>&1)
+	expect_out "status 403"
+	expect_out "SignatureDoesNotMatch"
+	out=$(env $(cat aws/cred.env) python3 "$here/sigv4_client.py" --ca ca.crt --direct \
+		"s3.test:$AP" GET /bucket/a 2>&1)
+	expect_out "status 403"
+
+	name="aws_sigv4: refused before anything is sent"
+	before=$(aws_requests)
+	out=$(aws_client "s3.test:$AP" GET "/bucket/k?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEXAMPLEPRESIGNED%2F20240101%2Feu-west-1%2Fs3%2Faws4_request&X-Amz-Signature=00" --no-auth)
+	expect_out "status 403"
+	expect_out "presigned URL"
+	out=$(aws_client "s3.test:$AP" GET /bucket/k --no-auth)
+	expect_out "must be signed"
+	out=$(aws_client "s3.test:$AP" GET /bucket/k --region us-east-1)
+	expect_out "region is not the one the policy names"
+	out=$(aws_client "s3.test:$AP" GET /bucket/k --service sts)
+	expect_out "service is not the one the policy names"
+	out=$(aws_client "s3.test:$AP" GET /bucket/k --no-date)
+	expect_out "x-amz-date is missing"
+	out=$(aws_client "s3.test:$AP" GET /bucket/k --key-id AKIAANOTHERKEY)
+	expect_out "not signed with this host's AWS_ACCESS_KEY_ID placeholder"
+	out=$(aws_client "s3.test:$AP" GET /bucket/k --scope-date 20000101)
+	expect_out "date is not x-amz-date's"
+	out=$(aws_client "s3.test:$AP" PUT /bucket/k --data "body" --payload none)
+	expect_out "must carry x-amz-content-sha256"
+	out=$(aws_client "s3.test:$AP" PUT /bucket/k --data "body" --payload STREAMING-AWS4-HMAC-SHA256-PAYLOAD)
+	expect_out "signed stream"
+	out=$(aws_client "s3.test:$AP" GET /bucket/k -H "X-Amz-Meta-Leak: $(ph_of AWS_SECRET_ACCESS_KEY aws)")
+	expect_out "X-Omnibox-Error: credential-misuse"
+	out=$(env $(cat aws/cred.env) AWS_SESSION_TOKEN=mine python3 "$here/sigv4_client.py" \
+		--ca "$T/aws/ca.pem" --proxy "$PW" "s3.test:$AP" GET /bucket/k 2>&1)
+	expect_out "X-Amz-Security-Token holds another value"
+	expect_eq "upstream requests" "$(aws_requests)" "$before"
+	out=$(grep -c 'sigv4-refused' aws.log)
+	tests=$((tests + 1))
+	[ "$out" -ge 10 ] || fail "the refusals are not logged ($out lines)"
+
+	if python3 -c 'import botocore' 2>/dev/null; then
+		name="aws_sigv4: botocore's own S3 client through the proxy"
+		out=$(env $(cat aws/cred.env) HTTPS_PROXY=http://127.0.0.1:$PW AWS_CA_BUNDLE=$T/aws/ca.pem \
+			python3 -c 'import sys, botocore.session
+c = botocore.session.get_session().create_client("s3", region_name="eu-west-1",
+    endpoint_url="https://s3.test:" + sys.argv[1])
+c.put_object(Bucket="bucket", Key="boto/k y(1).txt", Body=b"from botocore")
+print(c.get_object(Bucket="bucket", Key="boto/k y(1).txt")["Body"].read().decode())' "$AP" 2>&1)
+		expect_out "from botocore"
+	else
+		skips=$((skips + 1))
+		echo "     (botocore is not installed: its own client is not tried)"
+	fi
+	name="aws_sigv4: no real key in the proxy's log"
+	out=$(grep -c -e "$AWS_KEY" -e "$AWS_SECRET" -e "$IAM_KEY" -e "$IAM_SECRET" aws.log)
+	expect_eq "log lines with a real key" "$out" 0
+}
+
+# tok_curl VAR URL ARGS: curl through the refreshing proxy, sending VAR's placeholder.
+tok_curl() {
+	_ph=$(ph_of "$1" tok)
+	shift
+	HTTPS_PROXY=http://127.0.0.1:$PT CURL_CA_BUNDLE=$T/tok/ca.pem \
+		curl -sS -i --max-time 20 -H "Authorization: Bearer $_ph" "$@" 2>&1
+}
+
+# wait_log FILE TEXT: TEXT appears in FILE within 10 s (the refresh runs every second).
+wait_log() {
+	for _ in $(seq 100); do
+		grep -qF -- "$2" "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+t_refresh() {
+	name="unix_socket source: read at launch, the token from the socket goes upstream"
+	out=$(tok_curl SOCK_TOKEN "https://api.test:$SP/allowed/s1")
+	expect_out "200 OK"
+	upstream_saw "Authorization: Bearer sock-token-A"
+	name="refresh: the socket answers another token, the upstream sees it, the placeholder stays"
+	printf 'sock-token-B' >tok-answer
+	tests=$((tests + 1))
+	wait_log tok.log "api.test:$SP: read again" || fail "no refresh logged"
+	out=$(tok_curl SOCK_TOKEN "https://api.test:$SP/allowed/s2")
+	upstream_saw "Authorization: Bearer sock-token-B"
+	expect_out "Authorization: Bearer $(ph_of SOCK_TOKEN tok)"
+	expect_no_out "sock-token-B"
+	name="refresh: the old token is still scrubbed"
+	out=$(tok_curl SOCK_TOKEN "https://api.test:$SP/refl?sock-token-A")
+	expect_out "you asked for: oa_cred_"
+	expect_no_out "sock-token-A"
+	name="refresh: a failing read fails closed: the upstream sees nothing, the agent gets 503"
+	before=$(upstream_requests)
+	printf '!close' >tok-answer
+	tests=$((tests + 1))
+	wait_log tok.log "api.test:$SP: reading it again failed: unix socket $T/tok.sock: its answer is empty" ||
+		fail "the failure is not logged"
+	out=$(tok_curl SOCK_TOKEN "https://api.test:$SP/allowed/s3")
+	expect_out "503"
+	expect_out "X-Omnibox-Error: credential-unavailable"
+	out=$(HTTPS_PROXY=http://127.0.0.1:$PT CURL_CA_BUNDLE=$T/tok/ca.pem curl -sS -i --max-time 20 \
+		"https://api.test:$SP/allowed/s4" 2>&1)
+	expect_out "503"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	name="refresh: over 64 KiB, or no end within 5 s, fails too; other requests go on meanwhile"
+	printf '!big' >tok-answer
+	tests=$((tests + 1))
+	wait_log tok.log "sent more than 64 KiB" || fail "the oversized answer is not refused"
+	printf '!hang' >tok-answer
+	sleep 1.5
+	t0=$(date +%s%N)
+	out=$(tok_curl FILE_TOKEN "https://other.test:$SP/x")
+	t1=$(date +%s%N)
+	expect_out "200 OK"
+	tests=$((tests + 1))
+	[ $(((t1 - t0) / 1000000)) -lt 1500 ] ||
+		fail "a request waited $(((t1 - t0) / 1000000)) ms behind a hanging token read"
+	tests=$((tests + 1))
+	wait_log tok.log "did not send its answer to the end within 5 seconds" || fail "no deadline"
+	name="refresh: a read that succeeds again makes it available again"
+	printf 'sock-token-C\n' >tok-answer
+	tests=$((tests + 1))
+	wait_log tok.log "api.test:$SP: read again from $T/tok.sock, available again" ||
+		fail "not available again"
+	out=$(tok_curl SOCK_TOKEN "https://api.test:$SP/allowed/s5")
+	upstream_saw "Authorization: Bearer sock-token-C"
+	name="refresh: a file source follows its file; a removed file fails closed"
+	out=$(tok_curl FILE_TOKEN "https://other.test:$SP/f1")
+	upstream_saw "Authorization: Bearer file-token-A"
+	printf 'file-token-B\n' >tok-file.new && mv tok-file.new tok-file
+	tests=$((tests + 1))
+	wait_log tok.log "other.test:$SP: read again" || fail "no file refresh"
+	out=$(tok_curl FILE_TOKEN "https://other.test:$SP/f2")
+	upstream_saw "Authorization: Bearer file-token-B"
+	rm tok-file
+	tests=$((tests + 1))
+	wait_log tok.log "other.test:$SP: reading it again failed" || fail "no failure"
+	before=$(upstream_requests)
+	out=$(tok_curl FILE_TOKEN "https://other.test:$SP/f3")
+	expect_out "503"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	name="refresh: no token in the proxy's log or the sandbox's files"
+	out=$(grep -rl -e sock-token-B -e sock-token-C -e file-token tok.log "$T/tok" 2>&1)
+	expect_eq "files with a token" "$out" ""
+}
+
+# E2E_ONLY="t_sigv4 t_refresh" runs those alone (while working on them).
+for t in ${E2E_ONLY:-t_allowed_get t_unmatched_request t_method_override t_connect_unknown_host \
+	t_private_destinations t_host_and_sni t_smuggling t_keep_alive t_streaming t_credentials \
+	t_real_clients t_websocket t_scrub_edges t_bounds t_trickle t_sigv4 t_refresh}; do
+	$t
+done
 
 name="the proxy logged no secret"
 out=$(grep -c -e "$SECRET" -e "$GIT_SECRET" open.log closed.log | tr '\n' ' ')
@@ -698,7 +1013,7 @@ for p in $pids; do
 	"$PROXYD "*) kill -TERM "$p" && wait "$p" ;;
 	esac
 done
-out=$(grep -h -A12 -e 'Sanitizer' -e 'runtime error' open.log closed.log small.log upstream.err)
+out=$(grep -h -A12 -e 'Sanitizer' -e 'runtime error' open.log closed.log small.log aws.log tok.log upstream.err)
 expect_eq "sanitizer reports" "$out" ""
 
 echo "e2e: $tests checks, $failures failed"

@@ -1,7 +1,8 @@
 /*
  * test_credentials.c - the credential proxy outside the proxy: secret
- * sources (env, file, command), placeholders, base64 and the
- * Authorization rewriting, gh_basic's split, the databricks_cli file.
+ * sources (env, file, command, unix socket), placeholders, base64 and the
+ * Authorization rewriting, gh_basic's split, the databricks_cli file,
+ * aws_sigv4's keys (sources or a profile of static keys).
  *
  * Policies are compiled from YAML with the real front end; files and
  * commands live in a temporary home made per test.
@@ -10,10 +11,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compiler/policy.h"
@@ -140,7 +146,13 @@ basic(const char *userpass)
 
 Test(cred_auth, bearer_and_token_placeholders_become_the_secret)
 {
-	struct proxy_cred c = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", PH, NULL};
+	struct proxy_cred c = {.host = "api.test",
+			       .port = 443,
+			       .scheme = CRED_SCHEME_BEARER,
+			       .username = NULL,
+			       .secret = "s3cret",
+			       .placeholder = PH,
+			       .header = NULL};
 	enum cred_auth v;
 	const char *out;
 
@@ -156,8 +168,12 @@ Test(cred_auth, bearer_and_token_placeholders_become_the_secret)
 
 Test(cred_auth, the_basic_password_is_swapped_and_re_encoded)
 {
-	struct proxy_cred c = {"github.com", 443, CRED_SCHEME_BASIC, "x-access-token", "ghp_real",
-			       PH,	     NULL};
+	struct proxy_cred c = {.host = "github.com",
+			       .port = 443,
+			       .scheme = CRED_SCHEME_BASIC,
+			       .username = "x-access-token",
+			       .secret = "ghp_real",
+			       .placeholder = PH};
 	enum cred_auth v;
 	const char *out = rewrite(&c, basic("x-access-token:" PH), &v);
 
@@ -174,7 +190,13 @@ Test(cred_auth, the_basic_password_is_swapped_and_re_encoded)
 
 Test(cred_auth, anything_without_a_placeholder_is_left_alone)
 {
-	struct proxy_cred c = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", PH, NULL};
+	struct proxy_cred c = {.host = "api.test",
+			       .port = 443,
+			       .scheme = CRED_SCHEME_BEARER,
+			       .username = NULL,
+			       .secret = "s3cret",
+			       .placeholder = PH,
+			       .header = NULL};
 	enum cred_auth v;
 
 	rewrite(&c, "Bearer the-agents-own-token", &v);
@@ -187,8 +209,20 @@ Test(cred_auth, anything_without_a_placeholder_is_left_alone)
 
 Test(cred_auth, a_foreign_or_malformed_placeholder_is_refused)
 {
-	struct proxy_cred c = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", PH, NULL};
-	struct proxy_cred swap = {"api.test", 443, CRED_SCHEME_BEARER, NULL, "s3cret", NULL, NULL};
+	struct proxy_cred c = {.host = "api.test",
+			       .port = 443,
+			       .scheme = CRED_SCHEME_BEARER,
+			       .username = NULL,
+			       .secret = "s3cret",
+			       .placeholder = PH,
+			       .header = NULL};
+	struct proxy_cred swap = {.host = "api.test",
+				  .port = 443,
+				  .scheme = CRED_SCHEME_BEARER,
+				  .username = NULL,
+				  .secret = "s3cret",
+				  .placeholder = NULL,
+				  .header = NULL};
 	enum cred_auth v;
 
 	rewrite(&c, "Bearer " OTHER, &v);
@@ -212,10 +246,34 @@ Test(cred_auth, a_foreign_or_malformed_placeholder_is_refused)
 
 Test(cred_auth, what_the_proxy_adds_when_there_is_none)
 {
-	struct proxy_cred bearer = {"h", 443, CRED_SCHEME_BEARER, NULL, "s3", NULL, NULL};
-	struct proxy_cred token = {"h", 443, CRED_SCHEME_TOKEN, NULL, "s3", NULL, NULL};
-	struct proxy_cred basic_default = {"h", 443, CRED_SCHEME_BASIC, NULL, "s3", NULL, NULL};
-	struct proxy_cred basic_user = {"h", 443, CRED_SCHEME_BASIC, "ci-bot", "s3", NULL, NULL};
+	struct proxy_cred bearer = {.host = "h",
+				    .port = 443,
+				    .scheme = CRED_SCHEME_BEARER,
+				    .username = NULL,
+				    .secret = "s3",
+				    .placeholder = NULL,
+				    .header = NULL};
+	struct proxy_cred token = {.host = "h",
+				   .port = 443,
+				   .scheme = CRED_SCHEME_TOKEN,
+				   .username = NULL,
+				   .secret = "s3",
+				   .placeholder = NULL,
+				   .header = NULL};
+	struct proxy_cred basic_default = {.host = "h",
+					   .port = 443,
+					   .scheme = CRED_SCHEME_BASIC,
+					   .username = NULL,
+					   .secret = "s3",
+					   .placeholder = NULL,
+					   .header = NULL};
+	struct proxy_cred basic_user = {.host = "h",
+					.port = 443,
+					.scheme = CRED_SCHEME_BASIC,
+					.username = "ci-bot",
+					.secret = "s3",
+					.placeholder = NULL,
+					.header = NULL};
 	char out[256];
 
 	cr_assert_eq(cred_authorization_value(&bearer, out, sizeof(out)), 9);
@@ -598,4 +656,245 @@ Test(cred_prepare, wiping_zeroes_the_secrets)
 	cred_runtime_wipe(&rt);
 	for (int i = 0; i < 7; i++)
 		cr_assert_eq(secret[i], 0);
+}
+
+/* ---- unix_socket sources ----------------------------------------------------------- */
+
+/* A token service on HOME/tok.sock for one connection: ANSWER after DELAY_MS. */
+static pid_t
+serve_once(const char *answer, size_t len, int delay_ms)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	pid_t pid;
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/tok.sock", home);
+	unlink(sun.sun_path);
+	cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0 &&
+		  listen(fd, 4) == 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int c = accept(fd, NULL, NULL);
+
+		usleep((useconds_t)delay_ms * 1000);
+		while (len) {
+			ssize_t w = write(c, answer, len);
+
+			if (w <= 0)
+				break;
+			answer += w;
+			len -= (size_t)w;
+		}
+		_exit(0);
+	}
+	close(fd);
+	return pid;
+}
+
+#define SOCK_YAML                                                                                  \
+	HEAD "      - {type: https_bearer, target: api.test, source: {unix_socket: ~/tok.sock},"   \
+	     " refresh_interval_seconds: 60, env: TOK}\n"
+
+Test(cred_prepare, a_unix_socket_is_read_to_its_end_and_trimmed)
+{
+	const char *env[] = {NULL};
+	struct cred_runtime rt;
+	pid_t pid = serve_once("  sock-secret-1\r\n", 17, 0);
+	char want[128];
+
+	cr_assert_eq(prepare(SOCK_YAML, env, &rt), 0, "%s", err);
+	waitpid(pid, NULL, 0);
+	cr_assert_str_eq(rt.creds[0].secret, "sock-secret-1");
+	cr_assert_eq(rt.creds[0].refresh, 60, "the proxy reads it again");
+	cr_assert_eq(rt.creds[0].source.kind, CRED_SOURCE_UNIX_SOCKET);
+	snprintf(want, sizeof(want), "%s/tok.sock", home);
+	cr_assert_str_eq(rt.creds[0].source.path, want, "'~' expanded");
+}
+
+Test(cred_prepare, a_unix_socket_that_is_missing_empty_or_too_long_is_an_error)
+{
+	const char *env[] = {NULL};
+	struct cred_runtime rt;
+	char *big = malloc(CRED_SOCKET_MAX + 1);
+	pid_t pid;
+
+	cr_assert_eq(prepare(SOCK_YAML, env, &rt), -1);
+	cr_assert(strstr(err, "unix socket") && strstr(err, "connect: No such file"), "%s", err);
+	pid = serve_once("", 0, 0);
+	cr_assert_eq(prepare(SOCK_YAML, env, &rt), -1);
+	waitpid(pid, NULL, 0);
+	cr_assert(strstr(err, "its answer is empty"), "%s", err);
+	/* One byte over the cap: an error, never a secret cut short. */
+	memset(big, 'a', CRED_SOCKET_MAX + 1);
+	pid = serve_once(big, CRED_SOCKET_MAX + 1, 0);
+	cr_assert_eq(prepare(SOCK_YAML, env, &rt), -1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_assert(strstr(err, "sent more than 65536 bytes"), "%s", err);
+	/* Exactly the cap is fine. */
+	pid = serve_once(big, CRED_SOCKET_MAX, 0);
+	cr_assert_eq(prepare(SOCK_YAML, env, &rt), 0, "%s", err);
+	waitpid(pid, NULL, 0);
+	cr_assert_eq(strlen(rt.creds[0].secret), CRED_SOCKET_MAX);
+	free(big);
+}
+
+Test(cred_prepare, a_unix_socket_must_finish_within_five_seconds, .timeout = 20)
+{
+	const char *env[] = {NULL};
+	struct cred_runtime rt;
+	struct timespec t0, t1;
+	pid_t pid = serve_once("late", 4, 8000);
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_assert_eq(prepare(SOCK_YAML, env, &rt), -1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	cr_assert(strstr(err, "within 5 seconds"), "%s", err);
+	cr_assert(ms >= 4900 && ms < 7000, "gave up after %ld ms", ms);
+}
+
+Test(cred_prepare, a_refreshed_file_is_read_again_as_at_launch)
+{
+	char path[128], e[512];
+	char *s;
+
+	snprintf(path, sizeof(path), "%s/token", home);
+	write_file(path, "  second-token \n", 0600);
+	s = cred_read_secret(CRED_SOURCE_FILE, path, e, sizeof(e));
+	cr_assert_not_null(s, "%s", e);
+	cr_assert_str_eq(s, "second-token");
+	free(s);
+	write_file(path, "two\nlines\n", 0600);
+	cr_assert_null(cred_read_secret(CRED_SOURCE_FILE, path, e, sizeof(e)));
+	cr_assert(strstr(e, "control byte"), "%s", e);
+	unlink(path);
+	cr_assert_null(cred_read_secret(CRED_SOURCE_FILE, path, e, sizeof(e)));
+	cr_assert(strstr(e, "No such file"), "%s", e);
+	cr_assert(mkfifo(path, 0600) == 0);
+	cr_assert_null(cred_read_secret(CRED_SOURCE_FILE, path, e, sizeof(e)),
+		       "a FIFO is refused, not waited on");
+}
+
+/* ---- aws_sigv4 --------------------------------------------------------------------- */
+
+#define AWS_HEAD                                                                                   \
+	"os_env:\n"                                                                                \
+	"  sandbox:\n"                                                                             \
+	"    egress_rules: ['* s3.eu-west-1.amazonaws.com/**', '* "                                \
+	"b.s3.eu-west-1.amazonaws.com/**',"                                                        \
+	" '* iam.amazonaws.com/**']\n"                                                             \
+	"    credential_proxy:\n"
+#define AWS_S3                                                                                     \
+	"      - type: aws_sigv4\n"                                                                \
+	"        targets: [s3.eu-west-1.amazonaws.com, b.s3.eu-west-1.amazonaws.com]\n"            \
+	"        region: eu-west-1\n"
+#define AWS_IAM(profile)                                                                           \
+	"      - {type: aws_sigv4, target: iam.amazonaws.com, region: us-east-1, service: iam,"    \
+	" credential: {profile: " profile "}}\n"
+
+Test(cred_prepare, aws_keys_from_their_sources_and_placeholders_in_the_sandbox)
+{
+	const char *env[] = {"AK=AKIAREALKEY", NULL};
+	char path[128];
+	struct cred_runtime rt;
+	const struct proxy_cred *a, *b;
+
+	snprintf(path, sizeof(path), "%s/sk", home);
+	write_file(path, "real/secret+key\n", 0600);
+	cr_assert_eq(prepare(AWS_HEAD AWS_S3
+			     "        credential:\n"
+			     "          access_key_id: {env: AK}\n"
+			     "          secret_access_key: {file: ~/sk}\n"
+			     "          session_token: {command: 'echo real-token'}\n",
+			     env, &rt),
+		     0, "%s", err);
+	cr_assert_eq(rt.n_creds, 2);
+	a = cred_of(&rt, "s3.eu-west-1.amazonaws.com");
+	b = cred_of(&rt, "b.s3.eu-west-1.amazonaws.com");
+	cr_assert(a && b && a->aws && a->aws == b->aws);
+	cr_assert_eq(a->scheme, CRED_SCHEME_SIGV4);
+	cr_assert_str_eq(a->secret, "real/secret+key");
+	cr_assert_str_eq(a->aws->key_id, "AKIAREALKEY");
+	cr_assert_str_eq(a->aws->token, "real-token");
+	cr_assert_str_eq(a->aws->region, "eu-west-1");
+	cr_assert_str_eq(a->aws->service, "s3", "the default service");
+	cr_assert_eq(rt.n_env, 3);
+	cr_assert_str_eq(env_of(&rt, "AWS_ACCESS_KEY_ID"), a->aws->key_id_placeholder);
+	cr_assert_str_eq(env_of(&rt, "AWS_SECRET_ACCESS_KEY"), a->placeholder);
+	cr_assert_str_eq(env_of(&rt, "AWS_SESSION_TOKEN"), a->aws->token_placeholder);
+	cr_assert_eq(strncmp(a->placeholder, CRED_PREFIX, CRED_PREFIX_LEN), 0);
+	cr_assert_str_neq(a->placeholder, a->aws->key_id_placeholder);
+	cr_assert_eq(a->refresh, 0);
+}
+
+Test(cred_prepare, aws_profile_static_keys_and_one_set_of_placeholders_for_all_entries)
+{
+	const char *env[] = {"AK=AKIAREALKEY", "SK=s3cr3t", NULL};
+	char dir[128], path[160];
+	struct cred_runtime rt;
+	const struct proxy_cred *s3, *iam;
+
+	snprintf(dir, sizeof(dir), "%s/.aws", home);
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/credentials", dir);
+	write_file(path,
+		   "[default]\naws_access_key_id = AKIADEFAULT\naws_secret_access_key = d\n\n"
+		   "# a comment\n[ci]\nAWS_ACCESS_KEY_ID = AKIACI\n"
+		   "aws_secret_access_key =  ci/secret  \nregion = us-east-1\n",
+		   0600);
+	cr_assert_eq(prepare(AWS_HEAD AWS_S3 "        credential: {access_key_id: {env: AK}, "
+					     "secret_access_key: {env: SK}}\n" AWS_IAM("ci"),
+			     env, &rt),
+		     0, "%s", err);
+	s3 = cred_of(&rt, "s3.eu-west-1.amazonaws.com");
+	iam = cred_of(&rt, "iam.amazonaws.com");
+	cr_assert_str_eq(iam->aws->key_id, "AKIACI");
+	cr_assert_str_eq(iam->secret, "ci/secret");
+	cr_assert_null(iam->aws->token);
+	cr_assert_str_eq(iam->aws->service, "iam");
+	cr_assert_neq(iam->entry, s3->entry);
+	/* The SDK inside has one AWS_ACCESS_KEY_ID: the host picks the real keys. */
+	cr_assert_str_eq(iam->aws->key_id_placeholder, s3->aws->key_id_placeholder);
+	cr_assert_str_eq(iam->placeholder, s3->placeholder);
+	cr_assert_eq(rt.n_env, 2, "no session token anywhere: no AWS_SESSION_TOKEN");
+	cr_assert_null(env_of(&rt, "AWS_SESSION_TOKEN"));
+}
+
+Test(cred_prepare, aws_profiles_that_need_more_than_static_keys_are_refused)
+{
+	static const char *const refused[] = {
+	    "role_arn = arn:aws:iam::1:role/x\nsource_profile = default\n",
+	    "source_profile = default\n",
+	    "credential_process = /bin/get-keys\n",
+	    "sso_session = corp\nsso_account_id = 1\n",
+	    "web_identity_token_file = /t\n",
+	};
+	const char *env[] = {NULL};
+	char dir[128], path[160], text[512];
+	struct cred_runtime rt;
+
+	snprintf(dir, sizeof(dir), "%s/.aws", home);
+	mkdir(dir, 0700);
+	snprintf(path, sizeof(path), "%s/credentials", dir);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(*refused); i++) {
+		snprintf(text, sizeof(text),
+			 "[ci]\naws_access_key_id = AKIA\naws_secret_access_key = s\n%s",
+			 refused[i]);
+		write_file(path, text, 0600);
+		cr_assert_eq(prepare(AWS_HEAD AWS_IAM("ci"), env, &rt), -1, "%s", refused[i]);
+		cr_assert(strstr(err, "only static keys"), "%s", err);
+	}
+	write_file(path, "[ci]\naws_access_key_id = AKIA\n", 0600);
+	cr_assert_eq(prepare(AWS_HEAD AWS_IAM("ci"), env, &rt), -1);
+	cr_assert(strstr(err, "lacks aws_access_key_id or aws_secret_access_key"), "%s", err);
+	cr_assert_eq(prepare(AWS_HEAD AWS_IAM("nope"), env, &rt), -1);
+	cr_assert(strstr(err, "profile 'nope'") && strstr(err, "is not defined"), "%s", err);
+	unlink(path);
+	cr_assert_eq(prepare(AWS_HEAD AWS_IAM("ci"), env, &rt), -1);
+	cr_assert(strstr(err, "cannot read") && strstr(err, ".aws/credentials"), "%s", err);
 }

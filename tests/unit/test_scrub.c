@@ -191,3 +191,85 @@ Test(scrub, same_length_replacement_keeps_every_byte_count)
 	cr_assert_null(memmem(k.buf, k.len, "real-secret", 11));
 	cr_assert_eq(memcmp(k.buf, "frame: ****", 11), 0);
 }
+
+/* ---- long secrets, and secrets taken out again (refreshed credentials) ---------------- */
+
+TestSuite(scrub_set);
+
+Test(scrub_set, a_long_secret_goes_in_pieces_each_replaced_even_in_base64)
+{
+	struct scrub_set s = {0};
+	char secret[1001], text[1100], out[8192], enc[2000], back[2000];
+	long n;
+	size_t e;
+
+	for (size_t i = 0; i < 1000; i++)
+		secret[i] = "abcdefghijklmnopqrstuvwxyz0123456789"[(i * 7 + i / 36) % 36];
+	secret[1000] = '\0';
+	cr_assert_eq(scrub_set_add_secret(&s, secret, PLACEHOLDER), 0);
+	/* 1000 bytes: four pieces of 250, each with its three base64 middles. */
+	cr_assert_eq(s.n, 16);
+	cr_assert(s.longest > 250 && s.longest < 400,
+		  "the hold follows a piece, not the secret: %zu", s.longest);
+	snprintf(text, sizeof(text), "<%s>", secret);
+	n = scrub_buffer(&s, text, strlen(text), out, sizeof(out) - 1);
+	out[n] = '\0';
+	cr_assert_str_eq(out, "<" PLACEHOLDER PLACEHOLDER PLACEHOLDER PLACEHOLDER ">");
+	/* In base64 (Basic with a user name), no piece of it survives decoding. */
+	snprintf(text, sizeof(text), "ab:%s", secret);
+	e = cred_base64_encode(text, strlen(text), enc);
+	n = scrub_buffer(&s, enc, e, out, sizeof(out) - 1);
+	cr_assert(n > 0);
+	n = cred_base64_decode(out, (size_t)n, (unsigned char *)back, sizeof(back) - 1);
+	if (n > 0) {
+		back[n] = '\0';
+		for (size_t i = 0; i + 40 <= 1000; i += 40)
+			cr_assert_null(memmem(back, (size_t)n, secret + i, 40), "a piece at %zu",
+				       i);
+	}
+	scrub_set_clear(&s);
+}
+
+Test(scrub_set, a_secret_taken_out_is_no_longer_replaced_and_the_others_stay)
+{
+	struct scrub_set s = {0};
+	char out[512];
+	long n;
+
+	cr_assert_eq(scrub_set_add_secret(&s, "old-token-0123456789", PLACEHOLDER), 0);
+	cr_assert_eq(scrub_set_add_secret(&s, "new-token-9876543210", PLACEHOLDER), 0);
+	cr_assert_eq(s.n, 8);
+	scrub_set_remove_secret(&s, "old-token-0123456789");
+	cr_assert_eq(s.n, 4);
+	n = scrub_buffer(&s, "old-token-0123456789 new-token-9876543210", 41, out, sizeof(out));
+	out[n] = '\0';
+	cr_assert_str_eq(out, "old-token-0123456789 " PLACEHOLDER);
+	/* Given twice, it takes two removals to go. */
+	cr_assert_eq(scrub_set_add_secret(&s, "new-token-9876543210", PLACEHOLDER), 0);
+	scrub_set_remove_secret(&s, "new-token-9876543210");
+	cr_assert(scrub_finds(&s, "new-token-9876543210", 20));
+	scrub_set_remove_secret(&s, "new-token-9876543210");
+	cr_assert_eq(s.n, 0);
+	cr_assert_eq(s.longest, 0);
+	scrub_set_clear(&s);
+}
+
+Test(scrub_set, a_full_set_refuses_and_stays_as_it_was)
+{
+	struct scrub_set s = {0};
+	char secret[64];
+	size_t i, before;
+
+	for (i = 0;; i++) {
+		snprintf(secret, sizeof(secret), "secret-number-%06zu-xyz", i);
+		if (scrub_set_add_secret(&s, secret, PLACEHOLDER) < 0)
+			break;
+	}
+	cr_assert_eq(i, SCRUB_MAX_PATTERNS / 4);
+	before = s.n;
+	cr_assert_eq(scrub_set_add_secret(&s, "one-more-secret-that-does-not-fit", PLACEHOLDER),
+		     -1);
+	cr_assert_eq(s.n, before, "a refused secret leaves nothing behind");
+	cr_assert_eq(scrub_set_add_secret(&s, "", PLACEHOLDER), -1, "an empty secret");
+	scrub_set_clear(&s);
+}

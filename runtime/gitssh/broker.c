@@ -1,0 +1,1469 @@
+/*
+ * broker.c - the git_ssh broker (broker.h): the request checked, the
+ * address pinned, the system ssh run with nothing but the entry's key,
+ * every session relayed and bounded.
+ */
+#include "runtime/gitssh/broker.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/egress/destination.h"
+#include "runtime/launch/fds.h"
+
+/* ---- the request message ------------------------------------------------------- */
+
+/* The NUL-terminated field at *AT of BUF/LEN, or NULL while it is incomplete. */
+static const char *
+field(const char *buf, size_t len, size_t *at)
+{
+	const char *s = buf + *at, *nul = *at < len ? memchr(s, '\0', len - *at) : NULL;
+
+	if (!nul)
+		return NULL;
+	*at += (size_t)(nul - s) + 1;
+	return s;
+}
+
+int
+gitssh_decode(const char *buf, size_t len, struct gitssh_wire *w, const char **why)
+{
+	size_t at = 0, magic = sizeof(GITSSH_MAGIC);
+	const char *count, *s;
+	char *end;
+	long argc;
+
+	*why = NULL;
+	/* A stranger is turned away at its first wrong byte, not after 8 KiB. */
+	if (memcmp(buf, GITSSH_MAGIC, len < magic ? len : magic) != 0) {
+		*why = "not a git_ssh request";
+		return -1;
+	}
+	if (len < magic)
+		return 0;
+	at = magic;
+	if (!(w->token = field(buf, len, &at)) || !(w->git_protocol = field(buf, len, &at)) ||
+	    !(count = field(buf, len, &at)))
+		goto partial;
+	errno = 0;
+	argc = strtol(count, &end, 10);
+	if (*end || end == count || errno || argc < 0 || argc > GITSSH_MAX_ARGS ||
+	    (count[0] == '0' && count[1])) {
+		*why = "a malformed request";
+		return -1;
+	}
+	w->argc = (int)argc;
+	for (int i = 0; i < w->argc; i++) {
+		if (!(s = field(buf, len, &at)))
+			goto partial;
+		w->argv[i] = s;
+	}
+	w->len = at;
+	return 1;
+partial:
+	if (len >= GITSSH_REQUEST_MAX) {
+		*why = "a request over the size limit";
+		return -1;
+	}
+	return 0;
+}
+
+bool
+gitssh_token_equal(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char diff = la != lb;
+
+	/* The lengths are no secret; the digits are. */
+	for (size_t i = 0; i < la && i < lb; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
+/* ---- git's ssh command line ---------------------------------------------------- */
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static bool
+name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-';
+}
+
+/* A word of the command line that is safe to repeat in a message. */
+static const char *
+shown(const char *s)
+{
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
+			return "(a word with control or non-ASCII bytes)";
+	return strlen(s) > 80 ? "(a long word)" : s;
+}
+
+static int
+parse_port(const char *s, unsigned *port)
+{
+	unsigned v = 0;
+	size_t n = strlen(s);
+
+	if (n == 0 || n > 5)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (unsigned)(s[i] - '0');
+	}
+	if (v == 0 || v > 65535)
+		return -1;
+	*port = v;
+	return 0;
+}
+
+/* [USER@]HOST: user and host of the characters git_ssh allows, the host lower-cased. */
+static int
+parse_destination(const char *d, struct gitssh_request *rq, char *err, size_t errlen)
+{
+	const char *at = strrchr(d, '@'), *host = at ? at + 1 : d;
+	size_t ulen = at ? (size_t)(at - d) : 0, hlen = strlen(host);
+
+	if (at) {
+		if (ulen == 0 || ulen > GITSSH_USER_MAX || d[0] == '-')
+			return fail(err, errlen, "'%s' is not a user name", shown(d));
+		for (size_t i = 0; i < ulen; i++)
+			if (!name_char(d[i]))
+				return fail(err, errlen, "'%s' is not a user name", shown(d));
+		memcpy(rq->user, d, ulen);
+		rq->user[ulen] = '\0';
+	}
+	if (hlen == 0 || hlen > GITSSH_HOST_MAX || host[0] == '-' || host[0] == '.')
+		return fail(err, errlen, "'%s' is not a host name", shown(host));
+	for (size_t i = 0; i < hlen; i++) {
+		char c = host[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '-'))
+			return fail(err, errlen, "'%s' is not a host name", shown(host));
+		rq->host[i] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+	}
+	rq->host[hlen] = '\0';
+	return 0;
+}
+
+/*
+ * Undo git's sq_quote_buf(): 'a'\''b'\!'c' is a'b!c.  Nothing else is
+ * read: no unquoted word, no other escape, nothing after the last quote.
+ */
+static int
+sq_dequote(const char *s, char *out, size_t outlen)
+{
+	size_t n = 0;
+
+	if (*s++ != '\'')
+		return -1;
+	for (;;) {
+		for (; *s && *s != '\''; s++) {
+			if (n + 1 >= outlen || (unsigned char)*s < 0x20 || *s == 0x7f)
+				return -1;
+			out[n++] = *s;
+		}
+		if (!*s++)
+			return -1; /* no closing quote */
+		if (!*s)
+			break;
+		if (s[0] != '\\' || (s[1] != '\'' && s[1] != '!') || s[2] != '\'' ||
+		    n + 1 >= outlen)
+			return -1;
+		out[n++] = s[1];
+		s += 3;
+	}
+	out[n] = '\0';
+	return n ? 0 : -1;
+}
+
+static int
+parse_command(const char *cmd, struct gitssh_request *rq, char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		unsigned op;
+	} services[] = {{"git-upload-pack ", GIT_OP_FETCH}, {"git-receive-pack ", GIT_OP_PUSH}};
+	const char *rest = NULL;
+	size_t word = strcspn(cmd, " \t");
+	char first[32];
+
+	for (size_t i = 0; i < sizeof(services) / sizeof(services[0]) && !rest; i++)
+		if (!strncmp(cmd, services[i].name, strlen(services[i].name))) {
+			rest = cmd + strlen(services[i].name);
+			rq->op = services[i].op;
+		}
+	if (!rest) {
+		snprintf(first, sizeof(first), "%.*s", (int)(word < 31 ? word : 31), cmd);
+		return fail(err, errlen,
+			    "only git-upload-pack (fetch) and git-receive-pack (push) run through "
+			    "git_ssh, not '%s'",
+			    shown(first));
+	}
+	if (sq_dequote(rest, rq->path, sizeof(rq->path)) < 0)
+		return fail(err, errlen,
+			    "the repository must be one word quoted as git quotes it, not %s",
+			    shown(rest));
+	return 0;
+}
+
+int
+gitssh_parse_argv(int argc, const char *const *argv, struct gitssh_request *rq, char *err,
+		  size_t errlen)
+{
+	bool send_env = false, port = false;
+	int i;
+
+	memset(rq, 0, sizeof(*rq));
+	rq->port = 22;
+	rq->family = AF_UNSPEC;
+	for (i = 0; i < argc && argv[i][0] == '-'; i++) {
+		const char *o = argv[i];
+
+		if (!strcmp(o, "-o") && i + 1 < argc &&
+		    !strcmp(argv[i + 1], "SendEnv=GIT_PROTOCOL") && !send_env) {
+			send_env = true;
+			i++;
+		} else if (!strcmp(o, "-p") && i + 1 < argc && !port) {
+			if (parse_port(argv[++i], &rq->port) < 0)
+				return fail(err, errlen, "'%s' is not a port", shown(argv[i]));
+			port = true;
+		} else if ((!strcmp(o, "-4") || !strcmp(o, "-6")) && rq->family == AF_UNSPEC) {
+			rq->family = o[1] == '4' ? AF_INET : AF_INET6;
+		} else {
+			return fail(err, errlen,
+				    "ssh option '%s' is not one git passes (only -o "
+				    "SendEnv=GIT_PROTOCOL, -p PORT, -4 and -6, once each)",
+				    shown(o));
+		}
+	}
+	if (i == argc)
+		return fail(err, errlen, "no host given");
+	if (i + 1 == argc)
+		return fail(err, errlen,
+			    "no command given: git_ssh runs git's fetch and push, "
+			    "never a login");
+	if (i + 2 < argc)
+		return fail(err, errlen,
+			    "'%s' after the command: git passes the command as one argument",
+			    shown(argv[i + 2]));
+	if (parse_destination(argv[i], rq, err, errlen) < 0)
+		return -1;
+	return parse_command(argv[i + 1], rq, err, errlen);
+}
+
+/* ---- which entry allows it ----------------------------------------------------- */
+
+/* R without a final ".git" (git and the servers read "x" as "x.git"). */
+static size_t
+stem(const char *r)
+{
+	size_t len = strlen(r);
+
+	return len > 4 && !strcmp(r + len - 4, ".git") ? len - 4 : len;
+}
+
+static bool
+same_repository(const char *bound, const char *asked)
+{
+	size_t a, b;
+
+	if (*asked == '/')
+		asked++;
+	a = stem(bound);
+	b = stem(asked);
+	return a == b && !memcmp(bound, asked, a);
+}
+
+static const char *
+op_name(unsigned op)
+{
+	return op == GIT_OP_PUSH ? "push" : "fetch";
+}
+
+int
+gitssh_match(const struct git_ssh *b, size_t n, const struct gitssh_request *rq, char *err,
+	     size_t errlen)
+{
+	bool host = false, user = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(b[i].host.s, rq->host) || b[i].port != rq->port)
+			continue;
+		host = true;
+		if (rq->user[0] && strcmp(b[i].username.s, rq->user))
+			continue;
+		user = true;
+		if (!same_repository(b[i].repository.s, rq->path))
+			continue;
+		if (!(b[i].operations & rq->op))
+			return fail(err, errlen,
+				    "%s of %s on %s:%u is not allowed (git_ssh at line %u allows "
+				    "%s only)",
+				    op_name(rq->op), shown(rq->path), rq->host, rq->port,
+				    b[i].loc.line, op_name(b[i].operations));
+		return (int)i;
+	}
+	if (!host)
+		return fail(err, errlen, "no git_ssh entry names host %s, port %u", rq->host,
+			    rq->port);
+	if (!user)
+		return fail(err, errlen, "no git_ssh entry for %s:%u names user %s", rq->host,
+			    rq->port, rq->user);
+	return fail(err, errlen, "no git_ssh entry for %s:%u names repository %s", rq->host,
+		    rq->port, shown(rq->path));
+}
+
+/* ---- addresses ------------------------------------------------------------------ */
+
+/* Is the IPv4 address V (host order) inside CIDR ("a.b.c.d/n", the compiler's form)? */
+static bool
+in_cidr(uint32_t v, const char *cidr)
+{
+	const char *slash = strchr(cidr, '/');
+	char net[INET_ADDRSTRLEN];
+	struct in_addr a;
+	unsigned bits;
+	uint32_t mask;
+
+	if (!slash || (size_t)(slash - cidr) >= sizeof(net))
+		return false;
+	memcpy(net, cidr, (size_t)(slash - cidr));
+	net[slash - cidr] = '\0';
+	bits = (unsigned)strtoul(slash + 1, NULL, 10);
+	if (inet_pton(AF_INET, net, &a) != 1 || bits > 32)
+		return false;
+	mask = bits ? ~(uint32_t)0 << (32 - bits) : 0;
+	return (v & mask) == (ntohl(a.s_addr) & mask);
+}
+
+static bool
+is_loopback(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr) >>
+			   24 ==
+		       127;
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a =
+		    &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+
+		return IN6_IS_ADDR_LOOPBACK(a) ||
+		       (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+	}
+	return false;
+}
+
+/*
+ * Is WHY, a reason of the deny table, the range of an address no listed
+ * block opens: link-local and the metadata services, "this network"
+ * (0.0.0.0 reaches the host itself), multicast, reserved, broadcast?  Told
+ * by the table's own ranges (its reasons are one string per range), so
+ * there is one classification, destination.c's.
+ */
+static bool
+never_opened(const char *why)
+{
+	static const uint32_t samples[] = {
+	    0xa9fea9fe, /* 169.254.169.254 */
+	    0xa83f8110, /* 168.63.129.16 */
+	    0x00000000, /* 0.0.0.0 */
+	    0xe0000001, /* 224.0.0.1 */
+	    0xf0000001, /* 240.0.0.1 */
+	    0xffffffff, /* 255.255.255.255 */
+	};
+
+	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++) {
+		struct in_addr a = {.s_addr = htonl(samples[i])};
+
+		if (why == dest_blocked_ipv4(&a))
+			return true;
+	}
+	return false;
+}
+
+const char *
+gitssh_address_refused(const struct git_ssh *b, const struct sockaddr *sa)
+{
+	const char *why;
+
+	if (b->allowed_cidrs.n) {
+		bool in = false;
+
+		if (sa->sa_family != AF_INET)
+			return "not an IPv4 address, and allowed_cidrs lists IPv4 blocks only";
+		for (size_t i = 0; i < b->allowed_cidrs.n && !in; i++)
+			in = in_cidr(
+			    ntohl(((const struct sockaddr_in *)(const void *)sa)->sin_addr.s_addr),
+			    b->allowed_cidrs.v[i].s);
+		if (!in)
+			return "outside allowed_cidrs";
+	}
+	why = dest_blocked_reason(sa);
+	if (!why)
+		return NULL;
+	if (is_loopback(sa))
+		return b->allow_loopback.value ? NULL : why;
+	/* A private block listed is the policy's explicit choice. */
+	if (b->allowed_cidrs.n && !never_opened(why))
+		return NULL;
+	return why;
+}
+
+bool
+gitssh_git_protocol_ok(const char *v)
+{
+	return !strcmp(v, "version=0") || !strcmp(v, "version=1") || !strcmp(v, "version=2");
+}
+
+/* ---- the ssh command line -------------------------------------------------------- */
+
+/* A string for OUT's argv, made in its store; NULL when full. */
+static const char *make(struct gitssh_argv *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static const char *
+make(struct gitssh_argv *out, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = out->store + out->used;
+	size_t room = sizeof(out->store) - out->used;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(s, room, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= room)
+		return NULL;
+	out->used += (size_t)n + 1;
+	return s;
+}
+
+static bool
+push(struct gitssh_argv *out, const char *s)
+{
+	if (!s || out->n + 1 >= sizeof(out->v) / sizeof(out->v[0]))
+		return false;
+	out->v[out->n++] = s;
+	out->v[out->n] = NULL;
+	return true;
+}
+
+int
+gitssh_ssh_argv(struct gitssh_argv *out, const char *ssh, const struct git_ssh *b,
+		const struct gitssh_request *rq, const char *ip, const char *identity,
+		const char *known_hosts, bool send_env)
+{
+	/*
+	 * -F /dev/null: no configuration of the user's or the system's (no
+	 * Include, Match exec, ProxyCommand, LocalCommand, ControlMaster, ...),
+	 * and each default that could reach beyond this one connection said
+	 * again, in case a build changed it.  The remote command is built
+	 * here, from the entry's own repository: nothing git sent is repeated
+	 * but the choice of service and whether the path began with '/'.
+	 */
+	/* clang-format off */
+	static const char *const fixed[] = {
+	    "-F", "/dev/null", "-T", "-x", "-a", "-e", "none",
+	    "-o", "BatchMode=yes",
+	    "-o", "StrictHostKeyChecking=yes",
+	    "-o", "GlobalKnownHostsFile=/dev/null",
+	    "-o", "CheckHostIP=no",
+	    "-o", "UpdateHostKeys=no",
+	    "-o", "VerifyHostKeyDNS=no",
+	    "-o", "IdentitiesOnly=yes",
+	    "-o", "IdentityAgent=none",
+	    "-o", "AddKeysToAgent=no",
+	    "-o", "PasswordAuthentication=no",
+	    "-o", "KbdInteractiveAuthentication=no",
+	    "-o", "GSSAPIAuthentication=no",
+	    "-o", "HostbasedAuthentication=no",
+	    "-o", "EnableSSHKeysign=no",
+	    "-o", "PreferredAuthentications=publickey",
+	    "-o", "ForwardAgent=no",
+	    "-o", "ForwardX11=no",
+	    "-o", "ClearAllForwardings=yes",
+	    "-o", "Tunnel=no",
+	    "-o", "PermitLocalCommand=no",
+	    "-o", "ProxyCommand=none",
+	    "-o", "ProxyJump=none",
+	    "-o", "ControlMaster=no",
+	    "-o", "ControlPath=none",
+	    "-o", "CanonicalizeHostname=no",
+	    "-o", "ConnectionAttempts=1",
+	    "-o", "ServerAliveInterval=15",
+	    "-o", "ServerAliveCountMax=4",
+	    "-o", "RequestTTY=no",
+	    "-o", "LogLevel=ERROR",
+	};
+	/* clang-format on */
+	bool ok;
+
+	out->n = 0;
+	out->used = 0;
+	ok = push(out, ssh);
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		ok = ok && push(out, fixed[i]);
+	ok = ok && push(out, "-o") &&
+	     push(out, make(out, "ConnectTimeout=%d", GITSSH_CONNECT_SECONDS)) && push(out, "-o") &&
+	     push(out, make(out, "UserKnownHostsFile=%s", known_hosts));
+	/* The host key is looked up under the policy's name, as known_hosts
+	 * spells it (with a port other than 22, "[host]:port"), whatever
+	 * address the name was pinned to. */
+	ok = ok && push(out, "-o") &&
+	     push(out, b->port == 22 ? make(out, "HostKeyAlias=%s", b->host.s)
+				     : make(out, "HostKeyAlias=[%s]:%u", b->host.s, b->port));
+	/* Without an identity no key at all: never the user's default ones. */
+	if (identity)
+		ok = ok && push(out, "-o") && push(out, make(out, "IdentityFile=%s", identity));
+	else
+		ok = ok && push(out, "-o") && push(out, "IdentityFile=/dev/null") &&
+		     push(out, "-o") && push(out, "PubkeyAuthentication=no");
+	if (send_env)
+		ok = ok && push(out, "-o") && push(out, "SendEnv=GIT_PROTOCOL");
+	ok = ok && push(out, "-p") && push(out, make(out, "%u", b->port)) && push(out, "-l") &&
+	     push(out, b->username.s) && push(out, "--") && push(out, ip) &&
+	     push(out, make(out, "%s '%s%s'",
+			    rq->op == GIT_OP_PUSH ? "git-receive-pack" : "git-upload-pack",
+			    rq->path[0] == '/' ? "/" : "", b->repository.s));
+	return ok ? 0 : -1;
+}
+
+/* ---- launch-side helpers ------------------------------------------------------------ */
+
+int
+gitssh_new_token(char token[GITSSH_TOKEN_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char r[GITSSH_TOKEN_LEN / 2];
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r))
+		return -1;
+	for (size_t i = 0; i < sizeof(r); i++) {
+		token[2 * i] = hex[r[i] >> 4];
+		token[2 * i + 1] = hex[r[i] & 15];
+	}
+	token[GITSSH_TOKEN_LEN] = '\0';
+	return 0;
+}
+
+char **
+gitssh_env_add(struct arena *a, char *const *env, size_t *n, const char *token)
+{
+	char **v = arena_alloc(a, (*n + 1) * sizeof(*v));
+
+	if (*n)
+		memcpy(v, env, *n * sizeof(*v));
+	v[(*n)++] = arena_printf(a, "%s=%s", GITSSH_ENV_TOKEN, token);
+	return v;
+}
+
+/* ---- the broker process ------------------------------------------------------------- */
+
+/* Per entry, what ssh reads: its identity (or -1) and its known hosts. */
+struct entry_files {
+	int identity, known_hosts;
+};
+
+static struct {
+	const struct gitssh_config *c;
+	struct entry_files *files;
+	int log_fd;
+} broker;
+
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* One line, written at once (O_APPEND: lines of several sessions never mix). */
+static void
+log_line(const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+	int n = snprintf(line, sizeof(line), "omnibox-git-ssh: ");
+
+	va_start(ap, fmt);
+	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	line[n++] = '\n';
+	(void)!write(broker.log_fd, line, (size_t)n);
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void
+set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* The session's end for the helper: the status byte and a message for git's stderr. */
+static void
+reply(int sock, int status, const char *msg)
+{
+	char buf[1 + GITSSH_REPLY_MAX];
+	size_t len = 1, off = 0;
+
+	buf[0] = (char)status;
+	if (msg && *msg) {
+		len += (size_t)snprintf(buf + 1, sizeof(buf) - 1, "omnibox git-ssh: %s\n", msg);
+		if (len > sizeof(buf) - 1)
+			len = sizeof(buf) - 1;
+	}
+	while (off < len) {
+		ssize_t n = send(sock, buf + off, len - off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+}
+
+struct session {
+	int sock;
+	int fds[3]; /* git's stdin, stdout and stderr, from the helper */
+	size_t n_fds;
+	char buf[GITSSH_REQUEST_MAX];
+	size_t len;
+	struct gitssh_wire w;
+	struct gitssh_request rq;
+	int entry;
+	char ip[INET6_ADDRSTRLEN];
+	unsigned long long up, down; /* bytes to the remote, from it (stderr included) */
+	double start;
+};
+
+/* The descriptors of one control message; more than three, or twice, is refused. */
+static int
+take_fds(struct session *s, struct msghdr *mh)
+{
+	int rc = 0;
+
+	if (mh->msg_flags & MSG_CTRUNC)
+		rc = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		size_t n;
+		int fds[8];
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		if (n > 8)
+			n = 8;
+		memcpy(fds, CMSG_DATA(c), n * sizeof(int));
+		for (size_t i = 0; i < n; i++) {
+			if (s->n_fds < 3 && rc == 0)
+				s->fds[s->n_fds++] = fds[i];
+			else {
+				close(fds[i]);
+				rc = -1;
+			}
+		}
+	}
+	return rc;
+}
+
+/* Read the request (its descriptors with it) by the deadline.  -1: *WHY says why not. */
+static int
+read_request(struct session *s, const char **why)
+{
+	double deadline = s->start + GITSSH_REQUEST_SECONDS;
+
+	for (;;) {
+		union {
+			char buf[CMSG_SPACE(3 * sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct iovec iov = {.iov_base = s->buf + s->len,
+				    .iov_len = sizeof(s->buf) - s->len};
+		struct msghdr mh = {.msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = u.buf,
+				    .msg_controllen = sizeof(u.buf)};
+		struct pollfd p = {.fd = s->sock, .events = POLLIN};
+		int r = s->len ? gitssh_decode(s->buf, s->len, &s->w, why) : 0;
+		double left = deadline - now();
+		ssize_t n;
+
+		if (r != 0)
+			return r > 0 ? 0 : -1;
+		if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) == 0) {
+			*why = "the request did not arrive in time";
+			return -1;
+		}
+		n = recvmsg(s->sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			*why = "the helper went away before its request was whole";
+			return -1;
+		}
+		if (take_fds(s, &mh) < 0) {
+			*why = "descriptors other than git's three";
+			return -1;
+		}
+		s->len += (size_t)n;
+	}
+}
+
+/* git's descriptors: read from the first, write to the others. */
+static const char *
+check_fds(const struct session *s)
+{
+	if (s->n_fds != 3)
+		return "the request came without git's descriptors";
+	for (int i = 0; i < 3; i++) {
+		int fl = fcntl(s->fds[i], F_GETFL), mode = fl & O_ACCMODE;
+
+		if (fl < 0 || (fl & O_PATH) || (i == 0 && mode == O_WRONLY) ||
+		    (i > 0 && mode == O_RDONLY))
+			return "descriptors git could not have given";
+	}
+	return NULL;
+}
+
+/* The address lines of the hosts file at PATH that name NAME, up to MAX. */
+static size_t
+hosts_lookup(const char *path, const char *name, int family, struct sockaddr_storage *out,
+	     size_t max)
+{
+	char line[1024];
+	size_t n = 0;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *addr, *w;
+		struct sockaddr_in *v4 = (struct sockaddr_in *)(void *)&out[n];
+		struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)(void *)&out[n];
+		bool named = false;
+
+		line[strcspn(line, "#\n")] = '\0';
+		if (!(addr = strtok_r(line, " \t", &save)))
+			continue;
+		while ((w = strtok_r(NULL, " \t", &save)))
+			named |= !strcasecmp(w, name);
+		if (!named)
+			continue;
+		memset(&out[n], 0, sizeof(out[n]));
+		if (family != AF_INET6 && inet_pton(AF_INET, addr, &v4->sin_addr) == 1) {
+			v4->sin_family = AF_INET;
+			n++;
+		} else if (family != AF_INET && inet_pton(AF_INET6, addr, &v6->sin6_addr) == 1) {
+			v6->sin6_family = AF_INET6;
+			n++;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/*
+ * The one address this session's ssh connects to: the entry's host
+ * resolved once (the hosts file first, when one was given), the first
+ * answer that gitssh_address_refused() lets through.
+ */
+static int
+pin_address(struct session *s, const struct git_ssh *b, char *err, size_t errlen)
+{
+	struct sockaddr_storage addrs[16];
+	const char *why = NULL, *first = NULL;
+	size_t n = 0;
+	struct in_addr v4;
+	char shown_ip[INET6_ADDRSTRLEN] = "";
+
+	switch (dest_classify_host(b->host.s, strlen(b->host.s), &v4, &why)) {
+	case DEST_HOST_BAD:
+		return fail(err, errlen, "host %s: %s", b->host.s, why);
+	case DEST_HOST_IPV4:
+		if (s->rq.family == AF_INET6)
+			return fail(err, errlen, "-6 asked for, and %s is an IPv4 address",
+				    b->host.s);
+		memset(&addrs[0], 0, sizeof(addrs[0]));
+		((struct sockaddr_in *)(void *)&addrs[0])->sin_family = AF_INET;
+		((struct sockaddr_in *)(void *)&addrs[0])->sin_addr = v4;
+		n = 1;
+		break;
+	case DEST_HOST_NAME:
+		if (broker.c->hosts_file)
+			n = hosts_lookup(broker.c->hosts_file, b->host.s, s->rq.family, addrs, 16);
+		if (n == 0) {
+			struct addrinfo hints = {.ai_family = s->rq.family,
+						 .ai_socktype = SOCK_STREAM},
+					*res, *ai;
+			int rc = getaddrinfo(b->host.s, NULL, &hints, &res);
+
+			if (rc)
+				return fail(err, errlen, "%s does not resolve: %s", b->host.s,
+					    gai_strerror(rc));
+			for (ai = res; ai && n < 16; ai = ai->ai_next)
+				if (ai->ai_addrlen <= sizeof(addrs[0]))
+					memcpy(&addrs[n++], ai->ai_addr, ai->ai_addrlen);
+			freeaddrinfo(res);
+		}
+		break;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct sockaddr *sa = (const struct sockaddr *)&addrs[i];
+
+		why = gitssh_address_refused(b, sa);
+		if (!why) {
+			dest_format(sa, s->ip, sizeof(s->ip));
+			return 0;
+		}
+		if (!first) {
+			first = why;
+			dest_format(sa, shown_ip, sizeof(shown_ip));
+		}
+	}
+	if (!first)
+		return fail(err, errlen, "%s has no address%s", b->host.s,
+			    s->rq.family == AF_INET    ? " for -4"
+			    : s->rq.family == AF_INET6 ? " for -6"
+						       : "");
+	return fail(err, errlen, "%s is at %s, which git_ssh refuses: %s", b->host.s, shown_ip,
+		    first);
+}
+
+/* Move fd FROM to TO in a child about to exec (FROM may be any number). */
+static void
+place(int from, int to)
+{
+	if (from != to) {
+		dup2(from, to);
+		close(from);
+	}
+}
+
+/*
+ * ssh, with the pipes of *IN, *OUT and *ERR as its standard streams and
+ * nothing else, in an environment of PATH and, when it is a safe one,
+ * GIT_PROTOCOL.
+ */
+static pid_t
+spawn_ssh(struct session *s, const struct gitssh_argv *av, bool send_env, int *in, int *out,
+	  int *errfd)
+{
+	char proto[64];
+	const char *env[4] = {"PATH=/usr/bin:/bin", "LC_ALL=C", NULL, NULL};
+	int pin[2], pout[2], perr[2];
+	pid_t parent = getpid(), pid;
+
+	if (send_env) {
+		snprintf(proto, sizeof(proto), "GIT_PROTOCOL=%s", s->w.git_protocol);
+		env[2] = proto;
+	}
+	if (pipe2(pin, O_CLOEXEC) < 0 || pipe2(pout, O_CLOEXEC) < 0 || pipe2(perr, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		static const int nothing[1] = {-1};
+		sigset_t none;
+		int hi[3];
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(GITSSH_EXIT_FAILURE);
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		/* Out of the way of 0..2 first, then each to its place. */
+		hi[0] = fcntl(pin[0], F_DUPFD_CLOEXEC, 10);
+		hi[1] = fcntl(pout[1], F_DUPFD_CLOEXEC, 10);
+		hi[2] = fcntl(perr[1], F_DUPFD_CLOEXEC, 10);
+		for (int i = 0; i < 3; i++)
+			place(hi[i], i);
+		fds_keep_only(nothing, 0);
+		if (chdir("/") == 0)
+			execve(av->v[0], (char *const *)av->v, (char *const *)env);
+		fprintf(stderr, "omnibox git-ssh: cannot run %s: %s\n", av->v[0], strerror(errno));
+		_exit(GITSSH_EXIT_FAILURE);
+	}
+	close(pin[0]);
+	close(pout[1]);
+	close(perr[1]);
+	*in = pin[1];
+	*out = pout[0];
+	*errfd = perr[0];
+	set_nonblock(*in);
+	set_nonblock(*out);
+	set_nonblock(*errfd);
+	return pid;
+}
+
+/* Bytes on their way from one descriptor to another. */
+struct flow {
+	int from, to;
+	char buf[65536];
+	size_t off, len;
+	bool eof;  /* FROM is done */
+	bool dead; /* TO is gone: what comes is dropped */
+};
+
+/* Read what FROM has into the flow.  Returns the bytes read. */
+static ssize_t
+flow_read(struct flow *f)
+{
+	ssize_t n = read(f->from, f->buf, sizeof(f->buf));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0) {
+		f->eof = true;
+		return 0;
+	}
+	f->off = 0;
+	f->len = f->dead ? 0 : (size_t)n;
+	return n;
+}
+
+static void
+flow_write(struct flow *f)
+{
+	ssize_t n = write(f->to, f->buf + f->off, f->len);
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		f->dead = true;
+		f->len = 0;
+		return;
+	}
+	f->off += (size_t)n;
+	f->len -= (size_t)n;
+}
+
+/* Once FROM is done and everything passed on, TO is closed: its reader sees the end. */
+static void
+flow_finish(struct flow *f)
+{
+	if (f->eof && !f->len && f->to >= 0) {
+		close(f->to);
+		f->to = -1;
+	}
+}
+
+/*
+ * Relay git's stdin to ssh, ssh's stdout and stderr to git, until ssh has
+ * closed both, within the caps.  NULL, or why the session was cut short.
+ */
+static const char *
+relay(struct session *s, int ssh_in, int ssh_out, int ssh_err)
+{
+	static struct flow fl[3];
+	double started = now(), last = started;
+	bool spoken = false;
+
+	fl[0] = (struct flow){.from = s->fds[0], .to = ssh_in};
+	fl[1] = (struct flow){.from = ssh_out, .to = s->fds[1]};
+	fl[2] = (struct flow){.from = ssh_err, .to = s->fds[2]};
+	for (int i = 0; i < 3; i++)
+		set_nonblock(s->fds[i]);
+	while (!(fl[1].eof && fl[2].eof && !fl[1].len && !fl[2].len)) {
+		struct pollfd p[7];
+		struct flow *owner[7];
+		int np = 0, rc;
+		double t = now(), wait = started + GITSSH_SESSION_SECONDS - t;
+
+		if (!spoken && started + GITSSH_HANDSHAKE_SECONDS - t < wait)
+			wait = started + GITSSH_HANDSHAKE_SECONDS - t;
+		if (last + GITSSH_IDLE_SECONDS - t < wait)
+			wait = last + GITSSH_IDLE_SECONDS - t;
+		if (wait <= 0)
+			return t >= started + GITSSH_SESSION_SECONDS
+				   ? "the session time cap was reached"
+			       : !spoken ? "the remote said nothing in time (host, key or network?)"
+					 : "the session was idle too long";
+		for (int i = 0; i < 3; i++) {
+			struct flow *f = &fl[i];
+
+			if (!f->eof && !f->len) {
+				p[np] = (struct pollfd){.fd = f->from, .events = POLLIN};
+				owner[np++] = f;
+			} else if (f->len && f->to >= 0) {
+				p[np] = (struct pollfd){.fd = f->to, .events = POLLOUT};
+				owner[np++] = f;
+			}
+		}
+		/* The helper's end: it closes when git gave up on it. */
+		p[np] = (struct pollfd){.fd = s->sock, .events = POLLIN};
+		owner[np++] = NULL;
+		rc = poll(p, (nfds_t)np, (int)(wait * 1000) + 1);
+		if (rc < 0 && errno != EINTR)
+			return "poll failed";
+		for (int k = 0; rc > 0 && k < np; k++) {
+			struct flow *f = owner[k];
+			ssize_t n;
+
+			if (!p[k].revents)
+				continue;
+			if (!f) {
+				char junk[256];
+
+				if (recv(s->sock, junk, sizeof(junk), MSG_DONTWAIT) == 0 ||
+				    p[k].revents & (POLLHUP | POLLERR))
+					return "the helper went away";
+				continue;
+			}
+			if (p[k].fd == f->to) {
+				flow_write(f);
+				if (f->dead && f != &fl[0])
+					return "git stopped reading";
+				flow_finish(f);
+				continue;
+			}
+			n = flow_read(f);
+			if (n > 0) {
+				last = now();
+				if (f == &fl[0])
+					s->up += (unsigned long long)n;
+				else
+					s->down += (unsigned long long)n;
+				spoken |= f == &fl[1];
+				if (s->up + s->down > GITSSH_SESSION_BYTES)
+					return "the session byte cap was reached";
+			}
+			/* ssh gone: what git still sends has nowhere to go. */
+			if (f->to < 0)
+				f->len = 0;
+			flow_finish(f);
+		}
+	}
+	return NULL;
+}
+
+/* The helper's arguments for the log: printable, space-separated, cut short. */
+static void
+describe_args(const struct session *s, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	for (int i = 0; i < s->w.argc; i++)
+		for (const char *p = s->w.argv[i]; at + 4 < len && (*p || i + 1 < s->w.argc); p++) {
+			if (!*p) {
+				buf[at++] = ' ';
+				break;
+			}
+			buf[at++] =
+			    (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f ? '?' : *p;
+		}
+	if (at + 4 >= len)
+		memcpy(buf + at, "...", 3), at += 3;
+	buf[at] = '\0';
+}
+
+/* Refuse the session: one log line, the reason on git's stderr, ssh's status. */
+static void __attribute__((noreturn)) deny(struct session *s, const char *why)
+{
+	char args[256], msg[GITSSH_REPLY_MAX - 32];
+
+	describe_args(s, args, sizeof(args));
+	log_line("deny [%s]: %s", args, why);
+	snprintf(msg, sizeof(msg), "refused: %s", why);
+	reply(s->sock, GITSSH_EXIT_FAILURE, msg);
+	_exit(0);
+}
+
+/* Is the helper at the other end of SOCK running as this user? */
+static bool
+peer_is_us(int sock)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	return getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0 && cr.uid == getuid();
+}
+
+static int
+wait_ssh(pid_t pid, bool kill_it)
+{
+	int status = 0;
+
+	if (kill_it)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return GITSSH_EXIT_FAILURE;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : GITSSH_EXIT_FAILURE;
+}
+
+/* One connection, in a process of its own: checked, run, relayed, logged. */
+static void __attribute__((noreturn)) session_main(int sock)
+{
+	static struct session s;
+	const struct gitssh_config *c = broker.c;
+	const struct git_ssh *b;
+	struct gitssh_argv av;
+	char err[512], result[256], identity[64], known_hosts[64];
+	const char *why = NULL, *cut;
+	bool send_env;
+	int in, out, errfd, status;
+	pid_t ssh;
+
+	memset(&s, 0, sizeof(s));
+	s.sock = sock;
+	s.start = now();
+	/* The last word on time, should ssh or a lookup hang past every deadline. */
+	alarm(GITSSH_SESSION_SECONDS + 60);
+	if (!peer_is_us(sock))
+		deny(&s, "the helper runs as another user");
+	if (read_request(&s, &why) < 0)
+		deny(&s, why);
+	if (!gitssh_token_equal(s.w.token, c->token))
+		deny(&s, "wrong " GITSSH_ENV_TOKEN);
+	if ((why = check_fds(&s)))
+		deny(&s, why);
+	if (gitssh_parse_argv(s.w.argc, s.w.argv, &s.rq, err, sizeof(err)) < 0 ||
+	    (s.entry = gitssh_match(c->bindings, c->n_bindings, &s.rq, err, sizeof(err))) < 0 ||
+	    pin_address(&s, &c->bindings[s.entry], err, sizeof(err)) < 0)
+		deny(&s, err);
+	b = &c->bindings[s.entry];
+	send_env = gitssh_git_protocol_ok(s.w.git_protocol);
+	/* ssh, this process's child, reads the files through its descriptors. */
+	if (broker.files[s.entry].identity >= 0)
+		snprintf(identity, sizeof(identity), "/proc/%d/fd/%d", (int)getpid(),
+			 broker.files[s.entry].identity);
+	snprintf(known_hosts, sizeof(known_hosts), "/proc/%d/fd/%d", (int)getpid(),
+		 broker.files[s.entry].known_hosts);
+	if (gitssh_ssh_argv(&av, c->ssh, b, &s.rq, s.ip,
+			    broker.files[s.entry].identity >= 0 ? identity : NULL, known_hosts,
+			    send_env) < 0)
+		deny(&s, "the ssh command line does not fit");
+	ssh = spawn_ssh(&s, &av, send_env, &in, &out, &errfd);
+	if (ssh < 0) {
+		snprintf(err, sizeof(err), "cannot start %s: %s", c->ssh, strerror(errno));
+		deny(&s, err);
+	}
+	cut = relay(&s, in, out, errfd);
+	status = wait_ssh(ssh, cut != NULL);
+	if (cut)
+		status = GITSSH_EXIT_FAILURE;
+	if (cut)
+		snprintf(result, sizeof(result), "cut short: %s", cut);
+	else
+		snprintf(result, sizeof(result), "exit %d", status);
+	log_line("%s %s %s@%s:%u %s (git_ssh at line %u) via %s: %s, %.1f s, %llu bytes sent, "
+		 "%llu received",
+		 cut ? "ended" : "allow", op_name(s.rq.op), b->username.s, b->host.s, b->port,
+		 s.rq.path, b->loc.line, s.ip, result, now() - s.start, s.up, s.down);
+	if (cut)
+		snprintf(err, sizeof(err), "session ended: %s", cut);
+	else if (status == GITSSH_EXIT_FAILURE && broker.files[s.entry].identity < 0)
+		snprintf(err, sizeof(err),
+			 "ssh failed; git_ssh at line %u names no identity_file, so no key was "
+			 "offered",
+			 b->loc.line);
+	else
+		err[0] = '\0';
+	reply(sock, status, err);
+	_exit(0);
+}
+
+/*
+ * At the session cap: turned away at once, the request unread.  Logged at
+ * most once a second, with how many went unlogged, so a loop of
+ * connections cannot flood the log.
+ */
+static void
+refuse_busy(int sock)
+{
+	static double logged;
+	static unsigned quiet;
+	char msg[128];
+
+	snprintf(msg, sizeof(msg), "refused: %d git ssh sessions are running already",
+		 GITSSH_MAX_SESSIONS);
+	reply(sock, GITSSH_EXIT_FAILURE, msg);
+	if (now() - logged < 1) {
+		quiet++;
+		return;
+	}
+	log_line("deny: %d sessions are running already (%u more refused since the last line)",
+		 GITSSH_MAX_SESSIONS, quiet);
+	logged = now();
+	quiet = 0;
+}
+
+/*
+ * The broker: accept, fork a session each (at most GITSSH_MAX_SESSIONS
+ * at once), reap them; when ALIVE reads end of file (omnibox-run is done
+ * or gone), every session is killed and the broker exits.
+ */
+static void __attribute__((noreturn)) broker_main(int listen_fd, int alive)
+{
+	pid_t sessions[GITSSH_MAX_SESSIONS], self = getpid();
+	size_t n = 0;
+	sigset_t chld;
+	int sfd;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, NULL);
+	sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sfd < 0) {
+		log_line("cannot watch its sessions: %s; git over ssh is refused", strerror(errno));
+		_exit(1);
+	}
+	for (;;) {
+		struct pollfd p[3] = {{.fd = alive, .events = POLLIN},
+				      {.fd = sfd, .events = POLLIN},
+				      {.fd = listen_fd, .events = POLLIN}};
+		struct signalfd_siginfo si;
+		int conn, status;
+		pid_t pid;
+
+		if (poll(p, 3, -1) < 0)
+			continue;
+		if (p[0].revents) {
+			for (size_t i = 0; i < n; i++)
+				kill(sessions[i], SIGKILL);
+			_exit(0);
+		}
+		while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			;
+		while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+			for (size_t i = 0; i < n; i++)
+				if (sessions[i] == pid) {
+					sessions[i] = sessions[--n];
+					break;
+				}
+		if (!(p[2].revents & POLLIN))
+			continue;
+		conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (conn < 0)
+			continue;
+		if (n == GITSSH_MAX_SESSIONS) {
+			refuse_busy(conn);
+			close(conn);
+			continue;
+		}
+		pid = fork();
+		if (pid == 0) {
+			close(listen_fd);
+			close(alive);
+			close(sfd);
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != self)
+				_exit(0);
+			sigprocmask(SIG_UNBLOCK, &chld, NULL);
+			session_main(conn);
+		}
+		if (pid > 0)
+			sessions[n++] = pid;
+		else
+			refuse_busy(conn);
+		close(conn);
+	}
+}
+
+/*
+ * PATH, the canonical path the resolver checked, opened without following
+ * any symbolic link: what ssh reads is what was checked.
+ */
+static int
+open_checked(const char *policy, const char *path, const char *what, unsigned line, char *err,
+	     size_t errlen)
+{
+	/* O_NONBLOCK: a FIFO put there must not hang the launch (it is refused below). */
+	struct open_how how = {.flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	struct stat st;
+
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return fail(err, errlen, "%s:%u: git_ssh %s %s: %s", policy, line, what, path,
+			    errno == ELOOP ? "a symbolic link appeared on its path since it was "
+					     "checked"
+					   : strerror(errno));
+	if (fstat((int)fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close((int)fd);
+		return fail(err, errlen, "%s:%u: git_ssh %s %s is not a regular file", policy, line,
+			    what, path);
+	}
+	return (int)fd;
+}
+
+static int
+open_files(const struct gitssh_config *c, struct entry_files *f, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < c->n_bindings; i++) {
+		const struct git_ssh *b = &c->bindings[i];
+		const char *kh = b->known_hosts_file.rel ? b->known_hosts_file.symbolic : NULL;
+		char dflt[4096];
+
+		if (!kh) {
+			snprintf(dflt, sizeof(dflt), "%s/.ssh/known_hosts", c->home ? c->home : "");
+			kh = dflt;
+		}
+		f[i].identity = -1;
+		if (b->identity_file.rel &&
+		    (f[i].identity = open_checked(c->policy, b->identity_file.symbolic,
+						  "identity_file", b->loc.line, err, errlen)) < 0)
+			return -1;
+		f[i].known_hosts =
+		    open_checked(c->policy, kh, "known_hosts_file", b->loc.line, err, errlen);
+		if (f[i].known_hosts < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+listen_on(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return fail(err, errlen,
+			    "git_ssh: the socket path %s is too long; set TMPDIR to a shorter "
+			    "directory",
+			    path);
+	strcpy(sun.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return fail(err, errlen, "git_ssh: socket: %s", strerror(errno));
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || chmod(path, 0600) < 0 ||
+	    listen(fd, 64) < 0) {
+		fail(err, errlen, "git_ssh: %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+pid_t
+gitssh_start(const struct gitssh_config *c, int *alive, char *err, size_t errlen)
+{
+	struct entry_files *files = calloc(c->n_bindings ? c->n_bindings : 1, sizeof(*files));
+	int *keep = calloc(3 + 2 * c->n_bindings, sizeof(*keep)), pipefd[2] = {-1, -1};
+	int listen_fd = -1;
+	size_t n = 0;
+	pid_t pid = -1, parent = getpid();
+
+	if (!files || !keep) {
+		fail(err, errlen, "git_ssh: out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < c->n_bindings; i++)
+		files[i].identity = files[i].known_hosts = -1;
+	if (open_files(c, files, err, errlen) < 0 ||
+	    (listen_fd = listen_on(c->socket_path, err, errlen)) < 0)
+		goto out;
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		fail(err, errlen, "git_ssh: pipe: %s", strerror(errno));
+		goto out;
+	}
+	keep[n++] = pipefd[0];
+	keep[n++] = listen_fd;
+	keep[n++] = c->log_fd;
+	for (size_t i = 0; i < c->n_bindings; i++) {
+		keep[n++] = files[i].identity;
+		keep[n++] = files[i].known_hosts;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fail(err, errlen, "git_ssh: fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		/* Nothing of omnibox-run's but these, renumbered from 3 (fds.h). */
+		launch_detach(keep, n);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+		broker.c = c;
+		broker.log_fd = keep[2];
+		broker.files = files;
+		for (size_t i = 0; i < c->n_bindings; i++) {
+			files[i].identity = files[i].identity >= 0 ? keep[3 + 2 * i] : -1;
+			files[i].known_hosts = keep[4 + 2 * i];
+		}
+		broker_main(keep[1], keep[0]);
+	}
+	*alive = pipefd[1];
+	pipefd[1] = -1;
+out:
+	if (pipefd[0] >= 0)
+		close(pipefd[0]);
+	if (pipefd[1] >= 0)
+		close(pipefd[1]);
+	if (listen_fd >= 0)
+		close(listen_fd);
+	for (size_t i = 0; files && i < c->n_bindings; i++) {
+		if (files[i].identity >= 0)
+			close(files[i].identity);
+		if (files[i].known_hosts >= 0)
+			close(files[i].known_hosts);
+	}
+	free(files);
+	free(keep);
+	return pid;
+}
+
+void
+gitssh_stop(pid_t pid, int alive)
+{
+	if (pid <= 0)
+		return;
+	close(alive);
+	/* Its sessions die with it (PR_SET_PDEATHSIG), and their ssh with them. */
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
