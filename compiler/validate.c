@@ -1741,6 +1741,13 @@ check_git_ssh_rules(struct vctx *c, const struct os_env *env, const char *w)
 
 	if (!sb->n_git_ssh)
 		return;
+	/* The broker is the way to a key; an agent socket would be another. */
+	for (size_t i = 0; i < sb->env_passthrough.n; i++)
+		if (!strcmp(sb->env_passthrough.v[i].s, "SSH_AUTH_SOCK"))
+			diag_error(c->d, sb->env_passthrough.v[i].loc,
+				   "%s.env_passthrough: SSH_AUTH_SOCK cannot be passed with git_ssh: "
+				   "the broker holds the only key the sandbox may use",
+				   w);
 	if (sb->type != SANDBOX_AUTO && sb->type != SANDBOX_LINUX_BWRAP)
 		diag_error(c->d, sb->git_ssh_loc,
 			   "%s.git_ssh needs a linux_bwrap sandbox (or auto, compiled for "

@@ -73,6 +73,10 @@ env_policy_vars(const struct sandbox *sb, const char *scratch,
 		fn(arg, "AWS_DEFAULT_REGION", cr->region.s, "aws_sigv4", cr->loc.line);
 		fn(arg, "AWS_EC2_METADATA_DISABLED", "true",
 		   "aws_sigv4: no instance credentials", cr->loc.line);
+		/* botocore and the AWS CLI read their own bundle, not SSL_CERT_FILE. */
+		snprintf(sock, sizeof(sock), "%s/%s", scratch, ENV_CA_BUNDLE);
+		fn(arg, "AWS_CA_BUNDLE", sock, "aws_sigv4: the session CA, for the AWS SDKs",
+		   cr->loc.line);
 		break;
 	}
 }
