@@ -4105,8 +4105,19 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 	if (!cas)
 		goto fail;
 	p->client_ctx = tls_client_ctx_new(cas, cas_len, err, errlen);
-	if (!p->client_ctx)
+	if (!p->client_ctx) {
+		/* Name the file: a --egress-ca given is not "the system" store. */
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "%s %s: %s",
+			 cf->system_ca_file ? "--egress-ca" : "the system CA file",
+			 cf->system_ca_file ? cf->system_ca_file : DEFAULT_SYSTEM_CAS,
+			 !strcmp(why, "the system CA file holds no certificate")
+			     ? "holds no PEM certificate"
+			     : why);
 		goto fail;
+	}
 	p->ca = tls_ca_new(time(NULL), err, errlen);
 	if (!p->ca)
 		goto fail;

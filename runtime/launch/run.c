@@ -66,7 +66,7 @@ struct options {
 	const char *egress_log;
 	const char *egress_hosts;
 	const char *egress_ca;
-	bool dry_run, quiet;
+	bool dry_run, quiet, strict_toplevel;
 	char **command;
 	size_t n_command;
 };
@@ -87,9 +87,12 @@ static const char usage_text[] =
     "                       instead of /etc/hosts (before DNS), e.g. for tests\n"
     "      --egress-ca=FILE the proxy verifies upstream servers against the CAs in\n"
     "                       FILE (PEM) instead of the system store\n"
+    "      --strict-toplevel  an unknown top-level key of the policy is an error\n"
     "  -q, --quiet          no warnings\n"
-    "      --version        print the version\n"
-    "      --help           print this help\n"
+    "  -V, --version        print the version\n"
+    "  -h, --help           print this help\n"
+    "\n"
+    "Options may come before or after AGENT.yaml; everything after '--' is the command.\n"
     "\n"
     "exit status: the command's own; 128+N if it was killed by signal N; 125 when\n"
     "omnibox-run itself fails (invalid policy, missing bwrap, setup error), in which\n"
@@ -132,7 +135,8 @@ parse_options(int argc, char **argv, struct options *o)
 		OPT_HELP,
 		OPT_EGRESS_LOG,
 		OPT_EGRESS_HOSTS,
-		OPT_EGRESS_CA
+		OPT_EGRESS_CA,
+		OPT_STRICT_TOPLEVEL
 	};
 	static const struct option longopts[] = {
 	    {"terminal", required_argument, NULL, OPT_TERMINAL},
@@ -141,17 +145,24 @@ parse_options(int argc, char **argv, struct options *o)
 	    {"egress-log", required_argument, NULL, OPT_EGRESS_LOG},
 	    {"egress-hosts", required_argument, NULL, OPT_EGRESS_HOSTS},
 	    {"egress-ca", required_argument, NULL, OPT_EGRESS_CA},
+	    {"strict-toplevel", no_argument, NULL, OPT_STRICT_TOPLEVEL},
 	    {"quiet", no_argument, NULL, 'q'},
-	    {"version", no_argument, NULL, OPT_VERSION},
-	    {"help", no_argument, NULL, OPT_HELP},
+	    {"version", no_argument, NULL, 'V'},
+	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	int c;
+	int c, dash = argc;
 
 	memset(o, 0, sizeof(*o));
 	opterr = 0;
-	/* "+": stop at the first non-option, so COMMAND's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+q", longopts, NULL)) != -1) {
+	/* The command follows "--", its options its own: getopt sees only
+	 * what comes before, in any order (GNU style). */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			dash = i;
+			break;
+		}
+	while ((c = getopt_long(dash, argv, ":qhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TERMINAL:
 			o->terminal = optarg;
@@ -171,28 +182,32 @@ parse_options(int argc, char **argv, struct options *o)
 		case OPT_EGRESS_CA:
 			o->egress_ca = optarg;
 			break;
+		case OPT_STRICT_TOPLEVEL:
+			o->strict_toplevel = true;
+			break;
 		case 'q':
 			o->quiet = true;
 			break;
-		case OPT_VERSION:
+		case 'V':
 			printf("omnibox-run %s\n", OMNIBOX_VERSION);
 			exit(0);
-		case OPT_HELP:
+		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
+		case ':':
+			die("option '%s' needs a value (see --help)", argv[optind - 1]);
 		default:
 			die("unknown option '%s' (see --help)", argv[optind - 1]);
 		}
 	}
-	if (optind == argc)
+	/* getopt moved the operands to the end, in order. */
+	if (optind == dash)
 		die("no AGENT.yaml given (see --help)");
 	o->input = argv[optind++];
-	if (optind < argc && !strcmp(argv[optind], "--"))
-		optind++;
-	else if (optind < argc)
+	if (optind < dash)
 		die("unexpected '%s': put the command after '--'", argv[optind]);
-	o->command = argv + optind;
-	o->n_command = (size_t)(argc - optind);
+	o->command = argv + (dash < argc ? dash + 1 : argc);
+	o->n_command = (size_t)(argc - (dash < argc ? dash + 1 : argc));
 }
 
 /* The directory this program was started from. */
@@ -966,7 +981,8 @@ main(int argc, char **argv)
 	if (rc < 0)
 		die("%s: %s", o.input, strerror(-rc));
 	diag_init(&d, a, o.input, src.data ? src.data : "", src.len);
-	p = policy_compile(a, &d, o.input, src.data ? src.data : "", src.len);
+	p = policy_compile_flags(a, &d, o.input, src.data ? src.data : "", src.len,
+				 o.strict_toplevel ? POLICY_STRICT_TOPLEVEL : 0);
 	if (p && o.terminal)
 		p = policy_select_terminal(a, &d, p, o.terminal);
 	diag_print(&d, stderr, !o.quiet);

@@ -764,6 +764,37 @@ t_protected() {
 	rm -rf "$R"
 }
 
+t_run_options() {
+	name="omnibox-run: -h, -V, options after the policy, clear errors"
+	out=$(as_user "$TB/omnibox-run" -h 2>&1)
+	expect_out "usage: omnibox-run"
+	out=$(as_user "$TB/omnibox-run" -V 2>&1)
+	expect_out "omnibox-run "
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" "$P/default.yaml" -q -- sh -c 'echo after-ok' 2>&1)
+	expect_out "after-ok"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" "$P/default.yaml" sh 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "put the command after '--'"
+	printf 'os_env:\n  sandbox:\n    egress_rules: ["GET example.com"]\n' >"$P/egress-min.yaml"
+	printf 'not a certificate\n' >"$U/garbage.pem"
+	chmod 644 "$P/egress-min.yaml" "$U/garbage.pem"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --egress-ca "$U/garbage.pem" "$P/egress-min.yaml" \
+		-- true 2>&1)
+	expect_out "--egress-ca $U/garbage.pem: holds no PEM certificate"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --egress-log /nonexistent-dir/x.log \
+		"$P/egress-min.yaml" -- true 2>&1)
+	expect_out "--egress-log /nonexistent-dir/x.log: No such file or directory"
+	printf 'os_evn:\n  sandbox:\n    allow_network: false\n' >"$P/typo.yaml"
+	chmod 644 "$P/typo.yaml"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" "$P/typo.yaml" -- sh -c 'echo typo-ran' 2>&1)
+	expect_out "unknown top-level key 'os_evn' (did you mean 'os_env'?)"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --strict-toplevel "$P/typo.yaml" \
+		-- sh -c 'echo cmd-executed' 2>&1)
+	expect_no_out "cmd-executed"
+	expect_out "unknown top-level key 'os_evn'"
+}
+
 run_all() {
 	setup_user
 	t_default_policy
@@ -795,6 +826,7 @@ run_all() {
 	t_allow_hidden_all
 	t_secret_files
 	t_protected
+	t_run_options
 }
 
 if [ "$(id -u)" != 0 ]; then
