@@ -420,7 +420,10 @@ emit_limits(const struct policy *p, struct diag *d, struct out *o)
 		return;
 	comment(o, "limits (line %u): set by omnibox-init before the command", l->loc.line);
 	if (l->memory.present)
-		comment(o, "  memory %llu bytes: RLIMIT_AS (and memory.max in a delegated cgroup)",
+		comment(o,
+			"  memory %llu bytes: memory.max in a delegated cgroup, and RLIMIT_DATA "
+			"(private writable memory; address space only reserved, as V8 and Go "
+			"do, is not counted)",
 			(unsigned long long)l->memory.value);
 	if (l->processes.present) {
 		comment(o,
@@ -470,7 +473,7 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 	const struct {
 		const char *opt;
 		const struct ir_u64 *v;
-	} rl[] = {{"--rlimit-as", &l->memory},
+	} rl[] = {{"--rlimit-data", &l->memory},
 		  {"--rlimit-cpu", &l->cpu_time},
 		  {"--rlimit-nofile", &l->open_files},
 		  {"--rlimit-nproc", &l->processes}};

@@ -194,9 +194,9 @@ limits(struct ex *x, const struct sandbox *sb)
 	if (l->memory.present)
 		row(x, win ? ENFORCED : APPROXIMATED, "limits.memory", l->memory.loc.line,
 		    win ? "the Job Object's memory limit for all its processes"
-		    : lin ? "RLIMIT_AS: address space, not memory used (and memory.max in a "
-			    "delegated cgroup)"
-			  : "RLIMIT_AS, which macOS does not enforce as Linux does");
+		    : lin ? "memory.max in a delegated cgroup; else RLIMIT_DATA: private "
+			    "writable memory, not shared or file-backed"
+			  : "RLIMIT_DATA, which macOS enforces loosely");
 	if (l->processes.present)
 		row(x, win ? ENFORCED : APPROXIMATED, "limits.processes", l->processes.loc.line,
 		    win ? "the Job Object's active process limit"

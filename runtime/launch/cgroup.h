@@ -1,7 +1,7 @@
 /*
  * cgroup.h - limits through a delegated cgroup v2, where one exists.
  *
- * rlimits are per process (RLIMIT_AS) or per user (RLIMIT_NPROC); a cgroup
+ * rlimits are per process (RLIMIT_DATA) or per user (RLIMIT_NPROC); a cgroup
  * bounds the sandbox as a whole.  When omnibox-run's own cgroup v2 offers
  * the needed controllers to its children, the sandbox gets a child cgroup
  * with memory.max, pids.max and cpu.max; otherwise the caller keeps the

@@ -1,7 +1,7 @@
 /*
  * init.c - omnibox-init, the first process inside the sandbox.
  *
- *   omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-as BYTES]
+ *   omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-data BYTES]
  *                [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]
  *                [--fs-write PATH]... [--scope] [--ready-fd FD] [--masks-fd FD]
  *                -- ARGV...
@@ -82,7 +82,7 @@ __lsan_is_turned_off(void)
 static void
 usage(void)
 {
-	fputs("usage: omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-as BYTES]\n"
+	fputs("usage: omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-data BYTES]\n"
 	      "                    [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]\n"
 	      "                    [--fs-write PATH]... [--scope] [--ready-fd FD] [--masks-fd FD]\n"
 	      "                    -- ARGV...\n"
@@ -316,7 +316,7 @@ main(int argc, char **argv)
 		static const struct {
 			const char *opt;
 			int resource;
-		} limits[] = {{"--rlimit-as", RLIMIT_AS},
+		} limits[] = {{"--rlimit-data", RLIMIT_DATA},
 			      {"--rlimit-cpu", RLIMIT_CPU},
 			      {"--rlimit-nofile", RLIMIT_NOFILE},
 			      {"--rlimit-nproc", RLIMIT_NPROC}};

@@ -31,7 +31,7 @@ launch_set_rlimits(const struct limits *l, const char **what)
 		const char *name;
 		const struct ir_u64 *v;
 		int resource;
-	} rl[] = {{"limits.memory", &l->memory, RLIMIT_AS},
+	} rl[] = {{"limits.memory", &l->memory, RLIMIT_DATA},
 		  {"limits.cpu_time", &l->cpu_time, RLIMIT_CPU},
 		  {"limits.open_files", &l->open_files, RLIMIT_NOFILE},
 		  {"limits.processes", &l->processes, RLIMIT_NPROC}};

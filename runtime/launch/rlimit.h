@@ -17,7 +17,7 @@ struct limits;
 
 /*
  * Apply the policy's limits to this process as rlimits (rlimit_set()):
- * memory as RLIMIT_AS, cpu_time as RLIMIT_CPU, open_files as
+ * memory as RLIMIT_DATA, cpu_time as RLIMIT_CPU, open_files as
  * RLIMIT_NOFILE, processes as RLIMIT_NPROC (per user: approximate).  Where
  * omnibox-init is not there to do it (macOS), the launch calls this in its
  * child before the exec.  Returns 0, or -1 with errno and *WHAT naming the

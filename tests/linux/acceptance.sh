@@ -156,6 +156,11 @@ setup_user() {
 	  sandbox:
 	    limits: {memory: 256MiB, cpu_time: 1s, open_files: 32}
 	EOF
+	policy memory-512 <<-EOF
+	os_env:
+	  sandbox:
+	    limits: {memory: 512MiB}
+	EOF
 	policy fork <<-EOF
 	os_env:
 	  fork: true
@@ -610,6 +615,29 @@ ENOMEM"
 ok"
 }
 
+t_memory_runtimes() {
+	name="limits.memory: Node and Python start under 512 MiB, a 1 GiB allocation fails inside"
+	if ! command -v node >/dev/null || ! command -v python3 >/dev/null; then
+		echo "SKIP [$who] $name: node or python3 is not installed"
+		skips=$((skips + 1))
+		return
+	fi
+	sbx memory-512 sh -c 'node -e "console.log(\"node-started\")";
+		node -e "try { const a = new Uint8Array(1 << 30); a.fill(1); console.log(\"NODE-GOT-1GIB\") } catch (e) { console.log(\"node-refused \" + e.name) }";
+		python3 -c "print(\"python-started\")";
+		python3 -c "
+try:
+    b = bytearray(1 << 30)
+    print(\"PYTHON-GOT-1GIB\")
+except MemoryError:
+    print(\"python-refused\")"'
+	expect_out "node-started"
+	expect_out "node-refused RangeError"
+	expect_out "python-started"
+	expect_out "python-refused"
+	expect_no_out "GOT-1GIB"
+}
+
 t_copy_on_write() {
 	name="write_paths copy_on_write: the agent writes a copy, the host's tree is untouched"
 	sbx cow sh -c 'echo changed > vendor/lib/code.c && cat vendor/lib/code.c;
@@ -822,6 +850,7 @@ run_all() {
 	t_null_sandbox
 	t_resolve_matches_dry_run
 	t_limits
+	t_memory_runtimes
 	t_copy_on_write
 	t_allow_hidden_all
 	t_secret_files

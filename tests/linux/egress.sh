@@ -144,7 +144,7 @@ setup_user() {
 	    egress_rules: ["GET upstream.test:$HTTPS/bytes/*"]
 	    limits: {memory: 64MiB}
 	EOF
-	# The sanitizers' runtime cannot start under a 64 MiB RLIMIT_AS (what
+	# The sanitizers' runtime cannot start under a 64 MiB RLIMIT_DATA (what
 	# limits.memory sets in the sandbox): their builds flood a proxy at its
 	# default cap instead, and the RSS bound is checked by the plain build.
 	grep -v '^    limits:' "$P/flood.yaml" >"$P/flood-sanitize.yaml"
