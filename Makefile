@@ -153,9 +153,11 @@ $(B)/runtime/egress/http.c: runtime/egress/http.re
 
 # The git_ssh broker, in omnibox-run too; its helper is a mode of omnibox-init.
 GITSSH_OBJ := $(B)/obj/runtime/gitssh/broker.o
+# The sandbox's own terminal for interactive launches.
+PTY_OBJ := $(B)/obj/runtime/launch/pty.o
 
 $(RUN): $(B)/obj/runtime/launch/run.o $(B)/obj/runtime/launch/seccomp_blob.o $(PROXY_OBJ) \
-		$(GITSSH_OBJ) $(LIB)
+		$(GITSSH_OBJ) $(PTY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 # omnibox-run's macOS launch path, built here so it is compiled and tested
@@ -167,7 +169,7 @@ $(B)/obj/runtime/launch/run-darwin.o: runtime/launch/run.c | $(GEN_HDR)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -DOMNIBOX_TEST_DARWIN -c -o $@ $<
 
 $(RUN_DARWIN): $(B)/obj/runtime/launch/run-darwin.o $(B)/obj/runtime/launch/seccomp_blob.o \
-		$(B)/obj/runtime/egress/relay.o $(PROXY_OBJ) $(GITSSH_OBJ) $(LIB)
+		$(B)/obj/runtime/egress/relay.o $(PROXY_OBJ) $(GITSSH_OBJ) $(PTY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 $(INIT): $(B)/obj/runtime/launch/init.o $(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/launch/rlimit.o \
@@ -227,6 +229,10 @@ $(B)/tests/proxy/flood: tests/proxy/flood.c
 
 check-egress: $(RUN) $(INIT) $(B)/tests/proxy/upstream $(B)/tests/proxy/flood
 	tests/linux/egress.sh $(B)
+
+# An interactive launch through tmux: job control, Ctrl-C/Z, resize, terminal restored.
+check-pty: $(RUN) $(INIT)
+	tests/linux/pty.sh $(B)
 
 # git over ssh through the broker, against a real sshd on loopback.
 check-git-ssh: $(RUN) $(INIT)
@@ -307,7 +313,7 @@ bench-deps:
 
 check: deps
 	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-attacks check-proxy \
-		check-egress check-git-ssh check-darwin check-install check-windows check-man
+		check-egress check-git-ssh check-pty check-darwin check-install check-windows check-man
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
 
@@ -432,7 +438,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-cli check-linux check-proxy check-egress check-git-ssh check-darwin check-install check-man windows check-windows \
+.PHONY: all unit golden golden-check check-cli check-linux check-proxy check-egress check-git-ssh check-pty check-darwin check-install check-man windows check-windows \
 	bench-windows deps fuzz-deps bench-deps check fuzz bench-run bench-proxy bench demo install uninstall \
 	format clean
 

@@ -78,6 +78,7 @@ struct bwrap_context {
 	int status_fd;	/* --json-status-fd, -1: "{STATUS_FD}" */
 	int ready_fd;	/* omnibox-init's --ready-fd, -1: "{READY_FD}" */
 	int masks_fd;	/* omnibox-init's --masks-fd (bwrap_masks_list()), -1: "{MASKS_FD}" */
+	bool tty;	/* the sandbox has a terminal of its own (omnibox-init --tty) */
 	const char *exec_path;	    /* the command's canonical path */
 	const char *proxy_port;	    /* egress: the relay's port, or NULL: "{PORT}" */
 	const char *proxy_socket;   /* egress: the proxy's socket, or NULL */

@@ -490,6 +490,11 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 			"the masks, which omnibox-init checks are in place before anything runs");
 		args3(o, "--masks-fd", c->masks_fd >= 0 ? num : "{MASKS_FD}", NULL);
 	}
+	if (c->tty) {
+		comment(o, "an interactive launch: the sandbox's own terminal is its controlling "
+			   "terminal");
+		arg(o, "--tty");
+	}
 	args3(o, "--exec", c->exec_path, NULL);
 	if (sb->n_egress) {
 		char sock[1024];

@@ -3,7 +3,7 @@
  *
  *   omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-data BYTES]
  *                [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]
- *                [--fs-write PATH]... [--scope] [--ready-fd FD] [--masks-fd FD]
+ *                [--fs-write PATH]... [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]
  *                -- ARGV...
  *
  * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1),
@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -84,7 +85,7 @@ usage(void)
 {
 	fputs("usage: omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-data BYTES]\n"
 	      "                    [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]\n"
-	      "                    [--fs-write PATH]... [--scope] [--ready-fd FD] [--masks-fd FD]\n"
+	      "                    [--fs-write PATH]... [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]\n"
 	      "                    -- ARGV...\n"
 	      "       omnibox-init --git-ssh [SSH-OPTIONS] [USER@]HOST COMMAND\n"
 	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
@@ -274,7 +275,7 @@ main(int argc, char **argv)
 	const char *exec_path = NULL, *relay_port_arg = NULL, *relay_socket = NULL;
 	const char **writable = calloc((size_t)argc, sizeof(*writable));
 	size_t n_writable = 0;
-	bool scope = false, landlock = false;
+	bool scope = false, landlock = false, tty = false;
 	int ready_fd = -1, masks_fd = -1, keep[2] = {-1, -1};
 	struct pending_limit {
 		const char *opt;
@@ -345,6 +346,10 @@ main(int argc, char **argv)
 			scope = landlock = true;
 			continue;
 		}
+		if (!strcmp(argv[i], "--tty")) {
+			tty = true;
+			continue;
+		}
 		if (!strcmp(argv[i], "--"))
 			break;
 		for (k = 0; k < sizeof(limits) / sizeof(limits[0]); k++)
@@ -398,12 +403,34 @@ main(int argc, char **argv)
 		sigaddset(&set, forwarded[k]);
 	sigprocmask(SIG_BLOCK, &set, &old);
 
+	/*
+	 * --tty: standard input is the sandbox's own terminal (omnibox-run's
+	 * pty).  This process leads the session bwrap made, so the terminal
+	 * can become its controlling one; the agent gets a process group of its
+	 * own in the foreground, and a shell inside has job control.
+	 */
+	if (tty && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0) {
+		fprintf(stderr, "omnibox-init: cannot take the terminal: %s; nothing ran\n",
+			strerror(errno));
+		return 125;
+	}
 	child = fork();
 	if (child < 0) {
 		perror("omnibox-init: fork");
 		return 125;
 	}
+	if (tty && child > 0) {
+		setpgid(child, child);
+		tcsetpgrp(STDIN_FILENO, child);
+	}
 	if (child == 0) {
+		if (tty) {
+			/* From a background group until it is done: SIGTTOU ignored. */
+			signal(SIGTTOU, SIG_IGN);
+			setpgid(0, 0);
+			tcsetpgrp(STDIN_FILENO, getpid());
+			signal(SIGTTOU, SIG_DFL);
+		}
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		/* Without --exec (macOS), ARGV[0] on the PATH sandbox-exec passed on. */
 		if (exec_path)

@@ -36,6 +36,7 @@
 #include "emitters/envlist.h"
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/fds.h"
+#include "runtime/launch/pty.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/egress/credentials.h"
 #include "runtime/resolve/command.h"
@@ -66,7 +67,7 @@ struct options {
 	const char *egress_log;
 	const char *egress_hosts;
 	const char *egress_ca;
-	bool dry_run, quiet, strict_toplevel;
+	bool dry_run, quiet, strict_toplevel, pty, no_pty;
 	char **command;
 	size_t n_command;
 };
@@ -88,6 +89,10 @@ static const char usage_text[] =
     "      --egress-ca=FILE the proxy verifies upstream servers against the CAs in\n"
     "                       FILE (PEM) instead of the system store\n"
     "      --strict-toplevel  an unknown top-level key of the policy is an error\n"
+    "      --pty, --no-pty  give the sandbox a terminal of its own (job control, Ctrl-C,\n"
+    "                       resizing), the default when standard input and output are\n"
+    "                       a terminal;\n"
+    "                       its egress log then goes to a file, never to the screen\n"
     "  -q, --quiet          no warnings\n"
     "  -V, --version        print the version\n"
     "  -h, --help           print this help\n"
@@ -136,7 +141,9 @@ parse_options(int argc, char **argv, struct options *o)
 		OPT_EGRESS_LOG,
 		OPT_EGRESS_HOSTS,
 		OPT_EGRESS_CA,
-		OPT_STRICT_TOPLEVEL
+		OPT_STRICT_TOPLEVEL,
+		OPT_PTY,
+		OPT_NO_PTY
 	};
 	static const struct option longopts[] = {
 	    {"terminal", required_argument, NULL, OPT_TERMINAL},
@@ -146,6 +153,8 @@ parse_options(int argc, char **argv, struct options *o)
 	    {"egress-hosts", required_argument, NULL, OPT_EGRESS_HOSTS},
 	    {"egress-ca", required_argument, NULL, OPT_EGRESS_CA},
 	    {"strict-toplevel", no_argument, NULL, OPT_STRICT_TOPLEVEL},
+	    {"pty", no_argument, NULL, OPT_PTY},
+	    {"no-pty", no_argument, NULL, OPT_NO_PTY},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -184,6 +193,14 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_STRICT_TOPLEVEL:
 			o->strict_toplevel = true;
+			break;
+		case OPT_PTY:
+			o->pty = true;
+			o->no_pty = false;
+			break;
+		case OPT_NO_PTY:
+			o->no_pty = true;
+			o->pty = false;
 			break;
 		case 'q':
 			o->quiet = true;
@@ -300,6 +317,7 @@ struct run_state {
 	struct event *status_ev;
 	char status_buf[4096];
 	size_t status_len;
+	struct pty *pty; /* the sandbox's terminal, or NULL */
 };
 
 static void
@@ -316,6 +334,11 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 			st->done = true;
 			event_base_loopexit(st->base, NULL);
 		}
+		return;
+	}
+	/* The user's terminal changed size: so does the sandbox's. */
+	if (sig == SIGWINCH && st->pty) {
+		pty_resize(st->pty);
 		return;
 	}
 	/* To omnibox-init, which hands it to the agent; before the sandbox
@@ -442,7 +465,7 @@ bwrap_hint(const char *bwrap)
 static int
 run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *plan,
 	  const struct textbuf *tail, int args_fd, int status_pipe[2], int ready_pipe[2],
-	  const char *cgroup)
+	  const char *cgroup, struct pty *pty)
 {
 	static const int forward[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,
 				      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
@@ -458,6 +481,7 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 
 	st.base = base;
 	st.status_fd = status_pipe[0];
+	st.pty = pty;
 	evs[n_evs] = evsignal_new(st.base, SIGCHLD, on_signal, &st);
 	event_add(evs[n_evs++], NULL);
 	for (size_t i = 0; i < sizeof(forward) / sizeof(forward[0]); i++) {
@@ -484,6 +508,10 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 				cgroup);
 			_exit(EXIT_SETUP);
 		}
+		/* The sandbox's own terminal as 0, 1 and 2: the user's never enters. */
+		if (pty && (dup2(pty->slave, 0) < 0 || dup2(pty->slave, 1) < 0 ||
+			    dup2(pty->slave, 2) < 0))
+			_exit(EXIT_SETUP);
 		/* 0, 1, 2 and what the argv names; nothing the caller left open. */
 		fds_keep_only(keep, n_keep);
 		/* The sandbox starts with the descriptor limit omnibox-run was given. */
@@ -495,9 +523,21 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 	free(keep);
 	close(status_pipe[1]);
 	close(ready_pipe[1]);
+	if (pty) {
+		/* Only the sandbox holds the slave now: its end is the master's EOF. */
+		close(pty->slave);
+		pty->slave = -1;
+		if (pty_raw() < 0 || pty_relay_start(pty, base) < 0) {
+			pty_restore();
+			fprintf(stderr, "omnibox-run: cannot relay the terminal: %s\n",
+				strerror(errno));
+		}
+	}
 	while (!st.done)
 		if (event_base_loop(st.base, EVLOOP_ONCE) < 0)
 			break;
+	if (pty)
+		pty_finish(pty);
 	/* Read what is left of the status stream. */
 	st.status_ev = NULL;
 	on_status(status_pipe[0], EV_READ, &st);
@@ -962,6 +1002,8 @@ main(int argc, char **argv)
 	char git_ssh_token[GITSSH_TOKEN_LEN + 1];
 	pid_t git_ssh_pid = -1;
 	int git_ssh_alive = -1;
+	struct pty pty = {.master = -1, .slave = -1};
+	bool use_pty;
 
 	/* Whatever the caller left open goes no further than this process. */
 	fds_cloexec_from(3);
@@ -977,6 +1019,11 @@ main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	parse_options(argc, argv, &o);
+	/* An interactive launch gets a terminal of its own (pty.h). */
+	/* Both ends a terminal: output piped elsewhere stays byte for byte. */
+	use_pty = !o.no_pty && (o.pty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
+	if (o.pty && !isatty(STDIN_FILENO))
+		die("--pty: standard input is not a terminal");
 	rc = file_read(o.input, &src, FILE_READ_MAX);
 	if (rc < 0)
 		die("%s: %s", o.input, strerror(-rc));
@@ -1065,7 +1112,14 @@ main(int argc, char **argv)
 			rq.proxy_socket = NULL;
 			rq.extra_env = placeholder_names(a, sb, &rq.n_extra_env);
 		} else {
-			/* Opened now, while nothing but the scratch dir needs undoing. */
+			/* Opened now, while nothing but the scratch dir needs undoing.
+			 * An interactive screen is no place for the proxy's log. */
+			if (use_pty && !o.egress_log) {
+				o.egress_log = arena_printf(a, "%s.egress.log", scratch.path);
+				if (!o.quiet)
+					fprintf(stderr, "omnibox-run: the egress log is %s\n",
+						o.egress_log);
+			}
 			egress_log = egress_log_open(&o);
 			egress_credentials(a, sb, home, scratch.path, &creds);
 			rq.extra_env = creds.env;
@@ -1100,6 +1154,9 @@ main(int argc, char **argv)
 	if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0)
 		die("%s; nothing ran", err);
 	undo_plan = &plan;
+	plan.ctx.tty = use_pty;
+	if (use_pty && !o.dry_run && pty_open(&pty, err, sizeof(err)) < 0)
+		die("%s; nothing ran (--no-pty runs without one)", err);
 	if (!o.dry_run && (plan.ctx.n_masks || plan.ctx.n_sockets)) {
 		struct textbuf list = {0};
 
@@ -1188,7 +1245,8 @@ main(int argc, char **argv)
 	janitor = start_janitor(&scratch, &plan);
 	if (janitor < 0)
 		die("cannot start the cleanup process: %s", strerror(errno));
-	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, status_pipe, ready_pipe, cgroup);
+	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, status_pipe, ready_pipe, cgroup,
+		       use_pty ? &pty : NULL);
 	gitssh_stop(git_ssh_pid, git_ssh_alive);
 	launch_plan_close(&plan);
 	if (proxy)
