@@ -834,5 +834,6 @@ main(int argc, char **argv)
 	diag_print(&d, stderr, !o.quiet);
 	arena_free(a);
 	tb_free(&src);
+	free(o.queries);
 	return rc;
 }
