@@ -37,6 +37,7 @@
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/fds.h"
 #include "runtime/launch/pty.h"
+#include "emitters/query.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/egress/credentials.h"
 #include "runtime/resolve/command.h"
@@ -68,6 +69,7 @@ struct options {
 	const char *egress_hosts;
 	const char *egress_ca;
 	bool dry_run, quiet, strict_toplevel, pty, no_pty;
+	const char *why; /* --why PATH|URL */
 	char **command;
 	size_t n_command;
 };
@@ -89,6 +91,9 @@ static const char usage_text[] =
     "      --egress-ca=FILE the proxy verifies upstream servers against the CAs in\n"
     "                       FILE (PEM) instead of the system store\n"
     "      --strict-toplevel  an unknown top-level key of the policy is an error\n"
+    "      --why=PATH|URL   say whether the policy lets the command read and write PATH\n"
+    "                       (or GET URL), and which rule decides, then exit; nothing\n"
+    "                       runs (the engine of omnibox-compile --query)\n"
     "      --pty, --no-pty  give the sandbox a terminal of its own (job control, Ctrl-C,\n"
     "                       resizing), the default when standard input and output are\n"
     "                       a terminal;\n"
@@ -143,7 +148,8 @@ parse_options(int argc, char **argv, struct options *o)
 		OPT_EGRESS_CA,
 		OPT_STRICT_TOPLEVEL,
 		OPT_PTY,
-		OPT_NO_PTY
+		OPT_NO_PTY,
+		OPT_WHY
 	};
 	static const struct option longopts[] = {
 	    {"terminal", required_argument, NULL, OPT_TERMINAL},
@@ -155,6 +161,7 @@ parse_options(int argc, char **argv, struct options *o)
 	    {"strict-toplevel", no_argument, NULL, OPT_STRICT_TOPLEVEL},
 	    {"pty", no_argument, NULL, OPT_PTY},
 	    {"no-pty", no_argument, NULL, OPT_NO_PTY},
+	    {"why", required_argument, NULL, OPT_WHY},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
@@ -197,6 +204,9 @@ parse_options(int argc, char **argv, struct options *o)
 		case OPT_PTY:
 			o->pty = true;
 			o->no_pty = false;
+			break;
+		case OPT_WHY:
+			o->why = optarg;
 			break;
 		case OPT_NO_PTY:
 			o->no_pty = true;
@@ -564,6 +574,43 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 		return EXIT_SETUP;
 	}
 	return exit_status_of(st.status);
+}
+
+/* ---- --why ------------------------------------------------------------------------ */
+
+/* The policy's answer for WHAT on this machine's target, from the IR alone. */
+static int
+explain_why(struct arena *a, const struct policy *p, const char *what)
+{
+	const char *texts[3];
+	size_t n = 0;
+	int rc = 0;
+
+	if (!strncmp(what, "http://", 7) || !strncmp(what, "https://", 8)) {
+		texts[n++] = arena_printf(a, "GET %s", what);
+	} else if (strchr(what, ' ')) {
+		texts[n++] = what; /* "ACCESS TARGET", as for --query */
+	} else {
+		texts[n++] = arena_printf(a, "read %s", what);
+		texts[n++] = arena_printf(a, "write %s", what);
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct query q;
+		struct decision d;
+		char err[512];
+
+		if (query_parse(a, texts[i], &q, err, sizeof(err)) < 0) {
+			fprintf(stderr, "omnibox-run: --why: %s\n", err);
+			rc = 2;
+			continue;
+		}
+		query_decide(a, p, TARGET_LINUX, &q, &d);
+		printf("%s: %s, %s", texts[i], d.allowed ? "allowed" : "refused", d.why);
+		if (d.line)
+			printf(" (%s:%u)", p->source, d.line);
+		putchar('\n');
+	}
+	return rc;
 }
 
 /* ---- egress ------------------------------------------------------------------------ */
@@ -1019,8 +1066,8 @@ main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	parse_options(argc, argv, &o);
-	/* An interactive launch gets a terminal of its own (pty.h). */
-	/* Both ends a terminal: output piped elsewhere stays byte for byte. */
+	/* An interactive launch gets a terminal of its own (pty.h), when both
+	 * ends are a terminal: output piped elsewhere stays byte for byte. */
 	use_pty = !o.no_pty && (o.pty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
 	if (o.pty && !isatty(STDIN_FILENO))
 		die("--pty: standard input is not a terminal");
@@ -1036,6 +1083,12 @@ main(int argc, char **argv)
 	if (!p)
 		die("%s: invalid policy; nothing ran", o.input);
 
+	if (o.why) {
+		rc = explain_why(a, p, o.why);
+		arena_free(a);
+		tb_free(&src);
+		return rc;
+	}
 	sb = &p->os_env.sandbox;
 	if (p->os_env.fork.value)
 		die("%s:%u: os_env.fork is not supported; remove it to run on the workspace "

@@ -813,6 +813,12 @@ t_run_options() {
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" --egress-log /nonexistent-dir/x.log \
 		"$P/egress-min.yaml" -- true 2>&1)
 	expect_out "--egress-log /nonexistent-dir/x.log: No such file or directory"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --why .env "$P/masks.yaml" 2>&1)
+	expect_out "read .env: refused, dotfile {CWD}/.env is hidden"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --why src/x.c "$P/masks.yaml" 2>&1)
+	expect_out "write src/x.c: allowed, the workspace, writable (write_paths .)"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --why https://example.com/ "$P/offline.yaml" 2>&1)
+	expect_out "GET https://example.com/: refused, allow_network: false"
 	printf 'os_evn:\n  sandbox:\n    allow_network: false\n' >"$P/typo.yaml"
 	chmod 644 "$P/typo.yaml"
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" "$P/typo.yaml" -- sh -c 'echo typo-ran' 2>&1)
