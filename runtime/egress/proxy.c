@@ -170,6 +170,9 @@ struct refresher {
 };
 
 struct proxy {
+	struct proxy_denial denials[PROXY_DENIALS_MAX]; /* distinct, for the summary */
+	size_t n_denials;
+	unsigned long denials_other; /* past PROXY_DENIALS_MAX distinct ones */
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct evdns_base *dns;
@@ -742,6 +745,35 @@ conn_reply(struct conn *c, unsigned status, const char *kind, const char *body, 
 	request_done(c);
 }
 
+/* Count a refusal for the summary omnibox-run prints: the request and a rule that would allow it. */
+static void
+note_denial(struct proxy *p, const char *request, const char *rule)
+{
+	for (size_t i = 0; i < p->n_denials; i++)
+		if (!strcmp(p->denials[i].rule, rule)) {
+			p->denials[i].count++;
+			return;
+		}
+	if (p->n_denials == PROXY_DENIALS_MAX) {
+		p->denials_other++;
+		return;
+	}
+	/* Long ones cut: the summary is for reading. */
+	snprintf(p->denials[p->n_denials].request, sizeof(p->denials[0].request), "%.*s",
+		 (int)sizeof(p->denials[0].request) - 1, request);
+	snprintf(p->denials[p->n_denials].rule, sizeof(p->denials[0].rule), "%.*s",
+		 (int)sizeof(p->denials[0].rule) - 1, rule);
+	p->denials[p->n_denials++].count = 1;
+}
+
+size_t
+proxy_denials(const struct proxy *p, const struct proxy_denial **out, unsigned long *others)
+{
+	*out = p->denials;
+	*others = p->denials_other;
+	return p->n_denials;
+}
+
 /* 403 for a request no rule allows, naming a rule that would. */
 static void
 deny_request(struct conn *c, const char *method, size_t mlen, const char *host, const char *norm)
@@ -758,18 +790,20 @@ deny_request(struct conn *c, const char *method, size_t mlen, const char *host, 
 	plog(c->p, "c%lu deny %s: no rule matches", c->id, c->log_url);
 	/* The suggestion names the port only where a rule must; the query is
 	 * never part of a rule. */
-	if (c->port != (c->cli_tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN))
+	{
+		char rule[PROXY_TARGET_MAX + 400];
+
+		if (c->port != (c->cli_tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN))
+			snprintf(rule, sizeof(rule), "%s %s:%u%s", m, host, c->port, path);
+		else
+			snprintf(rule, sizeof(rule), "%s %s%s", m, host, path);
+		note_denial(c->p, c->log_url ? c->log_url : rule, rule);
 		snprintf(body, sizeof(body),
 			 "omnibox: %s is not allowed by the egress policy (no rule matches).\n"
 			 "A rule that would allow it:\n"
-			 "  %s %s:%u%s\n",
-			 c->log_url, m, host, c->port, path);
-	else
-		snprintf(body, sizeof(body),
-			 "omnibox: %s is not allowed by the egress policy (no rule matches).\n"
-			 "A rule that would allow it:\n"
-			 "  %s %s%s\n",
-			 c->log_url, m, host, path);
+			 "  %s\n",
+			 c->log_url, rule);
+	}
 	conn_reply(c, 403, "blocked-by-policy", body, true);
 }
 
@@ -2428,6 +2462,8 @@ handle_connect(struct conn *c, const char *buf)
 		else
 			snprintf(hp, sizeof(hp), "%s:%u", c->host, c->port);
 		plog(c->p, "c%lu deny %s: no rule names %s", c->id, c->log_url, hp);
+		note_denial(c->p, c->log_url ? c->log_url : hp,
+			    (snprintf(body, sizeof(body), "GET %s/**", hp), body));
 		snprintf(body, sizeof(body),
 			 "omnibox: %s is not allowed by the egress policy: no rule names "
 			 "%s.\nA rule that would allow requests to it:\n  GET %s/**\n",

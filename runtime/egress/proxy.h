@@ -161,4 +161,16 @@ struct proxy_stats {
 
 void proxy_get_stats(const struct proxy *p, struct proxy_stats *out);
 
+/* Distinct refusals for lack of a rule, kept for the summary at exit. */
+#define PROXY_DENIALS_MAX 32
+struct proxy_denial {
+	char request[512]; /* the first request refused, "GET https://host/path" */
+	char rule[512];	   /* a rule that would allow it */
+	unsigned long count;
+};
+
+/* The refusals so far (in first-seen order) and how many more went uncounted. */
+size_t proxy_denials(const struct proxy *p, const struct proxy_denial **out,
+		     unsigned long *others);
+
 #endif

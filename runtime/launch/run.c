@@ -576,6 +576,32 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 	return exit_status_of(st.status);
 }
 
+/*
+ * What the proxy refused for want of a rule, once the run is over: the agent
+ * saw only a 403, the user sees here which rule would have allowed it.
+ */
+static void
+denials_summary(const struct proxy *proxy, const char *policy)
+{
+	const struct proxy_denial *v;
+	unsigned long others, total = 0;
+	size_t n = proxy_denials(proxy, &v, &others);
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		total += v[i].count;
+	fprintf(stderr,
+		"omnibox-run: the egress proxy refused %lu request%s no rule of %s allows; "
+		"rules that would allow them:\n",
+		total + others, total + others == 1 ? "" : "s", policy);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "  \"%s\"   # %s%s\n", v[i].rule, v[i].request,
+			v[i].count > 1 ? " (and more like it)" : "");
+	if (others)
+		fprintf(stderr, "  ... and %lu more\n", others);
+}
+
 /* ---- --why ------------------------------------------------------------------------ */
 
 /* The policy's answer for WHAT on this machine's target, from the IR alone. */
@@ -1302,6 +1328,8 @@ main(int argc, char **argv)
 		       use_pty ? &pty : NULL);
 	gitssh_stop(git_ssh_pid, git_ssh_alive);
 	launch_plan_close(&plan);
+	if (proxy && !o.quiet)
+		denials_summary(proxy, o.input);
 	if (proxy)
 		proxy_free(proxy);
 	event_base_free(base);

@@ -176,6 +176,17 @@ run_all() {
 	expect_out "X-Omnibox-Error: blocked-by-policy"
 	expect_out "GET upstream.test:$HTTPS/secret/x"
 
+	name="at exit, omnibox-run sums up what the proxy refused and the rules that would allow it"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --egress-hosts="$T/hosts" --egress-ca="$T/ca.pem" \
+		--egress-log="$U/egress.log" "$P/egress.yaml" -- sh -c \
+		"curl -sS -o /dev/null '$url/secret/x'; curl -sS -o /dev/null '$url/secret/x'; curl -sS -o /dev/null '$url/other'" 2>&1)
+	: >"$U/egress.log"
+	expect_out "the egress proxy refused 3 requests no rule of"
+	expect_out "\"GET upstream.test:$HTTPS/secret/x\"   # GET https://upstream.test:$HTTPS/secret/x (and more like it)"
+	expect_out "\"GET upstream.test:$HTTPS/other\""
+	sbx egress sh -c "curl -sS -o /dev/null '$url/secret/x'"
+	expect_no_out "the egress proxy refused"
+
 	name="a direct connection that bypasses the proxy fails"
 	sbx egress sh -c "curl -sS -m 5 --noproxy '*' https://127.0.0.1:$HTTPS/echo/x 2>&1 || echo direct-failed"
 	expect_out "direct-failed"
