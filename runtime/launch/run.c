@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -451,6 +452,63 @@ bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 }
 
 /* After a failed setup: a bwrap without --bind-fd needs an upgrade, not a retry. */
+/* The first line of a file of /proc/sys, or "" when there is none. */
+static const char *
+sysctl_value(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/*
+ * bwrap failed: when this process cannot make the namespaces bwrap needs,
+ * say why and how to fix it, instead of leaving the user with bwrap's own
+ * "Permission denied".
+ */
+static void
+namespace_hint(void)
+{
+	char v[64];
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : errno ? errno : 1);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) == 0)
+		return;
+	if (!strcmp(sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", v,
+				 sizeof(v)),
+		    "1"))
+		fprintf(stderr,
+			"omnibox-run: AppArmor forbids unprivileged user namespaces here (Ubuntu "
+			"23.10 and later): allow them for bwrap with an AppArmor profile (an "
+			"/etc/apparmor.d/bwrap granting 'userns,'), or set "
+			"kernel.apparmor_restrict_unprivileged_userns=0\n");
+	else if (!strcmp(sysctl_value("/proc/sys/user/max_user_namespaces", v, sizeof(v)), "0"))
+		fprintf(stderr, "omnibox-run: user namespaces are disabled "
+				"(user.max_user_namespaces=0): set it above 0\n");
+	else if (!strcmp(sysctl_value("/proc/sys/kernel/unprivileged_userns_clone", v, sizeof(v)),
+			 "0"))
+		fprintf(stderr, "omnibox-run: unprivileged user namespaces are disabled "
+				"(kernel.unprivileged_userns_clone=0): set it to 1\n");
+	else
+		fprintf(stderr,
+			"omnibox-run: this process cannot create namespaces (%s): a container or "
+			"sandbox around it forbids them; run omnibox where user namespaces are "
+			"allowed (for Docker: a seccomp profile that permits unshare and clone, "
+			"or --privileged)\n",
+			strerror(WEXITSTATUS(status)));
+}
+
 static void
 bwrap_hint(const char *bwrap)
 {
@@ -571,6 +629,7 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 			"nothing ran\n",
 			exit_status_of(st.status));
 		bwrap_hint(bwrap);
+		namespace_hint();
 		return EXIT_SETUP;
 	}
 	return exit_status_of(st.status);

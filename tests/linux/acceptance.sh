@@ -437,6 +437,18 @@ t_missing_bwrap() {
 	[ ! -e "$WS/ran.txt" ] || fail "the command ran without bwrap"
 }
 
+t_no_namespaces() {
+	name="where namespaces are forbidden (a sandbox or container around it), the cause and the fix are named"
+	printf 'os_env:\n  sandbox:\n    read_paths: ["%s", "%s"]\n' "$TB" "$P" >"$P/nested.yaml"
+	chmod 644 "$P/nested.yaml"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/nested.yaml" -- \
+		"$TB/omnibox-run" -q "$P/default.yaml" -- sh -c 'echo cmd-executed' 2>&1)
+	expect_no_out "cmd-executed"
+	expect_out "bwrap could not set up the sandbox"
+	expect_out "cannot create namespaces"
+	expect_out "a container or sandbox around it forbids them"
+}
+
 t_escapes() {
 	name="escapes: /proc/self/root, hard links and mknod to masked files, remount, ptrace"
 	sbx write-ws sh -c 'echo x > /proc/self/root/etc/omnibox-escape; ls /proc/self/root/root 2>&1;
@@ -845,6 +857,7 @@ run_all() {
 	t_kill_run
 	t_signal_forwarding
 	t_missing_bwrap
+	t_no_namespaces
 	t_escapes
 	t_unix_socket
 	t_root_powers
