@@ -1357,6 +1357,11 @@ main(int argc, char **argv)
 			if (!cgroup && l->cpu_rate.present)
 				fprintf(stderr,
 					"omnibox-run: limits.cpu_rate is not enforced: %s\n", why);
+			if (!cgroup && l->memory.present)
+				fprintf(stderr,
+					"omnibox-run: limits.memory is RLIMIT_DATA (private writable "
+					"memory, not a cgroup's memory.max: %s)\n",
+					why);
 		}
 	}
 	base = event_base_new();
