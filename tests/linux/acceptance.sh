@@ -638,11 +638,16 @@ t_memory_runtimes() {
 		node -e "try { const a = new Uint8Array(1 << 30); a.fill(1); console.log(\"NODE-GOT-1GIB\") } catch (e) { console.log(\"node-refused \" + e.name) }";
 		python3 -c "print(\"python-started\")";
 		python3 -c "
+import mmap
+m = mmap.mmap(-1, 8 << 30, prot=mmap.PROT_NONE)
+print(\"reserved-8gib\")";
+		python3 -c "
 try:
     b = bytearray(1 << 30)
     print(\"PYTHON-GOT-1GIB\")
 except MemoryError:
     print(\"python-refused\")"'
+	expect_out "reserved-8gib"
 	expect_out "node-started"
 	expect_out "node-refused RangeError"
 	expect_out "python-started"
