@@ -639,7 +639,7 @@ t_memory_runtimes() {
 		python3 -c "print(\"python-started\")";
 		python3 -c "
 import mmap
-m = mmap.mmap(-1, 8 << 30, prot=mmap.PROT_NONE)
+m = mmap.mmap(-1, 8 << 30, prot=0)
 print(\"reserved-8gib\")";
 		python3 -c "
 try:
