@@ -149,12 +149,12 @@ run_all() {
 	expect_rc 143
 
 	name="no limits: none set"
-	run plain sh -c 'ulimit -n; ulimit -v'
+	run plain sh -c 'ulimit -n; ulimit -d'
 	expect_no_out "40"
 	expect_out "unlimited"
 
-	name="limits: open files, address space and CPU time are set before the exec"
-	run limits sh -c 'ulimit -n; ulimit -v; ulimit -t'
+	name="limits: open files, data size (memory) and CPU time are set before the exec"
+	run limits sh -c 'ulimit -n; ulimit -d; ulimit -t'
 	expect_out "40
 262144
 1"
