@@ -17,6 +17,12 @@
 static struct termios saved;
 static bool saved_valid;
 
+bool
+pty_is_raw(void)
+{
+	return saved_valid;
+}
+
 void
 pty_restore(void)
 {

@@ -36,6 +36,9 @@ int pty_open(struct pty *p, char *err, size_t errlen);
  */
 int pty_raw(void);
 
+/* Is the user's terminal in raw mode now (lines then end in "\r\n")? */
+bool pty_is_raw(void);
+
 /* Put the user's terminal back as it was (idempotent). */
 void pty_restore(void);
 

@@ -71,6 +71,7 @@ struct options {
 	const char *egress_ca;
 	bool dry_run, quiet, strict_toplevel, pty, no_pty;
 	const char *why; /* --why PATH|URL */
+	bool verbose;
 	char **command;
 	size_t n_command;
 };
@@ -99,6 +100,8 @@ static const char usage_text[] =
     "                       resizing), the default when standard input and output are\n"
     "                       a terminal;\n"
     "                       its egress log then goes to a file, never to the screen\n"
+    "  -v, --verbose        print the egress proxy's refusals as they happen, even when\n"
+    "                       its log goes to a file\n"
     "  -q, --quiet          no warnings\n"
     "  -V, --version        print the version\n"
     "  -h, --help           print this help\n"
@@ -164,6 +167,7 @@ parse_options(int argc, char **argv, struct options *o)
 	    {"no-pty", no_argument, NULL, OPT_NO_PTY},
 	    {"why", required_argument, NULL, OPT_WHY},
 	    {"quiet", no_argument, NULL, 'q'},
+	    {"verbose", no_argument, NULL, 'v'},
 	    {"version", no_argument, NULL, 'V'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -179,7 +183,7 @@ parse_options(int argc, char **argv, struct options *o)
 			dash = i;
 			break;
 		}
-	while ((c = getopt_long(dash, argv, ":qhV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(dash, argv, ":qvhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case OPT_TERMINAL:
 			o->terminal = optarg;
@@ -215,6 +219,9 @@ parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'q':
 			o->quiet = true;
+			break;
+		case 'v':
+			o->verbose = true;
 			break;
 		case 'V':
 			printf("omnibox-run %s\n", OMNIBOX_VERSION);
@@ -700,6 +707,9 @@ explain_why(struct arena *a, const struct policy *p, const char *what)
 
 /* ---- egress ------------------------------------------------------------------------ */
 
+/* --verbose: the proxy's refusals on the screen as they happen. */
+static bool verbose_denials;
+
 static void
 egress_log_line(void *arg, const char *line)
 {
@@ -707,6 +717,8 @@ egress_log_line(void *arg, const char *line)
 
 	fprintf(f, "omnibox-egress: %s\n", line);
 	fflush(f);
+	if (verbose_denials && f != stderr && strstr(line, " deny "))
+		fprintf(stderr, "omnibox-egress: %s%s", line, pty_is_raw() ? "\r\n" : "\n");
 }
 
 /* For --dry-run: the names credential placeholders would be set in, unread. */
@@ -1151,6 +1163,7 @@ main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	parse_options(argc, argv, &o);
+	verbose_denials = o.verbose;
 	/* An interactive launch gets a terminal of its own (pty.h), when both
 	 * ends are a terminal: output piped elsewhere stays byte for byte. */
 	use_pty = !o.no_pty && (o.pty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));

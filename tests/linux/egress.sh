@@ -177,13 +177,15 @@ run_all() {
 	expect_out "GET upstream.test:$HTTPS/secret/x"
 
 	name="at exit, omnibox-run sums up what the proxy refused and the rules that would allow it"
-	out=$(cd "$WS" && as_user "$TB/omnibox-run" --egress-hosts="$T/hosts" --egress-ca="$T/ca.pem" \
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -v --egress-hosts="$T/hosts" --egress-ca="$T/ca.pem" \
 		--egress-log="$U/egress.log" "$P/egress.yaml" -- sh -c \
 		"curl -sS -o /dev/null '$url/secret/x'; curl -sS -o /dev/null '$url/secret/x'; curl -sS -o /dev/null '$url/other'" 2>&1)
 	: >"$U/egress.log"
 	expect_out "the egress proxy refused 3 requests no rule of"
 	expect_out "\"GET upstream.test:$HTTPS/secret/x\"   # GET https://upstream.test:$HTTPS/secret/x (and more like it)"
 	expect_out "\"GET upstream.test:$HTTPS/other\""
+	name="--verbose shows each refusal as it happens, though the log goes to a file"
+	expect_out "deny GET https://upstream.test:$HTTPS/other: no rule matches"
 	sbx egress sh -c "curl -sS -o /dev/null '$url/secret/x'"
 	expect_no_out "the egress proxy refused"
 
