@@ -140,7 +140,7 @@ expect omnibox-compile 'omnibox-compile agent.yaml --diff=main --format=' 'json 
 # Options of each program.
 expect omnibox-compile 'omnibox-compile --ex' '--explain'
 expect omnibox-compile 'omnibox-compile --q' '--query-file= --query= --quiet'
-expect omnibox-compile 'omnibox-compile --st' '--strict'
+expect omnibox-compile 'omnibox-compile --st' '--strict --strict-toplevel'
 expect_has omnibox-compile 'omnibox-compile -' '-V'
 expect_has omnibox-compile 'omnibox-compile -' '-h'
 expect_has omnibox-compile 'omnibox-compile -' '--diff='

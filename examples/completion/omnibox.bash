@@ -5,12 +5,13 @@
 # only, not the bash-completion package.
 
 _omnibox_compile_long=(--target= --emit= --output= --terminal= --resolve --cwd= --home=
-	--check= --explain --strict --diff= --format= --query= --query-file= --quiet --verbose
+	--check= --explain --strict --diff= --format= --query= --query-file= --strict-toplevel
+	--quiet --verbose
 	--version --help)
 _omnibox_compile_short=(-t -e -o -q -v -V -h)
 _omnibox_run_long=(--terminal= --cwd= --dry-run --egress-log= --egress-hosts= --egress-ca=
-	--quiet --version --help)
-_omnibox_run_short=(-q -V -h)
+	--why= --pty --no-pty --strict-toplevel --quiet --verbose --version --help)
+_omnibox_run_short=(-q -v -V -h)
 _omnibox_emit_kinds=(ir egress bwrap seccomp seccomp-bpf env sbpl sbpl-params winjob)
 _omnibox_targets=(linux darwin windows all)
 _omnibox_formats=(text json markdown)
