@@ -68,22 +68,22 @@ scenario() {
 	out=$(screen)
 	expect_no_out "no job control"
 	expect_no_out "cannot set terminal process group"
-	keys 'sleep 300 &' Enter
+	keys 'sleep 3001 &' Enter
 	keys 'jobs' Enter
-	wait_for 'Running *sleep 300 &'
+	wait_for 'Running *sleep 3001 &'
 	keys 'fg' Enter
 	keys C-c
 	name="Ctrl-C ends the foreground job, Ctrl-Z stops one, bg resumes it"
-	keys 'sleep 301' Enter
+	keys 'sleep 3002' Enter
 	keys C-z
-	wait_for 'Stopped *sleep 301'
+	wait_for 'Stopped *sleep 3002'
 	keys 'bg' Enter
 	keys 'jobs; echo jobs-done' Enter
 	wait_for 'jobs-done'
 	out=$(screen)
-	expect_out "Running                 sleep 301 &"
+	expect_out "Running                 sleep 3002 &"
 	tests=$((tests + 1))
-	pgrep -f 'sleep 300$' >/dev/null && fail "sleep 300 still runs after Ctrl-C"
+	gone 'sleep 3001$' || fail "sleep 3001 still runs after Ctrl-C"
 	name="a resize reaches the sandbox's terminal"
 	tmux -S "$sock" resize-window -t t -x 100 -y 30
 	sleep 0.5
@@ -102,7 +102,7 @@ scenario() {
 	expect_eq "terminal mode (stty -g) after the run" "$(cat "$T/stty.after" 2>/dev/null)" \
 		"$(cat "$T/stty.before" 2>/dev/null)"
 	tests=$((tests + 1))
-	pgrep -f 'sleep 301$' >/dev/null && fail "sleep 301 outlived the sandbox"
+	gone 'sleep 3002$' || fail "sleep 3002 outlived the sandbox"
 	tmux -S "$sock" kill-server 2>/dev/null
 
 	name="--no-pty keeps the terminal out: no job control"
