@@ -7,8 +7,15 @@ set -u
 B=$(cd "$1" && pwd)
 T=$(mktemp -d /tmp/omnibox-pty.XXXXXX)
 chmod 755 "$T"
-sock=$T/tmux.sock
-trap 'tmux -S "$sock" kill-server 2>/dev/null; rm -rf "$T"' EXIT INT TERM
+# A server of its own for each session: a new session must never reach one
+# that kill-server is still taking down.
+n_sock=0
+sock=$T/tmux.0.sock
+new_server() {
+	n_sock=$((n_sock + 1))
+	sock=$T/tmux.$n_sock.sock
+}
+trap 'for s in "$T"/tmux.*.sock; do tmux -S "$s" kill-server 2>/dev/null; done; rm -rf "$T"' EXIT INT TERM
 
 . "$(dirname "$0")/../lib.sh"
 
@@ -34,10 +41,10 @@ screen() {
 	tmux -S "$sock" capture-pane -t t -p -S -100
 }
 
-# wait_for TEXT: until the screen shows it (5 s at most).
+# wait_for TEXT: until the screen shows it (15 s at most: the sanitizer builds start slowly).
 wait_for() {
 	i=0
-	while [ $i -lt 50 ]; do
+	while [ $i -lt 150 ]; do
 		screen | grep -q -- "$1" && return 0
 		sleep 0.1
 		i=$((i + 1))
@@ -59,7 +66,7 @@ scenario() {
 	who=$1
 	rm -f "$T/rc" "$T/stty.before" "$T/stty.after"
 	cmd=$(run_as "$who" "env -i PATH=/usr/bin:/bin HOME=$T/ws TERM=screen $T/omnibox-run -q $T/agent.yaml -- bash --norc --noprofile -i")
-	tmux -S "$sock" kill-server 2>/dev/null
+	new_server
 	tmux -S "$sock" new-session -d -s t -x 120 -y 40 \
 		"cd $T/ws; stty -g >$T/stty.before; $cmd; echo \$? >$T/rc; stty -g >$T/stty.after; sleep 60"
 	name="a shell inside has a prompt and job control"
@@ -108,6 +115,7 @@ scenario() {
 	name="--no-pty keeps the terminal out: no job control"
 	rm -f "$T/rc"
 	cmd=$(run_as "$who" "env -i PATH=/usr/bin:/bin HOME=$T/ws TERM=screen $T/omnibox-run -q --no-pty $T/agent.yaml -- bash --norc --noprofile -i")
+	new_server
 	tmux -S "$sock" new-session -d -s t -x 120 -y 40 "cd $T/ws; $cmd; echo \$? >$T/rc; sleep 60"
 	tests=$((tests + 1))
 	wait_for 'no job control' || { out=$(screen); fail "bash found job control without a pty"; }
