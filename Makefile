@@ -80,6 +80,7 @@ LIB_SRC := \
 	runtime/resolve/scan.c \
 	runtime/resolve/walk.c \
 	runtime/resolve/copy.c \
+	runtime/resolve/writeback.c \
 	runtime/resolve/host.c \
 	runtime/launch/fds.c \
 	runtime/launch/landlock.c \
@@ -155,9 +156,11 @@ $(B)/runtime/egress/http.c: runtime/egress/http.re
 GITSSH_OBJ := $(B)/obj/runtime/gitssh/broker.o
 # The sandbox's own terminal for interactive launches.
 PTY_OBJ := $(B)/obj/runtime/launch/pty.o
+# write_files copied back while the sandbox runs.
+COPYBACK_OBJ := $(B)/obj/runtime/launch/copyback.o
 
 $(RUN): $(B)/obj/runtime/launch/run.o $(B)/obj/runtime/launch/seccomp_blob.o $(PROXY_OBJ) \
-		$(GITSSH_OBJ) $(PTY_OBJ) $(LIB)
+		$(GITSSH_OBJ) $(PTY_OBJ) $(COPYBACK_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 # omnibox-run's macOS launch path, built here so it is compiled and tested

@@ -190,9 +190,34 @@ workspace_write_grant(const struct policy *p)
 	return NULL;
 }
 
-/* The symbolic grants of P, in mount order; free() the array. */
+/* "{HOME}" for "{HOME}/.claude.json"; free() it. */
+static char *
+symbolic_dirname(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+
+	if (!dir)
+		abort();
+	return dir;
+}
+
+/* Is DIR (symbolic) inside a directory the sandbox writes (not a copy)? */
+static bool
+symbolic_writable(const struct policy *p, const char *dir)
+{
+	const struct ir_pathlist *w = &p->os_env.sandbox.write_paths;
+
+	for (size_t i = 0; i < w->n; i++)
+		if (path_within(dir, w->v[i].symbolic))
+			return true;
+	return false;
+}
+
+/* The symbolic grants of P, in mount order; free() the array and the first
+ * write_files.n entries of DIRS (the strings it made). */
 static struct bwrap_grant *
-symbolic_grants(const struct policy *p, const struct bwrap_context *c, size_t *n_out)
+symbolic_grants(const struct policy *p, const struct bwrap_context *c, size_t *n_out, char **dirs)
 {
 	const struct sandbox *sb = &p->os_env.sandbox;
 	const struct ir_path *ws = workspace_write_grant(p);
@@ -209,12 +234,33 @@ symbolic_grants(const struct policy *p, const struct bwrap_context *c, size_t *n
 	grant_push(&v, &n, &cap, c->cwd, ws != NULL, true,
 		   ws ? "workspace, writable: write_paths" : "workspace, read-only",
 		   ws ? ws->loc.line : 0);
-	for (size_t k = 0; k < 3; k++)
+	for (size_t k = 0; k < 2; k++)
 		for (size_t i = 0; i < lists[k].l->n; i++)
 			if (!is_root(&lists[k].l->v[i]))
 				grant_push(&v, &n, &cap, lists[k].l->v[i].symbolic,
 					   lists[k].writable, false, lists[k].what,
 					   lists[k].l->v[i].loc.line);
+	for (size_t i = 0; i < sb->write_files.n; i++) {
+		const struct ir_path *f = &sb->write_files.v[i];
+		char *dir = dirs[i] = symbolic_dirname(f->symbolic);
+
+		if (is_root(f) || symbolic_writable(p, dir))
+			continue; /* the directory's own grant shows it */
+		if (!strcmp(dir, "/") || bwrap_path_is_system(dir)) {
+			grant_push(&v, &n, &cap, f->symbolic, true, false,
+				   "write_files, bound on itself: its directory is a system "
+				   "directory, so a rename over it fails (EBUSY)",
+				   f->loc.line);
+			continue;
+		}
+		grant_push(
+		    &v, &n, &cap, dir, true, false,
+		    "write_files: {FD} is a private directory made at launch in "
+		    "{SCRATCH}/.omnibox-wf, bound at the file's directory: it holds a copy of "
+		    "the file, written back to the host file when closed (so a rename over it "
+		    "works), and the directory's other entries the policy shows, read-only",
+		    f->loc.line);
+	}
 	for (size_t i = 0; i < sb->cow_paths.n; i++) {
 		grant_push(&v, &n, &cap, sb->cow_paths.v[i].symbolic, true, false,
 			   "write_paths, copy-on-write: {FD} is a private copy made at launch in "
@@ -543,6 +589,7 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 	struct bwrap_grant *owned = NULL;
 	size_t n_grants;
 	char fd[16];
+	char **dirs = calloc(sb->write_files.n + 1, sizeof(*dirs));
 
 	tb_printf(text, "# bubblewrap arguments for %s%s%s, one per line\n", p->source,
 		  p->terminal ? ", terminal " : "", p->terminal ? p->terminal->name : "");
@@ -554,6 +601,7 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 				  sb->type_loc.line);
 		else
 			tb_puts(text, "# sandbox type none: the command runs without a sandbox\n");
+		free(dirs);
 		return 0;
 	}
 	if (!c->resolved) {
@@ -616,7 +664,9 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 		grants = c->grants;
 		n_grants = c->n_grants;
 	} else {
-		grants = owned = symbolic_grants(p, c, &n_grants);
+		if (!dirs)
+			abort();
+		grants = owned = symbolic_grants(p, c, &n_grants, dirs);
 	}
 	emit_grants(p, c, grants, n_grants, &o);
 	emit_masks(p, c, &o);
@@ -677,6 +727,9 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 		arg(&o, "{COMMAND}");
 	}
 	free(owned);
+	for (size_t i = 0; dirs && i < sb->write_files.n; i++)
+		free(dirs[i]);
+	free(dirs);
 	return 0;
 }
 

@@ -81,7 +81,8 @@ files(struct ex *x, const struct sandbox *sb)
 	      "bind mount of a private copy in the scratch dir", "", nofs);
 	paths(x, &sb->read_paths, "read_paths", "read-only bind mount",
 	      "SBPL allow file-read* (subpath)", nofs);
-	paths(x, &sb->write_files, "write_files", "read-write bind mount of the file",
+	paths(x, &sb->write_files, "write_files",
+	      "a private directory at the file's directory holding its copy, written back on close",
 	      "SBPL allow file-read* file-write* (literal)", nofs);
 	paths(x, &sb->mask_paths, "mask_paths",
 	      "empty tmpfs or /dev/null over it (a missing one at its first missing component)",

@@ -36,6 +36,7 @@
 #include "emitters/bwrap.h"
 #include "emitters/envlist.h"
 #include "runtime/launch/cgroup.h"
+#include "runtime/launch/copyback.h"
 #include "runtime/launch/fds.h"
 #include "runtime/launch/pty.h"
 #include "emitters/query.h"
@@ -1141,6 +1142,7 @@ main(int argc, char **argv)
 	const struct sandbox *sb;
 	struct cred_runtime creds = {0};
 	struct event_base *base;
+	struct copyback *copyback;
 	struct proxy *proxy = NULL;
 	FILE *egress_log = NULL;
 	char git_ssh_token[GITSSH_TOKEN_LEN + 1];
@@ -1401,8 +1403,10 @@ main(int argc, char **argv)
 	janitor = start_janitor(&scratch, &plan);
 	if (janitor < 0)
 		die("cannot start the cleanup process: %s", strerror(errno));
+	copyback = copyback_start(base, plan.writebacks, plan.n_writebacks);
 	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, status_pipe, ready_pipe, cgroup,
 		       use_pty ? &pty : NULL);
+	copyback_finish(copyback, plan.writebacks, plan.n_writebacks);
 	gitssh_stop(git_ssh_pid, git_ssh_alive);
 	launch_plan_close(&plan);
 	if (proxy && !o.quiet)

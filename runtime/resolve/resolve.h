@@ -23,6 +23,7 @@
 #include "compiler/policy.h"
 #include "emitters/bwrap.h"
 #include "runtime/resolve/host.h"
+#include "runtime/resolve/writeback.h"
 
 /* File names inside the scratch dir. */
 #define LAUNCH_PROXY_SOCKET BWRAP_PROXY_SOCKET
@@ -89,6 +90,11 @@ struct launch_plan {
 	size_t n_notes;
 	const char **skipped; /* grants that do not exist here: not mounted */
 	size_t n_skipped;
+
+	/* Linux: write_files copied back from their private directories
+	 * (writeback.h); their descriptors close with launch_cleanup(). */
+	struct writeback *writebacks;
+	size_t n_writebacks;
 };
 
 /*
@@ -114,7 +120,8 @@ bool launch_plan_writable(const struct launch_plan *plan, const char *path);
 /* Close the mount sources of PLAN (once bwrap has them).  Placeholders stay. */
 void launch_plan_close(struct launch_plan *plan);
 
-/* Remove the placeholders PLAN made (host.h: only what is still ours). */
+/* Remove the placeholders PLAN made (host.h: only what is still ours); close
+ * the write_files descriptors. */
 void launch_cleanup(struct launch_plan *plan);
 
 /*

@@ -684,6 +684,94 @@ t_copy_on_write() {
 	[ "$rc" != 0 ] || fail "exit status 0"
 }
 
+# The agent saves a write_files entry the way editors do, and plays with the
+# name; the host file gets the saved contents and nothing else.
+t_write_files() {
+	printf 'orig\n' >"$H/agent.json"
+	printf 'sibling-in-home\n' >"$H/sibling.txt"
+	printf 'notes-orig\n' >"$WS/notes.md"
+	ln -sf notes.md "$WS/notes-link"
+	if [ "$who" = nobody ]; then
+		chown -h nobody:nogroup "$H/agent.json" "$H/sibling.txt" "$WS/notes.md" "$WS/notes-link"
+	fi
+	policy write-files <<-EOF
+	os_env:
+	  sandbox:
+	    write_files: ["$H/agent.json", notes.md]
+	EOF
+	ino=$(stat -c %i "$H/agent.json")
+
+	name="write_files: sed -i (a rename over the file) lands on the host"
+	sbx write-files sh -c 'sed -i s/orig/by-sed/ "$HOME/agent.json" && echo sed-ok'
+	expect_out "sed-ok"
+	tests=$((tests + 1))
+	[ "$(cat "$H/agent.json")" = by-sed ] || fail "host file: $(cat "$H/agent.json")"
+	tests=$((tests + 1))
+	[ "$(stat -c %i "$H/agent.json")" = "$ino" ] || fail "the host file's inode changed"
+
+	name="write_files: an editor's write-to-new-name-then-rename save lands on the host"
+	if command -v vim >/dev/null 2>&1; then
+		# backupcopy=no: vim renames the old file away and writes a new one.
+		sbx write-files sh -c 'vim -es -u NONE -i NONE -N -c "set backupcopy=no backup" \
+			-c "%s/by-sed/by-vim/" -c wq "$HOME/agent.json" && echo vim-ok'
+		expect_out "vim-ok"
+		tests=$((tests + 1))
+		[ "$(cat "$H/agent.json")" = by-vim ] || fail "host file: $(cat "$H/agent.json")"
+	fi
+	sbx write-files sh -c 'cd "$HOME" && cp agent.json agent.json~ && echo by-rename >.agent.json.new &&
+		mv -f .agent.json.new agent.json && echo mv-ok'
+	expect_out "mv-ok"
+	tests=$((tests + 1))
+	[ "$(cat "$H/agent.json")" = by-rename ] || fail "host file: $(cat "$H/agent.json")"
+	tests=$((tests + 1))
+	[ ! -e "$H/agent.json~" ] && [ ! -e "$H/.agent.json.new" ] ||
+		fail "a file made beside the grant reached the host"
+
+	name="write_files: Python os.replace, and a read-only workspace stays as the policy shows it"
+	sbx write-files sh -c 'python3 -c "
+import os
+with open(\"notes.tmp\", \"w\") as f: f.write(\"by-python\\n\")
+os.replace(\"notes.tmp\", \"notes.md\")
+print(\"replace-ok\")"
+		cat notes-link; cat src/main.c; cat .env; echo x > src/new.c || echo src-read-only;
+		ls "$HOME"; echo "copies seen: $(ls -A "$TMPDIR/.omnibox-wf" | wc -l)"; echo end'
+	expect_out "replace-ok"
+	expect_out "by-python"
+	expect_out "int main"
+	expect_no_out "dotenv-secret"
+	expect_out "src-read-only"
+	expect_no_out "sibling.txt"
+	expect_out "copies seen: 0"
+	expect_out "end"
+	tests=$((tests + 1))
+	[ "$(cat "$WS/notes.md")" = by-python ] || fail "host file: $(cat "$WS/notes.md")"
+	tests=$((tests + 1))
+	[ ! -e "$WS/notes.tmp" ] && [ ! -e "$WS/src/new.c" ] || fail "a new file reached the host"
+
+	name="write_files: a link or a FIFO planted under the name is not written back, nothing hangs"
+	sbx write-files sh -c 'cd "$HOME" && ln -sf "$HOME/.ssh/id_rsa" agent.json && echo linked;
+		cd "$OLDPWD" && rm notes.md && mkfifo notes.md && echo fifo'
+	expect_out "linked"
+	expect_out "fifo"
+	expect_out "not written back"
+	tests=$((tests + 1))
+	[ "$(cat "$H/agent.json")" = by-rename ] && [ -f "$WS/notes.md" ] &&
+		[ "$(cat "$WS/notes.md")" = by-python ] || fail "the host files changed"
+
+	name="write_files: a sparse file too large to copy back is refused, the host's is kept"
+	sbx write-files sh -c 'truncate -s 300M "$HOME/agent.json" && echo grown'
+	expect_out "grown"
+	expect_out "larger than 256 MiB"
+	tests=$((tests + 1))
+	[ "$(cat "$H/agent.json")" = by-rename ] || fail "host file changed"
+
+	name="write_files: a write that is not closed before the sandbox ends still lands"
+	sbx write-files sh -c 'exec 3>>"$HOME/agent.json"; echo appended >&3; kill -9 $$'
+	tests=$((tests + 1))
+	[ "$(tail -n 1 "$H/agent.json")" = appended ] || fail "host file: $(cat "$H/agent.json")"
+	rm -f "$WS/notes.md" "$WS/notes-link" "$H/agent.json" "$H/sibling.txt"
+}
+
 t_allow_hidden_all() {
 	name="cwd_allow_hidden: [\"*\"] shows every dotfile; symlinks out still lead nowhere"
 	sbx hidden-all sh -c 'cat .env; cat .aws/credentials; cat "$HOME/.ssh/id_rsa"; cat shadow-link; echo end'
@@ -876,6 +964,7 @@ run_all() {
 	t_limits
 	t_memory_runtimes
 	t_copy_on_write
+	t_write_files
 	t_allow_hidden_all
 	t_secret_files
 	t_protected
