@@ -127,6 +127,13 @@ extern const char *const bwrap_writable_system[];
 /* Is PATH (canonical) inside one of the system directories above? */
 bool bwrap_path_is_system(const char *path);
 
+/*
+ * Is DIR (canonical) one a write_files entry is bound in on its own, never
+ * through a private directory: "/", a system directory, /etc (file by
+ * file), /proc /sys /dev /run?
+ */
+bool bwrap_dir_is_fixed(const char *dir);
+
 /* Does the sandbox of P share the host's network namespace? */
 bool bwrap_network_shared(const struct policy *p);
 

@@ -29,6 +29,14 @@ bwrap_path_is_system(const char *path)
 	return path_within_any(path, bwrap_system_dirs);
 }
 
+bool
+bwrap_dir_is_fixed(const char *dir)
+{
+	static const char *const fixed[] = {"/etc", "/proc", "/sys", "/dev", "/run", NULL};
+
+	return !strcmp(dir, "/") || bwrap_path_is_system(dir) || path_within_any(dir, fixed);
+}
+
 void
 bwrap_context_symbolic(struct bwrap_context *c)
 {
@@ -246,7 +254,7 @@ symbolic_grants(const struct policy *p, const struct bwrap_context *c, size_t *n
 
 		if (is_root(f) || symbolic_writable(p, dir))
 			continue; /* the directory's own grant shows it */
-		if (!strcmp(dir, "/") || bwrap_path_is_system(dir)) {
+		if (bwrap_dir_is_fixed(dir)) {
 			grant_push(&v, &n, &cap, f->symbolic, true, false,
 				   "write_files, bound on itself: its directory is a system "
 				   "directory, so a rename over it fails (EBUSY)",

@@ -6,18 +6,26 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
+/*
+ * Events are gathered for this long before the files they name are copied:
+ * an agent closing the file in a loop costs at most a few copies a second.
+ */
+#define COPYBACK_DELAY_MS 200
+
 struct copyback {
 	struct writeback *wb;
 	size_t n;
-	int *wd; /* the watch of each file's private directory */
-	int fd;	 /* inotify */
-	struct event *ev;
+	int *wd;       /* the watch of each file's private directory */
+	bool *pending; /* an event named it since the last copy */
+	int fd;	       /* inotify */
+	struct event *ev, *timer;
 };
 
 static void
@@ -30,10 +38,26 @@ sync_one(struct writeback *w)
 }
 
 static void
+on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct copyback *cb = arg;
+
+	(void)fd;
+	(void)what;
+	for (size_t i = 0; i < cb->n; i++)
+		if (cb->pending[i]) {
+			cb->pending[i] = false;
+			sync_one(&cb->wb[i]);
+		}
+}
+
+static void
 on_inotify(evutil_socket_t fd, short what, void *arg)
 {
 	struct copyback *cb = arg;
 	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct timeval delay = {0, COPYBACK_DELAY_MS * 1000};
+	bool any = false;
 	ssize_t len;
 
 	(void)what;
@@ -45,10 +69,12 @@ on_inotify(evutil_socket_t fd, short what, void *arg)
 				/* Events lost: every file is looked at. */
 				if ((e->mask & IN_Q_OVERFLOW) || (e->wd == cb->wd[i] && e->len &&
 								  !strcmp(e->name, cb->wb[i].name)))
-					sync_one(&cb->wb[i]);
+					any = cb->pending[i] = true;
 			p += sizeof(*e) + e->len;
 		}
 	}
+	if (any && !evtimer_pending(cb->timer, NULL))
+		evtimer_add(cb->timer, &delay);
 }
 
 struct copyback *
@@ -62,7 +88,9 @@ copyback_start(struct event_base *base, struct writeback *wb, size_t n)
 	if (!cb)
 		goto fail;
 	cb->fd = -1;
-	if (!(cb->wd = calloc(n, sizeof(*cb->wd))))
+	if (!(cb->wd = calloc(n, sizeof(*cb->wd))) ||
+	    !(cb->pending = calloc(n, sizeof(*cb->pending))) ||
+	    !(cb->timer = evtimer_new(base, on_timer, cb)))
 		goto fail;
 	cb->wb = wb;
 	cb->n = n;
@@ -100,6 +128,9 @@ copyback_finish(struct copyback *cb, struct writeback *wb, size_t n)
 		return;
 	if (cb->ev)
 		event_free(cb->ev);
+	if (cb->timer)
+		event_free(cb->timer);
+	free(cb->pending);
 	if (cb->fd >= 0)
 		close(cb->fd);
 	free(cb->wd);

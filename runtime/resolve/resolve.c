@@ -1615,6 +1615,14 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 			return fail(r, "%swrite_files %s changed while it was being opened",
 				    at_line(r, g->line), g->path);
 		}
+		if (own.st_size > WRITEBACK_MAX_BYTES) {
+			close(w.fd);
+			note(r,
+			     "write_files (line %u): %s is bound on its own, so it can be written in "
+			     "place but not replaced by a rename: it is larger than %lld MiB",
+			     g->line, g->path, WRITEBACK_MAX_BYTES >> 20);
+			return 0;
+		}
 	}
 	if (shown_read_only(r, dir)) {
 		entries = list_entries(r, w.fd, names, n_members, &n_entries);
@@ -1776,20 +1784,22 @@ private_parents(struct rctx *r)
 {
 	size_t n = r->n_grants, k = 0, j;
 	size_t *members = arena_alloc(r->a, (n ? n : 1) * sizeof(*members));
+	bool *seen = arena_alloc(r->a, n ? n : 1);
 
+	memset(seen, 0, n ? n : 1);
 	for (size_t i = 0; i < n; i++) {
 		const struct bwrap_grant *g = &r->grants[i];
 		const char *dir;
 		size_t n_members = 0;
 
-		if (!g->path || strcmp(g->what, "write_files") || g->fd < 0)
+		if (seen[i] || !g->path || strcmp(g->what, "write_files") || g->fd < 0)
 			continue;
 		dir = path_dirname(r->a, g->path);
 		if (writable_inside(r, dir)) {
 			r->grants[i].path = NULL;
 			continue;
 		}
-		if (!strcmp(dir, "/") || bwrap_path_is_system(dir) || hidden_by_mask(r, dir) ||
+		if (bwrap_dir_is_fixed(dir) || hidden_by_mask(r, dir) ||
 		    path_within(dir, r->plan->scratch)) {
 			note(r,
 			     "write_files (line %u): %s is bound on its own, so it can be written "
@@ -1802,7 +1812,7 @@ private_parents(struct rctx *r)
 			if (r->grants[m].path && !strcmp(r->grants[m].what, "write_files") &&
 			    r->grants[m].fd >= 0 &&
 			    !strcmp(path_dirname(r->a, r->grants[m].path), dir))
-				members[n_members++] = m;
+				seen[members[n_members++] = m] = true;
 		if (private_dir(r, dir, members, n_members, k++) < 0)
 			return -1;
 	}

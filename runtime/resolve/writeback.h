@@ -30,8 +30,8 @@
 /* The directory of the scratch dir that holds the private directories. */
 #define WRITEBACK_DIR ".omnibox-wf"
 
-/* Larger copies are not written back (a sparse file would fill the host). */
-#define WRITEBACK_MAX_BYTES (256LL << 20)
+/* Larger files are not copied (a sparse one would fill the host's disk). */
+#define WRITEBACK_MAX_BYTES (64LL << 20)
 
 struct writeback {
 	const char *path;   /* the host file, canonical */

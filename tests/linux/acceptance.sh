@@ -759,11 +759,25 @@ print(\"replace-ok\")"
 		[ "$(cat "$WS/notes.md")" = by-python ] || fail "the host files changed"
 
 	name="write_files: a sparse file too large to copy back is refused, the host's is kept"
-	sbx write-files sh -c 'truncate -s 300M "$HOME/agent.json" && echo grown'
+	sbx write-files sh -c 'truncate -s 100M "$HOME/agent.json" && echo grown'
 	expect_out "grown"
-	expect_out "larger than 256 MiB"
+	expect_out "larger than 64 MiB"
 	tests=$((tests + 1))
 	[ "$(cat "$H/agent.json")" = by-rename ] || fail "host file changed"
+
+	name="write_files: a save reaches the host while the sandbox still runs"
+	(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/write-files.yaml" -- \
+		sh -c 'echo live >"$HOME/agent.json"; sleep 6') >/dev/null 2>&1 &
+	bg=$!
+	i=0
+	while [ $i -lt 50 ] && [ "$(cat "$H/agent.json")" != live ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	tests=$((tests + 1))
+	[ "$(cat "$H/agent.json")" = live ] && kill -0 "$bg" 2>/dev/null ||
+		fail "not on the host while the sandbox ran: $(cat "$H/agent.json")"
+	wait "$bg"
 
 	name="write_files: a write that is not closed before the sandbox ends still lands"
 	sbx write-files sh -c 'exec 3>>"$HOME/agent.json"; echo appended >&3; kill -9 $$'

@@ -535,3 +535,88 @@ Test(resolve, the_directories_above_a_mask_in_a_writable_root_are_pinned)
 	cr_expect_eq(l.plan.ctx.n_pins, 0);
 	launch_free(&l);
 }
+
+Test(resolve, write_files_are_bound_through_a_private_directory_with_their_siblings)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	struct launch l;
+	char buf[64] = {0}, copy[600];
+	int fd;
+
+	cr_assert_eq(mkdir(at("scratch"), 0700), 0);
+	fd = open(at("ws/notes.md"), O_WRONLY | O_CREAT | O_TRUNC, 0640);
+	cr_assert_eq(write(fd, "host\n", 5), 5);
+	close(fd);
+	l = launch("os_env:\n  sandbox:\n    write_files: [notes.md]\n", cmd, true);
+	cr_assert_eq(l.rc, 0, "%s", l.err);
+	/* The private directory at the workspace, its other entries read-only after it,
+	 * its dotfiles masked after those; the file has no mount of its own. */
+	cr_expect_gt(mount_at(&l, "--bind-fd", NULL, walk_canonical(l.a, at("ws"))), -1, "%s",
+		     l.argv.data);
+	cr_expect_gt(mount_at(&l, "--ro-bind-fd", NULL, walk_canonical(l.a, at("ws/src"))),
+		     mount_at(&l, "--bind-fd", NULL, walk_canonical(l.a, at("ws"))));
+	cr_expect_gt(mount_at(&l, "--ro-bind", "/dev/null", walk_canonical(l.a, at("ws/.env"))),
+		     mount_at(&l, "--ro-bind-fd", NULL, walk_canonical(l.a, at("ws/src"))));
+	cr_expect_eq(mount_at(&l, "--bind-fd", NULL, walk_canonical(l.a, at("ws/notes.md"))), -1);
+	cr_expect_eq(mount_at(&l, "--ro-bind-fd", NULL, walk_canonical(l.a, at("ws/notes.md"))),
+		     -1);
+	/* The copy: contents and mode of the host file; the link made again. */
+	cr_assert_eq(l.plan.n_writebacks, 1);
+	snprintf(copy, sizeof(copy), "%s/.omnibox-wf/0/notes.md", at("scratch"));
+	fd = open(copy, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_expect_eq(read(fd, buf, sizeof(buf) - 1), 5);
+	close(fd);
+	cr_expect_str_eq(buf, "host\n");
+	{
+		struct stat st;
+		char target[64] = {0};
+
+		cr_expect_eq(stat(copy, &st), 0);
+		cr_expect_eq(st.st_mode & 0777, 0640);
+		snprintf(copy, sizeof(copy), "%s/.omnibox-wf/0/link", at("scratch"));
+		cr_expect_gt(readlink(copy, target, sizeof(target) - 1), 0);
+		cr_expect_str_eq(target, "../real");
+	}
+	/* A save inside reaches the host file, the same inode. */
+	snprintf(copy, sizeof(copy), "%s/.omnibox-wf/0/new", at("scratch"));
+	fd = open(copy, O_WRONLY | O_CREAT, 0600);
+	cr_assert_eq(write(fd, "saved by rename\n", 16), 16);
+	close(fd);
+	snprintf(buf, sizeof(buf), "%s/.omnibox-wf/0/notes.md", at("scratch"));
+	cr_assert_eq(rename(copy, buf), 0);
+	cr_expect_eq(writeback_sync(&l.plan.writebacks[0], l.err, sizeof(l.err)), 1, "%s", l.err);
+	cr_expect_eq(writeback_sync(&l.plan.writebacks[0], l.err, sizeof(l.err)), 0, "copied twice");
+	memset(buf, 0, sizeof(buf));
+	fd = open(at("ws/notes.md"), O_RDONLY);
+	cr_expect_eq(read(fd, buf, sizeof(buf) - 1), 16);
+	close(fd);
+	cr_expect_str_eq(buf, "saved by rename\n");
+	launch_free(&l);
+}
+
+Test(resolve, write_files_in_a_writable_or_a_system_directory_keep_the_old_form)
+{
+	const char *cmd[] = {"/bin/true", NULL};
+	struct launch l;
+	int fd;
+
+	fd = open(at("ws/notes.md"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	close(fd);
+	/* In a writable workspace: the workspace's own mount covers it. */
+	l = launch("os_env:\n  sandbox:\n    write_paths: [.]\n    write_files: [notes.md]\n", cmd,
+		   false);
+	cr_assert_eq(l.rc, 0, "%s", l.err);
+	cr_expect_eq(mount_at(&l, "--bind-fd", NULL, walk_canonical(l.a, at("ws/notes.md"))), -1);
+	cr_expect_eq(l.plan.n_writebacks, 0);
+	launch_free(&l);
+	/* In /etc: bound on itself, and said so. */
+	l = launch("os_env:\n  sandbox:\n    write_files: [/etc/passwd]\n", cmd, false);
+	cr_assert_eq(l.rc, 0, "%s", l.err);
+	cr_expect_gt(mount_at(&l, "--bind-fd", NULL, "/etc/passwd"), -1, "%s", l.argv.data);
+	cr_assert_eq(l.plan.n_notes, 1);
+	cr_expect(strstr(l.plan.notes[0], "is bound on its own") &&
+		      strstr(l.plan.notes[0], "a system directory"),
+		  "%s", l.plan.notes[0]);
+	launch_free(&l);
+}
