@@ -210,16 +210,27 @@ symbolic_dirname(const char *path)
 	return dir;
 }
 
-/* Is DIR (symbolic) inside a directory the sandbox writes (not a copy)? */
+/* Does DIR (symbolic) lie in a directory the sandbox writes (not a copy),
+ * with no read-only grant between? */
 static bool
 symbolic_writable(const struct policy *p, const char *dir)
 {
-	const struct ir_pathlist *w = &p->os_env.sandbox.write_paths;
+	const struct sandbox *sb = &p->os_env.sandbox;
+	const struct ir_pathlist *lists[] = {&sb->write_paths, &sb->read_paths};
+	size_t best = 0;
+	bool writable = false;
 
-	for (size_t i = 0; i < w->n; i++)
-		if (path_within(dir, w->v[i].symbolic))
-			return true;
-	return false;
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < lists[k]->n; i++) {
+			const char *g = lists[k]->v[i].symbolic;
+			size_t len = strlen(g);
+
+			if (path_within(dir, g) && (len > best || (len == best && k == 0))) {
+				best = len;
+				writable = k == 0;
+			}
+		}
+	return writable;
 }
 
 /* The symbolic grants of P, in mount order; free() the array and the first

@@ -1610,19 +1610,12 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 		names[i] = base_name(g->path);
 		if (fstatat(w.fd, names[i], &in_dir, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    fstat(g->fd, &own) < 0 || in_dir.st_dev != own.st_dev ||
-		    in_dir.st_ino != own.st_ino || !S_ISREG(own.st_mode)) {
+		    in_dir.st_ino != own.st_ino) {
 			close(w.fd);
 			return fail(r, "%swrite_files %s changed while it was being opened",
 				    at_line(r, g->line), g->path);
 		}
-		if (own.st_size > WRITEBACK_MAX_BYTES) {
-			close(w.fd);
-			note(r,
-			     "write_files (line %u): %s is bound on its own, so it can be written in "
-			     "place but not replaced by a rename: it is larger than %lld MiB",
-			     g->line, g->path, WRITEBACK_MAX_BYTES >> 20);
-			return 0;
-		}
+
 	}
 	if (shown_read_only(r, dir)) {
 		entries = list_entries(r, w.fd, names, n_members, &n_entries);
@@ -1772,6 +1765,66 @@ grants:
 	return 0;
 }
 
+/* The grant DIR is seen through: the deepest one it lies in, or NULL. */
+static const struct bwrap_grant *
+grant_of(struct rctx *r, const char *dir)
+{
+	const struct bwrap_grant *best = NULL;
+
+	for (size_t i = 0; i < r->n_grants; i++) {
+		const struct bwrap_grant *g = &r->grants[i];
+		size_t len;
+
+		if (!g->path || !path_within(dir, g->path))
+			continue;
+		len = strlen(g->path);
+		if (!best || len > strlen(best->path) ||
+		    (len == strlen(best->path) && g->writable && !best->writable))
+			best = g;
+	}
+	return best;
+}
+
+/* Would the sandbox, with the caller's ids and no capabilities, be let
+ * write a file of ST?  Its copy must not give it more than that. */
+static bool
+sandbox_may_write(const struct stat *st)
+{
+	gid_t groups[256];
+	int n;
+
+	if (st->st_uid == geteuid())
+		return st->st_mode & S_IWUSR;
+	n = getgroups(256, groups);
+	for (int i = 0; i < n; i++)
+		if (groups[i] == st->st_gid)
+			return st->st_mode & S_IWGRP;
+	if (st->st_gid == getegid())
+		return st->st_mode & S_IWGRP;
+	return st->st_mode & S_IWOTH;
+}
+
+/* Why the write_files grant G keeps a mount of its own, or NULL. */
+static const char *
+own_bind_reason(struct rctx *r, const struct bwrap_grant *g, const char *dir)
+{
+	struct stat st;
+
+	if (bwrap_dir_is_fixed(dir))
+		return arena_printf(r->a, "its directory %s is a system directory", dir);
+	if (hidden_by_mask(r, dir))
+		return arena_printf(r->a, "its directory %s is hidden", dir);
+	if (path_within(dir, r->plan->scratch))
+		return "it lies in the scratch dir";
+	if (fstat(g->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return "it is not a regular file";
+	if (st.st_size > WRITEBACK_MAX_BYTES)
+		return arena_printf(r->a, "it is larger than %lld MiB", WRITEBACK_MAX_BYTES >> 20);
+	if (!sandbox_may_write(&st))
+		return "its owner and mode do not let the sandbox's user write it";
+	return NULL;
+}
+
 /*
  * write_files that editors can save: each one whose directory the sandbox
  * cannot write is moved, with the other write_files of that directory,
@@ -1788,31 +1841,37 @@ private_parents(struct rctx *r)
 
 	memset(seen, 0, n ? n : 1);
 	for (size_t i = 0; i < n; i++) {
-		const struct bwrap_grant *g = &r->grants[i];
+		const struct bwrap_grant *g = &r->grants[i], *cover;
 		const char *dir;
 		size_t n_members = 0;
 
 		if (seen[i] || !g->path || strcmp(g->what, "write_files") || g->fd < 0)
 			continue;
 		dir = path_dirname(r->a, g->path);
-		if (writable_inside(r, dir)) {
+		cover = grant_of(r, dir);
+		if (cover && cover->writable && !cover->cow && strcmp(cover->what, "write_files")) {
 			r->grants[i].path = NULL;
 			continue;
 		}
-		if (bwrap_dir_is_fixed(dir) || hidden_by_mask(r, dir) ||
-		    path_within(dir, r->plan->scratch)) {
-			note(r,
-			     "write_files (line %u): %s is bound on its own, so it can be written "
-			     "in place but not replaced by a rename: its directory %s is %s",
-			     g->line, g->path, dir,
-			     hidden_by_mask(r, dir) ? "hidden" : "a system directory");
-			continue;
+		for (size_t m = i; m < n; m++) {
+			const struct bwrap_grant *o = &r->grants[m];
+			const char *why;
+
+			if (seen[m] || !o->path || strcmp(o->what, "write_files") || o->fd < 0 ||
+			    strcmp(path_dirname(r->a, o->path), dir))
+				continue;
+			seen[m] = true;
+			if ((why = own_bind_reason(r, o, dir))) {
+				note(r,
+				     "write_files (line %u): %s is bound on its own, so it can be "
+				     "written in place but not replaced by a rename: %s",
+				     o->line, o->path, why);
+				continue;
+			}
+			members[n_members++] = m;
 		}
-		for (size_t m = i; m < n; m++)
-			if (r->grants[m].path && !strcmp(r->grants[m].what, "write_files") &&
-			    r->grants[m].fd >= 0 &&
-			    !strcmp(path_dirname(r->a, r->grants[m].path), dir))
-				seen[members[n_members++] = m] = true;
+		if (!n_members)
+			continue;
 		if (private_dir(r, dir, members, n_members, k++) < 0)
 			return -1;
 	}

@@ -783,6 +783,42 @@ print(\"replace-ok\")"
 	sbx write-files sh -c 'exec 3>>"$HOME/agent.json"; echo appended >&3; kill -9 $$'
 	tests=$((tests + 1))
 	[ "$(tail -n 1 "$H/agent.json")" = appended ] || fail "host file: $(cat "$H/agent.json")"
+
+	name="write_files: one in a read-only grant inside a writable one is written and saved"
+	mkdir -p "$U/wfws/ro"
+	printf 'lock-orig\n' >"$U/wfws/ro/lock"
+	printf 'other\n' >"$U/wfws/ro/other"
+	mkfifo "$U/wfws/pipe"
+	printf 'theirs\n' >"$U/wfws/theirs.json"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$U/wfws"
+	chown 12345:12345 "$U/wfws/theirs.json"
+	chmod 644 "$U/wfws/theirs.json"
+	policy write-files-nested <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: ["$U/wfws"]
+	    read_paths: ["$U/wfws/ro"]
+	    write_files: ["$U/wfws/ro/lock"]
+	EOF
+	sbx write-files-nested sh -c "sed -i s/orig/saved/ '$U/wfws/ro/lock' && echo saved;
+		echo x >'$U/wfws/ro/other' || echo other-read-only"
+	expect_out "saved"
+	expect_out "other-read-only"
+	tests=$((tests + 1))
+	[ "$(cat "$U/wfws/ro/lock")" = lock-saved ] || fail "host file: $(cat "$U/wfws/ro/lock")"
+
+	name="write_files: a FIFO keeps its own mount; a file the user may not write stays unwritable"
+	policy write-files-odd <<-EOF
+	os_env:
+	  sandbox:
+	    write_files: ["$U/wfws/pipe", "$U/wfws/theirs.json"]
+	EOF
+	sbx write-files-odd sh -c "echo ran; echo mine >'$U/wfws/theirs.json' || echo refused"
+	expect_out "ran"
+	expect_out "refused"
+	tests=$((tests + 1))
+	[ "$(cat "$U/wfws/theirs.json")" = theirs ] || fail "host file: $(cat "$U/wfws/theirs.json")"
+	rm -rf "$U/wfws"
 	rm -f "$WS/notes.md" "$WS/notes-link" "$H/agent.json" "$H/sibling.txt"
 }
 
