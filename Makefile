@@ -84,6 +84,7 @@ LIB_SRC := \
 	runtime/resolve/host.c \
 	runtime/launch/fds.c \
 	runtime/launch/landlock.c \
+	runtime/launch/seccomp_load.c \
 	emitters/json.c
 GEN_SRC := $(B)/grammar/egress_lex.c $(B)/grammar/egress_gram.c
 GEN_HDR := $(B)/grammar/egress_gram.h
@@ -158,9 +159,11 @@ GITSSH_OBJ := $(B)/obj/runtime/gitssh/broker.o
 PTY_OBJ := $(B)/obj/runtime/launch/pty.o
 # write_files copied back while the sandbox runs.
 COPYBACK_OBJ := $(B)/obj/runtime/launch/copyback.o
+# The seccomp filter's refusals, counted and answered (SECCOMP_RET_USER_NOTIF).
+NOTIFY_OBJ := $(B)/obj/runtime/launch/notify.o
 
 $(RUN): $(B)/obj/runtime/launch/run.o $(B)/obj/runtime/launch/seccomp_blob.o $(PROXY_OBJ) \
-		$(GITSSH_OBJ) $(PTY_OBJ) $(COPYBACK_OBJ) $(LIB)
+		$(GITSSH_OBJ) $(PTY_OBJ) $(COPYBACK_OBJ) $(NOTIFY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 # omnibox-run's macOS launch path, built here so it is compiled and tested
@@ -172,12 +175,12 @@ $(B)/obj/runtime/launch/run-darwin.o: runtime/launch/run.c | $(GEN_HDR)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -DOMNIBOX_TEST_DARWIN -c -o $@ $<
 
 $(RUN_DARWIN): $(B)/obj/runtime/launch/run-darwin.o $(B)/obj/runtime/launch/seccomp_blob.o \
-		$(B)/obj/runtime/egress/relay.o $(PROXY_OBJ) $(GITSSH_OBJ) $(PTY_OBJ) $(LIB)
+		$(B)/obj/runtime/egress/relay.o $(PROXY_OBJ) $(GITSSH_OBJ) $(PTY_OBJ) $(NOTIFY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 $(INIT): $(B)/obj/runtime/launch/init.o $(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/launch/rlimit.o \
 		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o \
-		$(B)/obj/runtime/gitssh/client.o
+		$(B)/obj/runtime/launch/seccomp_load.o $(B)/obj/runtime/gitssh/client.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
 # ---- tests ---------------------------------------------------------------

@@ -546,8 +546,14 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 
 	if (c->ready_fd >= 0)
 		snprintf(num, sizeof(num), "%d", c->ready_fd);
-	comment(o, "omnibox-init says here that the sandbox is set up, then closes it");
+	comment(o, "omnibox-init says here that the sandbox is set up (and hands over the "
+		   "seccomp listener), then closes it");
 	args3(o, "--ready-fd", c->ready_fd >= 0 ? num : "{READY_FD}", NULL);
+	if (c->seccomp_fd >= 0)
+		snprintf(num, sizeof(num), "%d", c->seccomp_fd);
+	comment(o, "the seccomp filter (--emit=seccomp), loaded by omnibox-init before the "
+		   "command's first instruction; refusals are reported to omnibox-run");
+	args3(o, "--seccomp-fd", c->seccomp_fd >= 0 ? num : "{SECCOMP_FD}", NULL);
 	if (!c->resolved || c->n_masks || c->n_sockets) {
 		if (c->masks_fd >= 0)
 			snprintf(num, sizeof(num), "%d", c->masks_fd);
@@ -629,8 +635,8 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 			"private scratch dir,\n"
 			"# {COMMAND} the agent's command, {EXEC} its canonical path, {PORT} the "
 			"egress relay's port,\n"
-			"# {SECCOMP_FD} the filter of --emit=seccomp-bpf, {STATUS_FD} and "
-			"{READY_FD} pipes to omnibox-run,\n"
+			"# {SECCOMP_FD} the filter of --emit=seccomp-bpf, {STATUS_FD} a pipe and "
+			"{READY_FD} a socket to omnibox-run,\n"
 			"# {FD} a descriptor omnibox-run opens on the path that follows it, "
 			"walking it one component\n"
 			"# at a time: a symlink in a writable root that leads out of it, or a "
@@ -718,12 +724,7 @@ bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *
 
 	emit_limits(p, d, &o);
 
-	comment(&o, "8. the seccomp filter (--emit=seccomp), installed before the first "
-		    "instruction");
 	/* File descriptor numbers are the launch's to choose. */
-	if (c->seccomp_fd >= 0)
-		snprintf(fd, sizeof(fd), "%d", c->seccomp_fd);
-	args3(&o, "--seccomp", c->seccomp_fd >= 0 ? fd : "{SECCOMP_FD}", NULL);
 	if (c->status_fd >= 0)
 		snprintf(fd, sizeof(fd), "%d", c->status_fd);
 	comment(&o, "bwrap reports the sandbox's PID here, for signal forwarding");

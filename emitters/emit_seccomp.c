@@ -6,6 +6,12 @@
  * namespace layout bwrap built, reach other processes, or open kernel
  * attack surface an agent has no use for.  The rules are a table, below,
  * which the tests read too; libseccomp turns it into BPF.
+ *
+ * A refusal is reported (SCMP_ACT_NOTIFY): the kernel holds the call and
+ * asks omnibox-run, which counts it and answers EPERM, so the user learns
+ * what the agent tried (runtime/launch/notify.h).  Where the kernel cannot
+ * report, omnibox-init turns every report into ERRNO(EPERM) before it
+ * loads the program (runtime/launch/seccomp_load.h).
  */
 #include "seccomp.h"
 
@@ -34,12 +40,13 @@ const struct seccomp_arch seccomp_arch_table[] = {
 };
 const size_t seccomp_arch_table_len = sizeof(seccomp_arch_table) / sizeof(seccomp_arch_table[0]);
 
-#define DENY(n) {.name = (n), .err = EPERM}
+#define DENY(n) {.name = (n), .err = EPERM, .reported = true}
 #define DENY_IF(n, a, o, v)                                                                        \
-	{.name = (n), .err = EPERM, .checked = true, .arg = (a), .op = (o), .value = (v)}
+	{.name = (n), .err = EPERM, .reported = true, .checked = true, .arg = (a), .op = (o),      \
+	 .value = (v)}
 #define DENY_IF_MASKED(n, a, m, v)                                                                 \
-	{.name = (n), .err = EPERM, .checked = true, .arg = (a), .op = SCMP_CMP_MASKED_EQ,         \
-	 .mask = (m), .value = (v)}
+	{.name = (n), .err = EPERM, .reported = true, .checked = true, .arg = (a),                 \
+	 .op = SCMP_CMP_MASKED_EQ, .mask = (m), .value = (v)}
 /* One rule per flag: any one of them set refuses the call, whatever else is set. */
 #define DENY_IF_FLAG(n, a, f) DENY_IF_MASKED(n, a, f, f)
 
@@ -106,7 +113,9 @@ const struct seccomp_rule seccomp_rule_table[] = {
 
 	/*
 	 * clone3 passes its flags in memory, where the filter cannot read
-	 * them.  ENOSYS, not EPERM, makes libc fall back to clone.
+	 * them.  ENOSYS, not EPERM, makes libc fall back to clone.  Not
+	 * reported: glibc tries clone3 for every new thread, and a count of
+	 * those would say nothing about the agent.
 	 */
 	{.name = "clone3", .err = ENOSYS},
 
@@ -169,10 +178,12 @@ syscall_on_arch(uint32_t arch, const char *name)
 	       (nr <= __PNR_semop && nr >= __PNR_shmctl);
 }
 
+/* REPORT: the rules that are reported notify; else every rule fails with its errno. */
 static int
-rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *r)
+rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *r, bool report)
 {
 	struct scmp_arg_cmp cmp = {.arg = r->arg, .op = r->op};
+	uint32_t action = report && r->reported ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO((uint32_t)r->err);
 
 	if (r->op == SCMP_CMP_MASKED_EQ) {
 		cmp.datum_a = r->mask;
@@ -184,9 +195,8 @@ rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *r)
 	 * The number is the build machine's (or a pseudo number); libseccomp
 	 * maps it to the context's ABI by name.
 	 */
-	return seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO((uint32_t)r->err),
-				      seccomp_syscall_resolve_name(r->name), r->checked ? 1 : 0,
-				      &cmp);
+	return seccomp_rule_add_array(ctx, action, seccomp_syscall_resolve_name(r->name),
+				      r->checked ? 1 : 0, &cmp);
 }
 
 /*
@@ -198,7 +208,8 @@ rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *r)
  * the text true to the program.
  */
 static scmp_filter_ctx
-filter_for_arch(const struct seccomp_arch *a, bool binary_tree, char *err, size_t errlen)
+filter_for_arch(const struct seccomp_arch *a, bool binary_tree, bool report, char *err,
+		size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int rc;
@@ -225,7 +236,7 @@ filter_for_arch(const struct seccomp_arch *a, bool binary_tree, char *err, size_
 
 		if (!syscall_on_arch(a->token, r->name))
 			continue;
-		rc = rule_add(ctx, r);
+		rc = rule_add(ctx, r, report);
 		if (rc) {
 			snprintf(err, errlen, "adding the rule for %s on %s: %s", r->name, a->name,
 				 strerror(-rc));
@@ -275,14 +286,15 @@ export_filter(scmp_filter_ctx ctx, bool pfc, struct textbuf *out, char *err, siz
 }
 
 int
-seccomp_generate(bool binary_tree, bool pfc, struct textbuf *out, char *err, size_t errlen)
+seccomp_generate_as(bool binary_tree, bool pfc, bool report, struct textbuf *out, char *err,
+		    size_t errlen)
 {
 	scmp_filter_ctx ctx = NULL;
 	int rc;
 
 	for (size_t i = 0; i < seccomp_arch_table_len; i++) {
 		const struct seccomp_arch *a = &seccomp_arch_table[i];
-		scmp_filter_ctx one = filter_for_arch(a, binary_tree, err, errlen);
+		scmp_filter_ctx one = filter_for_arch(a, binary_tree, report, err, errlen);
 
 		if (!one)
 			goto fail;
@@ -308,6 +320,12 @@ fail:
 }
 
 int
+seccomp_generate(bool binary_tree, bool pfc, struct textbuf *out, char *err, size_t errlen)
+{
+	return seccomp_generate_as(binary_tree, pfc, true, out, err, errlen);
+}
+
+int
 emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
 {
 	const struct scmp_version *v = seccomp_version();
@@ -315,20 +333,25 @@ emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textb
 
 	(void)p;
 	(void)t;
-	tb_puts(out, "# seccomp filter, installed by bwrap (--seccomp) before the agent's first "
-		     "instruction.\n"
+	tb_puts(out, "# seccomp filter, loaded by omnibox-init (--seccomp-fd) before the agent's "
+		     "first instruction.\n"
 		     "# The same for every policy: nothing in the policy changes it.\n"
 		     "# ABIs, tested in this order:");
 	for (size_t i = 0; i < seccomp_arch_table_len; i++)
 		tb_printf(out, " %s", seccomp_arch_table[i].name);
 	tb_printf(out,
 		  "; any other: KILL_PROCESS.\n"
-		  "# Default action ALLOW.  ERRNO(%d) is EPERM; ERRNO(%d) is ENOSYS, for "
-		  "clone3, so that\n"
-		  "# libc falls back to clone, whose flags the filter can check.\n"
+		  "# Default action ALLOW.  NOTIFY (SECCOMP_RET_USER_NOTIF, 0x%08x): the "
+		  "refusal is reported\n"
+		  "# to omnibox-run, which counts it and answers EPERM (where the kernel cannot "
+		  "report,\n"
+		  "# omnibox-init loads ERRNO(%d), EPERM, in its place).  ERRNO(%d) is ENOSYS, "
+		  "for clone3,\n"
+		  "# so that libc falls back to clone, whose flags the filter can check; it is "
+		  "not reported.\n"
 		  "# Built by libseccomp %u.%u.%u with binary-tree search; the rules are in "
 		  "emitters/emit_seccomp.c.\n",
-		  EPERM, ENOSYS, v->major, v->minor, v->micro);
+		  SCMP_ACT_NOTIFY, EPERM, ENOSYS, v->major, v->minor, v->micro);
 	if (seccomp_generate(true, true, out, err, sizeof(err)) < 0) {
 		diag_error(d, (struct loc){0, 0, 0}, "cannot build the seccomp filter: %s", err);
 		return -1;

@@ -1,12 +1,13 @@
 /*
- * seccomp.h - the seccomp filter bwrap installs (`bwrap --seccomp FD`)
+ * seccomp.h - the seccomp filter omnibox-init loads (`--seccomp-fd FD`)
  * before the agent's first instruction.
  *
  * The filter is the same for every policy: nothing in the policy changes
- * it.  It allows by default and refuses, with an errno, the system calls
+ * it.  It allows by default and refuses the system calls
  * that reach kernel attack surface or escape the sandbox (namespaces,
  * mounts, modules, ptrace, keyrings, io_uring, ...), listed in
- * seccomp_rule_table[].  libseccomp resolves each name per ABI and builds
+ * seccomp_rule_table[]: most are reported to omnibox-run (SECCOMP_RET_USER_NOTIF),
+ * which counts them and answers EPERM.  libseccomp resolves each name per ABI and builds
  * the BPF program.  Output is deterministic: the same bytes on every run
  * and machine with the same libseccomp.
  */
@@ -34,7 +35,8 @@ extern const struct seccomp_arch seccomp_arch_table[];
 extern const size_t seccomp_arch_table_len;
 
 /*
- * One rule: NAME fails with ERR, always (!checked) or only when
+ * One rule: NAME fails with ERR (after omnibox-run was told, when
+ * REPORTED), always (!checked) or only when
  * args[arg] OP value holds; for SCMP_CMP_MASKED_EQ the test is
  * (args[arg] & mask) == value.  Comparisons are on the 64-bit argument on
  * 64-bit ABIs and on its low 32 bits on the others (x86, x32, arm), as
@@ -44,6 +46,7 @@ extern const size_t seccomp_arch_table_len;
 struct seccomp_rule {
 	const char *name;
 	int err;
+	bool reported; /* SCMP_ACT_NOTIFY, answered ERR (EPERM) by omnibox-run */
 	bool checked;
 	unsigned arg;
 	enum scmp_compare op; /* SCMP_CMP_EQ, SCMP_CMP_GT or SCMP_CMP_MASKED_EQ */
@@ -58,12 +61,20 @@ extern const size_t seccomp_rule_table_len;
  * Build the filter and append it to OUT: libseccomp's pseudo filter code
  * (PFC, text) when PFC is true, else the BPF program as an array of
  * struct sock_filter in the byte order of this machine, ready for
- * `bwrap --seccomp`.  BINARY_TREE selects libseccomp's binary-tree search
+ * omnibox-init's --seccomp-fd.  BINARY_TREE selects libseccomp's binary-tree search
  * of the syscall numbers (SCMP_FLTATR_CTL_OPTIMIZE 2), the default
  * everywhere but in the benchmark.  Returns 0, or -1 with a message in ERR
  * (ERRLEN bytes, always terminated); OUT may then hold part of the output.
  */
 int seccomp_generate(bool binary_tree, bool pfc, struct textbuf *out, char *err, size_t errlen);
+
+/*
+ * The same, with REPORT false: every rule then fails with its errno
+ * (SCMP_ACT_ERRNO), none is reported.  What omnibox-init's rewrite of the
+ * reporting program (seccomp_load.h) must equal, byte for byte.
+ */
+int seccomp_generate_as(bool binary_tree, bool pfc, bool report, struct textbuf *out, char *err,
+			size_t errlen);
 
 /*
  * The emitters (see emit.h).  emit_seccomp: a comment header and the PFC

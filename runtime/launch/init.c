@@ -4,16 +4,18 @@
  *   omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-data BYTES]
  *                [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]
  *                [--fs-write PATH]... [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]
- *                -- ARGV...
+ *                [--seccomp-fd FD] -- ARGV...
  *
- * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1),
- * already under the seccomp filter.  It closes every descriptor but 0, 1
- * and 2 (nothing a caller left open reaches the agent), checks that every
- * mask of --masks-fd is in place, adds the Landlock
- * layer (landlock.h: writes only below the --fs-write paths; with --scope,
- * abstract Unix sockets and signals kept inside), writes a byte to the
- * --ready-fd pipe (omnibox-run's proof that bwrap's setup succeeded) and
- * closes it, starts the agent, passes
+ * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1).
+ * It closes every descriptor but 0, 1 and 2 (nothing a caller left open
+ * reaches the agent), checks that every mask of --masks-fd is in place,
+ * adds the Landlock layer (landlock.h: writes only below the --fs-write
+ * paths; with --scope, abstract Unix sockets and signals kept inside),
+ * loads the seccomp filter of --seccomp-fd with a listener for its
+ * refusals (seccomp_load.h), sends a byte and the listener on the
+ * --ready-fd socket (omnibox-run's proof that bwrap's setup succeeded;
+ * omnibox-run answers the refusals from then on) and closes both, starts
+ * the agent, passes
  * on the signals omnibox-run forwards, reaps orphans, and exits with the
  * agent's status (128+N for a signal).  When it exits, the kernel kills
  * everything left in the namespace: an agent cannot leave a daemon behind.
@@ -43,6 +45,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,8 +54,11 @@
 #include "runtime/launch/fds.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/launch/rlimit.h"
+#include "runtime/launch/seccomp_load.h"
 
 static pid_t relay_pid;
+/* The filter's listener, until omnibox-run has it: no child may keep one. */
+static int listener_fd = -1;
 
 /* The agent is gone: so is the relay (nobody is left to use it). */
 static int
@@ -86,7 +92,7 @@ usage(void)
 	fputs("usage: omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-data BYTES]\n"
 	      "                    [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]\n"
 	      "                    [--fs-write PATH]... [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]\n"
-	      "                    -- ARGV...\n"
+	      "                    [--seccomp-fd FD] -- ARGV...\n"
 	      "       omnibox-init --git-ssh [SSH-OPTIONS] [USER@]HOST COMMAND\n"
 	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
 	      stderr);
@@ -262,11 +268,87 @@ start_relay(const char *port_arg, const char *socket_path)
 		perror("omnibox-init: fork");
 		return -1;
 	}
-	if (pid == 0)
+	if (pid == 0) {
+		if (listener_fd >= 0)
+			close(listener_fd);
 		relay_serve(fd, socket_path);
+	}
 	close(fd);
 	relay_pid = pid;
 	return 0;
+}
+
+/*
+ * The seccomp filter of FD, loaded here: after the masks check and
+ * Landlock, which need calls it refuses, before anything of the agent's.
+ * With a ready socket to send it on, with a listener (listener_fd) for
+ * omnibox-run to answer the refusals; without, or where the kernel has
+ * none, the refusals fail with EPERM uncounted.  A filter that cannot be
+ * loaded stops the launch: the agent never runs without one.
+ */
+static int
+load_filter(int fd, bool listener)
+{
+	struct sock_filter *prog = NULL;
+	size_t n;
+	char err[256];
+
+#if !defined(__linux__)
+	(void)fd;
+	(void)listener;
+	(void)prog;
+	(void)n;
+	(void)err;
+	fputs("omnibox-init: --seccomp-fd: no seccomp on this system; nothing ran\n", stderr);
+	return -1;
+#else
+	if (filter_read(fd, &prog, &n, err, sizeof(err)) < 0 ||
+	    filter_install(prog, n, listener, &listener_fd, err, sizeof(err)) < 0) {
+		free(prog);
+		fprintf(stderr, "omnibox-init: %s; nothing ran\n", err);
+		return -1;
+	}
+	free(prog);
+	if (listener && listener_fd < 0)
+		fprintf(stderr, "omnibox-init: warning: this kernel cannot report seccomp "
+				"refusals to omnibox-run: syscall refusals will not be counted "
+				"(they still fail with EPERM)\n");
+	return 0;
+#endif
+}
+
+/*
+ * The byte that says the sandbox is set up, with the filter's listener
+ * (SCM_RIGHTS) when there is one.  -1 when it cannot be sent: omnibox-run
+ * then reports a failed setup, so nothing may run.
+ */
+static int
+send_ready(int sock, int listener)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {.iov_base = (char *)"1", .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t n;
+
+	memset(&ctl, 0, sizeof(ctl));
+	if (listener >= 0) {
+		struct cmsghdr *c;
+
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &listener, sizeof(int));
+	}
+	do
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -1;
 }
 
 int
@@ -276,7 +358,7 @@ main(int argc, char **argv)
 	const char **writable = calloc((size_t)argc, sizeof(*writable));
 	size_t n_writable = 0;
 	bool scope = false, landlock = false, tty = false;
-	int ready_fd = -1, masks_fd = -1, keep[2] = {-1, -1};
+	int ready_fd = -1, masks_fd = -1, seccomp_fd = -1, keep[3] = {-1, -1, -1};
 	struct pending_limit {
 		const char *opt;
 		int resource;
@@ -298,18 +380,22 @@ main(int argc, char **argv)
 		fflush(NULL);
 		_exit(i);
 	}
-	/* 0, 1 and 2 (and the ready pipe, until it has served); nothing else
-	 * anyone left open goes on to the agent. */
+	/* 0, 1 and 2 (and the ready socket, the masks and the filter, until
+	 * each has served); nothing else anyone left open goes on to the agent. */
 	for (i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++) {
 		if (!strcmp(argv[i], "--ready-fd"))
 			ready_fd = atoi(argv[i + 1]);
 		if (!strcmp(argv[i], "--masks-fd"))
 			masks_fd = atoi(argv[i + 1]);
+		if (!strcmp(argv[i], "--seccomp-fd"))
+			seccomp_fd = atoi(argv[i + 1]);
 	}
 	if (ready_fd > 2)
 		keep[n_keep++] = ready_fd;
 	if (masks_fd > 2)
 		keep[n_keep++] = masks_fd;
+	if (seccomp_fd > 2)
+		keep[n_keep++] = seccomp_fd;
 	fds_keep_only(keep, n_keep);
 	if (!writable)
 		return 125;
@@ -332,7 +418,8 @@ main(int argc, char **argv)
 			relay_socket = argv[++i];
 			continue;
 		}
-		if ((!strcmp(argv[i], "--ready-fd") || !strcmp(argv[i], "--masks-fd")) &&
+		if ((!strcmp(argv[i], "--ready-fd") || !strcmp(argv[i], "--masks-fd") ||
+		     !strcmp(argv[i], "--seccomp-fd")) &&
 		    i + 1 < argc) {
 			i++;
 			continue;
@@ -376,6 +463,8 @@ main(int argc, char **argv)
 		return 125;
 	}
 	free(writable);
+	if (seccomp_fd > 2 && load_filter(seccomp_fd, ready_fd > 2) < 0)
+		return 125;
 	for (size_t k = 0; k < n_rl; k++)
 		if (set_limit(rl[k].resource, rl[k].value) < 0) {
 			fprintf(stderr, "omnibox-init: %s %s: %s; nothing ran\n", rl[k].opt,
@@ -392,8 +481,21 @@ main(int argc, char **argv)
 		return 125;
 	/* The sandbox is set up: from here on a failure is the command's. */
 	if (ready_fd > 2) {
-		(void)!write(ready_fd, "1", 1);
+		if (send_ready(ready_fd, listener_fd) < 0) {
+			fprintf(stderr, "omnibox-init: cannot tell omnibox-run the sandbox is set "
+					"up: %s; nothing ran\n",
+				strerror(errno));
+			return 125;
+		}
 		close(ready_fd);
+	}
+	/*
+	 * Only omnibox-run holds the listener now.  If it dies, the kernel
+	 * fails each refused call with ENOSYS: refused still.
+	 */
+	if (listener_fd >= 0) {
+		close(listener_fd);
+		listener_fd = -1;
 	}
 
 	/* Take every signal synchronously; the agent gets default dispositions. */

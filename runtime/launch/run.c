@@ -4,11 +4,11 @@
  * The policy is compiled in this process with the same library as
  * omnibox-compile (one parser), resolved against this machine, and handed to
  * bubblewrap: the arguments through `--args FD`, the seccomp filter through
- * `--seccomp FD` (sealed memfds, nothing on disk an agent could swap), the
- * environment rebuilt from the allow-list (values never on bwrap's command
- * line, which /proc makes world-readable).  omnibox-run stays the parent:
- * it forwards signals, removes the scratch dir, and returns the command's
- * status.  Whenever something cannot be set up it exits 125 and runs
+ * omnibox-init's `--seccomp-fd FD` (sealed memfds, nothing on disk an agent
+ * could swap), the environment rebuilt from the allow-list (values never on
+ * bwrap's command line, which /proc makes world-readable).  omnibox-run
+ * stays the parent: it forwards signals, answers the filter's refusals
+ * (notify.h), removes the scratch dir, and returns the command's status.  Whenever something cannot be set up it exits 125 and runs
  * nothing: there is no unsandboxed fallback.
  */
 #include <errno.h>
@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -38,6 +39,7 @@
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/copyback.h"
 #include "runtime/launch/fds.h"
+#include "runtime/launch/notify.h"
 #include "runtime/launch/pty.h"
 #include "emitters/query.h"
 #include "runtime/launch/landlock.h"
@@ -337,6 +339,9 @@ struct run_state {
 	char status_buf[4096];
 	size_t status_len;
 	struct pty *pty; /* the sandbox's terminal, or NULL */
+	struct notify *notify; /* the seccomp refusals, once omnibox-init is ready */
+	struct event *ready_ev;
+	bool ready; /* omnibox-init's byte came */
 };
 
 static void
@@ -391,6 +396,20 @@ on_status(evutil_socket_t fd, short what, void *arg)
 	}
 	if (st->status_len > sizeof(st->status_buf) / 2) {
 		st->status_len = 0; /* keep the buffer small; the pid is known by now */
+	}
+}
+
+/* omnibox-init's ready byte, and the seccomp listener with it: served from now on. */
+static void
+on_ready(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_state *st = arg;
+	int r = notify_ready(st->notify, fd);
+
+	(void)what;
+	if (r >= 0) {
+		st->ready = r == 1;
+		event_del(st->ready_ev); /* one message, or the end of the stream */
 	}
 }
 
@@ -540,12 +559,12 @@ bwrap_hint(const char *bwrap)
 
 static int
 run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *plan,
-	  const struct textbuf *tail, int args_fd, int status_pipe[2], int ready_pipe[2],
-	  const char *cgroup, struct pty *pty)
+	  const struct textbuf *tail, int args_fd, int status_pipe[2], int ready_sock[2],
+	  const char *cgroup, struct pty *pty, struct notify *notify)
 {
 	static const int forward[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,
 				      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
-	struct event *evs[sizeof(forward) / sizeof(forward[0]) + 2];
+	struct event *evs[sizeof(forward) / sizeof(forward[0]) + 3];
 	struct run_state st = {0};
 	size_t n_evs = 0, n_keep;
 	char **argv, fdbuf[16];
@@ -566,6 +585,11 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 	}
 	evs[n_evs] = event_new(st.base, status_pipe[0], EV_READ | EV_PERSIST, on_status, &st);
 	st.status_ev = evs[n_evs];
+	event_add(evs[n_evs++], NULL);
+	/* Watched from the start: the agent's first refused call waits for it. */
+	st.notify = notify;
+	evs[n_evs] = event_new(st.base, ready_sock[0], EV_READ | EV_PERSIST, on_ready, &st);
+	st.ready_ev = evs[n_evs];
 	event_add(evs[n_evs++], NULL);
 
 	st.bwrap = fork();
@@ -598,7 +622,7 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 	}
 	free(keep);
 	close(status_pipe[1]);
-	close(ready_pipe[1]);
+	close(ready_sock[1]);
 	if (pty) {
 		/* Only the sandbox holds the slave now: its end is the master's EOF. */
 		close(pty->slave);
@@ -622,15 +646,12 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 	free(argv);
 	/*
 	 * bwrap reports the child's PID before that child sets up the mounts;
-	 * only omnibox-init's byte on the ready pipe says the setup worked.
+	 * only omnibox-init's byte on the ready socket says the setup worked.
 	 * Without it, whatever bwrap exited with, nothing of the agent ran.
+	 * (It may have come with bwrap's end, before the loop could see it.)
 	 */
-	{
-		char c;
-
-		if (read(ready_pipe[0], &c, 1) != 1)
-			st.sandbox_pid = 0;
-	}
+	if (!st.ready && notify_ready(notify, ready_sock[0]) != 1)
+		st.sandbox_pid = 0;
 	if (!st.sandbox_pid) {
 		fprintf(stderr,
 			"omnibox-run: bwrap could not set up the sandbox (status %d); "
@@ -1137,13 +1158,14 @@ main(int argc, char **argv)
 	struct diag d;
 	char launch_dir[PATH_MAX], err[4096], *bwrap, *init, *cgroup = NULL;
 	const char *home, *tmp;
-	int rc, seccomp_fd = -1, args_fd, status_pipe[2] = {-1, -1}, ready_pipe[2] = {-1, -1};
+	int rc, seccomp_fd = -1, args_fd, status_pipe[2] = {-1, -1}, ready_sock[2] = {-1, -1};
 	int janitor;
 	const struct sandbox *sb;
 	struct cred_runtime creds = {0};
 	struct event_base *base;
 	struct copyback *copyback;
 	struct proxy *proxy = NULL;
+	struct notify *notify;
 	FILE *egress_log = NULL;
 	char git_ssh_token[GITSSH_TOKEN_LEN + 1];
 	pid_t git_ssh_pid = -1;
@@ -1242,10 +1264,12 @@ main(int argc, char **argv)
 
 	seccomp_fd = fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
 				      (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
+	/* The ready byte comes with the seccomp listener (SCM_RIGHTS): a socket. */
 	if (seccomp_fd < 0 || pipe2(status_pipe, O_CLOEXEC) < 0 ||
 	    fcntl(status_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
-	    pipe2(ready_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-		die("cannot pass the seccomp filter to bwrap: %s", strerror(errno));
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ready_sock) < 0 ||
+	    fcntl(ready_sock[0], F_SETFL, O_NONBLOCK) < 0)
+		die("cannot pass the seccomp filter to omnibox-init: %s", strerror(errno));
 
 	if (sb->n_egress) {
 		uint32_t r = 0;
@@ -1303,7 +1327,7 @@ main(int argc, char **argv)
 	rq.policy_file = o.input[0] == '/' ? o.input : arena_printf(a, "%s/%s", launch_dir, o.input);
 	rq.seccomp_fd = seccomp_fd;
 	rq.status_fd = status_pipe[1];
-	rq.ready_fd = ready_pipe[1];
+	rq.ready_fd = ready_sock[1];
 	if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0)
 		die("%s; nothing ran", err);
 	undo_plan = &plan;
@@ -1380,7 +1404,8 @@ main(int argc, char **argv)
 		}
 	}
 	base = event_base_new();
-	if (!base)
+	notify = base ? notify_new(base, o.verbose) : NULL;
+	if (!notify)
 		die("cannot create the event loop");
 	if (sb->n_egress) {
 		struct proxy_config pc;
@@ -1404,13 +1429,16 @@ main(int argc, char **argv)
 	if (janitor < 0)
 		die("cannot start the cleanup process: %s", strerror(errno));
 	copyback = copyback_start(base, plan.writebacks, plan.n_writebacks);
-	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, status_pipe, ready_pipe, cgroup,
-		       use_pty ? &pty : NULL);
+	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, status_pipe, ready_sock, cgroup,
+		       use_pty ? &pty : NULL, notify);
 	copyback_finish(copyback, plan.writebacks, plan.n_writebacks);
 	gitssh_stop(git_ssh_pid, git_ssh_alive);
 	launch_plan_close(&plan);
 	if (proxy && !o.quiet)
 		denials_summary(proxy, o.input);
+	if (!o.quiet)
+		notify_summary(notify, stderr);
+	notify_free(notify);
 	if (proxy)
 		proxy_free(proxy);
 	event_base_free(base);

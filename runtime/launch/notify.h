@@ -1,0 +1,59 @@
+/*
+ * notify.h - the seccomp filter's refusals, counted and answered by omnibox-run.
+ *
+ * The filter reports a refused call (SECCOMP_RET_USER_NOTIF) instead of
+ * failing it at once: the kernel holds the caller until the holder of the
+ * filter's listener answers.  omnibox-init loads the filter, and sends the
+ * listener with its ready byte (runtime/launch/seccomp_load.h); from then on
+ * omnibox-run's event loop receives each report, counts it by ABI and
+ * number, and answers EPERM, which is what the caller would have got from a
+ * plain ERRNO(EPERM) filter.  The call never runs: the only answer here is
+ * a refusal.  With --verbose each refusal is printed as it happens (the
+ * first NOTIFY_SHOWN); the exit summary names and counts them.
+ *
+ * An unserved report would hold its caller forever, so the listener is
+ * served for as long as the event loop runs, which is for as long as the
+ * sandbox exists; when omnibox-run is gone, the kernel fails the held and
+ * later refused calls with ENOSYS.
+ */
+#ifndef OMNIBOX_NOTIFY_H
+#define OMNIBOX_NOTIFY_H
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Distinct calls counted one by one; the rest are counted together. */
+#define NOTIFY_MAX 64
+/* Refusals --verbose prints; after them, one line says more were not shown. */
+#define NOTIFY_SHOWN 50
+
+struct notify;
+
+/* A counter on BASE, printing each refusal when VERBOSE; NULL when out of memory. */
+struct notify *notify_new(struct event_base *base, bool verbose);
+
+/*
+ * Receive omnibox-init's ready byte from SOCK (non-blocking) and serve the
+ * listener that comes with it, if any.  Returns 1 when the byte came, 0 at
+ * the end of the stream without it (the setup failed), -1 when nothing is
+ * there yet.  A listener that cannot be served is closed (its calls then
+ * fail with ENOSYS), with a warning.
+ */
+int notify_ready(struct notify *n, int sock);
+
+/* The refusals seen, in all (every call counted, the others too). */
+unsigned long notify_total(const struct notify *n);
+
+/*
+ * What the filter refused, once the run is over, to F: a line with the
+ * total, then one per call, most frequent first.  Nothing when there was no
+ * refusal.
+ */
+void notify_summary(const struct notify *n, FILE *f);
+
+/* Stop serving and release N (NULL is fine). */
+void notify_free(struct notify *n);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * seccomp_load.c - read, rewrite and load the seccomp filter (seccomp_load.h).
+ *
+ * Raw system calls only: omnibox-init is linked statically and carries no
+ * libseccomp; the program was built by it at build time.
+ */
+#include "runtime/launch/seccomp_load.h"
+
+#if defined(__linux__)
+#include <errno.h>
+#include <linux/seccomp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+size_t
+filter_notify_to_eperm(struct sock_filter *prog, size_t n)
+{
+	size_t turned = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (prog[i].code == (BPF_RET | BPF_K) &&
+		    (prog[i].k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF) {
+			prog[i].k = SECCOMP_RET_ERRNO | EPERM;
+			turned++;
+		}
+	return turned;
+}
+
+int
+filter_read(int fd, struct sock_filter **prog, size_t *n, char *err, size_t errlen)
+{
+	/* One byte more than the largest program the kernel takes: too long shows. */
+	size_t cap = BPF_MAXINSNS * sizeof(struct sock_filter) + 1, len = 0;
+	char *buf = malloc(cap);
+
+	*prog = NULL;
+	*n = 0;
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		close(fd);
+		return -1;
+	}
+	/* pread from 0: the memfd is shared with omnibox-run, and its offset with it. */
+	while (len < cap) {
+		ssize_t got = pread(fd, buf + len, cap - len, (off_t)len);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			snprintf(err, errlen, "reading the seccomp filter: %s", strerror(errno));
+			goto fail;
+		}
+		if (got == 0)
+			break;
+		len += (size_t)got;
+	}
+	if (len == 0 || len % sizeof(struct sock_filter) ||
+	    len / sizeof(struct sock_filter) > BPF_MAXINSNS) {
+		snprintf(err, errlen, "the seccomp filter is %zu bytes: not a program", len);
+		goto fail;
+	}
+	*n = len / sizeof(struct sock_filter);
+	/* Every return is a constant (libseccomp's): one that returns the
+	 * accumulator could report where the rewrite cannot see it. */
+	for (size_t i = 0; i < *n; i++) {
+		const struct sock_filter *f = (const struct sock_filter *)buf + i;
+
+		if (BPF_CLASS(f->code) == BPF_RET && BPF_RVAL(f->code) != BPF_K) {
+			snprintf(err, errlen, "the seccomp filter returns a computed value (%zu)", i);
+			goto fail;
+		}
+	}
+	close(fd);
+	*prog = (struct sock_filter *)buf;
+	return 0;
+fail:
+	free(buf);
+	close(fd);
+	*n = 0;
+	return -1;
+}
+
+/* Can this kernel hand reports to a listener? */
+static bool
+notify_available(void)
+{
+	uint32_t action = SECCOMP_RET_USER_NOTIF;
+
+	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
+}
+
+int
+filter_install(struct sock_filter *prog, size_t n, bool want_listener, int *listener, char *err,
+	       size_t errlen)
+{
+	struct sock_fprog fp = {.len = (unsigned short)n, .filter = prog};
+
+	*listener = -1;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		snprintf(err, errlen, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+		return -1;
+	}
+	if (want_listener && notify_available()) {
+		long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+				  SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
+
+		if (fd >= 0) {
+			*listener = (int)fd;
+			return 0;
+		}
+		/* EINVAL: no such flag; EBUSY: a filter above holds a listener. */
+		if (errno != EINVAL && errno != EBUSY && errno != ENOSYS && errno != EOPNOTSUPP) {
+			snprintf(err, errlen, "loading the seccomp filter: %s", strerror(errno));
+			return -1;
+		}
+	}
+	filter_notify_to_eperm(prog, n);
+	/* prctl, as bwrap did: it works wherever seccomp filters do. */
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) < 0) {
+		snprintf(err, errlen, "loading the seccomp filter: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+#endif
