@@ -6,7 +6,10 @@
  * and must agree with the rule table; then with argument vectors for the
  * calls the filter inspects, against expectations written out here.
  *
- * Kernel: a child installs the filter and makes the real calls.  As root,
+ * Kernel: a child installs the filter and makes the real calls: the filter
+ * as omnibox-init loads it where the kernel cannot report (every report
+ * rewritten to ERRNO(EPERM), runtime/launch/seccomp_load.h), and, with a
+ * listener this process answers, as it loads it everywhere else.  As root,
  * every refusal is checked to come from the filter: the same call without
  * it must not fail the same way.  (Unprivileged, the kernel refuses some of
  * them with EPERM by itself, so that control is skipped.)
@@ -20,6 +23,7 @@
 #include <linux/if_ether.h>
 #include <linux/keyctl.h>
 #include <linux/net.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -38,10 +42,13 @@
 
 #include "compiler/arena.h"
 #include "emitters/seccomp.h"
+#include "runtime/launch/seccomp_load.h"
 #include "tests/unit/bpf_interp.h"
 
 #define RET_EPERM (SECCOMP_RET_ERRNO | EPERM)
 #define RET_ENOSYS (SECCOMP_RET_ERRNO | ENOSYS)
+/* A refusal reported to omnibox-run, which answers EPERM (runtime/launch/notify.h). */
+#define RET_REPORTED SECCOMP_RET_USER_NOTIF
 #define SWEEP_MAX 1100u
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -84,11 +91,22 @@ programs_free(void)
 	tb_free(&flat.tb);
 }
 
+/* The programs omnibox-init loads when the kernel cannot report: every report an EPERM. */
+static void
+programs_build_eperm(void)
+{
+	programs_build();
+	cr_assert_gt(filter_notify_to_eperm((struct sock_filter *)tree.tb.data, tree.n), 0);
+	cr_assert_gt(filter_notify_to_eperm((struct sock_filter *)flat.tb.data, flat.n), 0);
+}
+
 TestSuite(seccomp_rules, .init = programs_build, .fini = programs_free);
 TestSuite(seccomp_text);
+TestSuite(seccomp_rewrite, .init = programs_build, .fini = programs_free);
 TestSuite(bpf_interp);
-TestSuite(seccomp_kernel, .init = programs_build, .fini = programs_free);
-TestSuite(seccomp_ia32, .init = programs_build, .fini = programs_free);
+TestSuite(seccomp_kernel, .init = programs_build_eperm, .fini = programs_free);
+TestSuite(seccomp_listener, .init = programs_build, .fini = programs_free);
+TestSuite(seccomp_ia32, .init = programs_build_eperm, .fini = programs_free);
 
 /* ---- ABIs, verdicts and the table as a reference ------------------------ */
 
@@ -126,6 +144,8 @@ vname(uint32_t v)
 		snprintf(n.s, sizeof(n.s), "ALLOW");
 	else if ((v & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_ERRNO)
 		snprintf(n.s, sizeof(n.s), "ERRNO(%s)", e ? e : "?");
+	else if (v == SECCOMP_RET_USER_NOTIF)
+		snprintf(n.s, sizeof(n.s), "NOTIFY");
 	else if (v == SECCOMP_RET_KILL_PROCESS)
 		snprintf(n.s, sizeof(n.s), "KILL_PROCESS");
 	else
@@ -213,7 +233,7 @@ table_verdict(const char *name, const uint64_t args[6], bool wide)
 		const struct seccomp_rule *r = &seccomp_rule_table[i];
 
 		if (!strcmp(r->name, name) && (!r->checked || cond_holds(r, args[r->arg], wide)))
-			return SECCOMP_RET_ERRNO | (uint32_t)r->err;
+			return r->reported ? RET_REPORTED : SECCOMP_RET_ERRNO | (uint32_t)r->err;
 	}
 	return SECCOMP_RET_ALLOW;
 }
@@ -304,7 +324,7 @@ Test(seccomp_rules, every_call_the_specification_denies_fails_with_eperm_where_i
 			if (nr < 0)
 				continue;
 			present++;
-			check_call(&abis[a], (uint32_t)nr, zero, RET_EPERM, "%s", spec_denied[i]);
+			check_call(&abis[a], (uint32_t)nr, zero, RET_REPORTED, "%s", spec_denied[i]);
 		}
 		cr_assert(present, "%s exists on none of the ABIs: a typo?", spec_denied[i]);
 	}
@@ -318,8 +338,9 @@ Test(seccomp_rules, the_table_refuses_unconditionally_only_what_the_specificatio
 		if (r->checked)
 			continue;
 		if (!strcmp(r->name, "clone3"))
-			cr_assert_eq(r->err, ENOSYS, "clone3 must fail with ENOSYS, not %d",
-				     r->err);
+			cr_assert(r->err == ENOSYS && !r->reported,
+				  "clone3 must fail with ENOSYS, unreported, not %d%s", r->err,
+				  r->reported ? " (reported)" : "");
 		else
 			cr_assert(spec_denies(r->name) && r->err == EPERM,
 				  "the table refuses %s (errno %d) unconditionally; the "
@@ -344,7 +365,7 @@ Test(seccomp_rules, every_rule_refuses_its_call_on_each_abi_that_has_it)
 			if (r->checked)
 				args[r->arg] = r->op == SCMP_CMP_GT ? r->value + 1 : r->value;
 			check_call(&abis[a], (uint32_t)nr, args,
-				   SECCOMP_RET_ERRNO | (uint32_t)r->err,
+				   r->reported ? RET_REPORTED : SECCOMP_RET_ERRNO | (uint32_t)r->err,
 				   "%s with args[%u] = %#llx (rule %zu)", r->name, r->arg,
 				   (unsigned long long)args[r->arg], i);
 		}
@@ -360,7 +381,7 @@ Test(seccomp_rules, i386_only_calls_exist_and_are_refused_on_x86_alone)
 		long nr = nr_of(ABI_X86, only_x86[i]);
 
 		cr_assert_geq(nr, 0, "libseccomp does not know %s on x86", only_x86[i]);
-		check_call(ABI_X86, (uint32_t)nr, zero, RET_EPERM, "%s", only_x86[i]);
+		check_call(ABI_X86, (uint32_t)nr, zero, RET_REPORTED, "%s", only_x86[i]);
 		for (size_t a = 0; a < N_ABIS; a++)
 			if (&abis[a] != ABI_X86)
 				cr_assert_lt(nr_of(&abis[a], only_x86[i]), 0, "%s exists on %s",
@@ -425,15 +446,15 @@ Test(seccomp_rules, clone_with_any_namespace_flag_fails_with_eperm)
 			for (size_t w = 0; w < LEN(with); w++) {
 				uint64_t args[6] = {ns_flags[f] | with[w]};
 
-				check_call(&abis[a], (uint32_t)nr, args, RET_EPERM, "clone(%#llx)",
+				check_call(&abis[a], (uint32_t)nr, args, RET_REPORTED, "clone(%#llx)",
 					   (unsigned long long)args[0]);
 				args[0] |= 1ull << 40;
-				check_call(&abis[a], (uint32_t)nr, args, RET_EPERM,
+				check_call(&abis[a], (uint32_t)nr, args, RET_REPORTED,
 					   "clone(%#llx), upper bits set",
 					   (unsigned long long)args[0]);
 			}
 		}
-		check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){all | SIGCHLD}, RET_EPERM,
+		check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){all | SIGCHLD}, RET_REPORTED,
 			   "clone with every namespace flag");
 	}
 }
@@ -473,10 +494,10 @@ Test(seccomp_rules, socket_allows_only_unix_inet_and_inet6)
 		cr_assert_geq(nr, 0, "no socket on %s", abis[a].name);
 		for (uint64_t fam = 0; fam < AF_MAX; fam++)
 			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam, SOCK_STREAM},
-				   family_allowed(fam) ? SECCOMP_RET_ALLOW : RET_EPERM,
+				   family_allowed(fam) ? SECCOMP_RET_ALLOW : RET_REPORTED,
 				   "socket(%llu)", (unsigned long long)fam);
 		for (size_t i = 0; i < LEN(large); i++)
-			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){large[i]}, RET_EPERM,
+			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){large[i]}, RET_REPORTED,
 				   "socket(%#llx)", (unsigned long long)large[i]);
 	}
 }
@@ -494,7 +515,7 @@ Test(seccomp_rules, upper_bits_never_let_a_forbidden_family_through)
 			for (size_t u = 0; u < LEN(upper); u++) {
 				uint64_t fam = upper[u] << 32 | forbidden[f];
 
-				check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam}, RET_EPERM,
+				check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam}, RET_REPORTED,
 					   "socket(%#llx)", (unsigned long long)fam);
 			}
 	}
@@ -512,7 +533,7 @@ Test(seccomp_rules, an_allowed_family_with_upper_bits_fails_closed_on_64_bit_abi
 		uint64_t fam = 1ull << 32 | AF_INET;
 
 		check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam},
-			   abis[a].wide ? RET_EPERM : SECCOMP_RET_ALLOW, "socket(%#llx)",
+			   abis[a].wide ? RET_REPORTED : SECCOMP_RET_ALLOW, "socket(%#llx)",
 			   (unsigned long long)fam);
 	}
 }
@@ -529,7 +550,7 @@ Test(seccomp_rules, ioctl_refuses_terminal_injection_whatever_the_upper_bits)
 		for (size_t u = 0; u < LEN(upper); u++) {
 			for (size_t i = 0; i < LEN(bad); i++)
 				check_call(&abis[a], (uint32_t)nr,
-					   (uint64_t[6]){0, upper[u] << 32 | bad[i]}, RET_EPERM,
+					   (uint64_t[6]){0, upper[u] << 32 | bad[i]}, RET_REPORTED,
 					   "ioctl(0, %#llx)",
 					   (unsigned long long)(upper[u] << 32 | bad[i]));
 			for (size_t i = 0; i < LEN(good); i++)
@@ -546,7 +567,7 @@ Test(seccomp_rules, x86_socketcall_refuses_sys_socket_and_allows_the_rest)
 	long nr = nr_of(ABI_X86, "socketcall");
 
 	cr_assert_geq(nr, 0, "no socketcall on x86");
-	check_call(ABI_X86, (uint32_t)nr, (uint64_t[6]){SYS_SOCKET, 0x1000}, RET_EPERM,
+	check_call(ABI_X86, (uint32_t)nr, (uint64_t[6]){SYS_SOCKET, 0x1000}, RET_REPORTED,
 		   "socketcall(SYS_SOCKET)");
 	for (uint64_t call = SYS_BIND; call <= SYS_SENDMMSG; call++)
 		check_call(ABI_X86, (uint32_t)nr, (uint64_t[6]){call, 0x1000}, SECCOMP_RET_ALLOW,
@@ -739,6 +760,130 @@ Test(seccomp_text, emit_seccomp_bpf_is_the_binary_tree_program)
 	cr_assert(len == blen && !memcmp(bin, bpf, len), "emit_seccomp_bpf differs");
 	free(bin);
 	free(bpf);
+}
+
+/* ---- the rewrite omnibox-init makes where the kernel cannot report -------- */
+
+/* The program of PROG's kind (tree or linear) built with ERRNO(EPERM) for every report. */
+static struct textbuf
+generate_unreported(const struct prog *p)
+{
+	struct textbuf tb = {0};
+	char err[256];
+
+	cr_assert_eq(seccomp_generate_as(p == &tree, false, false, &tb, err, sizeof(err)), 0,
+		     "seccomp_generate_as: %s", err);
+	return tb;
+}
+
+static size_t
+count_returns(const struct sock_filter *insns, size_t n, uint32_t ret)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += insns[i].code == (BPF_RET | BPF_K) && insns[i].k == ret;
+	return k;
+}
+
+Test(seccomp_rewrite, gives_exactly_what_libseccomp_builds_with_errno_eperm)
+{
+	const struct prog *progs[] = {&tree, &flat};
+
+	for (size_t i = 0; i < LEN(progs); i++) {
+		const struct prog *p = progs[i];
+		struct textbuf want = generate_unreported(p);
+		struct sock_filter *copy = malloc(p->tb.len);
+		size_t reports = count_returns(p->insns, p->n, RET_REPORTED), turned;
+
+		cr_assert_not_null(copy);
+		memcpy(copy, p->insns, p->tb.len);
+		cr_assert_gt(reports, 0, "the %s program reports nothing", p->label);
+		cr_assert_eq(count_returns(p->insns, p->n, RET_EPERM), 0,
+			     "the %s program refuses with EPERM unreported", p->label);
+		turned = filter_notify_to_eperm(copy, p->n);
+		cr_assert_eq(turned, reports, "%s: %zu reports, %zu rewritten", p->label, reports,
+			     turned);
+		cr_assert(want.len == p->tb.len && !memcmp(copy, want.data, want.len),
+			  "the rewritten %s program (%zu bytes) is not libseccomp's with ERRNO(EPERM) "
+			  "(%zu bytes)",
+			  p->label, p->tb.len, want.len);
+		cr_assert_eq(filter_notify_to_eperm(copy, p->n), 0, "a second rewrite changed more");
+		free(copy);
+		tb_free(&want);
+	}
+}
+
+Test(seccomp_rewrite, changes_returns_of_user_notif_only)
+{
+	struct sock_filter prog[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_RET_USER_NOTIF, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
+	    BPF_STMT(BPF_LD | BPF_IMM, SECCOMP_RET_USER_NOTIF),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF | 7),
+	    BPF_STMT(BPF_RET | BPF_K, RET_ENOSYS),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter want[LEN(prog)];
+
+	memcpy(want, prog, sizeof(prog));
+	want[2].k = RET_EPERM;
+	want[4].k = RET_EPERM;
+	cr_assert_eq(filter_notify_to_eperm(prog, LEN(prog)), 2);
+	cr_assert(!memcmp(prog, want, sizeof(prog)), "more than the two returns changed");
+}
+
+/* FD: a memfd holding LEN bytes of DATA, its offset at the end (as written). */
+static int
+memfd_with(const void *data, size_t len)
+{
+	int fd = memfd_create("test-seccomp", MFD_CLOEXEC);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, data, len), (ssize_t)len);
+	return fd;
+}
+
+Test(seccomp_rewrite, filter_read_takes_the_program_whatever_the_offset)
+{
+	struct sock_filter *got;
+	size_t n;
+	char err[256];
+	int fd = memfd_with(tree.insns, tree.tb.len);
+
+	cr_assert_eq(filter_read(fd, &got, &n, err, sizeof(err)), 0, "%s", err);
+	cr_assert(n == tree.n && !memcmp(got, tree.insns, tree.tb.len));
+	free(got);
+	cr_assert_eq(fcntl(fd, F_GETFD), -1, "filter_read left the descriptor open");
+}
+
+Test(seccomp_rewrite, filter_read_refuses_what_is_no_program)
+{
+	static const struct sock_filter ret_a[] = {BPF_STMT(BPF_RET | BPF_A, 0)};
+	struct sock_filter *got, *big = calloc(BPF_MAXINSNS + 1, sizeof(*big));
+	size_t n;
+	char err[256];
+	struct {
+		const char *what;
+		const void *data;
+		size_t len;
+	} bad[] = {
+	    {"empty", "", 0},
+	    {"a partial instruction", tree.insns, sizeof(struct sock_filter) + 3},
+	    {"a return of the accumulator", ret_a, sizeof(ret_a)},
+	    {"too long", big, (BPF_MAXINSNS + 1) * sizeof(*big)},
+	};
+
+	cr_assert_not_null(big);
+	for (size_t i = 0; i < LEN(bad); i++) {
+		int fd = memfd_with(bad[i].data, bad[i].len);
+
+		cr_assert_eq(filter_read(fd, &got, &n, err, sizeof(err)), -1, "%s: accepted",
+			     bad[i].what);
+		cr_assert_null(got);
+	}
+	free(big);
 }
 
 /* ---- the interpreter itself ----------------------------------------------- */
@@ -1236,6 +1381,194 @@ Test(seccomp_kernel, threads_fork_exec_file_io_and_inet_sockets_work)
 	WORKS(socket_inet);
 	WORKS(socket_inet6_and_unix);
 	WORKS(ioctl_fionread);
+}
+
+/* ---- with a listener, as omnibox-init loads it -------------------------------- */
+
+/* What a child under the reporting filter saw, and what this process was told. */
+struct served {
+	struct outcome o;
+	unsigned reports;
+	struct seccomp_data last; /* of the last report */
+};
+
+enum listener_use {
+	SERVE,	    /* this process answers each report with EPERM, as omnibox-run */
+	CLOSE,	    /* the listener is closed before the call: nobody to answer */
+	NO_LISTENER /* filter_install without a listener wanted */
+};
+
+static void
+send_fd(int sock, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl = {0};
+	struct iovec iov = {.iov_base = (char *)"1", .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *c;
+
+	if (fd >= 0) {
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	if (sendmsg(sock, &msg, 0) != 1)
+		_exit(3);
+}
+
+static int
+recv_fd(int sock)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	char c;
+	struct iovec iov = {.iov_base = &c, .iov_len = 1};
+	struct msghdr msg = {
+	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *h;
+	int fd = -1;
+
+	cr_assert_eq(recvmsg(sock, &msg, MSG_CMSG_CLOEXEC), 1, "no ready message");
+	h = CMSG_FIRSTHDR(&msg);
+	if (h && h->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(h), sizeof(int));
+	return fd;
+}
+
+static struct served
+run_reported(long (*probe)(void), enum listener_use use)
+{
+	struct served s = {.o = {-3, 0, 0}};
+	int sv[2], listener;
+	pid_t pid;
+
+	cr_assert_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		struct sock_filter *copy = malloc(tree.tb.len);
+		char err[256];
+		int l = -1;
+
+		close(sv[0]);
+		memcpy(copy, tree.insns, tree.tb.len);
+		if (filter_install(copy, tree.n, use != NO_LISTENER, &l, err, sizeof(err)) < 0 ||
+		    (use != NO_LISTENER && l < 0)) {
+			s.o.ret = -2;
+			s.o.err = errno;
+			send_fd(sv[1], -1);
+			_exit(write(sv[1], &s.o, sizeof(s.o)) == sizeof(s.o) ? 0 : 1);
+		}
+		send_fd(sv[1], use == SERVE ? l : -1);
+		if (l >= 0)
+			close(l);
+		errno = 0;
+		s.o.ret = probe();
+		s.o.err = errno;
+		_exit(write(sv[1], &s.o, sizeof(s.o)) == sizeof(s.o) ? 0 : 1);
+	}
+	close(sv[1]);
+	listener = recv_fd(sv[0]);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = sv[0], .events = POLLIN}, {.fd = listener, .events = POLLIN}};
+		struct seccomp_notif req = {0};
+		struct seccomp_notif_resp resp = {0};
+
+		cr_assert_geq(poll(p, listener >= 0 ? 2 : 1, 10000), 1, "the child hangs");
+		if (p[0].revents) {
+			if (read(sv[0], &s.o, sizeof(s.o)) != sizeof(s.o))
+				s.o.ret = -3;
+			break;
+		}
+		if (!(p[1].revents & POLLIN))
+			continue;
+		cr_assert_eq(ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &req), 0, "NOTIF_RECV: %s",
+			     strerror(errno));
+		s.reports++;
+		s.last = req.data;
+		resp.id = req.id;
+		resp.error = -EPERM;
+		cr_assert_eq(ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp), 0, "NOTIF_SEND: %s",
+			     strerror(errno));
+	}
+	if (listener >= 0)
+		close(listener);
+	close(sv[0]);
+	cr_assert_eq(waitpid(pid, &s.o.status, 0), pid);
+	assert_outcome_reported("the call", s.o);
+	return s;
+}
+
+static void
+need_user_notif(void)
+{
+	uint32_t action = SECCOMP_RET_USER_NOTIF;
+
+	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) != 0)
+		cr_skip_test("this kernel has no SECCOMP_RET_USER_NOTIF");
+}
+
+Test(seccomp_listener, a_refused_call_waits_for_the_answer_and_fails_with_eperm)
+{
+	struct served s;
+
+	need_user_notif();
+	s = run_reported(mount_tmpfs, SERVE);
+	cr_assert(s.o.ret == -1 && s.o.err == EPERM, "mount: returned %ld, errno %s", s.o.ret,
+		  errname(s.o.err));
+	cr_assert_eq(s.reports, 1, "%u reports for one mount", s.reports);
+	cr_assert_eq(s.last.nr, SYS_mount);
+	cr_assert_eq(s.last.arch, seccomp_arch_native());
+	s = run_reported(tiocsti, SERVE);
+	cr_assert(s.o.ret == -1 && s.o.err == EPERM && s.reports == 1 && s.last.nr == SYS_ioctl &&
+		      s.last.args[1] == TIOCSTI,
+		  "TIOCSTI: returned %ld, errno %s, %u reports", s.o.ret, errname(s.o.err),
+		  s.reports);
+}
+
+Test(seccomp_listener, clone3_and_allowed_calls_are_not_reported)
+{
+	struct served s;
+
+	need_user_notif();
+	s = run_reported(clone3_call, SERVE);
+	cr_assert(s.o.ret == -1 && s.o.err == ENOSYS, "clone3: returned %ld, errno %s", s.o.ret,
+		  errname(s.o.err));
+	cr_assert_eq(s.reports, 0, "clone3 was reported");
+	s = run_reported(fork_and_wait, SERVE);
+	cr_assert(s.o.ret == 0 && s.reports == 0, "fork: returned %ld, %u reports", s.o.ret,
+		  s.reports);
+}
+
+/* omnibox-run gone: the kernel answers ENOSYS, a refusal still. */
+Test(seccomp_listener, with_nobody_to_answer_a_refused_call_fails_with_enosys)
+{
+	struct served s;
+
+	need_user_notif();
+	s = run_reported(mount_tmpfs, CLOSE);
+	cr_assert(s.o.ret == -1 && s.o.err == ENOSYS, "mount: returned %ld, errno %s", s.o.ret,
+		  errname(s.o.err));
+}
+
+Test(seccomp_listener, without_a_listener_the_rewritten_filter_refuses_with_eperm)
+{
+	struct served s = run_reported(mount_tmpfs, NO_LISTENER);
+
+	cr_assert(s.o.ret == -1 && s.o.err == EPERM && s.reports == 0,
+		  "mount: returned %ld, errno %s, %u reports", s.o.ret, errname(s.o.err),
+		  s.reports);
+	s = run_reported(unshare_user, NO_LISTENER);
+	cr_assert(s.o.ret == -1 && s.o.err == EPERM, "unshare: returned %ld, errno %s", s.o.ret,
+		  errname(s.o.err));
 }
 
 /* ---- the i386 ABI, through int $0x80 ------------------------------------- */
