@@ -637,6 +637,120 @@ t_landlock_layer() {
 	rm -f "$WS/fine"
 }
 
+# ---- the seccomp filter's refusals, reported to omnibox-run -----------------------
+
+# The calls the filter refuses are held by the kernel until omnibox-run
+# answers EPERM: the agent must still see EPERM, never a hang, and the user
+# must see what it tried (-v live, the exit summary always but with -q).
+
+# seccomp_run OPTIONS... -- CMD...: the default policy's sandbox, in $WS, as
+# the user under test, given at most 120 s (a refused call nobody answers
+# hangs: that is a failure here, status 124); $out, $rc.
+seccomp_run() {
+	_opts=
+	while [ "$1" != -- ]; do
+		_opts="$_opts $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086
+	out=$(cd "$WS" && as_user timeout 120 "$TB/omnibox-run" $_opts "$P/default.yaml" -- "$@" 2>&1)
+	rc=$?
+}
+
+t_seccomp_reports() {
+	calls='for p in mount unshare-user ptrace-traceme tiocsti clone3; do echo "$p=$(probe $p)"; done'
+	name="seccomp: refused calls still fail with EPERM, -v names each as it happens"
+	seccomp_run -v -- sh -c "$calls"
+	expect_rc 0
+	for p in mount unshare-user ptrace-traceme tiocsti; do
+		expect_out "$p=EPERM"
+	done
+	expect_out "clone3=ENOSYS"
+	for c in mount unshare ptrace ioctl; do
+		expect_out "omnibox-run: refused syscall $c (pid "
+	done
+	expect_no_out "refused syscall clone3"
+	name="seccomp: the exit summary names and counts the refusals"
+	expect_out "omnibox-run: the seccomp filter refused 4 system calls (each failed with EPERM):"
+	for c in mount unshare ptrace ioctl; do
+		tests=$((tests + 1))
+		printf '%s\n' "$out" | grep -Eq "^  $c +1\$" || fail "no summary line '$c 1'"
+	done
+
+	name="seccomp: without -v only the summary, with -q nothing"
+	seccomp_run -- sh -c "$calls"
+	expect_rc 0
+	expect_out "mount=EPERM"
+	expect_no_out "refused syscall"
+	expect_out "the seccomp filter refused 4 system calls"
+	seccomp_run -q -- sh -c "$calls"
+	expect_out "mount=EPERM"
+	expect_no_out "seccomp filter refused"
+
+	name="seccomp: a launch that refuses nothing reports nothing"
+	seccomp_run -v -- sh -c 'ls / >/dev/null; echo ran'
+	expect_out "ran"
+	expect_no_out "refused"
+
+	# Four threads refusing at once, 10000 calls in all: each one waits for
+	# omnibox-run's answer, none may be lost (a missing answer would hang it)
+	# or come back other than EPERM.
+	name="seccomp: 10000 refused calls from four threads at once: no hang, all EPERM, all counted"
+	seccomp_run -v -- /usr/bin/python3 -c '
+import ctypes, threading
+libc = ctypes.CDLL(None, use_errno=True)
+wrong = []
+def refuse():
+    for _ in range(2500):
+        # mount("none", "/nonexistent", "tmpfs", 0, NULL)
+        if libc.mount(b"none", b"/nonexistent", b"tmpfs", 0, None) != -1 or ctypes.get_errno() != 1:
+            wrong.append(ctypes.get_errno())
+ts = [threading.Thread(target=refuse) for _ in range(4)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("not-eperm=%d" % len(wrong))
+'
+	expect_rc 0
+	expect_out "not-eperm=0"
+	expect_out "the seccomp filter refused 10000 system calls"
+	tests=$((tests + 1))
+	printf '%s\n' "$out" | grep -Eq '^  mount +10000$' || fail "no summary line 'mount 10000'"
+	expect_out "omnibox-run: more refusals not shown"
+	tests=$((tests + 1))
+	shown=$(printf '%s\n' "$out" | grep -c 'refused syscall mount')
+	[ "$shown" = 50 ] || fail "-v showed $shown refusals, not the first 50"
+
+	# omnibox-run's own PID (the shell execs it), to signal it and nothing else.
+	name="seccomp: an agent looping on refused calls still ends on omnibox-run's SIGTERM"
+	rm -f "$U/loop.pid" "$U/loop.out"
+	as_user sh -c 'cd "$1" && echo $$ >"$5" && exec "$2" -q "$3" -- /usr/bin/python3 -c "
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+print(\"looping\", flush=True)
+while True: libc.unshare(0x10000000)
+" >"$4" 2>&1' _ "$WS" "$TB/omnibox-run" "$P/default.yaml" "$U/loop.out" "$U/loop.pid" &
+	bg=$!
+	wait_for "$U/loop.out" looping
+	loop=$(cat "$U/loop.pid")
+	tests=$((tests + 1))
+	case $(cat "/proc/$loop/cmdline" 2>/dev/null | tr '\0' ' ') in
+	*omnibox-run*) ;;
+	*) fail "no omnibox-run at pid $loop" ;;
+	esac
+	kill -TERM "$loop"
+	for _ in $(seq 50); do
+		kill -0 "$loop" 2>/dev/null || break
+		sleep 0.1
+	done
+	tests=$((tests + 1))
+	if kill -0 "$loop" 2>/dev/null; then
+		fail "omnibox-run still runs 5 s after SIGTERM"
+		kill -KILL "$loop" 2>/dev/null
+	fi
+	wait "$bg" 2>/dev/null
+}
+
 run_all() {
 	setup_user
 	t_planted_grant_link
@@ -655,6 +769,7 @@ run_all() {
 	t_cross_policy_links
 	t_unreadable
 	t_mask_created_later
+	t_seccomp_reports
 }
 
 if [ "$(id -u)" != 0 ]; then
