@@ -74,7 +74,7 @@ struct bwrap_context {
 	size_t n_command_dirs;
 	const struct bwrap_link *system_links; /* system dirs that are symlinks here */
 	size_t n_system_links;
-	int seccomp_fd; /* -1: "{SECCOMP_FD}" */
+	int seccomp_fd; /* omnibox-init's --seccomp-fd, -1: "{SECCOMP_FD}" */
 	int status_fd;	/* --json-status-fd, -1: "{STATUS_FD}" */
 	int ready_fd;	/* omnibox-init's --ready-fd, -1: "{READY_FD}" */
 	int masks_fd;	/* omnibox-init's --masks-fd (bwrap_masks_list()), -1: "{MASKS_FD}" */
