@@ -751,6 +751,33 @@ while True: libc.unshare(0x10000000)
 	wait "$bg" 2>/dev/null
 }
 
+# omnibox-init alone under a bare bwrap, its filter on descriptor 9 (FILE), no
+# ready socket and so no listener: it must load the filter with every report
+# turned into EPERM, or stop before SCRIPT runs; $out, $rc.
+init_filtered() {
+	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$1" bwrap --ro-bind / / \
+		--dev /dev --proc /proc --bind "$WS" "$WS" --unshare-pid --die-with-parent -- \
+		"$TB/omnibox-init" --seccomp-fd 9 --exec /bin/sh -- sh -c "$2" 2>&1)
+	rc=$?
+}
+
+t_seccomp_init_alone() {
+	name="seccomp: without omnibox-run to report to, omnibox-init's filter refuses with EPERM"
+	cp "$B/gen/seccomp.bpf" "$U/seccomp.bpf"
+	chmod 644 "$U/seccomp.bpf"
+	init_filtered "$U/seccomp.bpf" 'echo "mount=$(probe mount) unshare=$(probe unshare-user)"'
+	expect_rc 0
+	expect_out "mount=EPERM unshare=EPERM"
+	name="seccomp: a filter omnibox-init cannot load stops the launch before the command"
+	printf 'abc' >"$U/broken.bpf"
+	chmod 644 "$U/broken.bpf"
+	init_filtered "$U/broken.bpf" 'echo command-ran'
+	expect_rc 125
+	expect_out "not a program; nothing ran"
+	expect_no_out "command-ran"
+	rm -f "$U/seccomp.bpf" "$U/broken.bpf"
+}
+
 run_all() {
 	setup_user
 	t_planted_grant_link
@@ -770,6 +797,7 @@ run_all() {
 	t_unreadable
 	t_mask_created_later
 	t_seccomp_reports
+	t_seccomp_init_alone
 }
 
 if [ "$(id -u)" != 0 ]; then

@@ -1393,10 +1393,24 @@ struct served {
 };
 
 enum listener_use {
-	SERVE,	    /* this process answers each report with EPERM, as omnibox-run */
-	CLOSE,	    /* the listener is closed before the call: nobody to answer */
-	NO_LISTENER /* filter_install without a listener wanted */
+	SERVE,	     /* this process answers each report with EPERM, as omnibox-run */
+	CLOSE,	     /* the listener is closed before the call: nobody to answer */
+	NO_LISTENER, /* filter_install without a listener wanted */
+	TAKEN	     /* wanted, but a filter loaded before holds the listener already */
 };
+
+/* An allow-all filter with a listener of its own, as a container runtime may load. */
+static int
+load_listening_filter(void)
+{
+	struct sock_filter allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+	struct sock_fprog fp = {.len = 1, .filter = allow};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			    &fp);
+}
 
 static void
 send_fd(int sock, int fd)
@@ -1460,8 +1474,9 @@ run_reported(long (*probe)(void), enum listener_use use)
 
 		close(sv[0]);
 		memcpy(copy, tree.insns, tree.tb.len);
-		if (filter_install(copy, tree.n, use != NO_LISTENER, &l, err, sizeof(err)) < 0 ||
-		    (use != NO_LISTENER && l < 0)) {
+		if ((use == TAKEN && load_listening_filter() < 0) ||
+		    filter_install(copy, tree.n, use != NO_LISTENER, &l, err, sizeof(err)) < 0 ||
+		    ((use == SERVE || use == CLOSE) && l < 0) || (use == TAKEN && l >= 0)) {
 			s.o.ret = -2;
 			s.o.err = errno;
 			send_fd(sv[1], -1);
@@ -1569,6 +1584,18 @@ Test(seccomp_listener, without_a_listener_the_rewritten_filter_refuses_with_eper
 	s = run_reported(unshare_user, NO_LISTENER);
 	cr_assert(s.o.ret == -1 && s.o.err == EPERM, "unshare: returned %ld, errno %s", s.o.ret,
 		  errname(s.o.err));
+}
+
+/* The kernel gives one listener per filter stack (EBUSY): the rewrite takes over. */
+Test(seccomp_listener, where_another_filter_holds_the_listener_the_rewrite_refuses_with_eperm)
+{
+	struct served s;
+
+	need_user_notif();
+	s = run_reported(mount_tmpfs, TAKEN);
+	cr_assert(s.o.ret == -1 && s.o.err == EPERM && s.reports == 0,
+		  "mount: returned %ld, errno %s, %u reports", s.o.ret, errname(s.o.err),
+		  s.reports);
 }
 
 /* ---- the i386 ABI, through int $0x80 ------------------------------------- */
