@@ -21,7 +21,7 @@ struct notify {
 	struct event_base *base;
 	struct event *ev;
 	int fd; /* the listener, or -1 */
-	bool verbose;
+	bool verbose, quiet;
 	struct notify_count counts[NOTIFY_MAX];
 	size_t n_counts;
 	unsigned long others; /* refusals of calls beyond the NOTIFY_MAX first */
@@ -275,12 +275,19 @@ notify_ready(struct notify *n, int sock)
 			close(fd);
 		return 0;
 	}
-	if (fd < 0)
-		return 1; /* omnibox-init said why: this kernel cannot report */
-	if (!is_listener(fd) || n->fd >= 0) {
+	if (fd >= 0 && (!is_listener(fd) || n->fd >= 0)) {
 		close(fd);
-		fprintf(stderr, "omnibox-run: warning: omnibox-init sent no seccomp listener: "
-				"syscall refusals will not be counted\n");
+		fprintf(stderr, "omnibox-run: warning: what came with omnibox-init's ready byte is "
+				"no seccomp listener: syscall refusals will not be counted\n");
+		return 1;
+	}
+	if (fd < 0) {
+		if (!n->quiet)
+			fprintf(stderr,
+				"omnibox-run: warning: the kernel cannot report seccomp refusals "
+				"here (before Linux 5.0, or a seccomp listener above omnibox's "
+				"own): syscall refusals will not be counted; they still fail "
+				"with EPERM\n");
 		return 1;
 	}
 	n->fd = fd;
@@ -319,7 +326,7 @@ call_name(uint32_t arch, int nr, char *buf, size_t len)
 #endif
 
 struct notify *
-notify_new(struct event_base *base, bool verbose)
+notify_new(struct event_base *base, bool verbose, bool quiet)
 {
 	struct notify *n = calloc(1, sizeof(*n));
 
@@ -328,6 +335,7 @@ notify_new(struct event_base *base, bool verbose)
 	n->base = base;
 	n->fd = -1;
 	n->verbose = verbose;
+	n->quiet = quiet;
 	return n;
 }
 

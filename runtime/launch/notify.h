@@ -31,15 +31,20 @@
 
 struct notify;
 
-/* A counter on BASE, printing each refusal when VERBOSE; NULL when out of memory. */
-struct notify *notify_new(struct event_base *base, bool verbose);
+/*
+ * A counter on BASE, printing each refusal when VERBOSE, and no warning
+ * when QUIET; NULL when out of memory.
+ */
+struct notify *notify_new(struct event_base *base, bool verbose, bool quiet);
 
 /*
  * Receive omnibox-init's ready byte from SOCK (non-blocking) and serve the
  * listener that comes with it, if any.  Returns 1 when the byte came, 0 at
  * the end of the stream without it (the setup failed), -1 when nothing is
- * there yet.  A listener that cannot be served is closed (its calls then
- * fail with ENOSYS), with a warning.
+ * there yet.  A byte without a listener (the kernel had none to give, and
+ * omnibox-init loaded the filter with EPERM in place of each report) earns a
+ * warning that refusals are not counted.  A listener that cannot be served
+ * is closed (its calls then fail with ENOSYS), with a warning.
  */
 int notify_ready(struct notify *n, int sock);
 

@@ -1405,7 +1405,7 @@ main(int argc, char **argv)
 		}
 	}
 	base = event_base_new();
-	notify = base ? notify_new(base, o.verbose) : NULL;
+	notify = base ? notify_new(base, o.verbose, o.quiet) : NULL;
 	if (!notify)
 		die("cannot create the event loop");
 	if (sb->n_egress) {

@@ -778,6 +778,48 @@ t_seccomp_init_alone() {
 	rm -f "$U/seccomp.bpf" "$U/broken.bpf"
 }
 
+# The kernel gives no second listener while a filter above holds one (as a
+# container runtime's may): omnibox-init then loads the filter with EPERM in
+# place of each report, and omnibox-run says the refusals go uncounted.
+t_seccomp_listener_taken() {
+	cat >"$U/taken.py" <<-'EOF'
+	import ctypes, os, platform, sys
+	class Insn(ctypes.Structure):
+	    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8),
+	                ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+	class Prog(ctypes.Structure):
+	    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(Insn))]
+	libc = ctypes.CDLL(None, use_errno=True)
+	SYS_seccomp = {"x86_64": 317, "aarch64": 277}[platform.machine()]
+	allow = (Insn * 1)(Insn(0x06, 0, 0, 0x7fff0000))  # ret SECCOMP_RET_ALLOW
+	prog = Prog(1, allow)
+	if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+	    sys.exit("PR_SET_NO_NEW_PRIVS: errno %d" % ctypes.get_errno())
+	# SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER
+	fd = libc.syscall(SYS_seccomp, 1, 8, ctypes.byref(prog))
+	if fd < 0:
+	    sys.exit("seccomp: errno %d" % ctypes.get_errno())
+	os.set_inheritable(fd, True)  # held open through exec: the listener stays taken
+	os.execv(sys.argv[1], sys.argv[1:])
+	EOF
+	chmod 644 "$U/taken.py"
+	name="seccomp: with a listener above omnibox's, refusals still fail with EPERM, uncounted, and it says so"
+	out=$(cd "$WS" && as_user timeout 120 /usr/bin/python3 "$U/taken.py" "$TB/omnibox-run" -v \
+		"$P/default.yaml" -- sh -c 'echo "mount=$(probe mount) unshare=$(probe unshare-user)"' 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "mount=EPERM unshare=EPERM"
+	expect_out "syscall refusals will not be counted"
+	expect_no_out "refused syscall"
+	expect_no_out "seccomp filter refused"
+	name="seccomp: -q silences the uncounted-refusals warning"
+	out=$(cd "$WS" && as_user timeout 120 /usr/bin/python3 "$U/taken.py" "$TB/omnibox-run" -q \
+		"$P/default.yaml" -- sh -c 'echo "mount=$(probe mount)"' 2>&1)
+	expect_out "mount=EPERM"
+	expect_no_out "warning"
+	rm -f "$U/taken.py"
+}
+
 run_all() {
 	setup_user
 	t_planted_grant_link
@@ -798,6 +840,7 @@ run_all() {
 	t_mask_created_later
 	t_seccomp_reports
 	t_seccomp_init_alone
+	t_seccomp_listener_taken
 }
 
 if [ "$(id -u)" != 0 ]; then
