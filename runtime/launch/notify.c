@@ -53,7 +53,9 @@ static const struct {
 	uint32_t audit;
 	const char *name;
 } abi_names[] = {
-    {AUDIT_ARCH_X86_64, "x86_64"}, {AUDIT_ARCH_I386, "x86"}, {AUDIT_ARCH_AARCH64, "aarch64"},
+    {AUDIT_ARCH_X86_64, "x86_64"},
+    {AUDIT_ARCH_I386, "x86"},
+    {AUDIT_ARCH_AARCH64, "aarch64"},
     {AUDIT_ARCH_ARM, "arm"},
 };
 
@@ -88,8 +90,8 @@ call_name(uint32_t arch, int nr, char *buf, size_t len)
 	bool native = arch_token(arch, nr) == seccomp_arch_native();
 
 	if (name)
-		snprintf(buf, len, "%s%s%s%s", name, native ? "" : " [", native ? "" : abi_name(arch, nr),
-			 native ? "" : "]");
+		snprintf(buf, len, "%s%s%s%s", name, native ? "" : " [",
+			 native ? "" : abi_name(arch, nr), native ? "" : "]");
 	else
 		snprintf(buf, len, "%d [%s]", nr, abi_name(arch, nr));
 	free(name);
@@ -153,8 +155,9 @@ count(struct notify *n, const struct seccomp_notif *req)
 			call_name(req->data.arch, req->data.nr, name, sizeof(name)),
 			sandbox_pid(req->pid), pty_is_raw() ? "\r\n" : "\n");
 	} else {
-		fprintf(stderr, "omnibox-run: more refusals not shown (the summary at exit counts "
-				"them)%s",
+		fprintf(stderr,
+			"omnibox-run: more refusals not shown (the summary at exit counts "
+			"them)%s",
 			pty_is_raw() ? "\r\n" : "\n");
 	}
 }
@@ -255,8 +258,10 @@ notify_ready(struct notify *n, int sock)
 	} ctl;
 	char c = 0;
 	struct iovec iov = {.iov_base = &c, .iov_len = 1};
-	struct msghdr msg = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *h;
 	int fd = -1;
 	ssize_t got;

@@ -8,8 +8,9 @@
  * could swap), the environment rebuilt from the allow-list (values never on
  * bwrap's command line, which /proc makes world-readable).  omnibox-run
  * stays the parent: it forwards signals, answers the filter's refusals
- * (notify.h), removes the scratch dir, and returns the command's status.  Whenever something cannot be set up it exits 125 and runs
- * nothing: there is no unsandboxed fallback.
+ * (notify.h), removes the scratch dir, and returns the command's status.
+ * Whenever something cannot be set up it exits 125 and runs nothing: there
+ * is no unsandboxed fallback.
  */
 #include <errno.h>
 #include <event2/event.h>

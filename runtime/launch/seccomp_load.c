@@ -71,7 +71,8 @@ filter_read(int fd, struct sock_filter **prog, size_t *n, char *err, size_t errl
 		const struct sock_filter *f = (const struct sock_filter *)buf + i;
 
 		if (BPF_CLASS(f->code) == BPF_RET && BPF_RVAL(f->code) != BPF_K) {
-			snprintf(err, errlen, "the seccomp filter returns a computed value (%zu)", i);
+			snprintf(err, errlen, "the seccomp filter returns a computed value (%zu)",
+				 i);
 			goto fail;
 		}
 	}
