@@ -356,6 +356,7 @@ main(int argc, char **argv)
 	size_t n_writable = 0;
 	bool scope = false, landlock = false, tty = false;
 	int ready_fd = -1, masks_fd = -1, seccomp_fd = -1, keep[3] = {-1, -1, -1};
+	const char *seccomp_arg = NULL;
 	struct pending_limit {
 		const char *opt;
 		int resource;
@@ -385,7 +386,7 @@ main(int argc, char **argv)
 		if (!strcmp(argv[i], "--masks-fd"))
 			masks_fd = atoi(argv[i + 1]);
 		if (!strcmp(argv[i], "--seccomp-fd"))
-			seccomp_fd = atoi(argv[i + 1]);
+			seccomp_fd = atoi(seccomp_arg = argv[i + 1]);
 	}
 	if (ready_fd > 2)
 		keep[n_keep++] = ready_fd;
@@ -460,7 +461,13 @@ main(int argc, char **argv)
 		return 125;
 	}
 	free(writable);
-	if (seccomp_fd > 2 && load_filter(seccomp_fd, ready_fd > 2) < 0)
+	/* A filter asked for is loaded, or nothing runs. */
+	if (seccomp_arg && seccomp_fd <= 2) {
+		fprintf(stderr, "omnibox-init: --seccomp-fd %s: not a descriptor above 2; nothing ran\n",
+			seccomp_arg);
+		return 125;
+	}
+	if (seccomp_arg && load_filter(seccomp_fd, ready_fd > 2) < 0)
 		return 125;
 	for (size_t k = 0; k < n_rl; k++)
 		if (set_limit(rl[k].resource, rl[k].value) < 0) {

@@ -775,6 +775,14 @@ t_seccomp_init_alone() {
 	expect_rc 125
 	expect_out "not a program; nothing ran"
 	expect_no_out "command-ran"
+	name="seccomp: --seccomp-fd naming no usable descriptor stops the launch too"
+	for fd in 0 x; do
+		out=$(as_user bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
+			-- "$TB/omnibox-init" --seccomp-fd $fd --exec /bin/sh -- sh -c 'echo command-ran' 2>&1)
+		rc=$?
+		expect_rc 125
+		expect_no_out "command-ran"
+	done
 	rm -f "$U/seccomp.bpf" "$U/broken.bpf"
 }
 
