@@ -18,17 +18,23 @@ cleanup() {
 . "$(dirname "$0")/../lib.sh"
 
 # main_run_pid: the omnibox-run started from $TB for POLICY, not its cleanup
-# child (same command line) nor runuser (which names it).
+# child (same command line) nor runuser (which names it); looked for during
+# up to 5 s (a loaded machine), empty when there is none.
 main_run_pid() {
-	for pid in $(pgrep -f "^$TB/omnibox-run -q $1"); do
-		parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
-		case $(tr '\0' ' ' <"/proc/$parent/cmdline" 2>/dev/null) in
-		"$TB/omnibox-run"*) ;;
-		*)
-			echo "$pid"
-			return
-			;;
-		esac
+	n=0
+	while [ $n -lt 100 ]; do
+		for pid in $(pgrep -f "^$TB/omnibox-run -q $1"); do
+			parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
+			case $(tr '\0' ' ' <"/proc/$parent/cmdline" 2>/dev/null) in
+			"$TB/omnibox-run"*) ;;
+			*)
+				echo "$pid"
+				return
+				;;
+			esac
+		done
+		sleep 0.05
+		n=$((n + 1))
 	done
 }
 
@@ -418,6 +424,13 @@ t_signal_forwarding() {
 		i=$((i + 1))
 	done
 	run_pid=$(main_run_pid "$P/default.yaml")
+	if [ -z "$run_pid" ]; then
+		# Never wait for a launch no signal will end.
+		fail "omnibox-run not found"
+		pkill -KILL -f "^$TB/omnibox-run -q $P/default.yaml"
+		wait "$bg"
+		return
+	fi
 	kill -TERM "$run_pid"
 	wait "$bg"
 	rc=$?
