@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <sched.h>
 #include <signal.h>
@@ -346,6 +347,8 @@ struct run_state {
 	bool ready; /* omnibox-init's byte came */
 };
 
+static void on_status(evutil_socket_t fd, short what, void *arg);
+
 static void
 on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -366,6 +369,15 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 	if (sig == SIGWINCH && st->pty) {
 		pty_resize(st->pty);
 		return;
+	}
+	/* bwrap may have named omnibox-init already, in a line this loop has
+	 * not read yet: read it first (without waiting), or the signal would
+	 * go to bwrap instead of the agent. */
+	if (!st->sandbox_pid) {
+		struct pollfd p = {st->status_fd, POLLIN, 0};
+
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+			on_status(st->status_fd, EV_READ, st);
 	}
 	/* To omnibox-init, which hands it to the agent; before the sandbox
 	 * exists, to bwrap itself. */
