@@ -723,14 +723,13 @@ t_write_files() {
 	[ "$(stat -c %i "$H/agent.json")" = "$ino" ] || fail "the host file's inode changed"
 
 	name="write_files: an editor's write-to-new-name-then-rename save lands on the host"
-	if command -v vim >/dev/null 2>&1; then
-		# backupcopy=no: vim renames the old file away and writes a new one.
-		sbx write-files sh -c 'vim -es -u NONE -i NONE -N -c "set backupcopy=no backup" \
-			-c "%s/by-sed/by-vim/" -c wq "$HOME/agent.json" && echo vim-ok'
-		expect_out "vim-ok"
-		tests=$((tests + 1))
-		[ "$(cat "$H/agent.json")" = by-vim ] || fail "host file: $(cat "$H/agent.json")"
-	fi
+	# vim is installed by .ci/install-deps; backupcopy=no: vim renames the old
+	# file away and writes a new one.
+	sbx write-files sh -c 'vim -es -u NONE -i NONE -N -c "set backupcopy=no backup" \
+		-c "%s/by-sed/by-vim/" -c wq "$HOME/agent.json" && echo vim-ok'
+	expect_out "vim-ok"
+	tests=$((tests + 1))
+	[ "$(cat "$H/agent.json")" = by-vim ] || fail "host file: $(cat "$H/agent.json")"
 	sbx write-files sh -c 'cd "$HOME" && cp agent.json agent.json~ && echo by-rename >.agent.json.new &&
 		mv -f .agent.json.new agent.json && echo mv-ok'
 	expect_out "mv-ok"
