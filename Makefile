@@ -82,6 +82,8 @@ LIB_SRC := \
 	runtime/resolve/copy.c \
 	runtime/resolve/writeback.c \
 	runtime/resolve/host.c \
+	runtime/resolve/gitguard.c \
+	runtime/resolve/gitconfig.c \
 	runtime/launch/fds.c \
 	runtime/launch/landlock.c \
 	runtime/launch/seccomp_load.c \

@@ -7,31 +7,83 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What bash reads at login when neither .bash_profile nor .bash_login exists
+ * (a .bash_login held by a directory is not a file). */
+#define BASH_PROFILE_AS_ABSENT                                                                    \
+	"# Held read-only by omnibox-run while a sandbox runs (docs/protect.md): bash\n"         \
+	"# reads what it would read without this file.\n"                                        \
+	"if [ -f ~/.bash_login ]; then . ~/.bash_login; elif [ -f ~/.profile ]; then . "        \
+	"~/.profile; fi\n"
+
+#define D PROTECT_HOLD_DIR
+#define F PROTECT_HOLD_FILE
+#define N PROTECT_HOLD_NONE
+#define G PROTECT_HOLD_GITDIRS
+
 const struct protect_default protect_defaults[] = {
-    {".git/hooks", true, false, "git runs its hooks on commit, checkout, merge and push"},
+    {".git/hooks", true, false, "git runs its hooks on commit, checkout, merge and push", D, NULL},
     {".git/config", false, false,
-     "git obeys core.fsmonitor, core.hooksPath, core.sshCommand, filter and diff drivers"},
-    {".git/config.worktree", false, false, "per-worktree git configuration, as .git/config"},
-    {".git/info/attributes", false, false, "selects the filter and diff drivers git runs"},
-    {".gitmodules", false, false, "submodule URLs and update commands git runs"},
-    {".envrc", false, false, "direnv runs it on entering the directory"},
-    {".vscode", true, false, "VS Code runs tasks.json and obeys settings.json"},
-    {".idea", true, false, "JetBrains IDEs run its run configurations and tools"},
-    {".claude", true, false, "Claude Code runs the hooks and commands of its settings"},
-    {".mcp.json", false, false, "agents start the MCP servers it lists"},
-    {".codex", true, false, "Codex obeys its configuration"},
-    {".bashrc", false, true, "bash runs it at start"},
-    {".bash_profile", false, true, "bash runs it at login"},
-    {".profile", false, true, "login shells run it"},
-    {".zshrc", false, true, "zsh runs it at start"},
-    {".zprofile", false, true, "zsh runs it at login"},
-    {".zshenv", false, true, "zsh runs it for every shell"},
-    {".config/fish", true, true, "fish runs its configuration at start"},
-    {".gitconfig", false, true, "global git configuration, as .git/config"},
-    {".config/git", true, true, "global git configuration and attributes"},
-    {".ssh", true, true, "ssh obeys its config (ProxyCommand) and authorized_keys"},
-    {NULL, false, false, NULL},
+     "git obeys core.fsmonitor, core.hooksPath, core.sshCommand, filter and diff drivers", D,
+     NULL},
+    {".git/config.worktree", false, false, "per-worktree git configuration, as .git/config", D,
+     NULL},
+    {".git/info/attributes", false, false, "selects the filter and diff drivers git runs", D, NULL},
+    {".git/commondir", false, false, "git takes config, hooks and objects from the directory it names",
+     F, ".\n"},
+    {".git/objects/info/alternates", false, false,
+     "git reads objects from the repositories it names", F, ""},
+    {".git/modules", true, false, "submodules' git directories: git runs their hooks and config",
+     G, NULL},
+    {".git/worktrees", true, false, "linked worktrees' git directories", G, NULL},
+    {".gitmodules", false, false, "submodule URLs and update commands git runs", D, NULL},
+    {".envrc", false, false, "direnv runs it on entering the directory", D, NULL},
+    {".vscode", true, false, "VS Code runs tasks.json and obeys settings.json", D, NULL},
+    {".idea", true, false, "JetBrains IDEs run its run configurations and tools", D, NULL},
+    {".claude", true, false, "Claude Code runs the hooks and commands of its settings", D, NULL},
+    {".mcp.json", false, false, "agents start the MCP servers it lists", D, NULL},
+    {".codex", true, false, "Codex obeys its configuration", D, NULL},
+    {".bashrc", false, true, "bash runs it at start", F, ""},
+    {".bash_profile", false, true, "bash runs it at login", F, BASH_PROFILE_AS_ABSENT},
+    {".bash_login", false, true, "bash runs it at login when .bash_profile is missing", D, NULL},
+    {".bash_logout", false, true, "bash runs it when a login shell exits", F, ""},
+    {".bash_aliases", false, true, "Debian's .bashrc runs it", F, ""},
+    {".profile", false, true, "login shells run it", F, ""},
+    {".inputrc", false, true, "readline binds keys to what it says, in every bash", F,
+     "$include /etc/inputrc\n"},
+    {".zshrc", false, true, "zsh runs it at start", F, ""},
+    {".zprofile", false, true, "zsh runs it at login", F, ""},
+    {".zshenv", false, true, "zsh runs it for every shell", F, ""},
+    {".zlogin", false, true, "zsh runs it at login", F, ""},
+    {".zlogout", false, true, "zsh runs it when a login shell exits", F, ""},
+    {".config/fish", true, true, "fish runs its configuration at start", D, NULL},
+    {".gitconfig", false, true, "global git configuration, as .git/config", D, NULL},
+    {".config/git", true, true, "global git configuration and attributes", D, NULL},
+    {".ssh", true, true, "ssh obeys its config (ProxyCommand) and authorized_keys", D, NULL},
+    {"bin", true, true, "Debian's .profile puts it first on PATH", D, NULL},
+    {".local/bin", true, true, "Debian's .profile puts it first on PATH", D, NULL},
+    {".config/systemd", true, true, "systemd starts the user services it defines", D, NULL},
+    {".config/environment.d", true, true, "systemd sets the session's environment from it", D,
+     NULL},
+    {".config/autostart", true, true, "desktop sessions start what it lists", D, NULL},
+    {".pam_environment", false, true, "PAM sets the session's environment from it", N, NULL},
+    {".xprofile", false, true, "X sessions run it at login", N, NULL},
+    {".xsessionrc", false, true, "X sessions run it at login", N, NULL},
+    {".xsession", false, true, "X sessions run it at login", N, NULL},
+    {".xinitrc", false, true, "startx runs it", N, NULL},
+    {".cargo/env", false, true, "rustup's lines in .profile and .bashrc run it", N, NULL},
+    {NULL, false, false, NULL, D, NULL},
 };
+
+#undef D
+#undef F
+#undef N
+#undef G
+
+bool
+protect_is_git(const struct protect_default *d)
+{
+	return !strncmp(d->name, ".git/", 5);
+}
 
 const struct protect_default *
 protect_find(const char *name)
@@ -50,6 +102,22 @@ within(const char *path, const char *dir)
 	if (!strcmp(dir, "/"))
 		return path[0] == '/';
 	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+enum protect_git_var
+protect_git_variable(const char *section, const char *sub, const char *key)
+{
+	if (!strcmp(key, "path") && (!strcmp(section, "include") || !strcmp(section, "includeif")))
+		return sub && !strcmp(section, "include") ? PROTECT_GIT_NONE : PROTECT_GIT_INCLUDE;
+	if (strcmp(section, "core") || sub)
+		return PROTECT_GIT_NONE;
+	if (!strcmp(key, "hookspath"))
+		return PROTECT_GIT_HOOKS;
+	if (!strcmp(key, "attributesfile"))
+		return PROTECT_GIT_READ;
+	if (!strcmp(key, "fsmonitor"))
+		return PROTECT_GIT_RUN;
+	return PROTECT_GIT_NONE;
 }
 
 bool
@@ -105,11 +173,32 @@ in_roots(const char *path, const char *const *roots, size_t n)
 	return false;
 }
 
+static void
+give(protect_fn *fn, void *arg, const char *path, const struct protect_default *d)
+{
+	struct protect_entry e = {path, d->dir, d->why, 0, d->hold, d->text};
+
+	fn(arg, &e);
+}
+
+void
+protect_each_gitdir(const struct sandbox *sb, const char *gitdir, protect_fn *fn, void *arg)
+{
+	for (size_t i = 0; protect_defaults[i].name; i++) {
+		const struct protect_default *d = &protect_defaults[i];
+		char *path;
+
+		if (!protect_is_git(d) || protect_unprotected(sb, d->name))
+			continue;
+		path = join(gitdir, d->name + 5);
+		give(fn, arg, path, d);
+		free(path);
+	}
+}
+
 void
 protect_each(const struct sandbox *sb, const char *const *roots, size_t n_roots,
-	     const char *home,
-	     void (*fn)(void *arg, const char *path, bool dir, const char *why, uint32_t line),
-	     void *arg)
+	     const char *home, protect_fn *fn, void *arg)
 {
 	const char **extra = calloc(sb->protect_paths.n + 1, sizeof(*extra));
 
@@ -123,10 +212,7 @@ protect_each(const struct sandbox *sb, const char *const *roots, size_t n_roots,
 
 void
 protect_each_spelled(const struct sandbox *sb, const char *const *roots, size_t n_roots,
-		     const char *home, const char *const *extra,
-		     void (*fn)(void *arg, const char *path, bool dir, const char *why,
-				uint32_t line),
-		     void *arg)
+		     const char *home, const char *const *extra, protect_fn *fn, void *arg)
 {
 	struct seen seen = {0};
 
@@ -139,7 +225,7 @@ protect_each_spelled(const struct sandbox *sb, const char *const *roots, size_t 
 				continue;
 			path = join(roots[r], d->name);
 			if (!seen_before(&seen, path))
-				fn(arg, path, d->dir, d->why, 0);
+				give(fn, arg, path, d);
 			free(path);
 		}
 	for (size_t i = 0; home && protect_defaults[i].name; i++) {
@@ -150,12 +236,17 @@ protect_each_spelled(const struct sandbox *sb, const char *const *roots, size_t 
 			continue;
 		path = join(home, d->name);
 		if (in_roots(path, roots, n_roots) && !seen_before(&seen, path))
-			fn(arg, path, d->dir, d->why, 0);
+			give(fn, arg, path, d);
 		free(path);
 	}
 	for (size_t i = 0; i < sb->protect_paths.n; i++)
-		if (in_roots(extra[i], roots, n_roots) && !seen_before(&seen, extra[i]))
-			fn(arg, extra[i], false, "protect_paths", sb->protect_paths.v[i].loc.line);
+		if (in_roots(extra[i], roots, n_roots) && !seen_before(&seen, extra[i])) {
+			struct protect_entry e = {extra[i],	 false, "protect_paths",
+						  sb->protect_paths.v[i].loc.line, PROTECT_HOLD_DIR,
+						  NULL};
+
+			fn(arg, &e);
+		}
 	for (size_t i = 0; i < seen.n; i++)
 		free(seen.v[i]);
 	free(seen.v);

@@ -1801,14 +1801,13 @@ struct protect_check {
 
 /* A grant that names a protected path gets no write access to it: said so. */
 static void
-warn_protected_grant(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+warn_protected_grant(void *arg, const struct protect_entry *e)
 {
 	struct protect_check *pc = arg;
 	const struct ir_pathlist *lists[] = {&pc->sb->write_paths, &pc->sb->write_files};
+	const char *path = e->path;
 
-	(void)dir;
-	(void)why;
-	if (line)
+	if (e->line)
 		return; /* protect_paths: the policy asked for it */
 	for (size_t k = 0; k < 2; k++)
 		for (size_t i = 0; i < lists[k]->n; i++)

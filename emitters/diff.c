@@ -196,13 +196,11 @@ struct prot_walk {
 };
 
 static void
-prot_lost(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+prot_lost(void *arg, const struct protect_entry *e)
 {
 	struct dctx *c = ((struct prot_walk *)arg)->c;
+	const char *path = e->path;
 
-	(void)dir;
-	(void)why;
-	(void)line;
 	if (allows(c, c->to, QUERY_WRITE, path) && !allows(c, c->from, QUERY_WRITE, path))
 		add(c, DIFF_UNPROTECT, FILES, c->to->os_env.sandbox.unprotect_paths.loc.line,
 		    arena_printf(c->a, "%s %s", path,

@@ -339,11 +339,14 @@ emit_grants(const struct policy *p, const struct bwrap_context *c, const struct 
 }
 
 static void
-comment_protected(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+comment_protected(void *arg, const struct protect_entry *e)
 {
-	(void)dir;
-	if (!line) /* protect_paths: listed after the defaults */
-		comment(arg, "  %s: %s", path, why);
+	if (!e->line) /* protect_paths: listed after the defaults */
+		comment(arg, "  %s: %s%s", e->path, e->why,
+			e->hold == PROTECT_HOLD_NONE	 ? " (where it exists)"
+			: e->hold == PROTECT_HOLD_FILE	 ? " (missing: a placeholder file)"
+			: e->hold == PROTECT_HOLD_GITDIRS ? " (each one in it keeps its git entries)"
+							  : "");
 }
 
 /*
@@ -373,8 +376,11 @@ emit_protects(const struct policy *p, const struct bwrap_context *c, struct out 
 		for (size_t i = 0; i < sb->protect_paths.n; i++)
 			comment(o, "  %s (protect_paths, line %u): if it lies in a writable root",
 				sb->protect_paths.v[i].symbolic, sb->protect_paths.v[i].loc.line);
-		comment(o, "  and .git/modules/*/hooks and config that exist, and the policy file "
-			   "when it lies in a writable root");
+		comment(o, "  and the .git entries above in every git directory found in a "
+			   "writable root (nested");
+		comment(o, "  repositories, submodules, worktrees, a .git file's target), and the "
+			   "policy file when it");
+		comment(o, "  lies in a writable root");
 		for (size_t i = 0; i < sb->unprotect_paths.n; i++)
 			comment(o, "  not protected: %s (unprotect_paths, line %u)",
 				sb->unprotect_paths.v[i].s, sb->unprotect_paths.v[i].loc.line);

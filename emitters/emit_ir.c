@@ -355,19 +355,22 @@ put_limits(struct json *j, const struct limits *l)
 }
 
 static void
-put_protected_one(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+put_protected_one(void *arg, const struct protect_entry *e)
 {
+	static const char *const holds[] = {"directory", "file", "none", "directory"};
 	struct json *j = arg;
 
 	json_open(j, '{', true);
 	json_key(j, "path");
-	json_str(j, path);
+	json_str(j, e->path);
 	json_key(j, "kind");
-	json_str(j, dir ? "directory" : "file");
+	json_str(j, e->dir ? "directory" : "file");
+	json_key(j, "missing");
+	json_str(j, holds[e->hold]);
 	json_key(j, "why");
-	json_str(j, why);
+	json_str(j, e->why);
 	json_key(j, "line");
-	json_line(j, line);
+	json_line(j, e->line);
 	json_close(j);
 }
 

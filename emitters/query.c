@@ -253,15 +253,16 @@ struct prot_find {
 };
 
 static void
-prot_cb(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+prot_cb(void *arg, const struct protect_entry *e)
 {
 	struct prot_find *f = arg;
 
-	(void)dir;
-	if (!f->hit && within(f->path, path)) {
-		f->hit = arena_strdup(f->a, path); /* PATH lives for the call only */
-		f->why = why;
-		f->line = line;
+	/* Inside a directory of git directories, the ones that exist stay writable. */
+	if (!f->hit && within(f->path, e->path) &&
+	    (e->hold != PROTECT_HOLD_GITDIRS || !strcmp(f->path, e->path))) {
+		f->hit = arena_strdup(f->a, e->path); /* PATH lives for the call only */
+		f->why = e->why;
+		f->line = e->line;
 	}
 }
 

@@ -312,8 +312,22 @@ start_janitor(const struct host_entry *scratch, struct launch_plan *plan)
 		own.dirfd = keep[1];
 		for (size_t i = 0; i < plan->n_placeholders; i++)
 			plan->placeholders[i].dirfd = keep[2 + i];
-		while (read(keep[0], &c, 1) != 0 && errno == EINTR)
+		ssize_t got;
+
+		while ((got = read(keep[0], &c, 1)) < 0 && errno == EINTR)
 			;
+		/* No word from omnibox-run before it went: it was killed before its
+		 * own check after the run, so the repositories the sandbox made are
+		 * set aside here (once the sandbox is gone, below), silently. */
+		if (got != 1) {
+			FILE *null = fopen("/dev/null", "we");
+
+			if (null) {
+				usleep(200000);
+				launch_quarantine(plan, null);
+				fclose(null);
+			}
+		}
 		/* omnibox-run is gone: the sandbox dies with it (--die-with-parent),
 		 * possibly still writing for a moment; retry until the tree is gone. */
 		for (int i = 0; i < 50; i++) {
@@ -1446,6 +1460,12 @@ main(int argc, char **argv)
 	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, status_pipe, ready_sock, cgroup,
 		       use_pty ? &pty : NULL, notify);
 	copyback_finish(copyback, plan.writebacks, plan.n_writebacks);
+	/* Before anything else of the host's can run git in the workspace. */
+	launch_quarantine(&plan, stderr);
+	if (write(janitor, "", 1) != 1)
+		fprintf(stderr, "omnibox-run: warning: cannot tell the cleanup process the run is "
+				"over: %s\n",
+			strerror(errno));
 	gitssh_stop(git_ssh_pid, git_ssh_alive);
 	launch_plan_close(&plan);
 	if (proxy && !o.quiet)

@@ -105,6 +105,33 @@ host_placeholder_make(struct arena *a, int dirfd, const char *name, const char *
 }
 
 int
+host_placeholder_file(struct arena *a, int dirfd, const char *name, const char *path,
+		      const char *text, struct host_entry *out)
+{
+	size_t len = strlen(text);
+	int fd, err;
+
+	memset(out, 0, sizeof(*out));
+	out->dirfd = -1;
+	fd = openat(dirfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if ((len && write(fd, text, len) != (ssize_t)len) || fchmod(fd, 0444) < 0) {
+		err = errno ? errno : EIO;
+		close(fd);
+		unlinkat(dirfd, name, 0);
+		errno = err;
+		return -1;
+	}
+	close(fd);
+	out->dirfd = dirfd;
+	out->name = arena_strdup(a, name);
+	out->path = arena_strdup(a, path);
+	out->size = (off_t)len;
+	return entry_stat(out);
+}
+
+int
 host_remove(struct host_entry *e, bool tree, bool keep)
 {
 	struct stat st;
@@ -119,7 +146,7 @@ host_remove(struct host_entry *e, bool tree, bool keep)
 			rc = rmtree_at(e->dirfd, e->name);
 		else if (e->is_dir)
 			rc = unlinkat(e->dirfd, e->name, AT_REMOVEDIR) < 0 ? -errno : 0;
-		else if (S_ISREG(st.st_mode) && st.st_size == 0)
+		else if (S_ISREG(st.st_mode) && st.st_size == e->size)
 			rc = unlinkat(e->dirfd, e->name, 0) < 0 ? -errno : 0;
 	}
 	if (!keep) {

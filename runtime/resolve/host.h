@@ -22,6 +22,7 @@ struct host_entry {
 	dev_t dev;
 	ino_t ino;
 	bool is_dir;
+	off_t size; /* a file placeholder: what was written into it */
 };
 
 /*
@@ -35,8 +36,16 @@ int host_placeholder_make(struct arena *a, int dirfd, const char *name, const ch
 			  bool is_dir, struct host_entry *out);
 
 /*
+ * A read-only (0444) placeholder file NAME in DIRFD holding TEXT, made with
+ * O_EXCL and written through its own descriptor.  Returns 0, or -1 with
+ * errno (nothing left behind).
+ */
+int host_placeholder_file(struct arena *a, int dirfd, const char *name, const char *path,
+			  const char *text, struct host_entry *out);
+
+/*
  * Remove E: a scratch dir with all it holds, a placeholder only while it is
- * still empty.  Nothing happens when the name no longer holds E's inode.
+ * still empty (a file: still holds as many bytes as it was made with).  Nothing happens when the name no longer holds E's inode.
  * Closes E's descriptor unless KEEP.  Returns 0 or -errno.
  */
 int host_remove(struct host_entry *e, bool tree, bool keep);

@@ -14,6 +14,7 @@
 #include "emitters/sbpl.h"
 #include "runtime/resolve/command.h"
 #include "runtime/resolve/copy.h"
+#include "runtime/resolve/gitguard.h"
 #include "runtime/resolve/scan.h"
 #include "runtime/resolve/walk.h"
 #include "runtime/resolve/writeback.h"
@@ -50,6 +51,7 @@ struct rctx {
 	struct bwrap_grant *protects;
 	size_t n_protects, cap_protects;
 	int protect_rc;
+	size_t n_gitdirs;
 	const char **sockets;
 	size_t n_sockets, cap_sockets;
 	struct bwrap_grant *command_dirs;
@@ -1240,7 +1242,8 @@ masked(struct rctx *r, const char *path)
 }
 
 static void
-add_protect(struct rctx *r, const char *path, int fd, const char *why, uint32_t line)
+add_protect(struct rctx *r, const char *path, int fd, bool writable, const char *why,
+	    uint32_t line)
 {
 	for (size_t i = 0; i < r->n_protects; i++)
 		if (!strcmp(r->protects[i].path, path)) {
@@ -1249,35 +1252,155 @@ add_protect(struct rctx *r, const char *path, int fd, const char *why, uint32_t 
 		}
 	keep_fd(r, fd);
 	*ARENA_PUSH(r->a, r->protects, r->n_protects, r->cap_protects) =
-	    (struct bwrap_grant){path, fd, false, true, why, line, false};
+	    (struct bwrap_grant){path, fd, writable, true, why, line, false};
 }
 
 /*
- * One protected PATH: an existing one is bound read-only onto itself; a
- * missing one gets an empty placeholder at its first missing component
- * (a directory unless that is the entry itself and the entry is a file),
- * bound read-only, so the sandbox cannot create it.  Either way the
- * directories between the writable root and it are pinned: renaming .git
- * away and making a new one fails.
+ * Is PATH read-only already, below a protected path?  The deepest one
+ * decides: a git directory inside .git/modules is bound writable again
+ * over the read-only .git/modules, and its own entries still need theirs.
+ */
+static bool
+covered(struct rctx *r, const char *path)
+{
+	const struct bwrap_grant *deepest = NULL;
+
+	for (size_t i = 0; i < r->n_protects; i++)
+		if (path_within(path, r->protects[i].path) &&
+		    (!deepest || strlen(r->protects[i].path) > strlen(deepest->path)))
+			deepest = &r->protects[i];
+	return deepest && !deepest->writable;
+}
+
+static void protect_one(void *arg, const struct protect_entry *e);
+static void protect_gitdir(struct rctx *r, const char *gitdir);
+
+/*
+ * A directory of git directories (.git/modules, .git/worktrees), bound
+ * read-only at DIR (descriptor FD): no new one can appear.  Each one that
+ * exists is bound writable again onto itself, with its own git entries.
  */
 static void
-protect_one(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+protect_gitdirs(struct rctx *r, const char *dir, int fd)
+{
+	int lfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (lfd >= 0)
+			close(lfd);
+		r->protect_rc = fail(r, "cannot list %s to protect the git directories in it: %s",
+				     dir, strerror(errno));
+		return;
+	}
+	while (r->protect_rc == 0 && (e = readdir(d))) {
+		const char *kid = arena_printf(r->a, "%s/%s", dir, e->d_name);
+		struct walk_result w;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (e->d_type == DT_LNK) {
+			/* git follows it: what it names must be guarded where it lies. */
+			const char *to = walk_canonical(r->a, kid);
+
+			if (to && writable_inside(r, to))
+				protect_gitdir(r, to);
+			continue;
+		}
+		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
+			continue;
+		if (open_checked(r, kid, "a git directory", 0, 0, &w) < 0) {
+			r->protect_rc = -1;
+			break;
+		}
+		if (!w.exists || !w.is_dir || strcmp(w.path, kid)) {
+			if (w.fd >= 0)
+				close(w.fd);
+			continue;
+		}
+		add_protect(r, kid, w.fd, true, "a git directory inside, writable", 0);
+		protect_gitdir(r, kid);
+	}
+	closedir(d);
+}
+
+/* A missing protected PATH: hold it with a placeholder (hold.h), bound read-only. */
+static void
+protect_missing(struct rctx *r, const struct protect_entry *e, const char *reason,
+		struct walk_result *w)
+{
+	const char *at = w->missing;
+	bool file = e->hold == PROTECT_HOLD_FILE && !strcmp(at, e->path);
+	struct host_entry *h;
+	struct stat st;
+	int fd, made;
+
+	if (masked(r, at)) {
+		close(w->parent_fd);
+		return;
+	}
+	if (!r->rq->create_placeholders) {
+		close(w->parent_fd);
+		add_protect(r, at, -1, false,
+			    arena_printf(r->a, "%s; missing: placeholder %s made at launch", reason,
+					 at),
+			    e->line);
+		r->protect_rc = pin_parents(r, at, e->line);
+		return;
+	}
+	h = ARENA_PUSH(r->a, r->plan->placeholders, r->plan->n_placeholders, r->cap_placeholders);
+	/* A directory, unless the entry itself is missing and its tools read a
+	 * file there (file placeholders hold what reads as no file at all). */
+	made = file ? host_placeholder_file(r->a, w->parent_fd, strrchr(at, '/') + 1, at, e->text,
+					    h)
+		    : host_placeholder_make(r->a, w->parent_fd, strrchr(at, '/') + 1, at, true, h);
+	if (made < 0) {
+		int err = errno;
+
+		r->plan->n_placeholders--;
+		close(w->parent_fd);
+		r->protect_rc = fail(r, "%scannot create a placeholder to protect %s: %s",
+				     at_line(r, e->line), at, strerror(err));
+		return;
+	}
+	/* Listable, so tools inside see an empty directory, not an error. */
+	if (!file && fchmodat(h->dirfd, h->name, 0555, 0) < 0) {
+		r->protect_rc = fail(r, "%scannot set up the placeholder %s: %s",
+				     at_line(r, e->line), at, strerror(errno));
+		return;
+	}
+	fd = openat(h->dirfd, h->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
+		if (fd >= 0)
+			close(fd);
+		r->protect_rc = fail(r, "%sthe placeholder %s changed while it was made",
+				     at_line(r, e->line), at);
+		return;
+	}
+	add_protect(r, at, fd, false,
+		    arena_printf(r->a, "%s; missing: placeholder %s", reason, at), e->line);
+	r->protect_rc = pin_parents(r, at, e->line);
+}
+
+/*
+ * One protected path: an existing one is bound read-only onto itself; a
+ * missing one is held (protect_missing()), unless its entry protects it
+ * only where it exists.  Either way the directories between the writable
+ * root and it are pinned: renaming .git away and making a new one fails.
+ */
+static void
+protect_one(void *arg, const struct protect_entry *e)
 {
 	struct rctx *r = arg;
-	const char *reason = line ? arena_printf(r->a, "protect_paths (line %u)", line)
-				  : arena_printf(r->a, "protected: %s", why);
+	const char *path = e->path;
+	const char *reason = e->line ? arena_printf(r->a, "protect_paths (line %u)", e->line)
+				     : arena_printf(r->a, "protected: %s", e->why);
 	struct walk_result w;
-	const char *at;
-	bool at_dir;
-	int fd;
 
-	if (r->protect_rc < 0 || masked(r, path))
+	if (r->protect_rc < 0 || masked(r, path) || covered(r, path))
 		return;
-	/* Below a path protected already (a placeholder .git holds .git/config too). */
-	for (size_t i = 0; i < r->n_protects; i++)
-		if (path_within(path, r->protects[i].path))
-			return;
-	if (open_checked(r, path, "a protected path", line, WALK_PARENT, &w) < 0) {
+	if (open_checked(r, path, "a protected path", e->line, WALK_PARENT, &w) < 0) {
 		r->protect_rc = -1;
 		return;
 	}
@@ -1292,7 +1415,7 @@ protect_one(void *arg, const char *path, bool dir, const char *why, uint32_t lin
 				     "%s%s is protected (%s) but reached through a symbolic link "
 				     "the sandbox could replace (it resolves to %s); replace the link "
 				     "with what it names, or name the entry in unprotect_paths",
-				     at_line(r, line), path, why, w.path);
+				     at_line(r, e->line), path, e->why, w.path);
 		return;
 	}
 	if (w.exists) {
@@ -1304,8 +1427,10 @@ protect_one(void *arg, const char *path, bool dir, const char *why, uint32_t lin
 			close(w.fd);
 			return;
 		}
-		add_protect(r, w.path, w.fd, reason, line);
-		r->protect_rc = pin_parents(r, w.path, line);
+		add_protect(r, w.path, w.fd, false, reason, e->line);
+		r->protect_rc = pin_parents(r, w.path, e->line);
+		if (r->protect_rc == 0 && e->hold == PROTECT_HOLD_GITDIRS && w.is_dir)
+			protect_gitdirs(r, w.path, w.fd);
 		return;
 	}
 	if (w.parent_fd < 0 || !writable_inside(r, path_dirname(r->a, w.missing))) {
@@ -1315,96 +1440,211 @@ protect_one(void *arg, const char *path, bool dir, const char *why, uint32_t lin
 		if (w.parent_fd >= 0)
 			close(w.parent_fd);
 		if (holder && writable_inside(r, holder) && strcmp(holder, path) &&
-		    !masked(r, holder))
-			protect_one(r, holder, false, why, line);
+		    !masked(r, holder)) {
+			struct protect_entry h = {holder, false, e->why, e->line,
+						  PROTECT_HOLD_DIR, NULL};
+
+			protect_one(r, &h);
+		}
 		return;
 	}
-	/* Always a directory: an empty one is what git ignores (no placeholder
-	 * file ends up in a commit), and no file can be made in its name. */
-	at = w.missing;
-	at_dir = true;
-	(void)dir;
-	if (masked(r, at)) {
+	if (e->hold == PROTECT_HOLD_NONE) {
 		close(w.parent_fd);
 		return;
 	}
-	if (!r->rq->create_placeholders) {
-		close(w.parent_fd);
-		add_protect(r, at, -1,
-			    arena_printf(r->a, "%s; missing: placeholder %s made at launch", reason,
-					 at),
-			    line);
-		r->protect_rc = pin_parents(r, at, line);
-		return;
-	}
-	{
-		struct host_entry *e = ARENA_PUSH(r->a, r->plan->placeholders,
-						  r->plan->n_placeholders, r->cap_placeholders);
-		struct stat st;
-
-		if (host_placeholder_make(r->a, w.parent_fd, strrchr(at, '/') + 1, at, at_dir, e) <
-		    0) {
-			int err = errno;
-
-			r->plan->n_placeholders--;
-			close(w.parent_fd);
-			r->protect_rc = fail(r, "%scannot create a placeholder to protect %s: %s",
-					     at_line(r, line), at, strerror(err));
-			return;
-		}
-		/* Listable, so tools inside see an empty directory, not an error. */
-		if (fchmodat(e->dirfd, e->name, 0555, 0) < 0) {
-			r->protect_rc = fail(r, "%scannot set up the placeholder %s: %s",
-					     at_line(r, line), at, strerror(errno));
-			return;
-		}
-		fd = openat(e->dirfd, e->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != e->dev || st.st_ino != e->ino) {
-			if (fd >= 0)
-				close(fd);
-			r->protect_rc = fail(r, "%sthe placeholder %s changed while it was made",
-					     at_line(r, line), at);
-			return;
-		}
-	}
-	add_protect(r, at, fd, arena_printf(r->a, "%s; missing: placeholder %s", reason, at),
-		    line);
-	r->protect_rc = pin_parents(r, at, line);
+	protect_missing(r, e, reason, &w);
 }
 
-/* .git/modules/NAME/hooks and .../config of the submodules that exist in ROOT. */
 static void
-protect_submodules(struct rctx *r, const char *root)
+protect_config_path(void *arg, const char *path, enum protect_git_var kind)
 {
-	const char *modules = arena_printf(r->a, "%s/.git/modules", root);
+	struct rctx *r = arg;
+	static const char *const why[] = {
+	    [PROTECT_GIT_INCLUDE] = "git reads it as configuration (include.path)",
+	    [PROTECT_GIT_HOOKS] = "git runs the hooks in it (core.hooksPath)",
+	    [PROTECT_GIT_READ] = "git reads it to choose its filters (core.attributesFile)",
+	    [PROTECT_GIT_RUN] = "git runs it (core.fsmonitor)",
+	};
+	struct protect_entry e = {path,
+				  kind == PROTECT_GIT_HOOKS,
+				  why[kind],
+				  0,
+				  kind == PROTECT_GIT_HOOKS  ? PROTECT_HOLD_DIR
+				  : kind == PROTECT_GIT_RUN ? PROTECT_HOLD_NONE
+							    : PROTECT_HOLD_FILE,
+				  ""};
+
+	if (writable_inside(r, path))
+		protect_one(r, &e);
+}
+
+/*
+ * What the host's git configuration for the repository with work tree
+ * WORKTREE (NULL: none) and git directory GITDIR names in the writable
+ * roots: hooksPath, included files, ... (protect_git_variable()).
+ */
+static void
+protect_config(struct rctx *r, const char *worktree, const char *gitdir)
+{
+	const char *xdg = env_lookup(r->rq->environ, "XDG_CONFIG_HOME");
+	const char *common = gitdir;
+	const char *files[6];
 	struct walk_result w;
-	DIR *d;
-	struct dirent *e;
-	int fd;
 
-	if (walk_open(r->a, modules, r->roots, r->n_roots, 0, &w) < 0 || !w.exists ||
-	    !w.is_dir || strcmp(w.path, modules)) {
-		if (w.fd >= 0)
-			close(w.fd);
+	if (walk_open(r->a, arena_printf(r->a, "%s/commondir", gitdir), r->roots, r->n_roots, 0,
+		      &w) == 0 &&
+	    w.exists && !w.is_dir) {
+		const char *c = gitguard_commondir(r->a, w.fd, gitdir);
+
+		if (c)
+			common = c;
+	}
+	if (w.fd >= 0)
+		close(w.fd);
+	files[0] = "/etc/gitconfig";
+	files[1] = xdg && xdg[0] == '/' ? arena_printf(r->a, "%s/git/config", xdg)
+					: arena_printf(r->a, "%s/.config/git/config", r->plan->home);
+	files[2] = arena_printf(r->a, "%s/.gitconfig", r->plan->home);
+	files[3] = env_lookup(r->rq->environ, "GIT_CONFIG_GLOBAL");
+	files[4] = arena_printf(r->a, "%s/config", common);
+	files[5] = arena_printf(r->a, "%s/config.worktree", gitdir);
+	gitguard_config_paths(r->a, files, 6, worktree, r->plan->home, r->roots, r->n_roots,
+			      protect_config_path, r);
+}
+
+/* More git directories than this in the writable roots refuse the launch. */
+#define GITDIRS_MAX 256
+
+/* The git entries of GITDIR, a git directory inside a writable root. */
+static void
+protect_gitdir(struct rctx *r, const char *gitdir)
+{
+	if (r->protect_rc < 0)
+		return;
+	if (++r->n_gitdirs > GITDIRS_MAX) {
+		r->protect_rc = fail(r,
+				     "the writable roots hold more than %d git directories; each "
+				     "one's hooks and config must be protected: grant narrower "
+				     "write_paths",
+				     GITDIRS_MAX);
 		return;
 	}
-	fd = openat(w.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	close(w.fd);
-	if (fd < 0 || !(d = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
+	protect_each_gitdir(&r->plan->policy->os_env.sandbox, gitdir, protect_one, r);
+}
+
+/*
+ * A .git file at PATH (FD): it is protected itself, and the git directory
+ * it names, with the common directory that one names, is guarded where it
+ * lies in a writable root.
+ */
+static void
+protect_gitfile(struct rctx *r, const char *path)
+{
+	struct protect_entry self = {path, false, "git takes its git directory from it", 0,
+				     PROTECT_HOLD_NONE, NULL};
+	struct walk_result w;
+	const char *target = NULL, *canon;
+
+	protect_one(r, &self);
+	if (r->protect_rc < 0)
+		return;
+	if (walk_open(r->a, path, r->roots, r->n_roots, 0, &w) == 0 && w.exists && !w.is_dir)
+		target = gitguard_gitfile_target(r->a, w.fd, path_dirname(r->a, path));
+	if (w.fd >= 0)
+		close(w.fd);
+	if (!target || !(canon = walk_canonical(r->a, target)))
+		return;
+	protect_config(r, path_dirname(r->a, path), canon);
+	if (!writable_inside(r, canon))
+		return;
+	protect_gitdir(r, canon);
+	if (r->protect_rc == 0 &&
+	    walk_open(r->a, arena_printf(r->a, "%s/commondir", canon), r->roots, r->n_roots, 0,
+		      &w) == 0 &&
+	    w.exists && !w.is_dir) {
+		const char *common = gitguard_commondir(r->a, w.fd, canon);
+
+		/* A linked worktree's: config and hooks come from there. */
+		if (common && (common = walk_canonical(r->a, common)) &&
+		    writable_inside(r, common))
+			protect_gitdir(r, common);
+	}
+	if (w.fd >= 0)
+		close(w.fd);
+}
+
+static void
+protect_path(struct rctx *r, const char *path, bool dir, const char *why)
+{
+	struct protect_entry e = {path, dir, why, 0, PROTECT_HOLD_DIR, NULL};
+
+	protect_one(r, &e);
+}
+
+static int
+cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The masked directories, sorted: what the sandbox cannot reach (and so
+ * what neither walk for .git entries enters). */
+static const char **
+masked_dirs(struct arena *a, const struct bwrap_mask *masks, size_t n_masks, size_t *n)
+{
+	const char **v = arena_alloc(a, (n_masks + 1) * sizeof(*v));
+
+	*n = 0;
+	for (size_t i = 0; i < n_masks; i++)
+		if (masks[i].is_dir)
+			v[(*n)++] = masks[i].path;
+	qsort(v, *n, sizeof(*v), cmp_cstr);
+	return v;
+}
+
+/*
+ * Every git directory in the writable ROOTS: each .git found (gitguard.h)
+ * is guarded where it is a directory or a .git file, refused where it is a
+ * symbolic link the sandbox could re-point; the list is kept for the
+ * check after the run.
+ */
+static void
+protect_repositories(struct rctx *r, const char *const *roots, size_t n)
+{
+	size_t n_prune, n_found;
+	const char **prune = masked_dirs(r->a, r->masks, r->n_masks, &n_prune);
+	struct gitguard_entry *found;
+	char err[512];
+
+	if (gitguard_find(r->a, roots, n, prune, n_prune, &found, &n_found, err, sizeof(err)) < 0) {
+		r->protect_rc = fail(r, "%s", err);
 		return;
 	}
-	while (r->protect_rc == 0 && (e = readdir(d)))
-		if (e->d_name[0] != '.' && e->d_type == DT_DIR) {
-			const char *m = arena_printf(r->a, "%s/%s", modules, e->d_name);
+	r->plan->gits = arena_alloc(r->a, (n_found + 1) * sizeof(*r->plan->gits));
+	for (size_t i = 0; i < n_found; i++)
+		r->plan->gits[i] = found[i].path;
+	r->plan->n_gits = n_found;
+	r->plan->git_prune = prune;
+	r->plan->n_git_prune = n_prune;
+	for (size_t i = 0; i < n_found && r->protect_rc == 0; i++) {
+		const char *path = found[i].path;
 
-			protect_one(r, arena_printf(r->a, "%s/hooks", m), true,
-				    "git runs a submodule's hooks", 0);
-			protect_one(r, arena_printf(r->a, "%s/config", m), false,
-				    "a submodule's git configuration", 0);
+		if (masked(r, path))
+			continue;
+		if (found[i].kind == SCAN_LINK)
+			r->protect_rc = fail(r,
+					     "%s is a symbolic link in a writable root: the sandbox "
+					     "could point it at a repository of its making, which "
+					     "git on this machine would obey; replace it with what "
+					     "it names",
+					     path);
+		else if (found[i].kind == SCAN_FILE)
+			protect_gitfile(r, path);
+		else if (found[i].kind == SCAN_DIR) {
+			protect_gitdir(r, path);
+			protect_config(r, path_dirname(r->a, path), path);
 		}
-	closedir(d);
+	}
 }
 
 /*
@@ -1424,14 +1664,14 @@ protect_profile_dir(struct rctx *r, const char *dir, bool whole)
 	    !S_ISREG(st.st_mode))
 		return;
 	if (whole) {
-		protect_one(r, dir, true, "the committed profiles", 0);
+		protect_path(r, dir, true, "the committed profiles");
 		return;
 	}
 	for (size_t i = 0; parts[i] && r->protect_rc == 0; i++) {
 		const char *p = arena_printf(r->a, "%s/%s", dir, parts[i]);
 
 		if (fstatat(AT_FDCWD, p, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			protect_one(r, p, S_ISDIR(st.st_mode), "the committed profiles", 0);
+			protect_path(r, p, S_ISDIR(st.st_mode), "the committed profiles");
 	}
 }
 
@@ -1476,16 +1716,15 @@ resolve_protected(struct rctx *r)
 			roots[n++] = r->roots[i];
 	r->protect_rc = 0;
 	protect_each(sb, roots, n, r->plan->home, protect_one, r);
-	for (size_t i = 0; i < n && r->protect_rc == 0; i++)
-		if (!sb->unprotect_paths.n || !protect_unprotected(sb, ".git/hooks"))
-			protect_submodules(r, roots[i]);
+	if (r->protect_rc == 0)
+		protect_repositories(r, roots, n);
 	/* The policy file itself, when the sandbox could otherwise rewrite it,
 	 * and the profiles committed next to it. */
 	if (r->protect_rc == 0 && r->rq->policy_file) {
 		const char *canon = walk_canonical(r->a, r->rq->policy_file);
 
 		if (canon && writable_inside(r, canon)) {
-			protect_one(r, canon, false, "the policy file", 0);
+			protect_path(r, canon, false, "the policy file");
 			protect_profiles(r, path_dirname(r->a, canon));
 		}
 	}
@@ -2048,6 +2287,26 @@ launch_plan_close(struct launch_plan *plan)
 		if (plan->fds[i] >= 0)
 			close(plan->fds[i]);
 	plan->n_fds = 0;
+}
+
+int
+launch_quarantine(const struct launch_plan *plan, FILE *out)
+{
+	const char **roots = calloc(plan->n_roots + 1, sizeof(*roots));
+	size_t n = 0;
+	int rc;
+
+	if (!roots || plan->target != LAUNCH_LINUX) {
+		free(roots);
+		return roots ? 0 : -1;
+	}
+	for (size_t i = 0; i < plan->n_roots; i++)
+		if (strcmp(plan->roots[i], plan->scratch))
+			roots[n++] = plan->roots[i];
+	rc = gitguard_quarantine(roots, n, plan->git_prune, plan->n_git_prune, plan->gits,
+				 plan->n_gits, out);
+	free(roots);
+	return rc;
 }
 
 void

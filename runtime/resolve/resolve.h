@@ -17,6 +17,7 @@
 #define OMNIBOX_RESOLVE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -95,6 +96,13 @@ struct launch_plan {
 	 * (writeback.h); their descriptors close with launch_cleanup(). */
 	struct writeback *writebacks;
 	size_t n_writebacks;
+
+	/* Every entry named .git in the writable roots at launch, sorted, and
+	 * the masked directories neither walk enters (gitguard.h). */
+	const char **gits;
+	size_t n_gits;
+	const char **git_prune;
+	size_t n_git_prune;
 };
 
 /*
@@ -119,6 +127,12 @@ bool launch_plan_writable(const struct launch_plan *plan, const char *path);
 
 /* Close the mount sources of PLAN (once bwrap has them).  Placeholders stay. */
 void launch_plan_close(struct launch_plan *plan);
+
+/*
+ * After the run: set aside every repository the sandbox made in the
+ * writable roots of PLAN (gitguard_quarantine()), saying so on OUT.
+ */
+int launch_quarantine(const struct launch_plan *plan, FILE *out);
 
 /* Remove the placeholders PLAN made (host.h: only what is still ours); close
  * the write_files descriptors. */

@@ -84,6 +84,8 @@ struct scan {
 
 	struct hit_rec *hits;
 	size_t n_hits, cap_hits;
+	struct hit_rec *named;
+	size_t n_named, cap_named;
 	struct offsets symlinks, unreadable, skipped_roots;
 	unsigned long long cur_dev, cur_ino; /* the directory being listed */
 
@@ -366,6 +368,33 @@ scan_hidden(struct scan *s, size_t i, const char *name, unsigned char type)
 	return 0;
 }
 
+/* NAME, of type TYPE in dirs[I], is named o->report_name. */
+static int
+scan_named(struct scan *s, size_t i, const char *name, unsigned char type)
+{
+	size_t off;
+
+	if (scan_add_path(s, &s->dirs[i], name, strlen(name), &off) < 0)
+		return -1;
+	if (RESERVE(s->named, s->n_named + 1, s->cap_named) < 0)
+		return scan_nomem(s);
+	s->named[s->n_named++] = (struct hit_rec){
+	    off,
+	    type == DT_DIR   ? SCAN_DIR
+	    : type == DT_REG ? SCAN_FILE
+	    : type == DT_LNK ? SCAN_LINK
+			     : SCAN_OTHER,
+	    s->cur_dev, s->cur_ino};
+	return 0;
+}
+
+static bool
+scan_pruned(const struct scan *s, const char *path)
+{
+	return s->o->n_prune && bsearch(&path, s->o->prune, s->o->n_prune,
+					sizeof(*s->o->prune), cmp_str) != NULL;
+}
+
 /* NAME, a visible subdirectory of dirs[I], is to be listed later. */
 static int
 scan_add_kid(struct scan *s, size_t i, const char *name)
@@ -375,7 +404,7 @@ scan_add_kid(struct scan *s, size_t i, const char *name)
 
 	if (scan_add_path(s, d, name, strlen(name), &off) < 0)
 		return -1;
-	if (scan_is_root(s, s->text + off)) {
+	if (scan_is_root(s, s->text + off) || scan_pruned(s, s->text + off)) {
 		s->text_len = off;
 		return 0;
 	}
@@ -476,12 +505,19 @@ scan_list(struct scan *s, size_t i)
 			}
 			s->visited++;
 			/* The common case, a visible file, costs nothing more. */
-			if (!hidden && (!recursive || (type != DT_DIR && type != DT_UNKNOWN)))
+			if (!hidden && (!recursive || (type != DT_DIR && type != DT_UNKNOWN)) &&
+			    !(s->o->report_name && !strcmp(name, s->o->report_name)))
 				continue;
 			if (type == DT_UNKNOWN && scan_stat_type(s, i, fd, name, &type) < 0)
 				return -1;
 			if (type == TYPE_SKIP)
 				continue;
+			if (s->o->report_name && !strcmp(name, s->o->report_name)) {
+				if (scan_named(s, i, name, type) < 0)
+					return -1;
+				if (s->o->stop_at_named && !hidden)
+					continue;
+			}
 			if (hidden) {
 				if (scan_hidden(s, i, name, type) < 0)
 					return -1;
@@ -655,6 +691,14 @@ scan_finish(struct scan *s, struct scan_result *r)
 		if (n == 0 || strcmp(r->hits[n - 1].path, r->hits[i].path) != 0)
 			r->hits[n++] = r->hits[i];
 	r->n_hits = n;
+	r->named = malloc((s->n_named ? s->n_named : 1) * sizeof(*r->named));
+	if (!r->named)
+		return scan_nomem(s);
+	for (size_t i = 0; i < s->n_named; i++)
+		r->named[i] = (struct scan_hit){s->text + s->named[i].path, s->named[i].kind,
+						s->named[i].dir_dev, s->named[i].dir_ino};
+	qsort(r->named, s->n_named, sizeof(*r->named), cmp_hit);
+	r->n_named = s->n_named;
 	if (s->overflowed && scan_collect_unfinished(s, &unfinished) < 0)
 		goto out;
 	if (scan_export(s, &s->symlinks, false, &r->skipped_symlinks, &r->n_skipped_symlinks) < 0 ||
@@ -682,6 +726,7 @@ scan_release(struct scan *s)
 	free(s->kids);
 	free(s->chain);
 	free(s->hits);
+	free(s->named);
 	free(s->symlinks.v);
 	free(s->unreadable.v);
 	free(s->skipped_roots.v);
@@ -731,6 +776,7 @@ void
 scan_result_free(struct scan_result *r)
 {
 	free(r->hits);
+	free(r->named);
 	free(r->skipped_symlinks);
 	free(r->unreadable);
 	free(r->skipped_roots);

@@ -38,9 +38,23 @@ struct scan_options {
 	 * instead of the path, so the tree scanned is the tree mounted; -1 or
 	 * a NULL array: open the root by its path. */
 	const int *root_fds;
+	/* Optional: every entry of this name (".git"), of any kind, hidden
+	 * or not, is listed in named; with stop_at_named none is descended
+	 * into. */
+	const char *report_name;
+	bool stop_at_named;
+	/* Optional: directories not descended into (absolute, canonical,
+	 * sorted by strcmp): what the sandbox could not reach. */
+	const char *const *prune;
+	size_t n_prune;
 };
 
-enum scan_kind { SCAN_DIR, SCAN_FILE, SCAN_OTHER /* socket, fifo, device */ };
+enum scan_kind {
+	SCAN_DIR,
+	SCAN_FILE,
+	SCAN_OTHER, /* socket, fifo, device */
+	SCAN_LINK,  /* in named only: hidden symlinks go to skipped_symlinks */
+};
 
 struct scan_hit {
 	const char *path; /* absolute */
@@ -57,6 +71,8 @@ struct scan_hit {
 struct scan_result {
 	struct scan_hit *hits; /* entries to mask */
 	size_t n_hits;
+	struct scan_hit *named; /* entries named o->report_name, sorted */
+	size_t n_named;
 	const char **skipped_symlinks; /* hidden names that are symlinks: not masked */
 	size_t n_skipped_symlinks;
 	const char **unreadable; /* directories that could not be listed (EACCES) */

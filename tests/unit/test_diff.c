@@ -131,13 +131,11 @@ paths(struct qset *s, const struct ir_pathlist *l)
 }
 
 static void
-prot_q(void *arg, const char *path, bool dir, const char *why, uint32_t line)
+prot_q(void *arg, const struct protect_entry *e)
 {
 	struct qset *s = arg;
+	const char *path = e->path;
 
-	(void)dir;
-	(void)why;
-	(void)line;
 	qadd(s, arena_printf(s->a, "write %s", qpath(s->a, path)));
 	qadd(s, arena_printf(s->a, "write %s/x", qpath(s->a, path)));
 }
