@@ -56,6 +56,7 @@ LIB_SRC := \
 	compiler/policy.c \
 	compiler/protect.c \
 	compiler/textbuf.c \
+	compiler/textesc.c \
 	compiler/udiff.c \
 	compiler/fileio.c \
 	grammar/egress.c \
@@ -99,7 +100,7 @@ INIT := $(B)/omnibox-init
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve winjob winquote http \
-	destination credentials scrub websocket sigv4 gitssh diff
+	destination credentials scrub websocket sigv4 gitssh diff textesc
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
@@ -326,8 +327,9 @@ check: deps
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 WIN := $(B)/windows
 WIN_CFLAGS := -std=c11 -I. -municode $(WARN) $(WERROR) -O2 -g
-WIN_RUN_SRC := runtime/win/run_win.c runtime/win/manifest.c runtime/win/winquote.c
-WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h
+WIN_RUN_SRC := runtime/win/run_win.c runtime/win/manifest.c runtime/win/winquote.c \
+	compiler/textesc.c
+WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h compiler/textesc.h
 WIN_HELPERS := $(WIN)/wt_agent.exe $(WIN)/wt_quote.exe $(WIN)/wt_bench.exe
 
 windows: $(WIN)/omnibox-run.exe $(WIN_HELPERS)
