@@ -56,6 +56,7 @@ LIB_SRC := \
 	compiler/policy.c \
 	compiler/protect.c \
 	compiler/textbuf.c \
+	compiler/textesc.c \
 	compiler/udiff.c \
 	compiler/fileio.c \
 	grammar/egress.c \
@@ -101,7 +102,7 @@ INIT := $(B)/omnibox-init
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve winjob winquote http \
-	destination credentials scrub websocket sigv4 gitssh diff
+	destination credentials scrub websocket sigv4 gitssh diff textesc
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl

@@ -2,6 +2,7 @@
  * arena.c - a bump allocator over a list of blocks.
  */
 #include "arena.h"
+#include "textesc.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -154,4 +155,14 @@ arena_grow(struct arena *a, void *vec, size_t *n, size_t *cap, size_t size)
 	memset(v + *n * size, 0, size);
 	(*n)++;
 	return v;
+}
+
+const char *
+arena_escape(struct arena *a, const char *s)
+{
+	size_t len = strlen(s), n = text_escape(NULL, 0, s, len, 0);
+	char *p = arena_alloc(a, n + 1);
+
+	text_escape(p, n + 1, s, len, 0);
+	return p;
 }

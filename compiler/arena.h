@@ -32,6 +32,13 @@ char *arena_strdup(struct arena *a, const char *s);
 char *arena_printf(struct arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
+ * The C string S as a message may show it: escaped (textesc.h), so a name,
+ * path or link target the agent chose cannot act on the terminal or start
+ * a line of its own.  Every such string in a message goes through this.
+ */
+const char *arena_escape(struct arena *a, const char *s);
+
+/*
  * Grow the array *VEC of *N elements of SIZE bytes by one zeroed element
  * and return it.  Capacity doubles; the old block stays in the arena.
  * *CAP holds the capacity; start with all three zero.

@@ -19,6 +19,7 @@
 #include "fileio.h"
 #include "policy.h"
 #include "textbuf.h"
+#include "textesc.h"
 #include "udiff.h"
 #include "emitters/diff.h"
 #include "emitters/explain.h"
@@ -720,6 +721,23 @@ resolve_request(const struct options *o, const struct policy *p, struct arena *a
 					     : arena_printf(a, "%s/%s", launch_dir, o->input);
 }
 
+/*
+ * A refusal of --resolve on stderr.  The resolver escaped what the agent
+ * could have chosen where it entered the message; the whole is escaped once
+ * more (textesc.h), as omnibox-run does with its own.
+ */
+static void
+resolve_error(const char *err)
+{
+	struct textbuf t = {0};
+
+	tb_puts(&t, "omnibox-compile: --resolve: ");
+	tb_escape(&t, err, TEXT_ESC_AGAIN | TEXT_ESC_LINES);
+	tb_putc(&t, '\n');
+	fputs(t.data, stderr);
+	tb_free(&t);
+}
+
 /* --resolve: the launch omnibox-run would execute here, as --dry-run prints it
  * (Linux), or the concrete profile or its -D list (darwin). */
 static int
@@ -748,7 +766,7 @@ resolve_launch(const struct options *o, const struct policy *p, struct arena *a,
 
 		rq.target = LAUNCH_DARWIN;
 		if (darwin_launch_prepare(a, &rq, &plan, d, err, sizeof(err)) < 0) {
-			fprintf(stderr, "omnibox-compile: --resolve: %s\n", err);
+			resolve_error(err);
 			return EXIT_INVALID;
 		}
 		if (want_params)
@@ -767,7 +785,7 @@ resolve_launch(const struct options *o, const struct policy *p, struct arena *a,
 		rq.target = LAUNCH_LINUX;
 		rq.init = launch_find_init(a, self);
 		if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0) {
-			fprintf(stderr, "omnibox-compile: --resolve: %s\n", err);
+			resolve_error(err);
 			return EXIT_INVALID;
 		}
 		launch_describe(&plan, &out);

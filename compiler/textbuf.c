@@ -2,6 +2,7 @@
  * textbuf.c - growable byte buffer.
  */
 #include "textbuf.h"
+#include "textesc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -83,6 +84,18 @@ tb_printf(struct textbuf *tb, const char *fmt, ...)
 	vsnprintf(tb->data + tb->len, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	tb->len += (size_t)n;
+}
+
+void
+tb_escape(struct textbuf *tb, const char *s, unsigned flags)
+{
+	size_t len = strlen(s);
+	char unit[TEXT_ESC_UNIT_MAX];
+
+	for (size_t i = 0; i < len;) {
+		i += text_escape_unit(s + i, len - i, flags, unit);
+		tb_puts(tb, unit);
+	}
 }
 
 void

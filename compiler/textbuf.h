@@ -23,6 +23,9 @@ void tb_write(struct textbuf *tb, const void *p, size_t n);
 void tb_puts(struct textbuf *tb, const char *s);
 void tb_printf(struct textbuf *tb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Append the C string S escaped (textesc.h, with FLAGS). */
+void tb_escape(struct textbuf *tb, const char *s, unsigned flags);
+
 /* Append S as a JSON string literal, quotes included. */
 void tb_json_string(struct textbuf *tb, const char *s);
 

@@ -8,6 +8,7 @@
  * mask.  bwrap applies mounts in argument order and the later one wins.
  */
 #include "../compiler/protect.h"
+#include "../compiler/textesc.h"
 #include "bwrap.h"
 #include "emit.h"
 
@@ -83,10 +84,15 @@ struct out {
 	struct textbuf *text, *nul;
 };
 
+/*
+ * One argument: as it is in the argv (NUL), escaped in the text (textesc.h),
+ * where a path the agent named must neither act on the terminal nor start
+ * a line of its own.  An ordinary path reads the same in both.
+ */
 static void
 arg(struct out *o, const char *a)
 {
-	tb_puts(o->text, a);
+	tb_escape(o->text, a, 0);
 	tb_putc(o->text, '\n');
 	if (o->nul)
 		tb_write(o->nul, a, strlen(a) + 1);
@@ -112,7 +118,11 @@ comment(struct out *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	tb_printf(o->text, "# %s\n", buf);
+	/* Paths in it were escaped by whoever named them; a line break or a
+	 * control byte that was not cannot reach the terminal. */
+	tb_puts(o->text, "# ");
+	tb_escape(o->text, buf, TEXT_ESC_AGAIN);
+	tb_putc(o->text, '\n');
 }
 
 static int

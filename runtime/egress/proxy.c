@@ -54,6 +54,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "compiler/textesc.h"
 #include "runtime/egress/credentials.h"
 #include "runtime/egress/destination.h"
 #include "runtime/egress/http.h"
@@ -303,30 +304,14 @@ plog(struct proxy *p, const char *fmt, ...)
 }
 
 /*
- * S/LEN for a log line or a message, anything but printable ASCII (and the
- * backslash) written \xHH: the agent must not be able to forge log lines.
- * Cut with "..." when it does not fit in CAP (at least 8) bytes.
+ * S/LEN as a field of a log line or a message (textesc.h, the one escaping
+ * of the launch): the agent must not be able to forge log lines or reach the
+ * terminal.  Cut with "..." when it does not fit in CAP (at least 8) bytes.
  */
 static const char *
 esc(char *buf, size_t cap, const char *s, size_t len)
 {
-	size_t o = 0, i;
-
-	for (i = 0; i < len && o + 4 < cap - 4; i++) {
-		unsigned char ch = (unsigned char)s[i];
-
-		if (ch >= 0x21 && ch < 0x7f && ch != '\\') {
-			buf[o++] = (char)ch;
-		} else {
-			snprintf(buf + o, cap - o, "\\x%02x", ch);
-			o += 4;
-		}
-	}
-	if (i < len) {
-		memcpy(buf + o, "...", 3);
-		o += 3;
-	}
-	buf[o] = '\0';
+	text_escape(buf, cap, s, len, TEXT_ESC_FIELD);
 	return buf;
 }
 

@@ -2,6 +2,7 @@
  * copyback.c - write_files copied back while the sandbox runs (copyback.h).
  */
 #include "runtime/launch/copyback.h"
+#include "compiler/textesc.h"
 
 #include <errno.h>
 #include <event2/event.h>
@@ -33,8 +34,13 @@ sync_one(struct writeback *w)
 {
 	char err[PATH_MAX + 256];
 
-	if (writeback_sync(w, err, sizeof(err)) < 0)
-		fprintf(stderr, "omnibox-run: %s\n", err);
+	/* The note names a file of the workspace: shown escaped (textesc.h). */
+	if (writeback_sync(w, err, sizeof(err)) < 0) {
+		char shown[4 * sizeof(err)];
+
+		text_escape(shown, sizeof(shown), err, strlen(err), TEXT_ESC_AGAIN);
+		fprintf(stderr, "omnibox-run: %s\n", shown);
+	}
 }
 
 static void

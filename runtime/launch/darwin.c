@@ -2,6 +2,8 @@
  * darwin_launch.c - the Seatbelt launch of omnibox-run (spec/darwin.md).
  */
 #include "runtime/launch/darwin.h"
+#include "compiler/textbuf.h"
+#include "compiler/textesc.h"
 #include "runtime/launch/fds.h"
 #include "runtime/launch/rlimit.h"
 #include "runtime/resolve/host.h"
@@ -417,7 +419,13 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 		rq.dyld_cache_dir = darwin_dyld_cache_dir(a);
 	if (darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)) < 0) {
 		diag_print(&d, stderr, true);
-		fprintf(stderr, "omnibox-run: %s; nothing ran\n", err);
+		/* The resolver escaped the paths in it; a control byte it did not
+		 * cannot reach the terminal either (textesc.h). */
+		char shown[4 * sizeof(err)];
+
+		text_escape(shown, sizeof(shown), err, strlen(err),
+			    TEXT_ESC_AGAIN | TEXT_ESC_LINES);
+		fprintf(stderr, "omnibox-run: %s; nothing ran\n", shown);
 		rc = DARWIN_EXIT_SETUP;
 		goto out;
 	}
@@ -427,8 +435,13 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 		    arena_printf(a, "%s/omnibox-profile-XXXXXX/%s", tmpdir, DARWIN_PROFILE_NAME));
 		fputs(plan.profile.data, out);
 		fputs("# sandbox-exec argv:\n", out);
-		for (size_t i = 0; i < plan.argc; i++)
-			fprintf(out, "%s\n", plan.argv[i]);
+		for (size_t i = 0; i < plan.argc; i++) {
+			struct textbuf arg = {0};
+
+			tb_escape(&arg, plan.argv[i], 0);
+			fprintf(out, "%s\n", arg.data ? arg.data : "");
+			tb_free(&arg);
+		}
 		fputs("# environment (values not shown):", out);
 		for (size_t i = 0; plan.facts.env[i]; i++)
 			fprintf(out, " %.*s", (int)strcspn(plan.facts.env[i], "="),

@@ -36,6 +36,8 @@
 
 #include "compiler/fileio.h"
 #include "compiler/policy.h"
+#include "compiler/textbuf.h"
+#include "compiler/textesc.h"
 #include "emitters/bwrap.h"
 #include "emitters/envlist.h"
 #include "runtime/launch/cgroup.h"
@@ -124,7 +126,40 @@ static struct launch_plan *undo_plan;
 /* RLIMIT_NOFILE as omnibox-run found it: what the sandbox gets. */
 static struct rlimit nofile_given = {RLIM_INFINITY, RLIM_INFINITY};
 
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/*
+ * Every message omnibox-run writes to stderr goes out here.  What the agent
+ * could have chosen (a name, a path, a link target) was escaped where it
+ * entered the message (arena_escape()); the whole is escaped once more,
+ * keeping its lines and its escapes (TEXT_ESC_AGAIN), so that a piece that
+ * was not still cannot act on the terminal.
+ */
+static void
+vsay(const char *fmt, va_list ap)
+{
+	struct textbuf shown = {0};
+	char *msg;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return;
+	tb_escape(&shown, msg, TEXT_ESC_AGAIN | TEXT_ESC_LINES);
+	free(msg);
+	if (shown.len)
+		fwrite(shown.data, 1, shown.len, stderr);
+	tb_free(&shown);
+}
+
+static void
+say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay(fmt, ap);
+	va_end(ap);
+}
 
 static void
 die(const char *fmt, ...)
@@ -138,7 +173,7 @@ die(const char *fmt, ...)
 
 	fputs("omnibox-run: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsay(fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(EXIT_SETUP);
@@ -543,25 +578,23 @@ namespace_hint(void)
 	if (!strcmp(sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", v,
 				 sizeof(v)),
 		    "1"))
-		fprintf(stderr,
-			"omnibox-run: AppArmor forbids unprivileged user namespaces here (Ubuntu "
-			"23.10 and later): allow them for bwrap with an AppArmor profile (an "
-			"/etc/apparmor.d/bwrap granting 'userns,'), or set "
-			"kernel.apparmor_restrict_unprivileged_userns=0\n");
+		say("omnibox-run: AppArmor forbids unprivileged user namespaces here (Ubuntu "
+		    "23.10 and later): allow them for bwrap with an AppArmor profile (an "
+		    "/etc/apparmor.d/bwrap granting 'userns,'), or set "
+		    "kernel.apparmor_restrict_unprivileged_userns=0\n");
 	else if (!strcmp(sysctl_value("/proc/sys/user/max_user_namespaces", v, sizeof(v)), "0"))
-		fprintf(stderr, "omnibox-run: user namespaces are disabled "
-				"(user.max_user_namespaces=0): set it above 0\n");
+		say("omnibox-run: user namespaces are disabled "
+		    "(user.max_user_namespaces=0): set it above 0\n");
 	else if (!strcmp(sysctl_value("/proc/sys/kernel/unprivileged_userns_clone", v, sizeof(v)),
 			 "0"))
-		fprintf(stderr, "omnibox-run: unprivileged user namespaces are disabled "
-				"(kernel.unprivileged_userns_clone=0): set it to 1\n");
+		say("omnibox-run: unprivileged user namespaces are disabled "
+		    "(kernel.unprivileged_userns_clone=0): set it to 1\n");
 	else
-		fprintf(stderr,
-			"omnibox-run: this process cannot create namespaces (%s): a container or "
-			"sandbox around it forbids them; run omnibox where user namespaces are "
-			"allowed (for Docker: a seccomp profile that permits unshare and clone, "
-			"or --privileged)\n",
-			strerror(WEXITSTATUS(status)));
+		say("omnibox-run: this process cannot create namespaces (%s): a container or "
+		    "sandbox around it forbids them; run omnibox where user namespaces are "
+		    "allowed (for Docker: a seccomp profile that permits unshare and clone, "
+		    "or --privileged)\n",
+		    strerror(WEXITSTATUS(status)));
 }
 
 static void
@@ -579,10 +612,9 @@ bwrap_hint(const char *bwrap)
 		has |= strstr(line, "--ro-bind-fd") != NULL;
 	pclose(f);
 	if (!has)
-		fprintf(stderr,
-			"omnibox-run: this bwrap has no --bind-fd/--ro-bind-fd, which omnibox "
-			"mounts every grant with; install bubblewrap 0.10 or later (Debian 12: "
-			"0.8.0-2+deb12u1)\n");
+		say("omnibox-run: this bwrap has no --bind-fd/--ro-bind-fd, which omnibox "
+		    "mounts every grant with; install bubblewrap 0.10 or later (Debian 12: "
+		    "0.8.0-2+deb12u1)\n");
 }
 
 static int
@@ -632,8 +664,7 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (cgroup && cgroup_enter(cgroup) < 0) {
-			fprintf(stderr, "omnibox-run: cannot enter the cgroup %s; nothing ran\n",
-				cgroup);
+			say("omnibox-run: cannot enter the cgroup %s; nothing ran\n", cgroup);
 			_exit(EXIT_SETUP);
 		}
 		/* The sandbox's own terminal as 0, 1 and 2: the user's never enters. */
@@ -645,7 +676,7 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 		/* The sandbox starts with the descriptor limit omnibox-run was given. */
 		setrlimit(RLIMIT_NOFILE, &nofile_given);
 		execve(bwrap, argv, plan->env);
-		fprintf(stderr, "omnibox-run: cannot run %s: %s\n", bwrap, strerror(errno));
+		say("omnibox-run: cannot run %s: %s\n", bwrap, strerror(errno));
 		_exit(EXIT_SETUP);
 	}
 	free(keep);
@@ -657,8 +688,7 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 		pty->slave = -1;
 		if (pty_raw() < 0 || pty_relay_start(pty, base) < 0) {
 			pty_restore();
-			fprintf(stderr, "omnibox-run: cannot relay the terminal: %s\n",
-				strerror(errno));
+			say("omnibox-run: cannot relay the terminal: %s\n", strerror(errno));
 		}
 	}
 	while (!st.done)
@@ -681,10 +711,9 @@ run_bwrap(struct event_base *base, const char *bwrap, const struct launch_plan *
 	if (!st.ready && notify_ready(notify, ready_sock[0]) != 1)
 		st.sandbox_pid = 0;
 	if (!st.sandbox_pid) {
-		fprintf(stderr,
-			"omnibox-run: bwrap could not set up the sandbox (status %d); "
-			"nothing ran\n",
-			exit_status_of(st.status));
+		say("omnibox-run: bwrap could not set up the sandbox (status %d); "
+		    "nothing ran\n",
+		    exit_status_of(st.status));
 		bwrap_hint(bwrap);
 		namespace_hint();
 		return EXIT_SETUP;
@@ -707,15 +736,14 @@ denials_summary(const struct proxy *proxy, const char *policy)
 		return;
 	for (size_t i = 0; i < n; i++)
 		total += v[i].count;
-	fprintf(stderr,
-		"omnibox-run: the egress proxy refused %lu request%s no rule of %s allows; "
-		"rules that would allow them:\n",
-		total + others, total + others == 1 ? "" : "s", policy);
+	say("omnibox-run: the egress proxy refused %lu request%s no rule of %s allows; "
+	    "rules that would allow them:\n",
+	    total + others, total + others == 1 ? "" : "s", policy);
 	for (size_t i = 0; i < n; i++)
-		fprintf(stderr, "  \"%s\"   # %s%s\n", v[i].rule, v[i].request,
-			v[i].count > 1 ? " (and more like it)" : "");
+		say("  \"%s\"   # %s%s\n", v[i].rule, v[i].request,
+		    v[i].count > 1 ? " (and more like it)" : "");
 	if (others)
-		fprintf(stderr, "  ... and %lu more\n", others);
+		say("  ... and %lu more\n", others);
 }
 
 /* ---- --why ------------------------------------------------------------------------ */
@@ -742,7 +770,7 @@ explain_why(struct arena *a, const struct policy *p, const char *what)
 		char err[512];
 
 		if (query_parse(a, texts[i], &q, err, sizeof(err)) < 0) {
-			fprintf(stderr, "omnibox-run: --why: %s\n", err);
+			say("omnibox-run: --why: %s\n", err);
 			rc = 2;
 			continue;
 		}
@@ -767,8 +795,10 @@ egress_log_line(void *arg, const char *line)
 
 	fprintf(f, "omnibox-egress: %s\n", line);
 	fflush(f);
-	if (verbose_denials && f != stderr && strstr(line, " deny "))
-		fprintf(stderr, "omnibox-egress: %s%s", line, pty_is_raw() ? "\r\n" : "\n");
+	if (verbose_denials && f != stderr && strstr(line, " deny ")) {
+		say("omnibox-egress: %s", line);
+		fputs(pty_is_raw() ? "\r\n" : "\n", stderr);
+	}
 }
 
 /* For --dry-run: the names credential placeholders would be set in, unread. */
@@ -841,19 +871,85 @@ egress_config(struct arena *a, const struct options *o, const struct sandbox *sb
 		pc->memory_limit = (size_t)sb->limits.memory.value;
 }
 
-/* --egress-log's file, or stderr.  Dies (die() undoes the launch) when it cannot be opened. */
+/*
+ * The egress log at PATH, opened for appending without following a link:
+ * it lies in a directory others may write ($TMPDIR, or wherever --egress-log
+ * names), where a link or a file planted there would have the proxy's log
+ * written over a file of someone else's choosing, or read by them.  Only a
+ * regular file of this user is written.  EXCL: the name is ours and must be
+ * new.  NULL with errno (EEXIST for a name taken; EPERM for a file that is
+ * not ours or not regular) when it cannot be opened.
+ */
 static FILE *
-egress_log_open(const struct options *o)
+egress_log_at(const char *path, bool excl)
+{
+	int flags = O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC | (excl ? O_EXCL : 0);
+	int fd = open(path, flags, 0600);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		close(fd);
+		errno = EPERM;
+		return NULL;
+	}
+	f = fdopen(fd, "a");
+	if (!f)
+		close(fd);
+	return f;
+}
+
+/*
+ * --egress-log's file (an existing one is appended to), or stderr.  Dies
+ * (die() undoes the launch) when it cannot be opened.
+ */
+static FILE *
+egress_log_open(struct arena *a, const struct options *o)
 {
 	FILE *f;
 
 	if (!o->egress_log)
 		return stderr;
-	f = fopen(o->egress_log, "ae");
-	if (!f) {
-		die("--egress-log %s: %s", o->egress_log, strerror(errno));
-	}
+	f = egress_log_at(o->egress_log, false);
+	if (!f && errno == ELOOP)
+		die("--egress-log %s is a symbolic link; name the file itself",
+		    arena_escape(a, o->egress_log));
+	if (!f && errno == EPERM)
+		die("--egress-log %s is not a regular file of yours; name another",
+		    arena_escape(a, o->egress_log));
+	if (!f)
+		die("--egress-log %s: %s", arena_escape(a, o->egress_log), strerror(errno));
 	return f;
+}
+
+/*
+ * The egress log of an interactive launch, beside SCRATCH (a new file, under
+ * another name when one is already there); its name in *NAME.  Dies when
+ * none can be made.
+ */
+static FILE *
+egress_log_create(struct arena *a, const char *scratch, const char **name)
+{
+	const char *path = arena_printf(a, "%s.egress.log", scratch);
+	FILE *f;
+
+	for (int i = 0; i < 100; i++) {
+		uint32_t r;
+
+		f = egress_log_at(path, true);
+		if (f) {
+			*name = path;
+			return f;
+		}
+		if (errno != EEXIST)
+			break;
+		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = (uint32_t)getpid() ^ (uint32_t)i;
+		path = arena_printf(a, "%s.egress-%08x.log", scratch, (unsigned)r);
+	}
+	die("cannot create the egress log %s: %s", arena_escape(a, path), strerror(errno));
 }
 
 /* ---- macOS ------------------------------------------------------------------------ */
@@ -1032,7 +1128,7 @@ run_darwin(const struct options *o, const struct policy *p, struct arena *a, con
 			egress_credentials(a, sb, dq.home, dq.scratch, &creds);
 			dq.extra_env = creds.env;
 			dq.n_extra_env = creds.n_env;
-			log = egress_log_open(o);
+			log = egress_log_open(a, o);
 			egress_config(a, o, sb, dq.scratch, dq.proxy_socket, &creds, log, &pc);
 			proxy_pid = start_proxy_process(&pc, &alive);
 			/* The proxy has its own copy: ours goes now. */
@@ -1080,7 +1176,7 @@ start_git_ssh(struct arena *a, const struct options *o, const struct launch_plan
 	if (!real || launch_plan_writable(plan, real))
 		die("%s, the ssh found first on PATH, lies in a directory the sandbox can write; "
 		    "git_ssh runs the system's ssh only; nothing ran",
-		    real ? real : ssh);
+		    arena_escape(a, real ? real : ssh));
 	gc.bindings = sb->git_ssh;
 	gc.n_bindings = sb->n_git_ssh;
 	gc.socket_path = arena_printf(a, "%s/%s", plan->scratch, GITSSH_SOCKET);
@@ -1137,10 +1233,9 @@ run_unsandboxed(const struct options *o, const struct policy *p, struct arena *a
 	if (chdir(ws) < 0)
 		die("the workspace %s: %s", ws, strerror(errno));
 	if (!o->quiet)
-		fprintf(stderr,
-			"omnibox-run: sandbox type none: running %s without a sandbox, as "
-			"the policy says\n",
-			cmd[0]);
+		say("omnibox-run: sandbox type none: running %s without a sandbox, as "
+		    "the policy says\n",
+		    cmd[0]);
 	if (o->dry_run) {
 		printf("# sandbox type none: %s runs unsandboxed in %s\n", cmd[0], ws);
 		exit(0);
@@ -1158,19 +1253,17 @@ landlock_report(const struct policy *p, bool quiet)
 	if (quiet)
 		return;
 	if (abi < LANDLOCK_ABI_FS)
-		fprintf(stderr,
-			"omnibox-run: warning: this kernel has no usable Landlock (ABI %d, "
-			"writes need %d): the writable set rests on the mounts alone%s\n",
-			abi, LANDLOCK_ABI_FS,
-			bwrap_network_shared(p) ? ", and the host's abstract Unix sockets stay "
-						  "reachable (allow_network: true)"
-						: "");
+		say("omnibox-run: warning: this kernel has no usable Landlock (ABI %d, "
+		    "writes need %d): the writable set rests on the mounts alone%s\n",
+		    abi, LANDLOCK_ABI_FS,
+		    bwrap_network_shared(p) ? ", and the host's abstract Unix sockets stay "
+					      "reachable (allow_network: true)"
+					    : "");
 	else if (abi < LANDLOCK_ABI_SCOPE && bwrap_network_shared(p))
-		fprintf(stderr,
-			"omnibox-run: warning: Landlock ABI %d cannot scope abstract Unix "
-			"sockets (needs %d): the host's stay reachable with allow_network: "
-			"true\n",
-			abi, LANDLOCK_ABI_SCOPE);
+		say("omnibox-run: warning: Landlock ABI %d cannot scope abstract Unix "
+		    "sockets (needs %d): the host's stay reachable with allow_network: "
+		    "true\n",
+		    abi, LANDLOCK_ABI_SCOPE);
 }
 
 int
@@ -1320,12 +1413,13 @@ main(int argc, char **argv)
 			/* Opened now, while nothing but the scratch dir needs undoing.
 			 * An interactive screen is no place for the proxy's log. */
 			if (use_pty && !o.egress_log) {
-				o.egress_log = arena_printf(a, "%s.egress.log", scratch.path);
+				egress_log = egress_log_create(a, scratch.path, &o.egress_log);
 				if (!o.quiet)
-					fprintf(stderr, "omnibox-run: the egress log is %s\n",
-						o.egress_log);
+					say("omnibox-run: the egress log is %s\n",
+					    arena_escape(a, o.egress_log));
+			} else {
+				egress_log = egress_log_open(a, &o);
 			}
-			egress_log = egress_log_open(&o);
 			egress_credentials(a, sb, home, scratch.path, &creds);
 			rq.extra_env = creds.env;
 			rq.n_extra_env = creds.n_env;
@@ -1380,12 +1474,12 @@ main(int argc, char **argv)
 			    "can "
 			    "write: an agent could have put it there, and it would run outside the "
 			    "sandbox; put the system's bwrap first on PATH; nothing ran",
-			    real ? real : bwrap);
+			    arena_escape(a, real ? real : bwrap));
 	}
 	bwrap_build(plan.policy, &plan.ctx, &d, &text, &nul, &tail);
 	if (!o.quiet && !o.dry_run)
 		for (size_t i = 0; i < plan.n_notes; i++)
-			fprintf(stderr, "omnibox-run: %s\n", plan.notes[i]);
+			say("omnibox-run: %s\n", plan.notes[i]);
 	if (o.dry_run) {
 		struct textbuf desc = {0};
 
@@ -1413,22 +1507,17 @@ main(int argc, char **argv)
 			cgroup = cgroup_create(a, l, why, sizeof(why));
 		if (l->present && !o.quiet) {
 			if (cgroup)
-				fprintf(stderr,
-					"omnibox-run: limits: the sandbox runs in cgroup %s\n",
-					cgroup);
+				say("omnibox-run: limits: the sandbox runs in cgroup %s\n", cgroup);
 			if (!cgroup && l->processes.present)
-				fprintf(stderr,
-					"omnibox-run: limits.processes is approximate: "
-					"RLIMIT_NPROC counts every process of the user (%s)\n",
-					why);
+				say("omnibox-run: limits.processes is approximate: "
+				    "RLIMIT_NPROC counts every process of the user (%s)\n",
+				    why);
 			if (!cgroup && l->cpu_rate.present)
-				fprintf(stderr,
-					"omnibox-run: limits.cpu_rate is not enforced: %s\n", why);
+				say("omnibox-run: limits.cpu_rate is not enforced: %s\n", why);
 			if (!cgroup && l->memory.present)
-				fprintf(stderr,
-					"omnibox-run: limits.memory is RLIMIT_DATA (private writable "
-					"memory, not a cgroup's memory.max: %s)\n",
-					why);
+				say("omnibox-run: limits.memory is RLIMIT_DATA (private writable "
+				    "memory, not a cgroup's memory.max: %s)\n",
+				    why);
 		}
 	}
 	base = event_base_new();
@@ -1449,7 +1538,7 @@ main(int argc, char **argv)
 	}
 	if (sb->n_git_ssh) {
 		if (!egress_log)
-			egress_log = egress_log_open(&o);
+			egress_log = egress_log_open(a, &o);
 		git_ssh_pid =
 		    start_git_ssh(a, &o, &plan, git_ssh_token, egress_log, &git_ssh_alive);
 	}

@@ -9,6 +9,7 @@
  */
 #include "runtime/resolve/resolve.h"
 
+#include "compiler/textesc.h"
 #include "compiler/protect.h"
 #include "emitters/envlist.h"
 #include "emitters/sbpl.h"
@@ -87,6 +88,17 @@ note(struct rctx *r, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	*ARENA_PUSH(r->a, r->plan->notes, r->plan->n_notes, r->cap_notes) = arena_strdup(r->a, buf);
+}
+
+/*
+ * S as a message shows it (textesc.h): every path, name or link target in
+ * a message of the resolver goes through this, because the agent may have
+ * chosen it (a directory it made, the target of a link it planted).
+ */
+static const char *
+shown(struct rctx *r, const char *s)
+{
+	return arena_escape(r->a, s);
 }
 
 /* "agent.yaml:9: " for a setting written on line LINE, "" for a default. */
@@ -230,11 +242,12 @@ open_checked(struct rctx *r, const char *path, const char *what, uint32_t line, 
 			    "%s%s %s goes through the symlink %s -> %s, which leads out of %s, "
 			    "a directory the sandbox can write: omnibox does not follow it; "
 			    "remove the link, or name its target in the policy",
-			    at_line(r, line), what, path, w->bad_link, w->bad_target, w->bad_root);
+			    at_line(r, line), what, shown(r, path), shown(r, w->bad_link),
+			    shown(r, w->bad_target), shown(r, w->bad_root));
 	if (errno == EAGAIN)
 		return fail(r, "%s%s %s moved while it was being opened; nothing ran",
-			    at_line(r, line), what, path);
-	return fail(r, "%s%s %s: %s", at_line(r, line), what, path, strerror(errno));
+			    at_line(r, line), what, shown(r, path));
+	return fail(r, "%s%s %s: %s", at_line(r, line), what, shown(r, path), strerror(errno));
 }
 
 /* ---- the workspace ----------------------------------------------------------- */
@@ -269,14 +282,15 @@ resolve_workspace(struct rctx *r)
 				return fail(r,
 					    "--cwd %s: terminal '%s' does not allow a cwd override "
 					    "(allow_cwd_override); its workspace is %s",
-					    rq->cwd, t->name, own_canon);
+					    shown(r, rq->cwd), shown(r, t->name),
+					    shown(r, own_canon));
 			if (!path_within(want, own_canon))
 				return fail(
 				    r,
 				    "%s--cwd %s is outside the workspace %s of terminal "
 				    "'%s': allow_cwd_override accepts a directory inside it",
-				    at_line(r, t->allow_cwd_override.loc.line), rq->cwd, own_canon,
-				    t->name);
+				    at_line(r, t->allow_cwd_override.loc.line), shown(r, rq->cwd),
+				    shown(r, own_canon), shown(r, t->name));
 		}
 	}
 	{
@@ -290,12 +304,12 @@ resolve_workspace(struct rctx *r)
 				    "never takes /, a home directory or a parent of one, a system "
 				    "directory or a hidden path as a workspace by way of a link; "
 				    "name it itself if that is what you mean",
-				    ws, canon);
+				    shown(r, ws), shown(r, canon));
 	}
 	/* macOS: a workspace that is missing fails at the launch's chdir; here,
 	 * on another system, it may be a Mac's path being described. */
 	if (!canon || (stat(canon, &st) < 0 ? r->linux_target : !S_ISDIR(st.st_mode)))
-		return fail(r, "the workspace %s is not a directory", ws);
+		return fail(r, "the workspace %s is not a directory", shown(r, ws));
 	if (!strcmp(canon, "/"))
 		return fail(r, "the workspace cannot be /: run omnibox-run from a project "
 			       "directory, or set os_env.cwd");
@@ -396,7 +410,7 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 	if (!w.exists) {
 		*ARENA_PUSH(r->a, r->plan->skipped, r->plan->n_skipped, r->cap_skipped) =
 		    arena_printf(r->a, "%s (line %u): %s does not exist here; not mounted", what,
-				 entry->loc.line, w.path);
+				 entry->loc.line, shown(r, w.path));
 		return 0;
 	}
 	if (w.through_link && link_target_refused(r, lexical, w.path)) {
@@ -406,7 +420,7 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 			    "%s%s %s resolves through a symlink to %s: omnibox never grants /, a "
 			    "home directory or a parent of one, a system directory or a hidden "
 			    "path by way of a link; name it in the policy if that is what you mean",
-			    at_line(r, entry->loc.line), what, lexical, w.path);
+			    at_line(r, entry->loc.line), what, shown(r, lexical), shown(r, w.path));
 	}
 	if (!strcmp(what, "write_files") && w.is_dir) {
 		if (w.fd >= 0)
@@ -414,7 +428,7 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 		/* A directory would be writable without being a writable root, whose
 		 * symlinks the next launch checks. */
 		return fail(r, "%swrite_files %s is a directory: name it in write_paths",
-			    at_line(r, entry->loc.line), w.path);
+			    at_line(r, entry->loc.line), shown(r, w.path));
 	}
 	if (r->linux_target)
 		add_grant(r, w.path, w.fd, writable, false, what, entry->loc.line);
@@ -450,7 +464,7 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 	if (!w.exists) {
 		*ARENA_PUSH(r->a, r->plan->skipped, r->plan->n_skipped, r->cap_skipped) =
 		    arena_printf(r->a, "write_paths (line %u): %s does not exist here; not copied",
-				 entry->loc.line, w.path);
+				 entry->loc.line, shown(r, w.path));
 		return 0;
 	}
 	if (w.through_link && link_target_refused(r, lexical, w.path)) {
@@ -459,13 +473,13 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 			    "%swrite_paths %s resolves through a symlink to %s: omnibox never "
 			    "copies /, a home directory or a parent of one, a system directory or "
 			    "a hidden path by way of a link; name it in the policy",
-			    at_line(r, entry->loc.line), lexical, w.path);
+			    at_line(r, entry->loc.line), shown(r, lexical), shown(r, w.path));
 	}
 	if (too_wide(r, w.path)) {
 		close(w.fd);
 		return fail(r, "%swrite_paths %s: copy_on_write of a home directory or of / is "
 			       "refused (the copy would hold everything in it)",
-			    at_line(r, entry->loc.line), w.path);
+			    at_line(r, entry->loc.line), shown(r, w.path));
 	}
 	for (size_t i = 0; i < r->n_grants; i++) {
 		const struct bwrap_grant *g = &r->grants[i];
@@ -476,7 +490,8 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 			return fail(r,
 				    "%swrite_paths %s is copy-on-write but %s (line %u) makes %s "
 				    "writable on the host; a path is one or the other",
-				    at_line(r, entry->loc.line), w.path, g->what, g->line, g->path);
+				    at_line(r, entry->loc.line), shown(r, w.path), g->what, g->line,
+				    shown(r, g->path));
 		}
 	}
 	if (!r->rq->create_placeholders) {
@@ -492,14 +507,15 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 		close(w.fd);
 		if (dir >= 0)
 			close(dir);
-		return fail(r, "cannot make %s/%s: %s", r->plan->scratch, COW_DIR, strerror(e));
+		return fail(r, "cannot make %s/%s: %s", shown(r, r->plan->scratch), COW_DIR,
+			    strerror(e));
 	}
 	copy = openat(dir, COW_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(dir);
 	snprintf(name, sizeof(name), "%zu", index);
 	if (copy < 0 || copy_tree(w.fd, copy, name, r->err, r->errlen) < 0) {
 		if (copy < 0)
-			fail(r, "cannot open %s/%s: %s", r->plan->scratch, COW_DIR,
+			fail(r, "cannot open %s/%s: %s", shown(r, r->plan->scratch), COW_DIR,
 			     strerror(errno));
 		close(w.fd);
 		if (copy >= 0)
@@ -510,7 +526,7 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 	dir = openat(copy, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	close(copy);
 	if (dir < 0)
-		return fail(r, "cannot open the copy of %s: %s", w.path, strerror(errno));
+		return fail(r, "cannot open the copy of %s: %s", shown(r, w.path), strerror(errno));
 	add_grant(r, w.path, dir, true, false, what, entry->loc.line);
 	r->grants[r->n_grants - 1].cow = true;
 	if (index == 0)
@@ -540,7 +556,7 @@ check_secret(struct rctx *r, struct ir_path *p, const char *what, bool canonical
 		return fail(r,
 			    "%s%s %s (%s) would be readable or writable in the sandbox through a "
 			    "grant; keep it outside every grant",
-			    at_line(r, p->loc.line), what, p->written, canon);
+			    at_line(r, p->loc.line), what, shown(r, p->written), shown(r, canon));
 	if (canonicalize)
 		set_path(r, p, canon);
 	return 0;
@@ -630,7 +646,7 @@ open_grants(struct rctx *r)
 			if (w.fd >= 0)
 				close(w.fd);
 			return fail(r, "the workspace %s changed while it was being opened",
-				    r->plan->workspace);
+				    shown(r, r->plan->workspace));
 		}
 		add_grant(r, w.path, w.fd, r->ws_writable, true,
 			  r->ws_writable ? "workspace, writable: write_paths"
@@ -649,7 +665,8 @@ open_grants(struct rctx *r)
 			return -1;
 		if (w.exists && !w.is_dir) {
 			close(w.fd);
-			return fail(r, "the scratch dir %s is not a directory", r->rq->scratch);
+			return fail(r, "the scratch dir %s is not a directory",
+				    shown(r, r->rq->scratch));
 		}
 		add_grant(r, w.exists ? w.path : r->rq->scratch, w.fd, true, true,
 			  "scratch dir ($TMPDIR), writable", 0);
@@ -696,7 +713,7 @@ add_mask(struct rctx *r, const char *path, bool dir, const char *reason)
 		note(r,
 		     "warning: %s (%s) has %ju other hard links in the file system: their names "
 		     "show its contents, the mask hides only this one",
-		     path, reason, (uintmax_t)(st.st_nlink - 1));
+		     shown(r, path), reason, (uintmax_t)(st.st_nlink - 1));
 
 	m->path = path;
 	m->is_dir = dir;
@@ -801,7 +818,7 @@ run_scan(struct rctx *r)
 		struct textbuf dirs = {0};
 
 		for (size_t i = 0; i < res.n_unfinished && i < 10; i++)
-			tb_printf(&dirs, "%s%s", i ? ", " : "", res.unfinished[i]);
+			tb_printf(&dirs, "%s%s", i ? ", " : "", shown(r, res.unfinished[i]));
 		note(r,
 		     "warning: the dotfile scan stopped after %llu entries "
 		     "(cwd_hidden_scan_max_entries); %zu director%s it did not finish %s hidden "
@@ -831,11 +848,11 @@ run_scan(struct rctx *r)
 				    r,
 				    "the dotfile scan cannot list %s (permission denied), so "
 				    "it cannot tell what to hide there; make it readable",
-				    dir);
+				    shown(r, dir));
 			}
 		note(r,
 		     "warning: the dotfile scan cannot list %s (permission denied): hidden whole",
-		     dir);
+		     shown(r, dir));
 		add_mask(r, dir, true, "not readable to the scan: hidden whole");
 	}
 	for (size_t i = 0; i < res.n_hits; i++) {
@@ -899,7 +916,7 @@ pin_parents(struct rctx *r, const char *path, uint32_t line)
 			if (w.fd >= 0)
 				close(w.fd);
 			return fail(r, "%smask_paths: %s changed while it was being opened",
-				    at_line(r, line), dir);
+				    at_line(r, line), shown(r, dir));
 		}
 		keep_fd(r, w.fd);
 		*ARENA_PUSH(r->a, r->pins, r->n_pins, r->cap_pins) =
@@ -969,13 +986,15 @@ resolve_mask_paths(struct rctx *r)
 				r->plan->n_placeholders--;
 				close(w.parent_fd);
 				return fail(r, "%scannot create a placeholder to mask %s: %s",
-					    at_line(r, l->v[i].loc.line), w.missing, strerror(err));
+					    at_line(r, l->v[i].loc.line), shown(r, w.missing),
+					    strerror(err));
 			}
 		} else {
 			close(w.parent_fd);
 		}
 		add_mask(r, w.missing, dir,
-			 arena_printf(r->a, "%s, missing: placeholder %s%s", reason, w.missing,
+			 arena_printf(r->a, "%s, missing: placeholder %s%s", reason,
+				      shown(r, w.missing),
 				      r->rq->create_placeholders ? "" : " created at launch"));
 		if (r->rq->create_placeholders)
 			mask_parent(r, r->plan->placeholders[r->plan->n_placeholders - 1].dirfd);
@@ -1065,7 +1084,7 @@ make_visible(struct rctx *r, const char *what, const char *path)
 				return fail(r,
 					    "%s %s is inside the hidden path %s; name it in "
 					    "cwd_allow_hidden (or move the program) to run it",
-					    what, path, r->masks[i].path);
+					    what, shown(r, path), shown(r, r->masks[i].path));
 		return 0;
 	}
 	dir = path_dirname(r->a, path);
@@ -1073,7 +1092,7 @@ make_visible(struct rctx *r, const char *what, const char *path)
 		return fail(r,
 			    "%s %s lives directly in %s; omnibox will not expose that whole "
 			    "directory: install the program in a directory of its own",
-			    what, path, dir);
+			    what, shown(r, path), shown(r, dir));
 	for (size_t i = 0; i < r->n_command_dirs; i++)
 		if (!strcmp(r->command_dirs[i].path, dir))
 			return 0;
@@ -1087,7 +1106,8 @@ make_visible(struct rctx *r, const char *what, const char *path)
 			if (!w.exists || strcmp(w.path, dir)) {
 				if (w.fd >= 0)
 					close(w.fd);
-				return fail(r, "%s %s moved while it was being opened", what, path);
+				return fail(r, "%s %s moved while it was being opened", what,
+					    shown(r, path));
 			}
 			fd = w.fd;
 			keep_fd(r, fd);
@@ -1112,7 +1132,7 @@ program_at(struct rctx *r, const char *what, const char *path, const char **out)
 	if (open_checked(r, spell(r, path), what, 0, WALK_NO_FD | WALK_PHYSICAL, &w) < 0)
 		return -1;
 	if (r->linux_target && (!w.exists || w.is_dir))
-		return fail(r, "%s %s does not exist", what, path);
+		return fail(r, "%s %s does not exist", what, shown(r, path));
 	*out = spell(r, w.path);
 	return 0;
 }
@@ -1142,7 +1162,7 @@ resolve_interpreter(struct rctx *r, const char *script, const char *script_canon
 			    "line is the agent's: its interpreter %s is not visible in the "
 			    "sandbox, and omnibox will not make it so; add its directory to "
 			    "read_paths if the agent may run it",
-			    script_canon, canon);
+			    shown(r, script_canon), shown(r, canon));
 	return make_visible(r, "the interpreter", canon);
 }
 
@@ -1194,11 +1214,11 @@ resolve_command(struct rctx *r)
 		found = launch_find_in_path(r->a, rq->environ, name);
 	if (!found || access(found, X_OK) < 0) {
 		if (!rq->command_optional)
-			return fail(r, "command '%s' not found%s", name,
+			return fail(r, "command '%s' not found%s", shown(r, name),
 				    strchr(name, '/') ? "" : " on PATH");
 		/* Described, not run: say what the launch would do. */
 		note(r, "command '%s' is not found%s here: omnibox-run would refuse this launch",
-		     name, strchr(name, '/') ? "" : " on PATH");
+		     shown(r, name), strchr(name, '/') ? "" : " on PATH");
 		r->plan->exec_path = "{EXEC}";
 		return 0;
 	}
@@ -1840,7 +1860,7 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 		if (w.fd >= 0)
 			close(w.fd);
 		return fail(r, "%swrite_files: %s changed while it was being opened",
-			    at_line(r, line), dir);
+			    at_line(r, line), shown(r, dir));
 	}
 	for (size_t i = 0; i < n_members; i++) {
 		const struct bwrap_grant *g = &r->grants[members[i]];
@@ -1852,7 +1872,7 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 		    in_dir.st_ino != own.st_ino) {
 			close(w.fd);
 			return fail(r, "%swrite_files %s changed while it was being opened",
-				    at_line(r, g->line), g->path);
+				    at_line(r, g->line), shown(r, g->path));
 		}
 
 	}
@@ -1864,14 +1884,14 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 			     "write_files (line %u): %s is bound on its own, so it can be written "
 			     "in place but not replaced by a rename: its directory %s has %s "
 			     "entries the sandbox sees",
-			     line, first->path, dir,
+			     line, shown(r, first->path), shown(r, dir),
 			     n_entries > WRITEBACK_MAX_ENTRIES ? "more than 256" : "unlistable");
 			return 0;
 		}
 	}
 	if (fstat(w.fd, &st) < 0) {
 		close(w.fd);
-		return fail(r, "cannot stat %s: %s", dir, strerror(errno));
+		return fail(r, "cannot stat %s: %s", shown(r, dir), strerror(errno));
 	}
 
 	/* Described only: the same mounts, made at launch. */
@@ -1889,7 +1909,7 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 		if (scratch >= 0)
 			close(scratch);
 		close(w.fd);
-		return fail(r, "cannot make %s/%s: %s", r->plan->scratch, WRITEBACK_DIR,
+		return fail(r, "cannot make %s/%s: %s", shown(r, r->plan->scratch), WRITEBACK_DIR,
 			    strerror(e));
 	}
 	close(scratch);
@@ -1902,8 +1922,8 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 			close(priv);
 		close(wbdir);
 		close(w.fd);
-		return fail(r, "cannot make %s/%s/%s: %s", r->plan->scratch, WRITEBACK_DIR, sub,
-			    strerror(e));
+		return fail(r, "cannot make %s/%s/%s: %s", shown(r, r->plan->scratch),
+			    WRITEBACK_DIR, sub, strerror(e));
 	}
 	close(wbdir);
 	keep_fd(r, priv_path);
@@ -1941,8 +1961,8 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 		if (symlinkat(target, priv, entries[i]) < 0) {
 			close(priv);
 			close(w.fd);
-			return fail(r, "cannot make the link %s/%s in the scratch dir: %s", dir,
-				    entries[i], strerror(errno));
+			return fail(r, "cannot make the link %s/%s in the scratch dir: %s",
+				    shown(r, dir), shown(r, entries[i]), strerror(errno));
 		}
 	}
 	/* Inside, the directory is the copy's: it looks like the host's. */
@@ -1962,7 +1982,7 @@ grants:
 	    arena_printf(r->a,
 			 "write_files: a private directory (%s/%s/%zu) at the file's directory, "
 			 "holding a copy written back to the host file when closed",
-			 r->plan->scratch, WRITEBACK_DIR, k),
+			 shown(r, r->plan->scratch), WRITEBACK_DIR, k),
 	    line,
 	    false};
 	for (size_t i = 1; i < n_members; i++)
@@ -2050,9 +2070,9 @@ own_bind_reason(struct rctx *r, const struct bwrap_grant *g, const char *dir)
 	struct stat st;
 
 	if (bwrap_dir_is_fixed(dir))
-		return arena_printf(r->a, "its directory %s is a system directory", dir);
+		return arena_printf(r->a, "its directory %s is a system directory", shown(r, dir));
 	if (hidden_by_mask(r, dir))
-		return arena_printf(r->a, "its directory %s is hidden", dir);
+		return arena_printf(r->a, "its directory %s is hidden", shown(r, dir));
 	if (path_within(dir, r->plan->scratch))
 		return "it lies in the scratch dir";
 	if (fstat(g->fd, &st) < 0 || !S_ISREG(st.st_mode))
@@ -2104,7 +2124,7 @@ private_parents(struct rctx *r)
 				note(r,
 				     "write_files (line %u): %s is bound on its own, so it can be "
 				     "written in place but not replaced by a rename: %s",
-				     o->line, o->path, why);
+				     o->line, shown(r, o->path), why);
 				continue;
 			}
 			members[n_members++] = m;
@@ -2162,13 +2182,13 @@ open_init(struct rctx *r)
 	if (open_checked(r, r->rq->init, "omnibox-init", 0, 0, &w) < 0)
 		return -1;
 	if (!w.exists || w.is_dir)
-		return fail(r, "omnibox-init %s is missing", r->rq->init);
+		return fail(r, "omnibox-init %s is missing", shown(r, r->rq->init));
 	if (writable_inside(r, w.path)) {
 		close(w.fd);
 		return fail(r,
 			    "omnibox-init %s lies in a directory the sandbox can write: install "
 			    "omnibox outside the workspace and its write_paths",
-			    w.path);
+			    shown(r, w.path));
 	}
 	keep_fd(r, w.fd);
 	r->plan->ctx.init_fd = w.fd;
@@ -2329,14 +2349,27 @@ launch_describe(const struct launch_plan *plan, struct textbuf *out)
 {
 	bwrap_build(plan->policy, &plan->ctx, NULL, out, NULL, NULL);
 	tb_puts(out, "# environment (values not shown):");
-	for (size_t i = 0; plan->env[i]; i++)
-		tb_printf(out, " %.*s", (int)strcspn(plan->env[i], "="), plan->env[i]);
-	tb_printf(out, "\n# scratch dir: %s (a new one per launch, mode 0700, removed on exit)\n",
-		  plan->scratch);
-	for (size_t i = 0; i < plan->n_skipped; i++)
-		tb_printf(out, "# %s\n", plan->skipped[i]);
-	for (size_t i = 0; i < plan->n_notes; i++)
-		tb_printf(out, "# %s\n", plan->notes[i]);
+	for (size_t i = 0; plan->env[i]; i++) {
+		char *name = strndup(plan->env[i], strcspn(plan->env[i], "="));
+
+		tb_putc(out, ' ');
+		tb_escape(out, name ? name : "?", 0);
+		free(name);
+	}
+	tb_puts(out, "\n# scratch dir: ");
+	tb_escape(out, plan->scratch, 0);
+	tb_puts(out, " (a new one per launch, mode 0700, removed on exit)\n");
+	/* Skipped grants and notes were escaped as they were written (shown()). */
+	for (size_t i = 0; i < plan->n_skipped; i++) {
+		tb_puts(out, "# ");
+		tb_escape(out, plan->skipped[i], TEXT_ESC_AGAIN);
+		tb_putc(out, '\n');
+	}
+	for (size_t i = 0; i < plan->n_notes; i++) {
+		tb_puts(out, "# ");
+		tb_escape(out, plan->notes[i], TEXT_ESC_AGAIN);
+		tb_putc(out, '\n');
+	}
 }
 
 char *

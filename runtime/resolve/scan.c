@@ -17,10 +17,13 @@
  */
 #include "runtime/resolve/scan.h"
 
+#include "compiler/textesc.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +132,18 @@ reserve(void *arrp, size_t need, size_t *cap, size_t size)
 	memcpy(arrp, &p, sizeof(p));
 	*cap = n;
 	return 0;
+}
+
+/* A directory name as an error shows it (textesc.h): the agent named it. */
+struct shown {
+	char text[4 * PATH_MAX];
+};
+
+static const char *
+scan_shown(struct shown *b, const char *path)
+{
+	text_escape(b->text, sizeof(b->text), path, strlen(path), 0);
+	return b->text;
 }
 
 #define RESERVE(arr, need, cap) reserve(&(arr), (need), &(cap), sizeof(*(arr)))
@@ -304,7 +319,10 @@ scan_open_failed(struct scan *s, size_t i, int errnum)
 	 */
 	if (errnum == ENOMEM)
 		return scan_nomem(s);
-	return scan_fail(s, errnum, "dotfile scan: cannot open %s: %s", path, strerror(errnum));
+	struct shown b;
+
+	return scan_fail(s, errnum, "dotfile scan: cannot open %s: %s", scan_shown(&b, path),
+			 strerror(errnum));
 }
 
 /* The DT_* type of NAME in the directory DIRFD, for file systems that do not say. */
@@ -330,8 +348,11 @@ scan_stat_type(struct scan *s, size_t i, int dirfd, const char *name, unsigned c
 				return 0;
 			return scan_push_offset(s, &s->unreadable, s->dirs[i].path);
 		}
+		struct shown b, n;
+
 		return scan_fail(s, errno, "dotfile scan: cannot stat %s/%s: %s",
-				 s->text + s->dirs[i].path, name, strerror(errno));
+				 scan_shown(&b, s->text + s->dirs[i].path), scan_shown(&n, name),
+				 strerror(errno));
 	}
 	*type = IFTODT(st.st_mode);
 	return 0;
@@ -462,6 +483,7 @@ scan_list(struct scan *s, size_t i)
 	bool recursive = s->o->recursive;
 	int fd = dir_open(s, i);
 	struct stat st;
+	struct shown b;
 
 	if (fd < 0)
 		return scan_open_failed(s, i, -fd);
@@ -469,7 +491,7 @@ scan_list(struct scan *s, size_t i)
 	 * that each mask went where the scan saw its file. */
 	if (fstat(fd, &st) < 0)
 		return scan_fail(s, errno, "dotfile scan: cannot stat %s: %s",
-				 s->text + s->dirs[i].path, strerror(errno));
+				 scan_shown(&b, s->text + s->dirs[i].path), strerror(errno));
 	s->cur_dev = (unsigned long long)st.st_dev;
 	s->cur_ino = (unsigned long long)st.st_ino;
 	for (;;) {
@@ -479,7 +501,8 @@ scan_list(struct scan *s, size_t i)
 			break;
 		if (n < 0)
 			return scan_fail(s, errno, "dotfile scan: cannot list %s: %s",
-					 s->text + s->dirs[i].path, strerror(errno));
+					 scan_shown(&b, s->text + s->dirs[i].path),
+					 strerror(errno));
 		for (ssize_t off = 0; off < n;) {
 			const struct dent64 *d = (const struct dent64 *)(s->dents + off);
 			const char *name = d->d_name;
@@ -568,6 +591,8 @@ is_canonical(const char *p)
 static int
 scan_add_roots(struct scan *s, const char *const *roots, size_t n_roots)
 {
+	struct shown b;
+
 	s->roots = malloc((n_roots ? n_roots : 1) * sizeof(*s->roots));
 	if (!s->roots)
 		return scan_nomem(s);
@@ -579,7 +604,7 @@ scan_add_roots(struct scan *s, const char *const *roots, size_t n_roots)
 			return scan_fail(
 			    s, EINVAL,
 			    "dotfile scan: root \"%s\" is not an absolute canonical path",
-			    roots[i]);
+			    scan_shown(&b, roots[i]));
 		for (size_t j = 0; j < i && !dup; j++)
 			dup = strcmp(roots[i], roots[j]) == 0;
 		if (dup)
@@ -648,6 +673,7 @@ scan_collect_unfinished(struct scan *s, struct offsets *list)
 static void
 scan_error_overflow(struct scan *s, const struct scan_result *r)
 {
+	struct shown b;
 	size_t len;
 
 	s->errnum = EOVERFLOW;
@@ -659,7 +685,8 @@ scan_error_overflow(struct scan *s, const struct scan_result *r)
 		 s->visited, r->n_unfinished, r->n_unfinished == 1 ? "y" : "ies");
 	for (size_t i = 0; i < r->n_unfinished && i < UNFINISHED_SHOWN; i++) {
 		len = strlen(s->err);
-		snprintf(s->err + len, s->errlen - len, "%s%s", i ? ", " : "", r->unfinished[i]);
+		snprintf(s->err + len, s->errlen - len, "%s%s", i ? ", " : "",
+			 scan_shown(&b, r->unfinished[i]));
 	}
 	len = strlen(s->err);
 	if (r->n_unfinished > UNFINISHED_SHOWN)

@@ -828,8 +828,131 @@ t_seccomp_listener_taken() {
 	rm -f "$U/taken.py"
 }
 
+# ---- terminal escapes in what the next launch prints --------------------------
+
+# The agent names directories and a link target so that the next launch's
+# warning and refusal carry terminal sequences: OSC 52 (set the clipboard),
+# CSI 2J (erase), a line break before a forged omnibox-run line, and a raw
+# C1 CSI byte.  The user's terminal must receive none of them, only their
+# escaped forms.
+t_terminal_escapes() {
+	policy escapes-scan <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    cwd_hidden_scan_recursive: true
+	    cwd_hidden_scan_max_entries: 4
+	EOF
+	esc=$(printf '\033')
+	bel=$(printf '\007')
+	csi=$(printf '\233')
+	rm -rf "$WS/docs"
+	# shellcheck disable=SC2016
+	sbx write-ws sh -c '
+		for n in "o$(printf "\033]52;c;cHduZWQ=\007")" "c$(printf "\033[2J")" \
+			"n$(printf "\nomnibox-run: forged all clear")" "r$(printf "\233")x"; do
+			mkdir -p "e/$n/.x" && : >"e/$n/.x/f" || exit 1
+		done
+		ln -s "/tmp/$(printf "\033]52;c;cHduZWQ=\007\033[2J\nomnibox-run: forged link\233")" docs &&
+		echo planted'
+	expect_out "planted"
+	# no_raw WHAT: $out holds no terminal sequence and no forged line.
+	no_raw() {
+		name="$1: no raw ESC, BEL or C1 CSI byte, no forged line"
+		expect_no_out "$esc"
+		expect_no_out "$bel"
+		expect_no_out "$csi"
+		tests=$((tests + 1))
+		if printf '%s\n' "$out" | grep -q '^omnibox-run: forged'; then
+			fail "a forged line starts a line"
+		fi
+	}
+	name="the refusal of the link shows its target escaped"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" "$P/write-docs.yaml" -- true 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out 'goes through the symlink'
+	expect_out '/tmp/\x1b]52;c;cHduZWQ=\x07\x1b[2J\nomnibox-run: forged link\x9b'
+	no_raw "the refusal"
+	name="--dry-run refuses the link with its target escaped"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/write-docs.yaml" -- true 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out '\x1b]52;c;cHduZWQ=\x07\x1b[2J\nomnibox-run: forged link\x9b'
+	no_raw "--dry-run's refusal"
+	name="--resolve refuses the link with its target escaped"
+	out=$(cd "$WS" && as_user "$TB/omnibox-compile" --resolve "$P/write-docs.yaml" 2>&1)
+	rc=$?
+	expect_rc 65
+	expect_out '\x1b]52;c;cHduZWQ=\x07\x1b[2J\nomnibox-run: forged link\x9b'
+	no_raw "--resolve's refusal"
+	rm -f "$WS/docs"
+	mkdir -p "$WS/docs"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/docs"
+
+	name="the dotfile scan's warning shows directory names escaped"
+	# Run in e/: its four directories are listed, what they hold is not.
+	out=$(cd "$WS/e" && as_user "$TB/omnibox-run" "$P/escapes-scan.yaml" -- true 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out 'dotfile scan stopped'
+	expect_out "$WS/e/o\\x1b]52;c;cHduZWQ=\\x07"
+	expect_out "$WS/e/c\\x1b[2J"
+	expect_out "$WS/e/n\\nomnibox-run: forged all clear"
+	expect_out "$WS/e/r\\x9bx"
+	no_raw "the scan's warning"
+	name="--dry-run shows the scan's masks and warning escaped"
+	out=$(cd "$WS/e" && as_user "$TB/omnibox-run" --dry-run "$P/escapes-scan.yaml" -- true 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "$WS/e/n\\nomnibox-run: forged all clear"
+	expect_out "$WS/e/r\\x9bx"
+	no_raw "--dry-run"
+	rm -rf "$WS/e"
+}
+
+# ---- the egress log --------------------------------------------------------------
+
+# The egress log lies where others may write ($TMPDIR for an interactive
+# launch, or wherever --egress-log names): a link planted at its name must
+# not be written through, and a file of someone else is not appended to.
+# An existing log of the user's own still is.
+t_egress_log_link() {
+	L=$U/logtmp
+	mkdir -p "$L"
+	chmod 1777 "$L"
+	: >"$O/victim.log"
+	chmod 666 "$O/victim.log"
+	ln -s "$O/victim.log" "$L/egress.log"
+	name="--egress-log naming a planted link is refused, not written through"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --egress-log="$L/egress.log" "$P/egress.yaml" \
+		-- sh -c 'echo command-ran' 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "--egress-log $L/egress.log is a symbolic link"
+	expect_no_out "command-ran"
+	tests=$((tests + 1))
+	[ ! -s "$O/victim.log" ] || fail "the log was written through the link"
+	name="--egress-log naming an existing log of the user's appends to it"
+	rm -f "$L/egress.log"
+	echo "earlier line" >"$L/mine.log"
+	[ "$who" = nobody ] && chown nobody:nogroup "$L/mine.log"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --egress-log="$L/mine.log" "$P/egress.yaml" \
+		-- sh -c 'echo command-ran' 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "command-ran"
+	expect_eq "the log's first line" "$(head -n 1 "$L/mine.log")" "earlier line"
+	rm -rf "$L" "$O/victim.log"
+}
+
 run_all() {
 	setup_user
+	# ONLY="t_a t_b": just those tests.
+	if [ -n "${ONLY:-}" ]; then
+		for t in $ONLY; do "$t"; done
+		return
+	fi
 	t_planted_grant_link
 	t_race
 	t_inherited_fds
@@ -849,6 +972,8 @@ run_all() {
 	t_seccomp_reports
 	t_seccomp_init_alone
 	t_seccomp_listener_taken
+	t_terminal_escapes
+	t_egress_log_link
 }
 
 if [ "$(id -u)" != 0 ]; then
