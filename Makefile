@@ -55,6 +55,7 @@ LIB_SRC := \
 	compiler/validate.c \
 	compiler/policy.c \
 	compiler/protect.c \
+	compiler/secrets.c \
 	compiler/textbuf.c \
 	compiler/textesc.c \
 	compiler/udiff.c \

@@ -7,8 +7,10 @@
  */
 #include "policy.h"
 #include "protect.h"
+#include "secrets.h"
 #include "validate.h"
 #include "yaml_tree.h"
+#include "../emitters/envlist.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1697,41 +1699,91 @@ egress_covers_host(const struct sandbox *sb, const char *host, unsigned port)
 	return ok;
 }
 
-/* The grant of SB (symbolic, same base) that covers P, or NULL: the runtime checks the rest. */
-static const struct ir_path *
-grant_covering(const struct sandbox *sb, const struct ir_path *p)
-{
-	const struct ir_pathlist *lists[] = {&sb->write_paths, &sb->read_paths, &sb->write_files,
-					     &sb->cow_paths};
-
-	for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++)
-		for (size_t i = 0; i < lists[k]->n; i++)
-			if (path_within(p->symbolic, lists[k]->v[i].symbolic))
-				return &lists[k]->v[i];
-	if (p->base == PATH_CWD)
-		return p; /* the workspace itself is always readable */
-	return NULL;
-}
-
-/* Files only the broker or the proxy may read: no grant may show them to the agent. */
+/*
+ * Files only the broker or the proxy may read: no grant may show them to
+ * the agent.  The decision is sandbox_exposes(), the resolver's too, which
+ * checks the canonical paths again at launch.
+ */
 static void
 check_secret_file(struct vctx *c, const struct sandbox *sb, const struct ir_path *p,
 		  const char *what)
 {
-	const struct ir_path *g;
+	struct exposure e;
+	const char *via = "", *fix = "keep it outside every grant";
 
-	if (!p->rel || !(g = grant_covering(sb, p)))
+	if (!p->rel || !sandbox_exposes(c->a, sb, "{CWD}", p->symbolic, &e))
 		return;
-	if (g == p)
+	/* Hidden by a mask on the file alone: refused at launch, which knows
+	 * the file the proxy will really read (DATABRICKS_CONFIG_FILE, ...). */
+	if (e.file_mask)
+		return;
+	if (e.dotfile && e.allowed) {
+		via = sb->cwd_allow_hidden.loc.line
+			  ? arena_printf(c->a, ", as cwd_allow_hidden at line %u shows '%s'",
+					 sb->cwd_allow_hidden.loc.line, strrchr(e.dotfile, '/') + 1)
+			  : arena_printf(c->a, ", as the default cwd_allow_hidden shows '%s'",
+					 strrchr(e.dotfile, '/') + 1);
+		fix = "keep it outside every grant and out of cwd_allow_hidden";
+	} else if (e.dotfile) {
+		via = arena_printf(c->a, ", as the dotfile scan does not reach '%s'",
+				   strrchr(e.dotfile, '/') + 1);
+		fix = "keep it outside every grant, or set cwd_hidden_scan_recursive: true";
+	}
+	if (!e.grant)
 		diag_error(c->d, p->loc,
-			   "%s '%s' lies in the workspace, which the sandbox can read; keep it "
-			   "outside every grant",
-			   what, p->written);
+			   "%s '%s' lies in the workspace, which the sandbox can read%s; %s", what,
+			   p->written, via, fix);
 	else
 		diag_error(c->d, p->loc,
 			   "%s '%s' would be readable in the sandbox through the grant '%s' at "
-			   "line %u; keep it outside every grant",
-			   what, p->written, g->written, g->loc.line);
+			   "line %u%s; %s",
+			   what, p->written, e.grant->written, e.grant->loc.line, via, fix);
+}
+
+/*
+ * An env source's variable must not reach the sandbox too: the sandbox
+ * would hold the real secret the placeholder stands for.
+ */
+static void
+check_secret_env(struct vctx *c, const struct sandbox *sb, const struct cred_source *src)
+{
+	const char *name = src->value.s;
+
+	if (src->kind != CRED_SOURCE_ENV || !env_name_passes(sb, name))
+		return;
+	for (size_t i = 0; i < sb->env_passthrough.n; i++)
+		if (!strcmp(sb->env_passthrough.v[i].s, name)) {
+			diag_error(c->d, src->value.loc,
+				   "credential source env '%s' is also passed to the sandbox by "
+				   "env_passthrough at line %u, which would hand it the real "
+				   "secret; take it out of env_passthrough",
+				   name, sb->env_passthrough.v[i].loc.line);
+			return;
+		}
+	diag_error(
+	    c->d, src->value.loc,
+	    "credential source env '%s' is a variable every sandbox gets from the host "
+	    "(PATH, HOME, USER, LOGNAME, SHELL, TERM, TZ, LANG, LANGUAGE, LC_*), which would "
+	    "hand it the real secret; keep the secret in a variable of its own",
+	    name);
+}
+
+/* Every host file and variable a credential reads stays out of the sandbox. */
+static void
+check_cred_secrets(struct vctx *c, const struct sandbox *sb)
+{
+	for (size_t i = 0; i < sb->n_creds; i++) {
+		const struct credential *cr = &sb->creds[i];
+		struct cred_host_file files[CRED_HOST_FILES_MAX];
+		struct cred_source src[CRED_SOURCES_MAX];
+		size_t n = cred_host_files(c->a, cr, NULL, files);
+
+		for (size_t k = 0; k < n; k++)
+			check_secret_file(c, sb, &files[k].path, files[k].what);
+		n = cred_sources(cr, src);
+		for (size_t k = 0; k < n; k++)
+			check_secret_env(c, sb, &src[k]);
+	}
 }
 
 static void
@@ -1908,30 +1960,7 @@ check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
 	}
 	check_git_ssh_rules(c, env, w);
 	check_cow_rules(c, env, w);
-	for (size_t i = 0; i < sb->n_creds; i++) {
-		const struct credential *cr = &sb->creds[i];
-		const struct cred_source *srcs[] = {&cr->aws_key_id, &cr->aws_secret,
-						    &cr->aws_token};
-		struct cred_source main_src = {cr->source_kind, cr->source};
-
-		for (size_t k = 0; k < 4; k++) {
-			const struct cred_source *src = k < 3 ? srcs[k] : &main_src;
-			struct ir_path p = {0};
-
-			if (src->kind != CRED_SOURCE_FILE && src->kind != CRED_SOURCE_UNIX_SOCKET)
-				continue;
-			p.base = src->value.s[0] == '/' ? PATH_ABSOLUTE : PATH_HOME;
-			p.rel = src->value.s + (p.base == PATH_ABSOLUTE ? 1 : 2);
-			p.symbolic = p.base == PATH_ABSOLUTE
-					 ? src->value.s
-					 : arena_printf(c->a, "{HOME}/%s", p.rel);
-			p.written = src->value.s;
-			p.loc = src->value.loc;
-			check_secret_file(c, sb, &p,
-					  src->kind == CRED_SOURCE_FILE ? "credential file"
-									: "credential socket");
-		}
-	}
+	check_cred_secrets(c, sb);
 
 	if (env->start_in_scratch.value && env->fork.value)
 		diag_error(c->d, env->start_in_scratch.loc,

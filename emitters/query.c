@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../compiler/protect.h"
+#include "../compiler/secrets.h"
 #include "../grammar/egress.h"
 #include "bwrap.h"
 #include "sbpl.h"
@@ -180,72 +181,6 @@ exact(const struct ir_pathlist *l, const char *path)
 	return NULL;
 }
 
-static bool
-name_allowed(const struct sandbox *sb, const char *name, size_t len)
-{
-	if (sb->allow_all_hidden)
-		return true;
-	for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++)
-		if (strlen(sb->cwd_allow_hidden.v[i].s) == len &&
-		    !memcmp(sb->cwd_allow_hidden.v[i].s, name, len))
-			return true;
-	return false;
-}
-
-static bool
-has_hidden(const char *path)
-{
-	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
-		if (p[1] == '.')
-			return true;
-	return false;
-}
-
-/*
- * The dotfile that hides PATH, or NULL: the roots the scan walks are the
- * workspace and each granted directory outside it (a copy is a root of its
- * own); a grant that names a hidden path opts in to exactly that path.
- */
-static const char *
-hidden_by(struct arena *a, const struct sandbox *sb, const char *path)
-{
-	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->cow_paths};
-	const char *root = within(path, "{CWD}") ? "{CWD}" : NULL;
-	const char *rest, *p;
-
-	for (size_t k = 0; k < 3; k++)
-		for (size_t i = 0; i < lists[k]->n; i++) {
-			const char *g = lists[k]->v[i].symbolic;
-
-			if (within(path, g) && (k == 2 || !within(g, "{CWD}")) &&
-			    (!root || strlen(g) > strlen(root)))
-				root = g;
-		}
-	if (!root)
-		return NULL;
-	for (size_t k = 0; k < 3; k++)
-		for (size_t i = 0; i < lists[k]->n; i++)
-			if (within(path, lists[k]->v[i].symbolic) &&
-			    strlen(lists[k]->v[i].symbolic) > strlen(root) &&
-			    has_hidden(lists[k]->v[i].symbolic + strlen(root)))
-				return NULL;
-	for (size_t i = 0; i < sb->write_files.n; i++)
-		if (!strcmp(path, sb->write_files.v[i].symbolic))
-			return NULL;
-	rest = path + strlen(root);
-	for (p = rest; *p == '/';) {
-		const char *seg = p + 1;
-		size_t len = strcspn(seg, "/");
-
-		if (len && seg[0] == '.' && !name_allowed(sb, seg, len))
-			return arena_strndup(a, path, (size_t)(seg + len - path));
-		if (!sb->scan_recursive.value)
-			break;
-		p = seg + len;
-	}
-	return NULL;
-}
-
 struct prot_find {
 	struct arena *a;
 	const char *path, *hit, *why;
@@ -303,7 +238,7 @@ decide_file(struct arena *a, const struct policy *p, enum target t, const struct
 
 	if ((g = holder(&sb->mask_paths, path)))
 		return set(d, false, arena_printf(a, "mask_paths %s", g->written), g->loc.line);
-	if (!scratch && (hid = hidden_by(a, sb, path)))
+	if (!scratch && (hid = sandbox_hidden_dotfile(a, sb, "{CWD}", path)))
 		return set(d, false,
 			   arena_printf(a, "dotfile %s is hidden (cwd_allow_hidden%s)", hid,
 					sb->cwd_allow_hidden.loc.line ? "" : ": the default [.venv]"),

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "compiler/secrets.h"
 #include "emitters/envlist.h"
 #include "runtime/resolve/command.h"
 
@@ -892,17 +893,35 @@ add_env(struct prep *pp, const char *what, const char *name, const char *value)
 	return 0;
 }
 
+/*
+ * The one profile file CR reads (cred_host_files(): the databricks_cli
+ * configuration, an aws_sigv4 profile's shared credentials file) on this
+ * machine: below HOME, absolute, or relative to the launch directory.
+ */
+static const char *
+host_file(struct arena *a, const struct credential *cr, const char *databricks_config,
+	  const char *home)
+{
+	struct cred_host_file f[CRED_HOST_FILES_MAX];
+
+	if (cred_host_files(a, cr, databricks_config, f) < 1)
+		return NULL;
+	if (f[0].path.base == PATH_HOME)
+		return *f[0].path.rel ? arena_printf(a, "%s/%s", home, f[0].path.rel)
+				      : arena_strdup(a, home);
+	return f[0].path.base == PATH_ABSOLUTE ? f[0].path.written : f[0].path.rel;
+}
+
 static int
 prepare_databricks(struct prep *pp, const struct credential *cr, const char *what,
 		   char *const *environ, const char *home, const char *scratch)
 {
-	const char *cfg_path = env_lookup(environ, "DATABRICKS_CONFIG_FILE");
+	const char *cfg_path =
+	    host_file(pp->a, cr, env_lookup(environ, CRED_DATABRICKS_CONFIG_ENV), home);
 	char *cfg, *text = arena_strdup(pp->a, "");
 	size_t len;
 	int errnum = 0;
 
-	cfg_path = cfg_path && *cfg_path ? expand_home(pp->a, cfg_path, home)
-					 : arena_printf(pp->a, "%s/.databrickscfg", home);
 	cfg = read_small_file(cfg_path, 1 << 20, &len, &errnum);
 	if (!cfg)
 		return fail(pp->err, pp->errlen, "%s: cannot read %s: %s", what, cfg_path,
@@ -1066,10 +1085,11 @@ aws_ini_find(struct arena *a, const char *cfg, const char *name, struct aws_keys
 
 /* The static keys of PROFILE in ~/.aws/credentials: nothing that needs an AWS call. */
 static int
-aws_profile_keys(struct prep *pp, const char *home, const char *profile, const char *what,
+aws_profile_keys(struct prep *pp, const char *home, const struct credential *cr, const char *what,
 		 struct aws_keys *k)
 {
-	const char *path = arena_printf(pp->a, "%s/%s", home, CRED_AWS_CREDENTIALS);
+	const char *profile = cr->aws_profile.s;
+	const char *path = host_file(pp->a, cr, NULL, home);
 	const char *pwhat = arena_printf(pp->a, "%s: profile '%s' of %s", what, profile, path);
 	size_t len = 0;
 	int errnum = 0, rc = 0;
@@ -1151,7 +1171,7 @@ prepare_aws(struct prep *pp, const struct credential *cr, unsigned entry, const 
 	struct aws_keys k = {0};
 
 	if (cr->aws_profile.s) {
-		if (aws_profile_keys(pp, home, cr->aws_profile.s, what, &k) < 0)
+		if (aws_profile_keys(pp, home, cr, what, &k) < 0)
 			return -1;
 	} else if (read_source(pp->a, pp->sb, cr->aws_key_id.kind, cr->aws_key_id.value.s, environ,
 			       home, arena_printf(pp->a, "%s: access_key_id", what), &k.key_id,

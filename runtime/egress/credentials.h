@@ -4,7 +4,8 @@
  * cred_prepare() runs in omnibox-run before the sandbox starts.  It reads
  * each credential_proxy entry's real secret (environment, file, command or
  * Unix socket; databricks_cli profiles from ~/.databrickscfg; aws_sigv4
- * keys from their sources or a profile of ~/.aws/credentials), makes a fresh
+ * keys from their sources or a profile of ~/.aws/credentials: the files
+ * are those cred_host_files() lists, compiler/secrets.h), makes a fresh
  * placeholder "oa_cred_" + 32 random [A-Za-z0-9] for entries that hand
  * one to the sandbox, and returns
  *
@@ -38,9 +39,6 @@
 /* A `unix_socket` source: the whole exchange within 5 s, at most 64 KiB (more is an error). */
 #define CRED_SOCKET_TIMEOUT 5
 #define CRED_SOCKET_MAX (64u << 10)
-/* aws_sigv4 {profile: NAME}: always this file below HOME (AWS_SHARED_CREDENTIALS_FILE is not read).
- */
-#define CRED_AWS_CREDENTIALS ".aws/credentials"
 /* File name of the databricks_cli configuration in the scratch dir. */
 #define CRED_DATABRICKS_FILE "databrickscfg"
 

@@ -11,6 +11,7 @@
 
 #include "compiler/textesc.h"
 #include "compiler/protect.h"
+#include "compiler/secrets.h"
 #include "emitters/envlist.h"
 #include "emitters/sbpl.h"
 #include "runtime/resolve/command.h"
@@ -536,27 +537,49 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 }
 
 /*
- * Files only omnibox-run reads (git_ssh's identity and known hosts, the
- * files and sockets credentials come from) must not be readable or
- * writable in the sandbox: the compiler refuses what it can see, this
- * checks the canonical paths of this machine.  git_ssh's paths are made
- * canonical in the plan, for the broker.
+ * Files only omnibox-run reads (git_ssh's identity and known hosts, every
+ * file a credential is read from: cred_host_files()) must not be readable
+ * or writable in the sandbox.  The compiler refuses what it can see; this
+ * asks sandbox_exposes() again about the canonical path of this machine
+ * (a home reached through a link, a file that is a link into a grant) and
+ * the grants made canonical.  git_ssh's paths are made canonical in the
+ * plan, for the broker.
  */
 static int
 check_secret(struct rctx *r, struct ir_path *p, const char *what, bool canonicalize)
 {
-	const char *lexical, *canon;
+	const struct sandbox *sb = &r->plan->policy->os_env.sandbox;
+	const char *lexical, *canon, *via;
+	struct exposure e;
 
 	if (!p->rel)
 		return 0;
 	lexical = lexical_of(r, p, r->plan->workspace);
 	canon = walk_canonical(r->a, lexical);
 	canon = spell(r, canon ? canon : lexical);
-	if (visible_inside(r, canon) || writable_inside(r, canon))
+	if (path_within(canon, r->plan->scratch))
+		via = "the scratch dir";
+	else if (sandbox_exposes(r->a, sb, r->plan->workspace, canon, &e))
+		via = e.file_mask
+			  ? arena_printf(r->a,
+					 "%s, though hidden: a file the host replaces comes out from "
+					 "under the mask that hides it; keep it in a hidden directory",
+					 e.grant ? e.grant->written : r->plan->workspace)
+		      : !e.grant ? arena_printf(r->a, "the workspace %s", r->plan->workspace)
+		      : e.dotfile
+			  ? arena_printf(r->a,
+					 "the grant %s (line %u), whose dotfile %s is not hidden",
+					 e.grant->written, e.grant->loc.line, e.dotfile)
+			  : arena_printf(r->a, "the grant %s (line %u)", e.grant->written,
+					 e.grant->loc.line);
+	else
+		via = NULL;
+	if (via)
 		return fail(r,
-			    "%s%s %s (%s) would be readable or writable in the sandbox through a "
-			    "grant; keep it outside every grant",
-			    at_line(r, p->loc.line), what, shown(r, p->written), shown(r, canon));
+			    "%s%s %s (%s) would be readable or writable in the sandbox through %s; "
+			    "keep it outside every grant",
+			    at_line(r, p->loc.line), what, shown(r, p->written), shown(r, canon),
+			    shown(r, via));
 	if (canonicalize)
 		set_path(r, p, canon);
 	return 0;
@@ -567,6 +590,8 @@ check_secrets(struct rctx *r)
 {
 	struct sandbox *sb = &r->plan->policy->os_env.sandbox;
 	struct git_ssh *g = arena_alloc(r->a, (sb->n_git_ssh ? sb->n_git_ssh : 1) * sizeof(*g));
+	/* Where the proxy will look for the databricks_cli configuration. */
+	const char *dbcfg = env_lookup(r->rq->environ, CRED_DATABRICKS_CONFIG_ENV);
 
 	if (sb->n_git_ssh)
 		memcpy(g, sb->git_ssh, sb->n_git_ssh * sizeof(*g));
@@ -583,27 +608,12 @@ check_secrets(struct rctx *r)
 			return -1;
 	}
 	for (size_t i = 0; i < sb->n_creds; i++) {
-		const struct credential *cr = &sb->creds[i];
-		const struct cred_source *srcs[] = {&cr->aws_key_id, &cr->aws_secret,
-						    &cr->aws_token};
+		struct cred_host_file files[CRED_HOST_FILES_MAX];
+		size_t n = cred_host_files(r->a, &sb->creds[i], dbcfg, files);
 
-		for (size_t k = 0; k < 4; k++) {
-			struct cred_source main_src = {cr->source_kind, cr->source};
-			const struct cred_source *src = k < 3 ? srcs[k] : &main_src;
-			struct ir_path p = {0};
-
-			if (src->kind != CRED_SOURCE_FILE && src->kind != CRED_SOURCE_UNIX_SOCKET)
-				continue;
-			p.base = src->value.s[0] == '/' ? PATH_ABSOLUTE : PATH_HOME;
-			p.rel = src->value.s + (p.base == PATH_ABSOLUTE ? 1 : 2);
-			p.written = src->value.s;
-			p.loc = src->value.loc;
-			if (check_secret(r, &p,
-					 src->kind == CRED_SOURCE_FILE ? "credential file"
-								       : "credential socket",
-					 false) < 0)
+		for (size_t k = 0; k < n; k++)
+			if (check_secret(r, &files[k].path, files[k].what, false) < 0)
 				return -1;
-		}
 	}
 	return 0;
 }

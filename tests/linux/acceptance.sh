@@ -853,6 +853,142 @@ t_secret_files() {
 	[ "$rc" != 0 ] || fail "exit status 0"
 }
 
+# creds_run HOME POLICY CMD...: omnibox-run with HOME as the home directory
+# (its own ~/.databrickscfg and ~/.aws/credentials); sets $out and $rc.
+creds_run() {
+	home=$1 policy=$P/$2.yaml
+	shift 2
+	out=$(cd "$WS" && as_user env HOME="$home" ${DBCFG:+DATABRICKS_CONFIG_FILE="$DBCFG"} \
+		"$TB/omnibox-run" -q "$policy" -- "$@" 2>&1)
+	rc=$?
+}
+
+# creds_policy NAME GRANTS...: a databricks_cli and an aws_sigv4 profile entry
+# (the proxy reads ~/.databrickscfg and ~/.aws/credentials), with GRANTS as
+# the sandbox's other lines.
+creds_policy() {
+	name_=$1
+	shift
+	{
+		printf 'os_env:\n  sandbox:\n'
+		for l in "$@"; do printf '    %s\n' "$l"; done
+		cat <<-EOF
+		    egress_rules: ["* dbc.example.com/**", "* s3.example.com/**"]
+		    credential_proxy:
+		      - {type: databricks_cli, profiles: [dev]}
+		      - type: aws_sigv4
+		        target: s3.example.com
+		        region: us-east-1
+		        credential: {profile: default}
+		EOF
+	} | policy "$name_"
+}
+
+# A home holding real-looking databricks and AWS secrets, owned by $who.
+creds_home() {
+	rm -rf "$1"
+	mkdir -p "$1/.aws"
+	printf '[dev]\nhost = https://dbc.example.com\ntoken = dapi-real-db-token-4f3e2d\n' \
+		>"$1/.databrickscfg"
+	printf '[default]\naws_access_key_id = AKIAREALKEY7Q2W3E4R5\naws_secret_access_key = real-aws-secret-9x8y7z6w\n' \
+		>"$1/.aws/credentials"
+	chmod 600 "$1/.databrickscfg" "$1/.aws/credentials"
+	[ "$who" = nobody ] && chown -R -h nobody:nogroup "$1"
+	chmod 755 "$1"
+}
+
+creds_refused() {
+	expect_rc 125
+	expect_no_out "cmd-executed"
+	expect_no_out "dapi-real-db-token"
+	expect_no_out "real-aws-secret"
+	expect_no_out "AKIAREALKEY"
+}
+
+t_credential_files() {
+	CH=$U/credhome
+	creds_home "$CH"
+	DBCFG=
+	creds_policy creds-home-all 'read_paths: ["~"]' 'cwd_allow_hidden: ["*"]'
+	creds_policy creds-home-aws 'read_paths: ["~/.aws"]'
+	creds_policy creds-home-abs "read_paths: [\"$CH\"]" 'cwd_allow_hidden: ["*"]'
+	creds_policy creds-home-safe 'read_paths: ["~"]'
+	SHOW='echo cmd-executed; cat ~/.databrickscfg ~/.aws/credentials; echo end'
+
+	name="credential files: ~ with every dotfile shown is refused before anything runs"
+	creds_run "$CH" creds-home-all sh -c "$SHOW"
+	creds_refused
+	expect_out "error: databricks_cli configuration '~/.databrickscfg' would be readable in the sandbox through the grant '~' at line 3"
+	expect_out "error: aws_sigv4 shared credentials file '~/.aws/credentials' would be readable in the sandbox through the grant '~' at line 3"
+
+	name="credential files: a grant of ~/.aws is refused"
+	creds_run "$CH" creds-home-aws sh -c "$SHOW"
+	creds_refused
+	expect_out "aws_sigv4 shared credentials file '~/.aws/credentials' would be readable in the sandbox through the grant '~/.aws' at line 3"
+
+	name="credential files: the home granted by its absolute path is refused at launch"
+	creds_run "$CH" creds-home-abs sh -c "$SHOW"
+	creds_refused
+	expect_out "databricks_cli configuration ~/.databrickscfg ($CH/.databrickscfg) would be readable or writable in the sandbox through the grant $CH (line 3)"
+
+	name="credential files: ~ hiding ~/.databrickscfg by a mask on that file alone is refused"
+	creds_run "$CH" creds-home-safe sh -c "$SHOW"
+	creds_refused
+	expect_out "databricks_cli configuration ~/.databrickscfg ($CH/.databrickscfg) would be readable or writable in the sandbox through ~, though hidden: a file the host replaces comes out from under the mask that hides it; keep it in a hidden directory"
+
+	name="credential files: ~ with dotfiles hidden runs, and the secrets in hidden directories stay unreadable"
+	mkdir -p "$CH/.databricks"
+	cp "$CH/.databrickscfg" "$CH/.databricks/cfg"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$CH/.databricks"
+	DBCFG=$CH/.databricks/cfg
+	creds_run "$CH" creds-home-safe sh -c "echo cmd-executed; cat ~/.databricks/cfg ~/.aws/credentials; echo end"
+	DBCFG=
+	expect_rc 0
+	expect_out "cmd-executed"
+	expect_out "end"
+	expect_no_out "dapi-real-db-token"
+	expect_no_out "real-aws-secret"
+	expect_no_out "AKIAREALKEY"
+
+	name="credential files: a ~/.databrickscfg that links into a grant is refused at launch"
+	CL=$U/credhome-link
+	creds_home "$CL"
+	mkdir -p "$U/shared"
+	mv "$CL/.databrickscfg" "$U/shared/databrickscfg"
+	ln -s "$U/shared/databrickscfg" "$CL/.databrickscfg"
+	[ "$who" = nobody ] && chown -R -h nobody:nogroup "$U/shared" "$CL"
+	creds_policy creds-link "read_paths: [\"$U/shared\"]"
+	creds_run "$CL" creds-link sh -c "echo cmd-executed; cat '$U/shared/databrickscfg'"
+	creds_refused
+	expect_out "databricks_cli configuration ~/.databrickscfg ($U/shared/databrickscfg) would be readable or writable in the sandbox through the grant $U/shared (line 3)"
+
+	name="credential files: DATABRICKS_CONFIG_FILE in the workspace is refused at launch"
+	cp "$CH/.databrickscfg" "$WS/dbcfg"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/dbcfg"
+	DBCFG=$WS/dbcfg
+	creds_run "$CH" creds-home-safe sh -c "echo cmd-executed; cat '$WS/dbcfg'"
+	DBCFG=
+	creds_refused
+	expect_out "databricks_cli configuration $WS/dbcfg ($WS/dbcfg) would be readable or writable in the sandbox through the workspace $WS"
+	rm -f "$WS/dbcfg"
+
+	name="credential env source: a variable also in env_passthrough is refused"
+	policy creds-env <<-EOF
+	os_env:
+	  sandbox:
+	    env_passthrough: [PASSME]
+	    egress_rules: ["* api.example.com/**"]
+	    credential_proxy:
+	      - {type: https_bearer, target: api.example.com, source: {env: PASSME}}
+	EOF
+	sbx creds-env sh -c 'echo cmd-executed; echo "PASSME=$PASSME"'
+	expect_rc 125
+	expect_no_out "cmd-executed"
+	expect_no_out "passed-through"
+	expect_out "error: credential source env 'PASSME' is also passed to the sandbox by env_passthrough at line 3"
+	rm -rf "$CH" "$CL" "$U/shared"
+}
+
 # A repository made on the host, its hooks directory empty, owned by $who.
 make_repo() {
 	R=$U/repo
@@ -1029,6 +1165,7 @@ run_all() {
 	t_write_files
 	t_allow_hidden_all
 	t_secret_files
+	t_credential_files
 	t_protected
 	t_run_options
 }

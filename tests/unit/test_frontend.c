@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler/policy.h"
+#include "compiler/secrets.h"
 
 struct run {
 	struct arena *arena;
@@ -693,6 +694,137 @@ Test(credentials, gh_basic_defaults_to_the_github_hosts)
 	cr_expect_str_eq(cr->source.s, "gh auth token");
 	cr_assert_eq(cr->env.n, 2);
 	cr_expect_str_eq(cr->env.v[0].s, "GH_TOKEN");
+	run_free(&r);
+}
+
+/* ---- secrets a credential reads ------------------------------------------------------------ */
+
+#define DBX "      - {type: databricks_cli, profiles: [dev]}\n"
+#define AWSP                                                                                       \
+	"      - {type: aws_sigv4, target: s3.example.com, region: us-east-1,\n"                   \
+	"         credential: {profile: default}}\n"
+
+Test(credential_files, every_profile_file_the_proxy_reads_is_refused_when_a_grant_shows_it)
+{
+	expect_error(CRED DBX "    read_paths: [\"~\"]\n    cwd_allow_hidden: [\"*\"]\n",
+		     "5:9: error: databricks_cli configuration '~/.databrickscfg' would be "
+		     "readable in the sandbox through the grant '~' at line 6, as cwd_allow_hidden "
+		     "at line 7 shows '.databrickscfg'; keep it outside every grant and out of "
+		     "cwd_allow_hidden");
+	expect_error(CRED AWSP "    read_paths: [\"~\"]\n    cwd_allow_hidden: [.aws]\n",
+		     "6:32: error: aws_sigv4 shared credentials file '~/.aws/credentials' would be "
+		     "readable in the sandbox through the grant '~' at line 7, as cwd_allow_hidden "
+		     "at line 8 shows '.aws'; keep it outside every grant and out of "
+		     "cwd_allow_hidden");
+	expect_error(CRED AWSP "    read_paths: [\"~/.aws\"]\n",
+		     "6:32: error: aws_sigv4 shared credentials file '~/.aws/credentials' would be "
+		     "readable in the sandbox through the grant '~/.aws' at line 7; keep it "
+		     "outside every grant");
+	expect_error(CRED DBX "    write_files: [\"~/.databrickscfg\"]\n",
+		     "5:9: error: databricks_cli configuration '~/.databrickscfg' would be "
+		     "readable in the sandbox through the grant '~/.databrickscfg' at line 6; keep "
+		     "it outside every grant");
+}
+
+Test(credential_files, a_file_source_below_the_scan_depth_is_refused)
+{
+	expect_error(CRED "      - {type: https_bearer, target: a.example.com, source: {file: "
+			  "~/proj/sub/.tok}}\n    read_paths: [\"~/proj\"]\n",
+		     "5:68: error: credential file '~/proj/sub/.tok' would be readable in the "
+		     "sandbox through the grant '~/proj' at line 6, as the dotfile scan does not "
+		     "reach '.tok'; keep it outside every grant, or set cwd_hidden_scan_recursive: "
+		     "true");
+}
+
+Test(credential_files, hidden_directories_and_masks_keep_them_out_of_reach)
+{
+	const char *ok[] = {
+	    CRED AWSP "    read_paths: [\"~\"]\n",
+	    CRED AWSP
+	    "    read_paths: [\"~\", \"~/.aws/config\"]\n    cwd_allow_hidden: [.venv, .config]\n",
+	    CRED DBX AWSP "    read_paths: [\"~\"]\n    cwd_allow_hidden: [\"*\"]\n"
+			  "    mask_paths: [\"~/.aws\", \"~/.databrickscfg\"]\n",
+	    CRED "      - {type: https_bearer, target: a.example.com, source: {file: "
+		 "~/proj/sub/.s/tok}}\n    read_paths: [\"~/proj\"]\n    cwd_hidden_scan_recursive: "
+		 "true\n",
+	};
+
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct run r = compile(ok[i]);
+
+		cr_expect_not_null(r.policy, "policy %zu failed:\n%s", i, r.diags);
+		run_free(&r);
+	}
+}
+
+/* Hidden by a mask on the file alone: the launch decides (DATABRICKS_CONFIG_FILE). */
+Test(credential_files, a_secret_hidden_as_a_dotfile_of_its_own_is_left_to_the_launch)
+{
+	struct run r = compile(CRED DBX "    read_paths: [\"~\"]\n");
+
+	cr_expect_not_null(r.policy, "%s", r.diags);
+	run_free(&r);
+}
+
+Test(credential_files, an_env_source_is_never_passed_through)
+{
+	expect_error(CRED "      - {type: https_bearer, target: a.example.com, source: {env: "
+			  "TOKEN}}\n    env_passthrough: [EDITOR, TOKEN]\n",
+		     "5:67: error: credential source env 'TOKEN' is also passed to the sandbox by "
+		     "env_passthrough at line 6, which would hand it the real secret; take it out "
+		     "of env_passthrough");
+	expect_error(CRED "      - {type: aws_sigv4, target: s3.example.com, region: us-east-1,\n"
+			  "         credential: {access_key_id: {env: K}, secret_access_key: {env: "
+			  "LC_SECRET}}}\n",
+		     "6:73: error: credential source env 'LC_SECRET' is a variable every sandbox "
+		     "gets from the host (PATH, HOME, USER, LOGNAME, SHELL, TERM, TZ, LANG, "
+		     "LANGUAGE, LC_*), which would hand it the real secret; keep the secret in a "
+		     "variable of its own");
+	expect_error("terminals:\n  t:\n    os_env:\n      sandbox:\n"
+		     "        egress_rules: [\"* a.example.com\"]\n        env_passthrough: [T]\n"
+		     "        credential_proxy:\n"
+		     "          - {type: https_bearer, target: a.example.com, source: {env: T}}\n",
+		     "8:71: error: credential source env 'T' is also passed to the sandbox by "
+		     "env_passthrough at line 6, which would hand it the real secret; take it out "
+		     "of env_passthrough");
+}
+
+Test(credential_files, the_list_names_every_file_the_proxy_reads)
+{
+	struct run r = compile(
+	    CRED DBX AWSP
+	    "      - {type: aws_sigv4, target: s3b.example.com, region: us-east-1,\n"
+	    "         credential: {access_key_id: {file: /k/id}, secret_access_key: {env: S},\n"
+	    "                      session_token: {unix_socket: ~/tok.sock}}}\n"
+	    "      - {type: https_bearer, target: a.example.com, source: {command: cat /x}}\n");
+	const struct sandbox *sb;
+	struct cred_host_file f[CRED_HOST_FILES_MAX];
+
+	cr_assert_not_null(r.policy, "%s", r.diags);
+	sb = &r.policy->os_env.sandbox;
+	cr_assert_eq(cred_host_files(r.arena, &sb->creds[0], NULL, f), 1);
+	cr_expect_str_eq(f[0].path.symbolic, "{HOME}/.databrickscfg");
+	cr_expect_str_eq(f[0].what, "databricks_cli configuration");
+	cr_expect_eq(f[0].path.loc.line, 5);
+	cr_assert_eq(cred_host_files(r.arena, &sb->creds[0], "/etc/db.cfg", f), 1);
+	cr_expect_str_eq(f[0].path.symbolic, "/etc/db.cfg");
+	cr_assert_eq(cred_host_files(r.arena, &sb->creds[0], "~/db/cfg", f), 1);
+	cr_expect_str_eq(f[0].path.symbolic, "{HOME}/db/cfg");
+	cr_assert_eq(cred_host_files(r.arena, &sb->creds[0], "db.cfg", f), 1);
+	cr_expect_eq(f[0].path.base, PATH_LAUNCH);
+	cr_expect_str_eq(f[0].path.rel, "db.cfg");
+	cr_assert_eq(cred_host_files(r.arena, &sb->creds[0], "", f), 1);
+	cr_expect_str_eq(f[0].path.symbolic, "{HOME}/.databrickscfg");
+	cr_assert_eq(cred_host_files(r.arena, &sb->creds[1], "/ignored", f), 1);
+	cr_expect_str_eq(f[0].path.symbolic, "{HOME}/.aws/credentials");
+	cr_expect_str_eq(f[0].what, "aws_sigv4 shared credentials file");
+	cr_assert_eq(cred_host_files(r.arena, &sb->creds[2], NULL, f), 2);
+	cr_expect_str_eq(f[0].path.symbolic, "/k/id");
+	cr_expect_not(f[0].socket);
+	cr_expect_str_eq(f[1].path.symbolic, "{HOME}/tok.sock");
+	cr_expect(f[1].socket);
+	cr_expect_str_eq(f[1].what, "credential socket");
+	cr_expect_eq(cred_host_files(r.arena, &sb->creds[3], NULL, f), 0);
 	run_free(&r);
 }
 
