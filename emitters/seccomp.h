@@ -7,9 +7,13 @@
  * that reach kernel attack surface or escape the sandbox (namespaces,
  * mounts, modules, ptrace, keyrings, io_uring, ...), listed in
  * seccomp_rule_table[]: most are reported to omnibox-run (SECCOMP_RET_USER_NOTIF),
- * which counts them and answers EPERM.  libseccomp resolves each name per ABI and builds
- * the BPF program.  Output is deterministic: the same bytes on every run
- * and machine with the same libseccomp.
+ * which counts them and answers EPERM.  Every other call is named in
+ * seccomp_allowed_table[].  libseccomp resolves each name per ABI and builds
+ * the BPF program; ahead of it runs a short gate of ours, which refuses
+ * the calls libseccomp cannot name (rules with a number) and, on each ABI,
+ * every number above the highest that ABI's tables know (seccomp_gate_ranges).
+ * Output is deterministic: the same bytes on every run and machine with
+ * the same libseccomp.
  */
 #ifndef OMNIBOX_EMIT_SECCOMP_H
 #define OMNIBOX_EMIT_SECCOMP_H
@@ -52,10 +56,50 @@ struct seccomp_rule {
 	enum scmp_compare op; /* SCMP_CMP_EQ, SCMP_CMP_GT or SCMP_CMP_MASKED_EQ */
 	uint64_t mask;
 	uint64_t value;
+	/*
+	 * 0: libseccomp names the call.  Else its number, the same on every
+	 * ABI (x32: nr | 0x40000000), for a call newer than libseccomp's
+	 * tables: refused by the gate, always (never checked).
+	 */
+	int nr;
 };
 
 extern const struct seccomp_rule seccomp_rule_table[];
 extern const size_t seccomp_rule_table_len;
+
+/* A call the filter allows on purpose; NR as in struct seccomp_rule. */
+struct seccomp_allowed {
+	const char *name;
+	int nr;
+};
+
+extern const struct seccomp_allowed seccomp_allowed_table[];
+extern const size_t seccomp_allowed_table_len;
+
+/* Where the tables sort NAME: 1 refused (by some rule), 0 allowed, -1 in neither. */
+int seccomp_classify(const char *name);
+
+/*
+ * The name the tables give number NR (x32's bit 30 ignored) of a call
+ * newer than libseccomp's tables, as a static string, or NULL.
+ */
+const char *seccomp_table_name(int nr);
+
+/* A range of syscall numbers the gate refuses, as the kernel reports them. */
+struct seccomp_range {
+	uint32_t lo, hi;
+};
+
+/*
+ * The ranges the gate refuses on the ABI of TOKEN (SCMP_ARCH_*), ascending
+ * and disjoint, into OUT (room for MAX); returns how many, or -1 if MAX is
+ * too small.  Each number a rule gives (struct seccomp_rule.nr), and every
+ * number above the highest of the ABI's main table that no table names, up
+ * to 0xfffffffe: -1 is the number of no call (a tracer's "skip") and is left
+ * to libseccomp.  The main table ends below 512; x32's own calls (512-547)
+ * and ARM's private ones (0xf0001-0xf0006) are named, so they pass.
+ */
+int seccomp_gate_ranges(uint32_t token, struct seccomp_range *out, size_t max);
 
 /*
  * Build the filter and append it to OUT: libseccomp's pseudo filter code

@@ -46,6 +46,8 @@ notify_total(const struct notify *n)
 #include <seccomp.h>
 #include <sys/ioctl.h>
 
+#include "emitters/seccomp.h"
+
 #define X32_SYSCALL_BIT 0x40000000u
 
 /* The ABIs of the filter (emitters/emit_seccomp.c), by seccomp_data.arch. */
@@ -81,7 +83,8 @@ abi_name(uint32_t arch, int nr)
 
 /*
  * "mount", or "mount [x86]" for another ABI than this machine's, or the
- * number when libseccomp has no name for it.  In BUF.
+ * number when neither libseccomp nor the filter's table has a name for it.
+ * In BUF.
  */
 static const char *
 call_name(uint32_t arch, int nr, char *buf, size_t len)
@@ -91,6 +94,10 @@ call_name(uint32_t arch, int nr, char *buf, size_t len)
 
 	if (name)
 		snprintf(buf, len, "%s%s%s%s", name, native ? "" : " [",
+			 native ? "" : abi_name(arch, nr), native ? "" : "]");
+	else if (seccomp_table_name(nr))
+		/* Newer than libseccomp's tables: the number is the same on every ABI. */
+		snprintf(buf, len, "%s%s%s%s", seccomp_table_name(nr), native ? "" : " [",
 			 native ? "" : abi_name(arch, nr), native ? "" : "]");
 	else
 		snprintf(buf, len, "%d [%s]", nr, abi_name(arch, nr));

@@ -187,6 +187,48 @@ check_call(const struct abi *abi, uint32_t nr, const uint64_t args[6], uint32_t 
 	}
 }
 
+/*
+ * Calls newer than libseccomp 2.5.4's tables, with their numbers in the
+ * kernel's tables (the same on all five ABIs since Linux 5.1; x32's with
+ * bit 30): asm-generic/unistd.h, arch/x86/entry/syscalls/syscall_64.tbl.
+ */
+/* clang-format off */
+static const struct {
+	const char *name;
+	uint32_t nr;
+	bool refused;
+} newer[] = {
+	{"statmount", 457, true}, {"listmount", 458, true}, {"lsm_get_self_attr", 459, false},
+	{"lsm_set_self_attr", 460, false}, {"lsm_list_modules", 461, false}, {"mseal", 462, false},
+	{"setxattrat", 463, false}, {"getxattrat", 464, false}, {"listxattrat", 465, false},
+	{"removexattrat", 466, false}, {"open_tree_attr", 467, true}, {"file_getattr", 468, false},
+	{"file_setattr", 469, false},
+};
+/* clang-format on */
+#define NEWEST_NR 469u
+#define NR_STARTS_X32_BLOCK 512u
+
+static long
+newer_nr(const struct abi *abi, const char *name)
+{
+	for (size_t i = 0; i < LEN(newer); i++)
+		if (!strcmp(newer[i].name, name))
+			return abi->nr_bit | newer[i].nr;
+	return -1;
+}
+
+/* The name of NR on ABI: libseccomp's, else the list above's; NULL if neither knows it. */
+static char *
+name_of(const struct abi *abi, uint32_t nr)
+{
+	char *s = seccomp_syscall_resolve_num_arch(abi->token, (int)nr);
+
+	for (size_t i = 0; !s && i < LEN(newer); i++)
+		if (nr == (abi->nr_bit | newer[i].nr))
+			s = strdup(newer[i].name);
+	return s;
+}
+
 /* The number of NAME on ABI, as the kernel sees it, or -1 when the ABI lacks it. */
 static long
 nr_of(const struct abi *abi, const char *name)
@@ -195,6 +237,8 @@ nr_of(const struct abi *abi, const char *name)
 
 	if (nr >= 0)
 		return nr;
+	if (newer_nr(abi, name) >= 0)
+		return newer_nr(abi, name);
 	/* On x86 libseccomp names socket calls by their socketcall form; find the direct one. */
 	for (uint32_t i = 0; i <= SWEEP_MAX; i++) {
 		char *s = seccomp_syscall_resolve_num_arch(abi->token, (int)(abi->nr_bit | i));
@@ -238,6 +282,46 @@ table_verdict(const char *name, const uint64_t args[6], bool wide)
 	return SECCOMP_RET_ALLOW;
 }
 
+/*
+ * Whether the filter must refuse number NR of ABI, which no table names,
+ * for lying above the ABI's main table: beyond its highest named number
+ * below 512 (where x32's own calls start), -1 (no call) excepted.
+ */
+static bool
+beyond_the_table(const struct abi *abi, uint32_t nr)
+{
+	static uint32_t highest[N_ABIS];
+	static bool known[N_ABIS];
+	size_t a = (size_t)(abi - abis);
+
+	if (nr == 0xffffffffu)
+		return false;
+	for (uint32_t i = 0; !known[a] && i < NR_STARTS_X32_BLOCK; i++) {
+		char *s = name_of(abi, abi->nr_bit | i);
+
+		if (s)
+			highest[a] = i;
+		free(s);
+	}
+	known[a] = true;
+	return nr > (abi->nr_bit | highest[a]);
+}
+
+/*
+ * What the filter must answer for number NR of ABI whose name is NAME
+ * (NULL: none known).  On x86_64's AUDIT_ARCH, bit 30 of the number alone
+ * says whether the call is x32's.
+ */
+static uint32_t
+number_verdict(const struct abi *abi, uint32_t nr, const char *name, const uint64_t args[6])
+{
+	if (name)
+		return table_verdict(name, args, abi->wide);
+	if (abi->audit_arch == AUDIT_ARCH_X86_64)
+		abi = nr & 0x40000000 ? &abis[2] : &abis[0];
+	return beyond_the_table(abi, nr) ? RET_REPORTED : SECCOMP_RET_ALLOW;
+}
+
 /* ---- every syscall number of every ABI against the table ---------------- */
 
 static void
@@ -249,9 +333,9 @@ sweep(const struct abi *abi)
 
 	for (uint32_t i = 0; i <= SWEEP_MAX + LEN(odd); i++) {
 		uint32_t nr = i <= SWEEP_MAX ? abi->nr_bit | i : odd[i - SWEEP_MAX - 1];
-		char *name = seccomp_syscall_resolve_num_arch(abi->token, (int)nr);
+		char *name = name_of(abi, nr);
 
-		check_call(abi, nr, zero, table_verdict(name, zero, abi->wide),
+		check_call(abi, nr, zero, number_verdict(abi, nr, name, zero),
 			   "syscall %u (%s), arguments 0", nr, name ? name : "unknown");
 		free(name);
 	}
@@ -282,6 +366,89 @@ Test(seccomp_rules, every_arm_syscall_number_gets_what_the_table_says)
 	sweep(&abis[4]);
 }
 
+/* ---- the table against this machine's kernel ---------------------------- */
+
+/*
+ * Kernel entry points whose name is not the call's (the x86 syscall
+ * tables): the ia32_ prefix and the 16-bit-uid and 32-bit-time suffixes
+ * (16, 32, _time32) are taken off by rule in syscall_of; these by name.
+ */
+/* clang-format off */
+static const struct {
+	const char *entry, *call;
+} entry_alias[] = {
+	{"newstat", "stat"}, {"newlstat", "lstat"}, {"newfstat", "fstat"}, {"newuname", "uname"},
+	{"llseek", "_llseek"}, {"mmap_pgoff", "mmap2"}, {"oldumount", "umount"},
+	{"old_getrlimit", "getrlimit"}, {"old_readdir", "readdir"}, {"old_select", "select"},
+	{"old_msgctl", "msgctl"}, {"old_semctl", "semctl"}, {"old_shmctl", "shmctl"},
+	{"preadv64", "preadv"}, {"pwritev64", "pwritev"}, {"preadv64v2", "preadv2"},
+	{"pwritev64v2", "pwritev2"},
+};
+/* clang-format on */
+
+/* The call kernel entry point ENTRY (without its __x64_sys_ prefix) serves, into BUF. */
+static const char *
+syscall_of(const char *entry, char *buf, size_t len)
+{
+	size_t n;
+
+	for (size_t i = 0; i < LEN(entry_alias); i++)
+		if (!strcmp(entry_alias[i].entry, entry))
+			return entry_alias[i].call;
+	if (!strncmp(entry, "ia32_", 5))
+		entry += 5;
+	snprintf(buf, len, "%s", entry);
+	n = strlen(buf);
+	if (n > 7 && !strcmp(buf + n - 7, "_time32"))
+		buf[n - 7] = '\0';
+	else if (n > 2 && (!strcmp(buf + n - 2, "16") || !strcmp(buf + n - 2, "32")) &&
+		 seccomp_classify(buf) < 0)
+		buf[n - 2] = '\0';
+	return buf;
+}
+
+Test(seccomp_rules, every_syscall_of_this_machines_kernel_is_refused_or_allowed_by_the_table)
+{
+	static const char *const prefixes[] = {"__x64_sys_", "__ia32_sys_", "__ia32_compat_sys_",
+					       "__x32_compat_sys_"};
+	FILE *f = fopen("/proc/kallsyms", "re");
+	char line[512], missing[4096] = "";
+	size_t entries = 0, nmissing = 0;
+
+	if (!f)
+		cr_skip_test("/proc/kallsyms: %s: the kernel's list of calls cannot be read",
+			     strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		char type, sym[256], buf[256];
+		const char *call = NULL;
+
+		if (sscanf(line, "%*s %c %255s", &type, sym) != 2)
+			continue;
+		/* T: implemented here; W: a weak stub for a call this kernel lacks (ENOSYS). */
+		if ((type != 'T' && type != 't') || strchr(sym, '.'))
+			continue;
+		for (size_t i = 0; i < LEN(prefixes) && !call; i++)
+			if (!strncmp(sym, prefixes[i], strlen(prefixes[i])))
+				call = sym + strlen(prefixes[i]);
+		if (!call || !strcmp(call, "ni_syscall"))
+			continue;
+		entries++;
+		call = syscall_of(call, buf, sizeof(buf));
+		if (seccomp_classify(call) < 0 && !strstr(missing, call)) {
+			nmissing++;
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing),
+				 " %s (%s)", call, sym);
+		}
+	}
+	fclose(f);
+	if (!entries)
+		cr_skip_test("/proc/kallsyms names no system call entry point (no __x64_sys_*: "
+			     "another architecture, or symbols hidden)");
+	cr_assert_eq(nmissing, 0,
+		     "%zu of this kernel's %zu entry points serve calls in no table:%s", nmissing,
+		     entries, missing);
+}
+
 /* ---- the table against the specification -------------------------------- */
 
 /* Refused with EPERM, unconditionally, wherever they exist. */
@@ -289,8 +456,8 @@ Test(seccomp_rules, every_arm_syscall_number_gets_what_the_table_says)
 static const char *const spec_denied[] = {
 	"init_module", "finit_module", "delete_module", "create_module", "query_module",
 	"get_kernel_syms", "mount", "umount", "umount2", "pivot_root", "chroot", "open_tree",
-	"move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr",
-	"open_by_handle_at", "nfsservctl", "sysfs", "_sysctl", "ustat", "uselib", "quotactl",
+	"move_mount", "fsopen", "fsconfig", "fsmount", "fspick", "mount_setattr", "statmount",
+	"listmount", "open_tree_attr", "open_by_handle_at", "nfsservctl", "sysfs", "_sysctl", "ustat", "uselib", "quotactl",
 	"quotactl_fd", "unshare", "setns", "bpf", "perf_event_open", "userfaultfd", "kcmp",
 	"lookup_dcookie", "fanotify_init", "clock_settime", "clock_settime64", "settimeofday",
 	"stime", "reboot", "kexec_load", "kexec_file_load", "syslog", "swapon", "swapoff", "acct",
@@ -324,7 +491,8 @@ Test(seccomp_rules, every_call_the_specification_denies_fails_with_eperm_where_i
 			if (nr < 0)
 				continue;
 			present++;
-			check_call(&abis[a], (uint32_t)nr, zero, RET_REPORTED, "%s", spec_denied[i]);
+			check_call(&abis[a], (uint32_t)nr, zero, RET_REPORTED, "%s",
+				   spec_denied[i]);
 		}
 		cr_assert(present, "%s exists on none of the ABIs: a typo?", spec_denied[i]);
 	}
@@ -365,7 +533,8 @@ Test(seccomp_rules, every_rule_refuses_its_call_on_each_abi_that_has_it)
 			if (r->checked)
 				args[r->arg] = r->op == SCMP_CMP_GT ? r->value + 1 : r->value;
 			check_call(&abis[a], (uint32_t)nr, args,
-				   r->reported ? RET_REPORTED : SECCOMP_RET_ERRNO | (uint32_t)r->err,
+				   r->reported ? RET_REPORTED
+					       : SECCOMP_RET_ERRNO | (uint32_t)r->err,
 				   "%s with args[%u] = %#llx (rule %zu)", r->name, r->arg,
 				   (unsigned long long)args[r->arg], i);
 		}
@@ -412,6 +581,123 @@ Test(seccomp_rules, wait4_and_everyday_calls_are_allowed_on_every_abi)
 	}
 }
 
+/* ---- calls newer than libseccomp, numbers beyond the tables ------------- */
+
+Test(seccomp_rules, open_tree_attr_listmount_and_statmount_are_refused_on_every_abi)
+{
+	static const char *const mount_family[] = {"open_tree_attr", "listmount", "statmount"};
+	static const uint64_t zero[6];
+
+	for (size_t a = 0; a < N_ABIS; a++)
+		for (size_t i = 0; i < LEN(mount_family); i++) {
+			long nr = newer_nr(&abis[a], mount_family[i]);
+
+			cr_assert_geq(nr, 0);
+			check_call(&abis[a], (uint32_t)nr, zero, RET_REPORTED, "%s",
+				   mount_family[i]);
+		}
+}
+
+Test(seccomp_rules, the_newer_calls_of_allowed_families_are_allowed_on_every_abi)
+{
+	static const uint64_t zero[6];
+
+	for (size_t a = 0; a < N_ABIS; a++)
+		for (size_t i = 0; i < LEN(newer); i++)
+			check_call(&abis[a], abis[a].nr_bit | newer[i].nr, zero,
+				   newer[i].refused ? RET_REPORTED : SECCOMP_RET_ALLOW, "%s",
+				   newer[i].name);
+}
+
+Test(seccomp_rules, numbers_above_the_newest_call_are_refused_on_every_abi)
+{
+	static const uint32_t future[] = {NEWEST_NR + 1, NEWEST_NR + 2, 500, 511, 1000, 0x3fffffff};
+	static const uint64_t zero[6];
+
+	for (size_t a = 0; a < N_ABIS; a++)
+		for (size_t i = 0; i < LEN(future); i++)
+			check_call(&abis[a], abis[a].nr_bit | future[i], zero, RET_REPORTED,
+				   "future syscall %u", future[i]);
+	/* Past x32's own block, and between ARM's main table and its private calls. */
+	check_call(&abis[2], 0x40000000 | 548, zero, RET_REPORTED, "x32 syscall 548");
+	check_call(&abis[4], 0xf0000, zero, RET_REPORTED, "ARM syscall 0xf0000");
+	check_call(&abis[4], 0xf0007, zero, RET_REPORTED, "ARM syscall 0xf0007");
+	/* A number with bit 30 set is x32's on x86_64's AUDIT_ARCH; -1 is no call at all. */
+	check_call(&abis[0], 0x40000000 | (NEWEST_NR + 1), zero, RET_REPORTED, "x32 future call");
+	for (size_t a = 0; a < N_ABIS; a++)
+		check_call(&abis[a], 0xffffffff, zero, SECCOMP_RET_ALLOW, "syscall -1");
+}
+
+Test(seccomp_rules, x32_own_calls_and_arm_private_calls_stay_allowed)
+{
+	static const char *const x32[] = {"rt_sigaction", "ioctl", "execve", "preadv2", "pwritev2"};
+	static const char *const arm[] = {"cacheflush", "set_tls", "get_tls", "breakpoint"};
+	static const uint64_t zero[6];
+
+	for (size_t i = 0; i < LEN(x32); i++) {
+		long nr = nr_of(&abis[2], x32[i]);
+
+		cr_assert_geq(nr, 0x40000000 | 512, "%s is %ld on x32", x32[i], nr);
+		check_call(&abis[2], (uint32_t)nr, zero, SECCOMP_RET_ALLOW, "%s", x32[i]);
+	}
+	for (size_t i = 0; i < LEN(arm); i++) {
+		long nr = nr_of(&abis[4], arm[i]);
+
+		cr_assert_geq(nr, 0xf0000, "%s is %ld on arm", arm[i], nr);
+		check_call(&abis[4], (uint32_t)nr, zero, SECCOMP_RET_ALLOW, "%s", arm[i]);
+	}
+}
+
+Test(seccomp_rules, the_numbers_the_table_gives_are_the_kernels)
+{
+	size_t numbered = 0;
+
+	for (size_t i = 0; i < seccomp_rule_table_len + seccomp_allowed_table_len; i++) {
+		bool rule = i < seccomp_rule_table_len;
+		const char *name = rule ? seccomp_rule_table[i].name
+					: seccomp_allowed_table[i - seccomp_rule_table_len].name;
+		int nr = rule ? seccomp_rule_table[i].nr
+			      : seccomp_allowed_table[i - seccomp_rule_table_len].nr;
+
+		if (!nr)
+			continue;
+		numbered++;
+		cr_assert_eq(newer_nr(&abis[0], name), nr, "the table gives %s number %d", name,
+			     nr);
+		cr_assert_eq(seccomp_syscall_resolve_name(name), __NR_SCMP_ERROR,
+			     "libseccomp names %s: no number needed", name);
+		cr_assert(!rule ||
+			      (!seccomp_rule_table[i].checked && seccomp_rule_table[i].reported),
+			  "%s: a numbered rule refuses always, reported", name);
+	}
+	cr_assert_eq(numbered, LEN(newer), "%zu numbered entries, %zu newer calls", numbered,
+		     LEN(newer));
+}
+
+/* Every call libseccomp or the list of newer ones knows, on any of the five ABIs. */
+Test(seccomp_rules, every_known_call_is_either_refused_or_allowed_by_the_table)
+{
+	char missing[2048] = "";
+	size_t nmissing = 0;
+
+	for (size_t a = 0; a < N_ABIS; a++)
+		for (uint32_t i = 0; i <= 0xf0010; i = i == SWEEP_MAX ? 0xf0000 : i + 1) {
+			char *name = name_of(&abis[a], abis[a].nr_bit | i);
+
+			if (name && seccomp_classify(name) < 0 && !strstr(missing, name)) {
+				nmissing++;
+				strncat(missing, " ", sizeof(missing) - strlen(missing) - 1);
+				strncat(missing, name, sizeof(missing) - strlen(missing) - 1);
+			}
+			free(name);
+		}
+	cr_assert_eq(nmissing, 0, "%zu calls in no table:%s", nmissing, missing);
+	for (size_t i = 0; i < seccomp_allowed_table_len; i++)
+		for (size_t j = 0; j < seccomp_rule_table_len; j++)
+			cr_assert(strcmp(seccomp_allowed_table[i].name, seccomp_rule_table[j].name),
+				  "%s is both allowed and refused", seccomp_rule_table[j].name);
+}
+
 Test(seccomp_rules, clone3_fails_with_enosys_on_every_abi)
 {
 	static const uint64_t zero[6];
@@ -446,8 +732,8 @@ Test(seccomp_rules, clone_with_any_namespace_flag_fails_with_eperm)
 			for (size_t w = 0; w < LEN(with); w++) {
 				uint64_t args[6] = {ns_flags[f] | with[w]};
 
-				check_call(&abis[a], (uint32_t)nr, args, RET_REPORTED, "clone(%#llx)",
-					   (unsigned long long)args[0]);
+				check_call(&abis[a], (uint32_t)nr, args, RET_REPORTED,
+					   "clone(%#llx)", (unsigned long long)args[0]);
 				args[0] |= 1ull << 40;
 				check_call(&abis[a], (uint32_t)nr, args, RET_REPORTED,
 					   "clone(%#llx), upper bits set",
@@ -804,11 +1090,13 @@ Test(seccomp_rewrite, gives_exactly_what_libseccomp_builds_with_errno_eperm)
 		turned = filter_notify_to_eperm(copy, p->n);
 		cr_assert_eq(turned, reports, "%s: %zu reports, %zu rewritten", p->label, reports,
 			     turned);
-		cr_assert(want.len == p->tb.len && !memcmp(copy, want.data, want.len),
-			  "the rewritten %s program (%zu bytes) is not libseccomp's with ERRNO(EPERM) "
-			  "(%zu bytes)",
-			  p->label, p->tb.len, want.len);
-		cr_assert_eq(filter_notify_to_eperm(copy, p->n), 0, "a second rewrite changed more");
+		cr_assert(
+		    want.len == p->tb.len && !memcmp(copy, want.data, want.len),
+		    "the rewritten %s program (%zu bytes) is not libseccomp's with ERRNO(EPERM) "
+		    "(%zu bytes)",
+		    p->label, p->tb.len, want.len);
+		cr_assert_eq(filter_notify_to_eperm(copy, p->n), 0,
+			     "a second rewrite changed more");
 		free(copy);
 		tb_free(&want);
 	}
@@ -1225,6 +1513,46 @@ tiocsti_upper_bits(void)
 	return fd < 0 ? -100 : syscall(SYS_ioctl, fd, (1ul << 32) | TIOCSTI, &c);
 }
 
+/* Without the filter: a descriptor for the mount at / (no OPEN_TREE_CLONE: no capability). */
+static long
+open_tree_attr_root(void)
+{
+	long fd = syscall(467, AT_FDCWD, "/", O_CLOEXEC, NULL, 0);
+
+	if (fd >= 0)
+		close((int)fd);
+	return fd;
+}
+
+/* Without the filter: EFAULT or EINVAL, no request. */
+static long
+listmount_call(void)
+{
+	return syscall(458, NULL, NULL, 0, 0);
+}
+
+static long
+statmount_call(void)
+{
+	return syscall(457, NULL, NULL, 0, 0);
+}
+
+/* Without the filter: ENOSYS, no such call yet. */
+static long
+future_call(void)
+{
+	return syscall(1000, 0, 0, 0, 0);
+}
+
+Test(seccomp_kernel, open_tree_attr_listmount_statmount_and_future_calls_fail_with_eperm)
+{
+	REFUSED(open_tree_attr_root, EPERM);
+	REFUSED(listmount_call, EPERM);
+	REFUSED(statmount_call, EPERM);
+	REFUSED(future_call, EPERM);
+	assert_refused("open_tree_attr_root", open_tree_attr_root, &flat, EPERM);
+}
+
 Test(seccomp_kernel, unshare_of_a_user_namespace_fails_with_eperm)
 {
 	REFUSED(unshare_user, EPERM);
@@ -1445,8 +1773,10 @@ recv_fd(int sock)
 	} ctl;
 	char c;
 	struct iovec iov = {.iov_base = &c, .iov_len = 1};
-	struct msghdr msg = {
-	    .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl)};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl)};
 	struct cmsghdr *h;
 	int fd = -1;
 
@@ -1493,7 +1823,8 @@ run_reported(long (*probe)(void), enum listener_use use)
 	close(sv[1]);
 	listener = recv_fd(sv[0]);
 	for (;;) {
-		struct pollfd p[2] = {{.fd = sv[0], .events = POLLIN}, {.fd = listener, .events = POLLIN}};
+		struct pollfd p[2] = {{.fd = sv[0], .events = POLLIN},
+				      {.fd = listener, .events = POLLIN}};
 		struct seccomp_notif req = {0};
 		struct seccomp_notif_resp resp = {0};
 
@@ -1547,6 +1878,18 @@ Test(seccomp_listener, a_refused_call_waits_for_the_answer_and_fails_with_eperm)
 		      s.last.args[1] == TIOCSTI,
 		  "TIOCSTI: returned %ld, errno %s, %u reports", s.o.ret, errname(s.o.err),
 		  s.reports);
+}
+
+Test(seccomp_listener, a_call_newer_than_libseccomp_is_reported_by_its_number)
+{
+	struct served s;
+
+	need_user_notif();
+	s = run_reported(open_tree_attr_root, SERVE);
+	cr_assert(s.o.ret == -1 && s.o.err == EPERM && s.reports == 1 && s.last.nr == 467,
+		  "open_tree_attr: returned %ld, errno %s, %u reports", s.o.ret, errname(s.o.err),
+		  s.reports);
+	cr_assert_str_eq(seccomp_table_name(s.last.nr), "open_tree_attr");
 }
 
 Test(seccomp_listener, clone3_and_allowed_calls_are_not_reported)
@@ -1610,6 +1953,9 @@ enum {
 	I386_KEYCTL = 288,
 	I386_UNSHARE = 310,
 	I386_SOCKET = 359,
+	I386_STATMOUNT = 457,
+	I386_LISTMOUNT = 458,
+	I386_OPEN_TREE_ATTR = 467,
 };
 
 /* A 32-bit system call from 64-bit code; pointers must be below 4 GiB. */
@@ -1754,6 +2100,24 @@ Test(seccomp_ia32, i386_unshare_mount_and_keyctl_fail_with_eperm)
 	REFUSED(i386_unshare_user, EPERM);
 	REFUSED(i386_mount, EPERM);
 	REFUSED(i386_keyctl, EPERM);
+}
+
+static long
+i386_new_mount_calls(void)
+{
+	static const long nrs[] = {I386_STATMOUNT, I386_LISTMOUNT, I386_OPEN_TREE_ATTR};
+
+	for (size_t i = 0; i < LEN(nrs); i++)
+		if (int80(nrs[i], 0, 0, 0) != -1 || errno != EPERM)
+			return 0;
+	errno = EPERM;
+	return -1;
+}
+
+Test(seccomp_ia32, i386_statmount_listmount_and_open_tree_attr_fail_with_eperm)
+{
+	require_ia32();
+	REFUSED(i386_new_mount_calls, EPERM);
 }
 
 Test(seccomp_ia32, i386_socketcall_sys_socket_fails_with_eperm_for_any_family)
