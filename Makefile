@@ -98,7 +98,7 @@ INIT := $(B)/omnibox-init
 # omnibox-init runs inside sandboxes that may not see the host's libraries:
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
-UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve winjob winquote http \
+UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host winjob winquote http \
 	destination credentials scrub websocket sigv4 gitssh diff
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \

@@ -43,6 +43,7 @@
 #include "runtime/launch/fds.h"
 #include "runtime/launch/notify.h"
 #include "runtime/launch/pty.h"
+#include "runtime/launch/rlimit.h"
 #include "emitters/query.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/egress/credentials.h"
@@ -309,6 +310,9 @@ start_janitor(const struct host_entry *scratch, struct launch_plan *plan)
 		 * descriptors, never by a path the agent could re-point.
 		 */
 		launch_detach(keep, n);
+		/* Its own limits, not what omnibox-run was left with; the removal
+		 * needs few descriptors anyway, however deep the tree (host.h). */
+		rlimit_raise_nofile();
 		own.dirfd = keep[1];
 		for (size_t i = 0; i < plan->n_placeholders; i++)
 			plan->placeholders[i].dirfd = keep[2 + i];

@@ -828,8 +828,95 @@ t_seccomp_listener_taken() {
 	rm -f "$U/taken.py"
 }
 
+# ---- what the agent leaves in the scratch dir goes, however it is shaped -------
+
+# The agent's tree in its $TMPDIR: 5,000 levels (more than the launch's
+# descriptor limit), 2,000 directories wide, a closed directory, links to the
+# host outside.  Run under a limit of 1,024 descriptors, soft and hard.
+SCRATCH_TREE='W=$PWD && cd "$TMPDIR" && probe tree . 5000 2000 "$0/data" >/dev/null &&
+ln -s "$0/secret.txt" secret && ln -s "$0" outside && mkdir -p closed/in &&
+echo x >closed/in/f && chmod 0 closed/in closed && echo built'
+
+# scratch_run DIR CMD...: omnibox-run CMD... with TMPDIR=DIR and 1,024 descriptors.
+scratch_run() {
+	_tmp=$1
+	shift
+	as_user sh -c 'ulimit -n 1024 && export TMPDIR="$0" && exec "$@"' "$_tmp" "$@"
+}
+
+# scratch_gone DIR: up to 30 s for DIR to hold nothing (the cleanup may be a
+# process of its own); false if something is still there.
+scratch_gone() {
+	for _ in $(seq 300); do
+		[ -z "$(ls -A "$1" 2>/dev/null)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The host's files the agent's links name are still there, whole.
+expect_outside_intact() {
+	tests=$((tests + 1))
+	[ "$(cat "$O/secret.txt" 2>/dev/null)" = "host-secret-$who" ] &&
+		[ "$(cat "$O/data/key" 2>/dev/null)" = "host-data-key" ] ||
+		fail "a host file a link in the scratch dir named was removed"
+}
+
+t_scratch_tree() {
+	name="a scratch tree deeper than the descriptor limit, closed and linked out, is removed after the launch"
+	S=$U/scratch-tree
+	rm -rf "$S"
+	mkdir -p "$S"
+	[ "$who" = nobody ] && chown nobody:nogroup "$S"
+	out=$(cd "$WS" && scratch_run "$S" "$TB/omnibox-run" -q "$P/write-ws.yaml" -- \
+		sh -c "$SCRATCH_TREE" "$O" 2>&1)
+	rc=$?
+	expect_out "built"
+	tests=$((tests + 1))
+	scratch_gone "$S" || fail "the scratch dir is still on the host: $(ls -A "$S" | head -3 | tr '\n' ' ')"
+	expect_outside_intact
+	chmod -R u+rwx "$S" 2>/dev/null
+	rm -rf "$S"
+}
+
+t_scratch_tree_killed() {
+	name="the scratch tree goes even when omnibox-run is killed during the launch"
+	S=$U/scratch-killed
+	rm -rf "$S" "$WS/scratch-built"
+	mkdir -p "$S"
+	[ "$who" = nobody ] && chown nobody:nogroup "$S"
+	(cd "$WS" && scratch_run "$S" "$TB/omnibox-run" -q "$P/write-ws.yaml" -- \
+		sh -c "$SCRATCH_TREE"' >"$W/scratch-built" && exec sleep 120' "$O") >"$U/killed.out" 2>&1 &
+	bg=$!
+	pids="$pids $bg"
+	for _ in $(seq 600); do
+		grep -q built "$WS/scratch-built" 2>/dev/null && break
+		sleep 0.1
+	done
+	out=$(cat "$WS/scratch-built" "$U/killed.out" 2>/dev/null)
+	expect_out "built"
+	run_pid=$(main_run_pid "$P/write-ws.yaml")
+	tests=$((tests + 1))
+	if [ -z "$run_pid" ]; then
+		fail "omnibox-run did not start"
+		return
+	fi
+	kill -KILL "$run_pid"
+	wait "$bg" 2>/dev/null
+	tests=$((tests + 1))
+	scratch_gone "$S" || fail "the scratch dir is still on the host: $(ls -A "$S" | head -3 | tr '\n' ' ')"
+	expect_outside_intact
+	chmod -R u+rwx "$S" 2>/dev/null
+	rm -rf "$S" "$WS/scratch-built"
+}
+
+# ONLY="t_a t_b" runs just those (after the setup), for work on one behaviour.
 run_all() {
 	setup_user
+	if [ -n "${ONLY:-}" ]; then
+		for t in $ONLY; do $t; done
+		return
+	fi
 	t_planted_grant_link
 	t_race
 	t_inherited_fds
@@ -849,6 +936,8 @@ run_all() {
 	t_seccomp_reports
 	t_seccomp_init_alone
 	t_seccomp_listener_taken
+	t_scratch_tree
+	t_scratch_tree_killed
 }
 
 if [ "$(id -u)" != 0 ]; then
