@@ -828,6 +828,55 @@ t_seccomp_listener_taken() {
 	rm -f "$U/taken.py"
 }
 
+# ---- copy_on_write gives no more than the user could read in place -----------
+
+t_cow_owner() {
+	name="copy_on_write: another user's mode-0600 file and 0700 directory stay unreadable in the copy"
+	if [ "$who" = nobody ]; then
+		# As nobody, omnibox-run cannot read another user's 0600 file itself,
+		# so its copy has nothing to give away: the move exists as root only.
+		echo "SKIP [$who] $name: only root's copy can read another user's file"
+		skips=$((skips + 1))
+		return
+	fi
+	C=$WS/cowtree
+	rm -rf "$C"
+	mkdir -p "$C/otherdir" "$C/owndir"
+	echo "own-content" >"$C/own.txt"
+	echo "own-inner" >"$C/owndir/f"
+	echo "other-secret" >"$C/other.txt"
+	echo "other-readable" >"$C/otherread.txt"
+	echo "inner-secret" >"$C/otherdir/inner.txt"
+	chmod 600 "$C/own.txt" "$C/other.txt"
+	chmod 644 "$C/otherread.txt" "$C/otherdir/inner.txt"
+	chmod 700 "$C/otherdir"
+	chown 4321:4321 "$C/other.txt" "$C/otherread.txt" "$C/otherdir" "$C/otherdir/inner.txt"
+	policy cow-owner <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [{path: cowtree, copy_on_write: true}]
+	EOF
+	sbx cow-owner sh -c 'cd cowtree; cat other.txt; cat otherdir/inner.txt; ls otherdir | sed s/^/listed:/;
+		cat otherread.txt; cat own.txt; echo more >>own.txt && echo own-writable;
+		cat owndir/f; echo new >owndir/g && echo own-dir-writable; ls -A; echo end'
+	expect_out "end"
+	expect_no_out "other-secret"
+	expect_no_out "inner-secret"
+	expect_no_out "listed:"
+	expect_out "other-readable"
+	expect_out "own-content"
+	expect_out "own-writable"
+	expect_out "own-inner"
+	expect_out "own-dir-writable"
+	# The names stay, as the agent would see them in place.
+	expect_out "other.txt"
+	expect_out "otherdir"
+	tests=$((tests + 1))
+	[ "$(cat "$C/own.txt")" = own-content ] && [ ! -e "$C/owndir/g" ] ||
+		fail "the host's cowtree changed"
+	rm -rf "$C"
+}
+
 # ---- what the agent leaves in the scratch dir goes, however it is shaped -------
 
 # The agent's tree in its $TMPDIR: 5,000 levels (more than the launch's
@@ -938,6 +987,7 @@ run_all() {
 	t_seccomp_listener_taken
 	t_scratch_tree
 	t_scratch_tree_killed
+	t_cow_owner
 }
 
 if [ "$(id -u)" != 0 ]; then
