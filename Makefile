@@ -82,6 +82,7 @@ LIB_SRC := \
 	runtime/resolve/scan.c \
 	runtime/resolve/walk.c \
 	runtime/resolve/copy.c \
+	runtime/resolve/perm.c \
 	runtime/resolve/writeback.c \
 	runtime/resolve/host.c \
 	runtime/resolve/gitguard.c \
@@ -102,8 +103,8 @@ INIT := $(B)/omnibox-init
 # omnibox-init runs inside sandboxes that may not see the host's libraries:
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
-UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve winjob winquote http \
-	destination credentials scrub websocket sigv4 gitssh diff textesc
+UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
+	http destination credentials scrub websocket sigv4 gitssh diff textesc
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl

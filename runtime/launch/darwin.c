@@ -280,6 +280,7 @@ start_janitor(const struct host_entry *scratch, const char *pdir)
 		/* Holding nothing of the launch's but the scratch dir's directory. */
 		close(fds[1]);
 		launch_detach(keep, own.dirfd >= 0 ? 2 : 1);
+		rlimit_raise_nofile();
 		own.dirfd = own.dirfd >= 0 ? keep[1] : -1;
 		while (read(keep[0], &c, 1) < 0 && errno == EINTR)
 			;

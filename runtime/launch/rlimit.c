@@ -24,6 +24,17 @@ rlimit_set(int resource, unsigned long long v)
 	return setrlimit(resource, &rl);
 }
 
+void
+rlimit_raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int
 launch_set_rlimits(const struct limits *l, const char **what)
 {

@@ -13,6 +13,12 @@
  */
 int rlimit_set(int resource, unsigned long long v);
 
+/*
+ * Raise this process's soft RLIMIT_NOFILE to its hard limit, as far as it
+ * goes (best effort: nothing is reported).
+ */
+void rlimit_raise_nofile(void);
+
 struct limits;
 
 /*

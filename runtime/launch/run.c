@@ -45,6 +45,7 @@
 #include "runtime/launch/fds.h"
 #include "runtime/launch/notify.h"
 #include "runtime/launch/pty.h"
+#include "runtime/launch/rlimit.h"
 #include "emitters/query.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/egress/credentials.h"
@@ -344,17 +345,27 @@ start_janitor(const struct host_entry *scratch, struct launch_plan *plan)
 		 * descriptors, never by a path the agent could re-point.
 		 */
 		launch_detach(keep, n);
+		/* Its own limits, not what omnibox-run was left with; the removal
+		 * needs few descriptors anyway, however deep the tree (host.h). */
+		rlimit_raise_nofile();
+		ssize_t got;
+		bool checked = false;
+
 		own.dirfd = keep[1];
 		for (size_t i = 0; i < plan->n_placeholders; i++)
 			plan->placeholders[i].dirfd = keep[2 + i];
-		ssize_t got;
 
-		while ((got = read(keep[0], &c, 1)) < 0 && errno == EINTR)
-			;
+		/* A byte: omnibox-run has made its check after the run; the end of
+		 * the pipe: omnibox-run is gone. */
+		while ((got = read(keep[0], &c, 1)) != 0)
+			if (got == 1)
+				checked = true;
+			else if (errno != EINTR)
+				break;
 		/* No word from omnibox-run before it went: it was killed before its
 		 * own check after the run, so the repositories the sandbox made are
-		 * set aside here (once the sandbox is gone, below), silently. */
-		if (got != 1) {
+		 * set aside here (once the sandbox is gone), silently. */
+		if (!checked) {
 			FILE *null = fopen("/dev/null", "we");
 
 			if (null) {

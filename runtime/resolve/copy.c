@@ -2,6 +2,7 @@
  * copy.c - the private copy behind a copy_on_write grant (copy.h).
  */
 #include "runtime/resolve/copy.h"
+#include "runtime/resolve/perm.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +20,7 @@
 #define COPY_MAX_DEPTH 128
 
 struct copy {
+	struct perm_ids ids; /* the sandbox's: what it could read in place */
 	size_t entries;
 	char *err;
 	size_t errlen;
@@ -83,6 +85,37 @@ copy_file(struct copy *c, int src, const struct stat *st, int dst_dirfd, const c
 	}
 	if (fchmod(out, st->st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID)) < 0 ||
 	    copy_times(out, st) < 0) {
+		int e = errno;
+
+		close(out);
+		return copy_fail(c, e, "cannot set the copy's mode");
+	}
+	return close(out) < 0 ? copy_fail(c, errno, "cannot write the copy") : 0;
+}
+
+/*
+ * A file the sandbox could not read in place, or a directory it could not
+ * list and search: the copy holds its name only, empty and mode 000.  The
+ * copy is the caller's (root's too), and the sandbox gets the owner's bits:
+ * its mode alone would open what the host's owner and mode kept closed.
+ */
+static int
+copy_closed(struct copy *c, const struct stat *st, int dst_dirfd, const char *name)
+{
+	struct timespec ts[2] = {st->st_atim, st->st_mtim};
+	int out;
+
+	if (S_ISDIR(st->st_mode)) {
+		if (mkdirat(dst_dirfd, name, 0) < 0)
+			return copy_fail(c, errno, "cannot make the copy");
+		if (utimensat(dst_dirfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+			return copy_fail(c, errno, "cannot set the copy's times");
+		return 0;
+	}
+	out = openat(dst_dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (out < 0)
+		return copy_fail(c, errno, "cannot create the copy");
+	if (fchmod(out, 0) < 0 || futimens(out, ts) < 0) {
 		int e = errno;
 
 		close(out);
@@ -157,7 +190,9 @@ copy_at(struct copy *c, int src, const struct stat *st, int dst_dirfd, const cha
 	unsigned depth)
 {
 	if (S_ISDIR(st->st_mode))
-		return copy_dir(c, src, st, dst_dirfd, name, depth);
+		return perm_sandbox_may(&c->ids, st, R_OK | X_OK)
+			   ? copy_dir(c, src, st, dst_dirfd, name, depth)
+			   : copy_closed(c, st, dst_dirfd, name);
 	if (S_ISLNK(st->st_mode)) {
 		char target[PATH_MAX];
 		ssize_t n = readlinkat(src, "", target, sizeof(target) - 1);
@@ -173,6 +208,8 @@ copy_at(struct copy *c, int src, const struct stat *st, int dst_dirfd, const cha
 		char proc[64];
 		int fd, rc;
 
+		if (!perm_sandbox_may(&c->ids, st, R_OK))
+			return copy_closed(c, st, dst_dirfd, name);
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", src);
 		fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
@@ -189,8 +226,13 @@ copy_tree(int src_fd, int dst_dirfd, const char *name, char *err, size_t errlen)
 {
 	struct copy c = {.err = err, .errlen = errlen};
 	struct stat st;
+	int rc;
 
 	if (fstat(src_fd, &st) < 0)
 		return copy_fail(&c, errno, "cannot stat");
-	return copy_at(&c, src_fd, &st, dst_dirfd, name, 0);
+	if (perm_ids_self(&c.ids) < 0)
+		return copy_fail(&c, errno, "cannot read the user's groups");
+	rc = copy_at(&c, src_fd, &st, dst_dirfd, name, 0);
+	perm_ids_release(&c.ids);
+	return rc;
 }

@@ -19,8 +19,11 @@
 /*
  * Copy the file or directory open at SRC_FD (O_PATH is enough) to NAME in
  * the directory DST_DIRFD.  Modes and modification times are kept; owners
- * are the caller's.  Returns 0, or -1 with a message in ERR (and what was
- * made so far left for the scratch dir's removal).
+ * are the caller's.  A file the sandbox's user could not read in place, or a
+ * directory it could not list and search (perm_sandbox_may()), is copied
+ * as its name only: empty, mode 000, nothing of what it holds.  Returns 0,
+ * or -1 with a message in ERR (and what was made so far left for the
+ * scratch dir's removal).
  */
 int copy_tree(int src_fd, int dst_dirfd, const char *name, char *err, size_t errlen);
 

@@ -51,8 +51,14 @@ int host_placeholder_file(struct arena *a, int dirfd, const char *name, const ch
 int host_remove(struct host_entry *e, bool tree, bool keep);
 
 /*
- * Remove the directory tree NAME in DIRFD without following symlinks,
- * making unreadable directories readable first.  Returns 0 or -errno.
+ * Remove the tree NAME in DIRFD (a file or link: just that name) without
+ * following symlinks or entering mount points, making directories the agent
+ * closed readable first.  Iterative, with a bounded number of descriptors
+ * (a few dozen, and it sheds them down to two when they run out) however
+ * deep the tree; a level whose descriptor was closed is reopened through
+ * ".." only if it is still the directory that was left.  Stops at the first
+ * error and returns it (-errno: -ESTALE when the tree moved meanwhile); a
+ * caller racing a writer tries again.  Returns 0 or -errno.
  */
 int rmtree_at(int dirfd, const char *name);
 

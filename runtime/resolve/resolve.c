@@ -17,6 +17,7 @@
 #include "runtime/resolve/command.h"
 #include "runtime/resolve/copy.h"
 #include "runtime/resolve/gitguard.h"
+#include "runtime/resolve/perm.h"
 #include "runtime/resolve/scan.h"
 #include "runtime/resolve/walk.h"
 #include "runtime/resolve/writeback.h"
@@ -2054,30 +2055,13 @@ grant_of(struct rctx *r, const char *dir)
 	return best;
 }
 
-/* Would the sandbox, with the caller's ids and no capabilities, be let
- * write a file of ST?  Its copy must not give it more than that. */
-static bool
-sandbox_may_write(const struct stat *st)
-{
-	gid_t groups[256];
-	int n;
-
-	if (st->st_uid == geteuid())
-		return st->st_mode & S_IWUSR;
-	n = getgroups(256, groups);
-	for (int i = 0; i < n; i++)
-		if (groups[i] == st->st_gid)
-			return st->st_mode & S_IWGRP;
-	if (st->st_gid == getegid())
-		return st->st_mode & S_IWGRP;
-	return st->st_mode & S_IWOTH;
-}
-
 /* Why the write_files grant G keeps a mount of its own, or NULL. */
 static const char *
 own_bind_reason(struct rctx *r, const struct bwrap_grant *g, const char *dir)
 {
+	struct perm_ids ids;
 	struct stat st;
+	bool may;
 
 	if (bwrap_dir_is_fixed(dir))
 		return arena_printf(r->a, "its directory %s is a system directory", shown(r, dir));
@@ -2089,7 +2073,12 @@ own_bind_reason(struct rctx *r, const struct bwrap_grant *g, const char *dir)
 		return "it is not a regular file";
 	if (st.st_size > WRITEBACK_MAX_BYTES)
 		return arena_printf(r->a, "it is larger than %lld MiB", WRITEBACK_MAX_BYTES >> 20);
-	if (!sandbox_may_write(&st))
+	/* Its private directory must not give the sandbox more than the file does. */
+	if (perm_ids_self(&ids) < 0)
+		return arena_printf(r->a, "the user's groups cannot be read: %s", strerror(errno));
+	may = perm_sandbox_may(&ids, &st, W_OK);
+	perm_ids_release(&ids);
+	if (!may)
 		return "its owner and mode do not let the sandbox's user write it";
 	return NULL;
 }

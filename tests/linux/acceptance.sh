@@ -17,27 +17,6 @@ cleanup() {
 
 . "$(dirname "$0")/../lib.sh"
 
-# main_run_pid: the omnibox-run started from $TB for POLICY, not its cleanup
-# child (same command line) nor runuser (which names it); looked for during
-# up to 5 s (a loaded machine), empty when there is none.
-main_run_pid() {
-	n=0
-	while [ $n -lt 100 ]; do
-		for pid in $(pgrep -f "^$TB/omnibox-run -q $1"); do
-			parent=$(ps -o ppid= -p "$pid" | tr -d ' ')
-			case $(tr '\0' ' ' <"/proc/$parent/cmdline" 2>/dev/null) in
-			"$TB/omnibox-run"*) ;;
-			*)
-				echo "$pid"
-				return
-				;;
-			esac
-		done
-		sleep 0.05
-		n=$((n + 1))
-	done
-}
-
 # A fresh home, workspace and policy set for user $who.
 setup_user() {
 	U=$T/$who

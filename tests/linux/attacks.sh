@@ -963,6 +963,137 @@ t_egress_log_link() {
 	rm -rf "$L" "$O/victim.log"
 }
 
+# ---- copy_on_write gives no more than the user could read in place -----------
+
+t_cow_owner() {
+	name="copy_on_write: another user's mode-0600 file and 0700 directory stay unreadable in the copy"
+	if [ "$who" = nobody ]; then
+		# As nobody, omnibox-run cannot read another user's 0600 file itself,
+		# so its copy has nothing to give away: the move exists as root only.
+		echo "SKIP [$who] $name: only root's copy can read another user's file"
+		skips=$((skips + 1))
+		return
+	fi
+	C=$WS/cowtree
+	rm -rf "$C"
+	mkdir -p "$C/otherdir" "$C/owndir"
+	echo "own-content" >"$C/own.txt"
+	echo "own-inner" >"$C/owndir/f"
+	echo "other-secret" >"$C/other.txt"
+	echo "other-readable" >"$C/otherread.txt"
+	echo "inner-secret" >"$C/otherdir/inner.txt"
+	chmod 600 "$C/own.txt" "$C/other.txt"
+	chmod 644 "$C/otherread.txt" "$C/otherdir/inner.txt"
+	chmod 700 "$C/otherdir"
+	chown 4321:4321 "$C/other.txt" "$C/otherread.txt" "$C/otherdir" "$C/otherdir/inner.txt"
+	policy cow-owner <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [{path: cowtree, copy_on_write: true}]
+	EOF
+	sbx cow-owner sh -c 'cd cowtree; cat other.txt; cat otherdir/inner.txt; ls otherdir | sed s/^/listed:/;
+		cat otherread.txt; cat own.txt; echo more >>own.txt && echo own-writable;
+		cat owndir/f; echo new >owndir/g && echo own-dir-writable; ls -A; echo end'
+	expect_out "end"
+	expect_no_out "other-secret"
+	expect_no_out "inner-secret"
+	expect_no_out "listed:"
+	expect_out "other-readable"
+	expect_out "own-content"
+	expect_out "own-writable"
+	expect_out "own-inner"
+	expect_out "own-dir-writable"
+	# The names stay, as the agent would see them in place.
+	expect_out "other.txt"
+	expect_out "otherdir"
+	tests=$((tests + 1))
+	[ "$(cat "$C/own.txt")" = own-content ] && [ ! -e "$C/owndir/g" ] ||
+		fail "the host's cowtree changed"
+	rm -rf "$C"
+}
+
+# ---- what the agent leaves in the scratch dir goes, however it is shaped -------
+
+# The agent's tree in its $TMPDIR: 5,000 levels (more than the launch's
+# descriptor limit), 2,000 directories wide, a closed directory, links to the
+# host outside.  Run under a limit of 1,024 descriptors, soft and hard.
+SCRATCH_TREE='W=$PWD && cd "$TMPDIR" && probe tree . 5000 2000 "$0/data" >/dev/null &&
+ln -s "$0/secret.txt" secret && ln -s "$0" outside && mkdir -p closed/in &&
+echo x >closed/in/f && chmod 0 closed/in closed && echo built'
+
+# scratch_run DIR CMD...: omnibox-run CMD... with TMPDIR=DIR and 1,024 descriptors.
+scratch_run() {
+	_tmp=$1
+	shift
+	as_user sh -c 'ulimit -n 1024 && export TMPDIR="$0" && exec "$@"' "$_tmp" "$@"
+}
+
+# scratch_gone DIR: up to 30 s for DIR to hold nothing (the cleanup may be a
+# process of its own); false if something is still there.
+scratch_gone() {
+	for _ in $(seq 300); do
+		[ -z "$(ls -A "$1" 2>/dev/null)" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# The host's files the agent's links name are still there, whole.
+expect_outside_intact() {
+	tests=$((tests + 1))
+	[ "$(cat "$O/secret.txt" 2>/dev/null)" = "host-secret-$who" ] &&
+		[ "$(cat "$O/data/key" 2>/dev/null)" = "host-data-key" ] ||
+		fail "a host file a link in the scratch dir named was removed"
+}
+
+t_scratch_tree() {
+	name="a scratch tree deeper than the descriptor limit, closed and linked out, is removed after the launch"
+	S=$U/scratch-tree
+	rm -rf "$S"
+	mkdir -p "$S"
+	[ "$who" = nobody ] && chown nobody:nogroup "$S"
+	out=$(cd "$WS" && scratch_run "$S" "$TB/omnibox-run" -q "$P/write-ws.yaml" -- \
+		sh -c "$SCRATCH_TREE" "$O" 2>&1)
+	rc=$?
+	expect_out "built"
+	tests=$((tests + 1))
+	scratch_gone "$S" || fail "the scratch dir is still on the host: $(ls -A "$S" | head -3 | tr '\n' ' ')"
+	expect_outside_intact
+	chmod -R u+rwx "$S" 2>/dev/null
+	rm -rf "$S"
+}
+
+t_scratch_tree_killed() {
+	name="the scratch tree goes even when omnibox-run is killed during the launch"
+	S=$U/scratch-killed
+	rm -rf "$S" "$WS/scratch-built"
+	mkdir -p "$S"
+	[ "$who" = nobody ] && chown nobody:nogroup "$S"
+	(cd "$WS" && scratch_run "$S" "$TB/omnibox-run" -q "$P/write-ws.yaml" -- \
+		sh -c "$SCRATCH_TREE"' >"$W/scratch-built" && exec sleep 120' "$O") >"$U/killed.out" 2>&1 &
+	bg=$!
+	pids="$pids $bg"
+	for _ in $(seq 600); do
+		grep -q built "$WS/scratch-built" 2>/dev/null && break
+		sleep 0.1
+	done
+	out=$(cat "$WS/scratch-built" "$U/killed.out" 2>/dev/null)
+	expect_out "built"
+	run_pid=$(main_run_pid "$P/write-ws.yaml")
+	tests=$((tests + 1))
+	if [ -z "$run_pid" ]; then
+		fail "omnibox-run did not start"
+		return
+	fi
+	kill -KILL "$run_pid"
+	wait "$bg" 2>/dev/null
+	tests=$((tests + 1))
+	scratch_gone "$S" || fail "the scratch dir is still on the host: $(ls -A "$S" | head -3 | tr '\n' ' ')"
+	expect_outside_intact
+	chmod -R u+rwx "$S" 2>/dev/null
+	rm -rf "$S" "$WS/scratch-built"
+}
+
 run_all() {
 	setup_user
 	# ONLY="t_a t_b": just those tests.
@@ -992,20 +1123,17 @@ run_all() {
 	t_seccomp_listener_taken
 	t_terminal_escapes
 	t_egress_log_link
+	t_scratch_tree
+	t_scratch_tree_killed
+	t_cow_owner
 }
 
 if [ "$(id -u)" != 0 ]; then
 	echo "attacks: must run as root, to test both as root and as nobody" >&2
 	exit 1
 fi
-# ONLY="t_a t_b" runs just those (after the setup), for work on one behaviour.
 for who in root nobody; do
-	if [ -n "${ONLY:-}" ]; then
-		setup_user
-		for t in $ONLY; do $t; done
-	else
-		run_all
-	fi
+	run_all
 done
 echo "attacks: $tests checks, $failures failed, $skips skipped"
 [ "$failures" = 0 ]

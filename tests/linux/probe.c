@@ -364,6 +364,32 @@ main(int argc, char **argv)
 		}
 		return report(dir);
 	}
+	if (!strcmp(what, "tree") && argc > 5) {
+		/* In DIR: WIDTH directories holding a file each, and a chain of
+		 * DEPTH directories with a symlink to LINK at its bottom. */
+		int fd = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC), next;
+		int depth = atoi(argv[3]), width = atoi(argv[4]);
+		char name[32];
+
+		for (int i = 0; fd >= 0 && i < width; i++) {
+			snprintf(name, sizeof(name), "w%07d", i);
+			if (mkdirat(fd, name, 0755) < 0)
+				return report(-1);
+			snprintf(name, sizeof(name), "w%07d/f", i);
+			next = openat(fd, name, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+			if (next < 0)
+				return report(-1);
+			close(next);
+		}
+		for (int i = 0; fd >= 0 && i < depth; i++) {
+			if (mkdirat(fd, "d", 0755) < 0)
+				return report(-1);
+			next = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			close(fd);
+			fd = next;
+		}
+		return report(fd < 0 ? -1 : symlinkat(argv[5], fd, "out"));
+	}
 	if (!strcmp(what, "alloc") && argc > 2) {
 		/* Touch every page, so the allocation is real. */
 		size_t mb = (size_t)atol(argv[2]);
