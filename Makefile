@@ -228,6 +228,10 @@ check-linux: $(RUN) $(INIT) $(PROBE)
 check-attacks: $(COMPILE) $(RUN) $(INIT) $(PROBE)
 	tests/linux/attacks.sh $(B)
 
+# What the agent leaves behind, against the host's own git and shells.
+check-leftovers: $(RUN) $(INIT)
+	tests/linux/leftovers.sh $(B)
+
 # The test servers behind the egress proxy.
 $(B)/tests/proxy/upstream: tests/proxy/upstream.c
 	@mkdir -p $(@D)
@@ -323,7 +327,7 @@ bench-deps:
 	@.ci/install-deps tinyproxy hyperfine
 
 check: deps
-	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-attacks check-proxy \
+	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-attacks check-leftovers check-proxy \
 		check-egress check-git-ssh check-pty check-darwin check-install check-windows check-man
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
@@ -449,7 +453,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-cli check-linux check-proxy check-egress check-git-ssh check-pty check-darwin check-install check-man windows check-windows \
+.PHONY: all unit golden golden-check check-cli check-linux check-attacks check-leftovers check-proxy check-egress check-git-ssh check-pty check-darwin check-install check-man windows check-windows \
 	bench-windows deps fuzz-deps bench-deps check fuzz bench-run bench-proxy bench demo install uninstall \
 	format clean
 

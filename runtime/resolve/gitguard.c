@@ -200,15 +200,14 @@ cmp_str(const void *x, const void *y)
 	return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-/* PATH for a terminal: control bytes, backslashes and bytes above 0x7e as \xHH. */
+/* PATH for a terminal (textesc.h). */
 static void
 put_path(FILE *out, const char *path)
 {
-	for (const unsigned char *p = (const unsigned char *)path; *p; p++)
-		if (*p < 0x20 || *p >= 0x7f || *p == '\\')
-			fprintf(out, "\\x%02x", *p);
-		else
-			fputc(*p, out);
+	struct arena *a = arena_new();
+
+	fputs(arena_escape(a, path), out);
+	arena_free(a);
 }
 
 /* Rename DIR/.git (DIRFD) to the first free .git-omnibox-quarantine[-N]. */
