@@ -476,9 +476,14 @@ warn_broad_grant(struct vctx *c, const struct ir_path *p, const char *what)
 	else if (p->base == PATH_HOME && !strncmp(p->rel, "..", 2) &&
 		 (p->rel[2] == '\0' || p->rel[2] == '/'))
 		exposure = "a directory above the home directory";
+	/* Only what the scan finds at launch is hidden: say what a writable
+	 * grant still lets the sandbox make. */
 	if (exposure)
-		diag_warning(c->d, p->loc, "%s '%s' grants %s (dotfiles are still masked)", what,
-			     p->written, exposure);
+		diag_warning(c->d, p->loc, "%s '%s' grants %s (%s)", what, p->written, exposure,
+			     strstr(what, ".read_paths")
+				 ? "the dotfiles that exist at launch stay hidden"
+				 : "the dotfiles that exist at launch stay hidden; new ones can be "
+				   "made, except the protected paths of docs/protect.md");
 }
 
 static void

@@ -466,6 +466,8 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 		rc = DARWIN_EXIT_SETUP;
 	} else {
 		rc = darwin_launch_run(&plan);
+		/* Before anything else of the host's can run git in the workspace. */
+		launch_quarantine(&plan.facts, stderr);
 	}
 	if (pdir)
 		darwin_profile_remove(pdir, ppath);

@@ -1639,24 +1639,54 @@ masked_dirs(struct arena *a, const struct bwrap_mask *masks, size_t n_masks, siz
  * symbolic link the sandbox could re-point; the list is kept for the
  * check after the run.
  */
+/* Every entry named .git in the writable ROOTS now, kept for the check after
+ * the run, into *FOUND.  0, or -1 with the message. */
+static int
+find_repositories(struct rctx *r, const char *const *roots, size_t n,
+		  struct gitguard_entry **found, size_t *n_found)
+{
+	size_t n_prune;
+	const char **prune = masked_dirs(r->a, r->masks, r->n_masks, &n_prune);
+	char err[512];
+
+	if (gitguard_find(r->a, roots, n, prune, n_prune, found, n_found, err, sizeof(err)) < 0)
+		return fail(r, "%s", err);
+	r->plan->gits = arena_alloc(r->a, (*n_found + 1) * sizeof(*r->plan->gits));
+	for (size_t i = 0; i < *n_found; i++)
+		r->plan->gits[i] = (*found)[i].path;
+	r->plan->n_gits = *n_found;
+	r->plan->git_prune = prune;
+	r->plan->n_git_prune = n_prune;
+	return 0;
+}
+
+/* The writable roots but the scratch dir, into ROOTS (room for all); their count. */
+static size_t
+writable_roots(struct rctx *r, const char **roots)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->n_roots; i++)
+		if (strcmp(r->roots[i], r->plan->scratch))
+			roots[n++] = r->roots[i];
+	return n;
+}
+
+/*
+ * Every git directory in the writable ROOTS: each .git found (gitguard.h)
+ * is guarded where it is a directory or a .git file, refused where it is a
+ * symbolic link the sandbox could re-point.
+ */
 static void
 protect_repositories(struct rctx *r, const char *const *roots, size_t n)
 {
-	size_t n_prune, n_found;
-	const char **prune = masked_dirs(r->a, r->masks, r->n_masks, &n_prune);
+	size_t n_found;
 	struct gitguard_entry *found;
-	char err[512];
 
-	if (gitguard_find(r->a, roots, n, prune, n_prune, &found, &n_found, err, sizeof(err)) < 0) {
-		r->protect_rc = fail(r, "%s", err);
+	if (find_repositories(r, roots, n, &found, &n_found) < 0) {
+		r->protect_rc = -1;
 		return;
 	}
-	r->plan->gits = arena_alloc(r->a, (n_found + 1) * sizeof(*r->plan->gits));
-	for (size_t i = 0; i < n_found; i++)
-		r->plan->gits[i] = found[i].path;
-	r->plan->n_gits = n_found;
-	r->plan->git_prune = prune;
-	r->plan->n_git_prune = n_prune;
 	for (size_t i = 0; i < n_found && r->protect_rc == 0; i++) {
 		const char *path = found[i].path;
 
@@ -1668,7 +1698,7 @@ protect_repositories(struct rctx *r, const char *const *roots, size_t n)
 					     "could point it at a repository of its making, which "
 					     "git on this machine would obey; replace it with what "
 					     "it names",
-					     path);
+					     shown(r, path));
 		else if (found[i].kind == SCAN_FILE)
 			protect_gitfile(r, path);
 		else if (found[i].kind == SCAN_DIR) {
@@ -1742,9 +1772,7 @@ resolve_protected(struct rctx *r)
 
 		set_path(r, &sb->protect_paths.v[i], canon ? canon : lexical);
 	}
-	for (size_t i = 0; i < r->n_roots; i++)
-		if (strcmp(r->roots[i], r->plan->scratch))
-			roots[n++] = r->roots[i];
+	n = writable_roots(r, roots);
 	r->protect_rc = 0;
 	protect_each(sb, roots, n, r->plan->home, protect_one, r);
 	if (r->protect_rc == 0)
@@ -2272,6 +2300,16 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 	if (resolve_mask_paths(&r) < 0 || resolve_sockets(&r) < 0 || check_secrets(&r) < 0 ||
 	    (r.linux_target && (resolve_protected(&r) < 0 || private_parents(&r) < 0)))
 		goto fail;
+	if (!r.linux_target) {
+		/* Seatbelt holds the protected names; the repositories are noted for
+		 * the check after the run. */
+		const char **roots = arena_alloc(a, (r.n_roots + 1) * sizeof(*roots));
+		struct gitguard_entry *found;
+		size_t n_found;
+
+		if (find_repositories(&r, roots, writable_roots(&r, roots), &found, &n_found) < 0)
+			goto fail;
+	}
 	sort_masks(&r);
 	if (resolve_command(&r) < 0)
 		goto fail;
@@ -2315,10 +2353,8 @@ launch_quarantine(const struct launch_plan *plan, FILE *out)
 	size_t n = 0;
 	int rc;
 
-	if (!roots || plan->target != LAUNCH_LINUX) {
-		free(roots);
-		return roots ? 0 : -1;
-	}
+	if (!roots)
+		return -1;
 	for (size_t i = 0; i < plan->n_roots; i++)
 		if (strcmp(plan->roots[i], plan->scratch))
 			roots[n++] = plan->roots[i];

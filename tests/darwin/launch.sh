@@ -128,6 +128,20 @@ setup_user() {
 run_all() {
 	setup_user
 
+	name="a repository the command made in the workspace is set aside after the run; one there before stays"
+	mkdir -p "$WS/before"
+	git init -q "$WS/before"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/before"
+	run plain sh -c 'git init -q made && git -C made config core.fsmonitor "touch made-ran" && echo made'
+	expect_out "made"
+	expect_out "$WS/made/.git was made inside the sandbox; git on this machine would obey its configuration and hooks, so it is now .git-omnibox-quarantine beside it"
+	expect_no_out "before/.git"
+	tests=$((tests + 1))
+	[ -d "$WS/made/.git-omnibox-quarantine" ] && [ ! -e "$WS/made/.git" ] && [ -d "$WS/before/.git" ] ||
+		fail "the repositories are not as they should be: $(ls -A "$WS/made" "$WS/before")"
+	rm -rf "$WS/made" "$WS/before"
+	expect_clean
+
 	name="sandbox-exec gets -f PROFILE, the parameters and the command; the status comes back"
 	run plain sh -c 'echo ran; exit 7'
 	expect_rc 7

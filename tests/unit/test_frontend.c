@@ -372,18 +372,20 @@ Test(sandbox, broad_grants_are_warned_about)
 	expect_warning(
 	    SB "    read_paths: [/]\n",
 	    "3:18: warning: os_env.sandbox.read_paths[0] '/' grants the whole file system "
-	    "(dotfiles are still masked)");
+	    "(the dotfiles that exist at launch stay hidden)");
 	expect_warning(SB "    write_paths: [\"~\"]\n",
 		       "3:19: warning: os_env.sandbox.write_paths[0] '~' grants the whole home "
-		       "directory (dotfiles are still masked)");
+		       "directory (the dotfiles that exist at launch stay hidden; new ones can be "
+		       "made, except the protected paths of docs/protect.md)");
 	expect_warning(
 	    SB "    read_paths: [/home/]\n",
 	    "3:18: warning: os_env.sandbox.read_paths[0] '/home/' grants every user's home "
-	    "directory (dotfiles are still masked)");
+	    "directory (the dotfiles that exist at launch stay hidden)");
 	expect_warning(
 	    SB "    write_files: [~/..]\n",
 	    "3:19: warning: os_env.sandbox.write_files[0] '~/..' grants a directory above "
-	    "the home directory (dotfiles are still masked)");
+	    "the home directory (the dotfiles that exist at launch stay hidden; new ones can "
+	    "be made, except the protected paths of docs/protect.md)");
 }
 
 Test(sandbox, cwd_allow_hidden_entries_are_single_names)
