@@ -1035,6 +1035,8 @@ protected_paths(struct b *b, const char ***out)
 	for (size_t i = 0; i < b->sb->protect_paths.n; i++)
 		extra[i] = ir_path_string(b, &b->sb->protect_paths.v[i]);
 	protect_each_spelled(b->sb, roots, n, b->c->home, extra, collect_protected, &pr);
+	for (size_t i = 0; i < b->c->n_protected; i++)
+		push_unique(b, &pr.paths, &pr.n, &pr.cap, b->c->protected[i]);
 	*out = pr.paths;
 	return pr.n;
 }

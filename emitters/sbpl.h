@@ -76,6 +76,11 @@ struct sbpl_context {
 	const char *const *command_dirs; /* install dirs of the command (and relay) */
 	size_t n_command_dirs;
 	const char *dyld_cache_dir; /* the per-user dyld cache dir, or NULL */
+	/* More protected paths the launch found (protect.h): the git entries
+	 * of every repository in a writable root, and what the host's git
+	 * configuration names there. */
+	const char *const *protected;
+	size_t n_protected;
 
 	/*
 	 * The alternate dotfile mode: deny each path of HIDDEN (a scan's hits)

@@ -61,6 +61,8 @@ darwin_launch_context(struct arena *a, const struct launch_request *rq0, struct 
 	c->command_dirs = f->command_dirs;
 	c->n_command_dirs = f->n_command_dirs;
 	c->dyld_cache_dir = rq.dyld_cache_dir;
+	c->protected = f->protected;
+	c->n_protected = f->n_protected;
 	return 0;
 }
 

@@ -55,6 +55,8 @@ struct rctx {
 	size_t n_protects, cap_protects;
 	int protect_rc;
 	size_t n_gitdirs;
+	bool collect_only; /* macOS: protected paths are listed for the profile */
+	size_t cap_protected;
 	const char **sockets;
 	size_t n_sockets, cap_sockets;
 	struct bwrap_grant *command_dirs;
@@ -1431,6 +1433,14 @@ protect_one(void *arg, const struct protect_entry *e)
 
 	if (r->protect_rc < 0 || masked(r, path) || covered(r, path))
 		return;
+	if (r->collect_only) {
+		/* Seatbelt matches names, existing or not; a directory of git
+		 * directories stays writable (the check after the run covers it). */
+		if (e->hold != PROTECT_HOLD_GITDIRS)
+			*ARENA_PUSH(r->a, r->plan->protected, r->plan->n_protected,
+				    r->cap_protected) = arena_strdup(r->a, path);
+		return;
+	}
 	if (open_checked(r, path, "a protected path", e->line, WALK_PARENT, &w) < 0) {
 		r->protect_rc = -1;
 		return;
@@ -2301,13 +2311,13 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 	    (r.linux_target && (resolve_protected(&r) < 0 || private_parents(&r) < 0)))
 		goto fail;
 	if (!r.linux_target) {
-		/* Seatbelt holds the protected names; the repositories are noted for
-		 * the check after the run. */
+		/* The profile denies what the repositories hold (listed, not bound),
+		 * and they are noted for the check after the run. */
 		const char **roots = arena_alloc(a, (r.n_roots + 1) * sizeof(*roots));
-		struct gitguard_entry *found;
-		size_t n_found;
 
-		if (find_repositories(&r, roots, writable_roots(&r, roots), &found, &n_found) < 0)
+		r.collect_only = true;
+		protect_repositories(&r, roots, writable_roots(&r, roots));
+		if (r.protect_rc < 0)
 			goto fail;
 	}
 	sort_masks(&r);

@@ -103,6 +103,11 @@ struct launch_plan {
 	size_t n_gits;
 	const char **git_prune;
 	size_t n_git_prune;
+
+	/* macOS: the protected paths of the repositories in the writable roots
+	 * (the profile denies them; Linux binds them, ctx.protects). */
+	const char **protected;
+	size_t n_protected;
 };
 
 /*

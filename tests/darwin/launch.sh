@@ -139,6 +139,14 @@ run_all() {
 	tests=$((tests + 1))
 	[ -d "$WS/made/.git-omnibox-quarantine" ] && [ ! -e "$WS/made/.git" ] && [ -d "$WS/before/.git" ] ||
 		fail "the repositories are not as they should be: $(ls -A "$WS/made" "$WS/before")"
+	name="the profile denies writes to a nested repository's git entries and its hooksPath"
+	(cd "$WS/before" && as_user git config core.hooksPath .githooks)
+	run plain true
+	out=$(cat "$U/standin.profile")
+	expect_out '"/before/.git/config"'
+	expect_out '"/before/.git/hooks"'
+	expect_out '"/before/.git/commondir"'
+	expect_out '"/before/.githooks"'
 	rm -rf "$WS/made" "$WS/before"
 	expect_clean
 
