@@ -210,16 +210,16 @@ put_path(FILE *out, const char *path)
 	arena_free(a);
 }
 
-/* Rename DIR/.git (DIRFD) to the first free .git-omnibox-quarantine[-N]. */
+/* Rename GIT (".git" in any case) in DIRFD to the first free .git-omnibox-quarantine[-N]. */
 static const char *
-quarantine_one(int dirfd, char *name, size_t cap)
+quarantine_one(int dirfd, const char *git, char *name, size_t cap)
 {
 	for (unsigned i = 0; i < 1000; i++) {
 		if (i)
 			snprintf(name, cap, ".git-omnibox-quarantine-%u", i);
 		else
 			snprintf(name, cap, ".git-omnibox-quarantine");
-		if (renameat2(dirfd, ".git", dirfd, name, RENAME_NOREPLACE) == 0)
+		if (renameat2(dirfd, git, dirfd, name, RENAME_NOREPLACE) == 0)
 			return name;
 		if (errno != EEXIST)
 			return NULL;
@@ -262,7 +262,7 @@ gitguard_quarantine(const char *const *roots, size_t n_roots, const char *const 
 			moved = NULL;
 			errno = ENOENT;
 		} else {
-			moved = quarantine_one(w.fd, name, sizeof(name));
+			moved = quarantine_one(w.fd, path + strlen(dir) + 1, name, sizeof(name));
 			close(w.fd);
 		}
 		fputs("omnibox-run: warning: ", out);

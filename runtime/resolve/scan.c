@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -529,13 +530,13 @@ scan_list(struct scan *s, size_t i)
 			s->visited++;
 			/* The common case, a visible file, costs nothing more. */
 			if (!hidden && (!recursive || (type != DT_DIR && type != DT_UNKNOWN)) &&
-			    !(s->o->report_name && !strcmp(name, s->o->report_name)))
+			    !(s->o->report_name && !strcasecmp(name, s->o->report_name)))
 				continue;
 			if (type == DT_UNKNOWN && scan_stat_type(s, i, fd, name, &type) < 0)
 				return -1;
 			if (type == TYPE_SKIP)
 				continue;
-			if (s->o->report_name && !strcmp(name, s->o->report_name)) {
+			if (s->o->report_name && !strcasecmp(name, s->o->report_name)) {
 				if (scan_named(s, i, name, type) < 0)
 					return -1;
 				if (s->o->stop_at_named && !hidden)

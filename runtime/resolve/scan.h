@@ -38,9 +38,10 @@ struct scan_options {
 	 * instead of the path, so the tree scanned is the tree mounted; -1 or
 	 * a NULL array: open the root by its path. */
 	const int *root_fds;
-	/* Optional: every entry of this name (".git"), of any kind, hidden
-	 * or not, is listed in named; with stop_at_named none is descended
-	 * into. */
+	/* Optional: every entry of this name (".git"), in any case (a
+	 * case-insensitive file system takes ".GIT" for it), of any kind,
+	 * hidden or not, is listed in named; with stop_at_named none is
+	 * descended into. */
 	const char *report_name;
 	bool stop_at_named;
 	/* Optional: directories not descended into (absolute, canonical,
