@@ -67,6 +67,7 @@ LIB_SRC := \
 	emitters/emit_egress.c \
 	emitters/emit.c \
 	emitters/emit_bwrap.c \
+	emitters/bwrap_view.c \
 	emitters/emit_env.c \
 	emitters/emit_seccomp.c \
 	emitters/emit_sbpl.c \
@@ -87,6 +88,7 @@ LIB_SRC := \
 	runtime/resolve/host.c \
 	runtime/resolve/gitguard.c \
 	runtime/resolve/gitconfig.c \
+	runtime/resolve/why.c \
 	runtime/launch/fds.c \
 	runtime/launch/landlock.c \
 	runtime/launch/seccomp_load.c \

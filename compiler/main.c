@@ -24,6 +24,7 @@
 #include "emitters/diff.h"
 #include "emitters/explain.h"
 #include "emitters/query.h"
+#include "runtime/resolve/why.h"
 #include "emitters/sbpl.h"
 #include "emitters/winjob.h"
 #include "runtime/launch/darwin.h"
@@ -305,10 +306,12 @@ parse_options(int argc, char **argv, struct options *o)
 			o->query_file))
 		usage_error("%s", "--diff compares two policies; it takes no --check, --output, "
 				  "--emit, --resolve or --query");
-	if ((o->n_queries || o->query_file) &&
-	    (o->check || o->output || o->emit || o->resolve))
-		usage_error("%s", "--query answers on stdout; it takes no --check, --output, --emit "
-				  "or --resolve");
+	if ((o->n_queries || o->query_file) && (o->check || o->output || o->emit))
+		usage_error("%s", "--query answers on stdout; it takes no --check, --output or "
+				  "--emit");
+	if ((o->n_queries || o->query_file) && o->resolve && o->target != TARGET_LINUX)
+		usage_error("%s", "--query with --resolve answers from a Linux launch: give "
+				  "--target=linux");
 	if (o->target < 0 && !o->check && !o->output && !o->n_queries && !o->query_file &&
 	    !o->diff && !o->explain)
 		usage_error("%s", "--target=all writes several files: give --output=DIR");
@@ -514,8 +517,8 @@ emit_one(const struct options *o, const struct policy *p, struct diag *d)
 /* ---- --query ---------------------------------------------------------------- */
 
 static void
-query_one(struct arena *a, const struct policy *p, int target, const char *text,
-	  struct textbuf *out)
+query_one(struct arena *a, const struct policy *p, int target, const struct launch_plan *plan,
+	  const char *text, struct textbuf *out)
 {
 	struct query q;
 	char err[512];
@@ -525,6 +528,20 @@ query_one(struct arena *a, const struct policy *p, int target, const char *text,
 		return;
 	}
 	tb_printf(out, "# query: %s\n", text);
+	/* --resolve: a path from the launch itself (why.h). */
+	if (plan && (q.access == QUERY_READ || q.access == QUERY_WRITE)) {
+		const char *path = launch_why_path(a, plan, strchr(text, ' ') + 1);
+		struct decision d;
+
+		launch_why(a, plan, path, q.access, &d);
+		tb_puts(out, "  linux    ");
+		tb_puts(out, d.allowed ? "allow " : "deny  ");
+		tb_escape(out, path, 0);
+		tb_puts(out, ": ");
+		tb_escape(out, d.why, 0);
+		tb_putc(out, '\n');
+		return;
+	}
 	for (int t = 0; t < TARGET_COUNT; t++) {
 		struct decision d;
 
@@ -541,15 +558,17 @@ query_one(struct arena *a, const struct policy *p, int target, const char *text,
 	}
 }
 
-/* --query and --query-file; 0, or EXIT_USAGE when a query is malformed. */
+/* --query and --query-file, from PLAN when --resolve made one; 0, or
+ * EXIT_USAGE when a query is malformed. */
 static int
-run_queries(const struct options *o, const struct policy *p, struct arena *a)
+run_queries(const struct options *o, const struct policy *p, struct arena *a,
+	    const struct launch_plan *plan)
 {
 	struct textbuf out = {0}, file = {0};
 	int rc = EXIT_OK;
 
 	for (size_t i = 0; i < o->n_queries; i++)
-		query_one(a, p, o->target, o->queries[i], &out);
+		query_one(a, p, o->target, plan, o->queries[i], &out);
 	if (o->query_file) {
 		int err = file_read(o->query_file, &file, FILE_READ_MAX);
 
@@ -566,7 +585,7 @@ run_queries(const struct options *o, const struct policy *p, struct arena *a)
 			while (*line == ' ' || *line == '\t')
 				line++;
 			if (*line && *line != '#')
-				query_one(a, p, o->target, line, &out);
+				query_one(a, p, o->target, plan, line, &out);
 			line = end ? end + 1 : NULL;
 		}
 		tb_free(&file);
@@ -788,6 +807,12 @@ resolve_launch(const struct options *o, const struct policy *p, struct arena *a,
 			resolve_error(err);
 			return EXIT_INVALID;
 		}
+		if (o->n_queries || o->query_file) {
+			int rc = run_queries(o, p, a, &plan);
+
+			launch_plan_close(&plan);
+			return rc;
+		}
 		launch_describe(&plan, &out);
 		launch_plan_close(&plan);
 	}
@@ -830,8 +855,8 @@ main(int argc, char **argv)
 			rc = run_explain(&o, p);
 		} else if (o.diff) {
 			rc = run_diff(&o, p, a, &d);
-		} else if (o.n_queries || o.query_file) {
-			rc = run_queries(&o, p, a);
+		} else if ((o.n_queries || o.query_file) && !o.resolve) {
+			rc = run_queries(&o, p, a, NULL);
 		} else if (o.resolve) {
 			if (emit_check_target(p, (enum target)o.target, &d) < 0)
 				rc = EXIT_INVALID;

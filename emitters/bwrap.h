@@ -117,6 +117,56 @@ size_t bwrap_grants_order(struct bwrap_grant *g, size_t n);
 int bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 		struct textbuf *text, struct textbuf *nul, struct textbuf *tail);
 
+/*
+ * The mounts of an argument vector, as bwrap_build() writes them: the very
+ * calls that write the arguments record them, with the comment that
+ * precedes each, so what --why answers is what the launch passes.
+ */
+enum bwrap_op {
+	BWRAP_RO_BIND,	  /* --ro-bind, --ro-bind-try, --ro-bind-fd */
+	BWRAP_BIND,	  /* --bind, --bind-fd */
+	BWRAP_DEVNULL,	  /* --ro-bind /dev/null P: a file mask */
+	BWRAP_TMPFS,	  /* --tmpfs */
+	BWRAP_REMOUNT_RO, /* --remount-ro */
+	BWRAP_PROC,	  /* --proc */
+	BWRAP_DEV,	  /* --dev */
+	BWRAP_SYMLINK,	  /* --symlink TARGET P */
+	BWRAP_FS_WRITE,	  /* omnibox-init's --fs-write: Landlock lets it be written */
+};
+
+struct bwrap_mount {
+	enum bwrap_op op;
+	bool try_;	  /* --ro-bind-try: nothing when the source is missing */
+	const char *src;  /* the host path, or NULL (a descriptor, a tmpfs) */
+	const char *dest; /* inside */
+	const char *why;  /* the comment before it */
+};
+
+struct bwrap_mounts {
+	struct bwrap_mount *v;
+	size_t n, cap;
+	char *why; /* the last comment, while building */
+};
+
+/* The mounts of P in context C, in order, into M (bwrap_mounts_free()). */
+int bwrap_mounts_build(const struct policy *p, const struct bwrap_context *c,
+		       struct bwrap_mounts *m);
+void bwrap_mounts_free(struct bwrap_mounts *m);
+
+/* What the sandbox of M has at a path. */
+struct bwrap_view {
+	const struct bwrap_mount *mount; /* the mount that shows it, NULL: none */
+	bool read_only;			 /* that mount is (or was remounted) read-only */
+	bool landlock_write;		 /* below an --fs-write path */
+	bool hidden;			 /* behind a mask: /dev/null, or inside an empty tmpfs */
+};
+
+/*
+ * What M shows at PATH (canonical, absolute): later mounts cover earlier
+ * ones at and below their path, as the kernel stacks them.
+ */
+void bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view *v);
+
 /* The system directories and /etc files every sandbox sees read-only. */
 extern const char *const bwrap_system_dirs[];
 extern const char *const bwrap_etc_files[];

@@ -82,7 +82,63 @@ bwrap_network_shared(const struct policy *p)
 
 struct out {
 	struct textbuf *text, *nul;
+	struct bwrap_mounts *mounts; /* or NULL */
 };
+
+static char *
+dup_or_die(const char *s)
+{
+	char *d = strdup(s ? s : "");
+
+	if (!d)
+		abort();
+	return d;
+}
+
+/* FLAG X Y as a mount of O->mounts, when FLAG makes one. */
+static void
+record(struct out *o, const char *flag, const char *x, const char *y)
+{
+	static const struct {
+		const char *flag;
+		enum bwrap_op op;
+		bool try_, two;
+	} ops[] = {
+	    {"--ro-bind", BWRAP_RO_BIND, false, true},	  {"--ro-bind-try", BWRAP_RO_BIND, true, true},
+	    {"--ro-bind-fd", BWRAP_RO_BIND, false, true}, {"--bind", BWRAP_BIND, false, true},
+	    {"--bind-fd", BWRAP_BIND, false, true},	  {"--tmpfs", BWRAP_TMPFS, false, false},
+	    {"--remount-ro", BWRAP_REMOUNT_RO, false, false}, {"--proc", BWRAP_PROC, false, false},
+	    {"--dev", BWRAP_DEV, false, false},		  {"--symlink", BWRAP_SYMLINK, false, true},
+	    {"--fs-write", BWRAP_FS_WRITE, false, false},
+	};
+	struct bwrap_mounts *m = o->mounts;
+
+	if (!m)
+		return;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
+		struct bwrap_mount *e;
+
+		if (strcmp(flag, ops[i].flag))
+			continue;
+		if (m->n == m->cap) {
+			m->cap = m->cap ? 2 * m->cap : 64;
+			m->v = realloc(m->v, m->cap * sizeof(*m->v));
+			if (!m->v)
+				abort();
+		}
+		e = &m->v[m->n++];
+		e->op = ops[i].op;
+		e->try_ = ops[i].try_;
+		e->src = ops[i].two && strncmp(flag, "--ro-bind-fd", 12) && strcmp(flag, "--bind-fd")
+			     ? dup_or_die(x)
+			     : NULL;
+		e->dest = dup_or_die(ops[i].two ? y : x);
+		e->why = dup_or_die(m->why);
+		if (e->op == BWRAP_RO_BIND && e->src && !strcmp(e->src, "/dev/null"))
+			e->op = BWRAP_DEVNULL;
+		return;
+	}
+}
 
 /*
  * One argument: as it is in the argv (NUL), escaped in the text (textesc.h),
@@ -101,6 +157,7 @@ arg(struct out *o, const char *a)
 static void
 args3(struct out *o, const char *flag, const char *x, const char *y)
 {
+	record(o, flag, x, y);
 	arg(o, flag);
 	arg(o, x);
 	if (y)
@@ -118,6 +175,10 @@ comment(struct out *o, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (o->mounts) {
+		free(o->mounts->why);
+		o->mounts->why = dup_or_die(buf);
+	}
 	/* Paths in it were escaped by whoever named them; a line break or a
 	 * control byte that was not cannot reach the terminal. */
 	tb_puts(o->text, "# ");
@@ -619,13 +680,52 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 	}
 }
 
+static int build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
+		 struct textbuf *text, struct textbuf *nul, struct textbuf *tail,
+		 struct bwrap_mounts *mounts);
+
 int
 bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	    struct textbuf *text, struct textbuf *nul, struct textbuf *tail)
 {
+	return build(p, c, d, text, nul, tail, NULL);
+}
+
+int
+bwrap_mounts_build(const struct policy *p, const struct bwrap_context *c,
+		   struct bwrap_mounts *m)
+{
+	struct textbuf text = {0};
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	rc = build(p, c, NULL, &text, NULL, NULL, m);
+	tb_free(&text);
+	free(m->why);
+	m->why = NULL;
+	return rc;
+}
+
+void
+bwrap_mounts_free(struct bwrap_mounts *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free((char *)m->v[i].src);
+		free((char *)m->v[i].dest);
+		free((char *)m->v[i].why);
+	}
+	free(m->v);
+	free(m->why);
+	memset(m, 0, sizeof(*m));
+}
+
+static int
+build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
+      struct textbuf *text, struct textbuf *nul, struct textbuf *tail, struct bwrap_mounts *mounts)
+{
 	const struct os_env *env = &p->os_env;
 	const struct sandbox *sb = &env->sandbox;
-	struct out o = {text, nul};
+	struct out o = {text, nul, mounts};
 	const struct bwrap_grant *grants;
 	struct bwrap_grant *owned = NULL;
 	size_t n_grants;

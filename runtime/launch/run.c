@@ -53,6 +53,7 @@
 #include "runtime/egress/proxy.h"
 #include "runtime/gitssh/broker.h"
 #include "runtime/resolve/resolve.h"
+#include "runtime/resolve/why.h"
 #include "runtime/resolve/walk.h"
 #if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
 #include "runtime/launch/darwin.h"
@@ -60,6 +61,13 @@
 #endif
 #if defined(__APPLE__)
 #include <mach-o/dyld.h>
+#endif
+
+/* Whether this build launches with Seatbelt (its --why answers from the IR). */
+#if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
+#define OMNIBOX_DARWIN_LAUNCH 1
+#else
+#define OMNIBOX_DARWIN_LAUNCH 0
 #endif
 
 #define EXIT_SETUP 125
@@ -759,9 +767,14 @@ denials_summary(const struct proxy *proxy, const char *policy)
 
 /* ---- --why ------------------------------------------------------------------------ */
 
-/* The policy's answer for WHAT on this machine's target, from the IR alone. */
+/*
+ * The policy's answer for WHAT: a path from the launch PLAN resolved on this
+ * machine (why.h), when there is one; a URL, or any query without a plan,
+ * from the IR (query.h).
+ */
 static int
-explain_why(struct arena *a, const struct policy *p, const char *what)
+explain_why(struct arena *a, const struct policy *p, const struct launch_plan *plan,
+	    const char *what)
 {
 	const char *texts[3];
 	size_t n = 0;
@@ -785,8 +798,18 @@ explain_why(struct arena *a, const struct policy *p, const char *what)
 			rc = 2;
 			continue;
 		}
+		if (plan && (q.access == QUERY_READ || q.access == QUERY_WRITE)) {
+			const char *path = launch_why_path(a, plan, strchr(texts[i], ' ') + 1);
+
+			launch_why(a, plan, path, q.access, &d);
+			printf("%s %s: %s, %s\n", q.access == QUERY_READ ? "read" : "write",
+			       arena_escape(a, path), d.allowed ? "allowed" : "refused",
+			       arena_escape(a, d.why));
+			continue;
+		}
 		query_decide(a, p, TARGET_LINUX, &q, &d);
-		printf("%s: %s, %s", texts[i], d.allowed ? "allowed" : "refused", d.why);
+		printf("%s: %s, %s", arena_escape(a, texts[i]), d.allowed ? "allowed" : "refused",
+		       d.why);
 		if (d.line)
 			printf(" (%s:%u)", p->source, d.line);
 		putchar('\n');
@@ -1337,11 +1360,25 @@ main(int argc, char **argv)
 	if (!p)
 		die("%s: invalid policy; nothing ran", o.input);
 
-	if (o.why) {
-		rc = explain_why(a, p, o.why);
+	/* A URL, or a launch without a Linux sandbox: from the IR.  A path:
+	 * from the launch resolved as --dry-run resolves it, below. */
+	if (o.why && (!strncmp(o.why, "http", 4) || p->os_env.sandbox.type == SANDBOX_NONE ||
+		      OMNIBOX_DARWIN_LAUNCH)) {
+		rc = explain_why(a, p, NULL, o.why);
 		arena_free(a);
 		tb_free(&src);
 		return rc;
+	}
+	if (o.why) {
+		static char sh_name[] = "sh";
+		static char *sh[] = {sh_name, NULL};
+
+		o.dry_run = true;
+		/* The launch of a shell, unless a command was given. */
+		if (!o.n_command && !p->terminal) {
+			o.command = sh;
+			o.n_command = 1;
+		}
 	}
 	sb = &p->os_env.sandbox;
 	if (p->os_env.fork.value)
@@ -1494,8 +1531,12 @@ main(int argc, char **argv)
 	if (o.dry_run) {
 		struct textbuf desc = {0};
 
-		launch_describe(&plan, &desc);
-		fputs(desc.data, stdout);
+		if (o.why)
+			rc = explain_why(a, p, &plan, o.why);
+		else
+			launch_describe(&plan, &desc);
+		if (desc.data)
+			fputs(desc.data, stdout);
 		launch_plan_close(&plan);
 		tb_free(&desc);
 		tb_free(&src);
@@ -1503,7 +1544,7 @@ main(int argc, char **argv)
 		tb_free(&nul);
 		tb_free(&tail);
 		arena_free(a);
-		return 0;
+		return o.why ? rc : 0;
 	}
 	landlock_report(p, o.quiet);
 

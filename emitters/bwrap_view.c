@@ -1,0 +1,70 @@
+/*
+ * bwrap_view.c - what an argument vector's mounts show at a path (bwrap.h).
+ */
+#include "bwrap.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Is PATH DIR or below it? */
+static bool
+at_or_below(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return path[0] == '/';
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+void
+bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view *v)
+{
+	/* Which mounts are still in view, and which were remounted read-only. */
+	bool *live = calloc(m->n + 1, sizeof(*live)), *ro = calloc(m->n + 1, sizeof(*ro));
+	size_t best = m->n;
+
+	memset(v, 0, sizeof(*v));
+	if (!live || !ro)
+		abort();
+	for (size_t i = 0; i < m->n; i++) {
+		const struct bwrap_mount *e = &m->v[i];
+
+		switch (e->op) {
+		case BWRAP_FS_WRITE:
+			if (at_or_below(path, e->dest))
+				v->landlock_write = true;
+			continue;
+		case BWRAP_SYMLINK: /* on the root tmpfs; paths asked about are canonical */
+			continue;
+		case BWRAP_REMOUNT_RO:
+			for (size_t k = i; k-- > 0;)
+				if (live[k] && !strcmp(m->v[k].dest, e->dest)) {
+					ro[k] = true;
+					break;
+				}
+			continue;
+		default:
+			/* A new mount covers what was mounted at and below its path. */
+			for (size_t k = 0; k < i; k++)
+				if (live[k] && at_or_below(m->v[k].dest, e->dest))
+					live[k] = false;
+			live[i] = true;
+			ro[i] = e->op == BWRAP_RO_BIND || e->op == BWRAP_DEVNULL;
+		}
+	}
+	for (size_t i = 0; i < m->n; i++)
+		if (live[i] && at_or_below(path, m->v[i].dest) &&
+		    (best == m->n || strlen(m->v[i].dest) > strlen(m->v[best].dest)))
+			best = i;
+	if (best < m->n) {
+		const struct bwrap_mount *e = &m->v[best];
+
+		v->mount = e;
+		v->read_only = ro[best];
+		v->hidden = e->op == BWRAP_DEVNULL ||
+			    (e->op == BWRAP_TMPFS && strcmp(path, e->dest) != 0);
+	}
+	free(live);
+	free(ro);
+}

@@ -1,0 +1,124 @@
+/*
+ * why.c - answers from the launch's own mounts (why.h).
+ */
+#include "runtime/resolve/why.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "runtime/resolve/perm.h"
+#include "runtime/resolve/walk.h"
+
+const char *
+launch_why_path(struct arena *a, const struct launch_plan *plan, const char *path)
+{
+	const char *abs, *canon;
+
+	if (!strcmp(path, "~") || !strncmp(path, "~/", 2))
+		abs = arena_printf(a, "%s%s", plan->home, path + 1);
+	else if (path[0] == '/')
+		abs = path;
+	else
+		abs = arena_printf(a, "%s/%s", plan->workspace, path);
+	abs = walk_lexical(a, abs);
+	canon = walk_canonical(a, abs);
+	return canon ? canon : abs;
+}
+
+static void
+answer(struct decision *d, bool allowed, const char *why)
+{
+	d->allowed = allowed;
+	d->enforced = true;
+	d->why = why;
+	d->line = 0;
+}
+
+/* The owner and mode of PATH (or, for a path to create, of its directory)
+ * let the sandbox's user do WANT?  NOTE gets why not. */
+static bool
+mode_allows(struct arena *a, const char *path, enum query_access access, const char **note)
+{
+	struct perm_ids ids;
+	struct stat st;
+	bool ok;
+	int want;
+
+	if (stat(path, &st) == 0) {
+		want = access == QUERY_READ ? (S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK)
+					    : (S_ISDIR(st.st_mode) ? W_OK | X_OK : W_OK);
+	} else if (access == QUERY_READ) {
+		*note = "it does not exist";
+		return false;
+	} else {
+		const char *dir = arena_strndup(a, path, (size_t)(strrchr(path, '/') - path));
+
+		if (stat(dir[0] ? dir : "/", &st) < 0 || !S_ISDIR(st.st_mode)) {
+			*note = "its directory does not exist";
+			return false;
+		}
+		want = W_OK | X_OK;
+	}
+	if (perm_ids_self(&ids) < 0)
+		return true;
+	ok = perm_sandbox_may(&ids, &st, want);
+	perm_ids_release(&ids);
+	if (!ok)
+		*note = access == QUERY_READ ? "its owner and mode do not let this user read it"
+					     : "its owner and mode do not let this user write it";
+	return ok;
+}
+
+void
+launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
+	   enum query_access access, struct decision *d)
+{
+	struct bwrap_mounts m;
+	struct bwrap_view v;
+	const char *note = NULL, *why;
+
+	if (bwrap_mounts_build(plan->policy, &plan->ctx, &m) < 0) {
+		answer(d, false, "the policy has no Linux launch");
+		return;
+	}
+	bwrap_view_at(&m, path, &v);
+	why = v.mount ? arena_strdup(a, v.mount->why) : NULL;
+	if (!v.mount) {
+		answer(d, false, "nothing of the host is mounted there (default deny)");
+	} else if (v.mount->op == BWRAP_PROC || v.mount->op == BWRAP_DEV) {
+		answer(d, access == QUERY_READ || (v.mount->op == BWRAP_DEV && v.landlock_write),
+		       arena_printf(a, "the sandbox's own %s", v.mount->dest));
+	} else if (v.hidden && v.mount->op == BWRAP_DEVNULL) {
+		answer(d, false, arena_printf(a, "hidden: an empty file in its place (%s)", why));
+	} else if (v.mount->op == BWRAP_TMPFS) {
+		if (access == QUERY_READ && v.hidden)
+			answer(d, false,
+			       arena_printf(a, "hidden: an empty directory %s in its place (%s)",
+					    v.mount->dest, why));
+		else if (access == QUERY_READ || v.read_only)
+			answer(d, access == QUERY_READ,
+			       arena_printf(a, "an empty read-only directory (%s)", why));
+		else
+			answer(d, v.landlock_write,
+			       arena_printf(a, "the sandbox's own %s, not the host's (%s)",
+					    v.mount->dest, why));
+	} else if (access == QUERY_WRITE && v.read_only) {
+		answer(d, false, arena_printf(a, "read-only: %s", why));
+	} else if (access == QUERY_WRITE && !v.landlock_write) {
+		answer(d, false,
+		       arena_printf(a, "Landlock: not below a writable grant (mounted by: %s)", why));
+	} else if (access == QUERY_READ && !strcmp(v.mount->dest, path) &&
+		   !mode_allows(a, path, access, &note) && !strcmp(note, "it does not exist")) {
+		/* A mount point exists inside: a placeholder the launch makes. */
+		answer(d, true, arena_printf(a, "an empty placeholder made at launch (%s)", why));
+	} else if (!mode_allows(a, path, access, &note)) {
+		answer(d, false, arena_printf(a, "%s (mounted by: %s)", note, why));
+	} else {
+		answer(d, true, why);
+	}
+	bwrap_mounts_free(&m);
+}
