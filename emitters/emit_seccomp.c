@@ -15,11 +15,14 @@
  * classifies it (docs/linux.md); everything else goes on to libseccomp's
  * program.
  *
- * A refusal is reported (SCMP_ACT_NOTIFY): the kernel holds the call and
- * asks omnibox-run, which counts it and answers EPERM, so the user learns
- * what the agent tried (runtime/launch/notify.h).  Where the kernel cannot
- * report, omnibox-init turns every report into ERRNO(EPERM) before it
- * loads the program (runtime/launch/seccomp_load.h).
+ * The program emitted is the standalone filter: a refusal returns
+ * ERRNO(EPERM) (clone3's ENOSYS), whoever loads it (bwrap --seccomp, a
+ * container runtime, omnibox-init).  omnibox-init derives from it, at load
+ * time, the variant that reports each EPERM refusal (SCMP_ACT_NOTIFY): the
+ * kernel holds the call and asks omnibox-run, which counts it and answers
+ * EPERM, so the user learns what the agent tried (runtime/launch/notify.h,
+ * runtime/launch/seccomp_load.h).  A rule's errno is therefore EPERM
+ * exactly when it is reported.
  */
 #include "seccomp.h"
 
@@ -648,7 +651,7 @@ syscall_on_arch(uint32_t arch, const char *name)
 	       (nr <= __PNR_semop && nr >= __PNR_shmctl);
 }
 
-/* REPORT: the rules that are reported notify; else every rule fails with its errno. */
+/* Every rule fails with its errno; with REPORT, the reported ones notify instead. */
 static int
 rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *r, bool report)
 {
@@ -808,7 +811,7 @@ fail:
 int
 seccomp_generate(bool binary_tree, bool pfc, struct textbuf *out, char *err, size_t errlen)
 {
-	return seccomp_generate_as(binary_tree, pfc, true, out, err, errlen);
+	return seccomp_generate_as(binary_tree, pfc, false, out, err, errlen);
 }
 
 int
@@ -819,29 +822,31 @@ emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textb
 
 	(void)p;
 	(void)t;
-	tb_puts(out, "# seccomp filter, loaded by omnibox-init (--seccomp-fd) before the agent's "
-		     "first instruction.\n"
-		     "# The same for every policy: nothing in the policy changes it.\n"
-		     "# ABIs, tested in this order:");
+	tb_puts(
+	    out,
+	    "# seccomp filter: the standalone program --emit=seccomp-bpf writes, for any loader\n"
+	    "# (bwrap --seccomp, a container runtime); omnibox-init loads it (--seccomp-fd)\n"
+	    "# before the agent's first instruction.\n"
+	    "# The same for every policy: nothing in the policy changes it.\n"
+	    "# ABIs, tested in this order:");
 	for (size_t i = 0; i < seccomp_arch_table_len; i++)
 		tb_printf(out, " %s", seccomp_arch_table[i].name);
-	tb_printf(out,
-		  "; any other: KILL_PROCESS.\n"
-		  "# Default action ALLOW, after a gate that refuses the calls libseccomp cannot "
-		  "name and\n"
-		  "# every number above the highest each ABI's tables know (see the gate "
-		  "below).\n"
-		  "# NOTIFY (SECCOMP_RET_USER_NOTIF, 0x%08x): the "
-		  "refusal is reported\n"
-		  "# to omnibox-run, which counts it and answers EPERM (where the kernel cannot "
-		  "report,\n"
-		  "# omnibox-init loads ERRNO(%d), EPERM, in its place).  ERRNO(%d) is ENOSYS, "
-		  "for clone3,\n"
-		  "# so that libc falls back to clone, whose flags the filter can check; it is "
-		  "not reported.\n"
-		  "# Built by libseccomp %u.%u.%u with binary-tree search; the rules are in "
-		  "emitters/emit_seccomp.c.\n",
-		  SCMP_ACT_NOTIFY, EPERM, ENOSYS, v->major, v->minor, v->micro);
+	tb_printf(
+	    out,
+	    "; any other: KILL_PROCESS.\n"
+	    "# Default action ALLOW, after a gate that refuses the calls libseccomp cannot "
+	    "name and\n"
+	    "# every number above the highest each ABI's tables know (see the gate "
+	    "below).\n"
+	    "# ERRNO(%d) is EPERM, the refusal.  With omnibox-run to answer, omnibox-init\n"
+	    "# loads the program with each ERRNO(%d) return turned into\n"
+	    "# SECCOMP_RET_USER_NOTIF (0x%08x), nothing else changed: omnibox-run counts\n"
+	    "# the refusal and answers EPERM.\n"
+	    "# ERRNO(%d) is ENOSYS, for clone3, so that libc falls back to clone, whose flags\n"
+	    "# the filter can check; it is not reported.\n"
+	    "# Built by libseccomp %u.%u.%u with binary-tree search; the rules are in "
+	    "emitters/emit_seccomp.c.\n",
+	    EPERM, EPERM, SCMP_ACT_NOTIFY, ENOSYS, v->major, v->minor, v->micro);
 	if (seccomp_generate(true, true, out, err, sizeof(err)) < 0) {
 		diag_error(d, (struct loc){0, 0, 0}, "cannot build the seccomp filter: %s", err);
 		return -1;

@@ -6,8 +6,11 @@
  * it.  It allows by default and refuses the system calls
  * that reach kernel attack surface or escape the sandbox (namespaces,
  * mounts, modules, ptrace, keyrings, io_uring, ...), listed in
- * seccomp_rule_table[]: most are reported to omnibox-run (SECCOMP_RET_USER_NOTIF),
- * which counts them and answers EPERM.  Every other call is named in
+ * seccomp_rule_table[]: most fail with EPERM, clone3 with ENOSYS.  The
+ * program is the standalone filter, whoever loads it; omnibox-init derives
+ * from it the variant that reports each EPERM refusal to omnibox-run
+ * (SECCOMP_RET_USER_NOTIF, runtime/launch/seccomp_load.h), which counts
+ * them and answers EPERM.  Every other call is named in
  * seccomp_allowed_table[].  libseccomp resolves each name per ABI and builds
  * the BPF program; ahead of it runs a short gate of ours, which refuses
  * the calls libseccomp cannot name (rules with a number) and, on each ABI,
@@ -50,7 +53,7 @@ extern const size_t seccomp_arch_table_len;
 struct seccomp_rule {
 	const char *name;
 	int err;
-	bool reported; /* SCMP_ACT_NOTIFY, answered ERR (EPERM) by omnibox-run */
+	bool reported; /* exactly when ERR is EPERM: omnibox-init reports those */
 	bool checked;
 	unsigned arg;
 	enum scmp_compare op; /* SCMP_CMP_EQ, SCMP_CMP_GT or SCMP_CMP_MASKED_EQ */
@@ -105,7 +108,9 @@ int seccomp_gate_ranges(uint32_t token, struct seccomp_range *out, size_t max);
  * Build the filter and append it to OUT: libseccomp's pseudo filter code
  * (PFC, text) when PFC is true, else the BPF program as an array of
  * struct sock_filter in the byte order of this machine, ready for
- * omnibox-init's --seccomp-fd.  BINARY_TREE selects libseccomp's binary-tree search
+ * omnibox-init's --seccomp-fd or bwrap's --seccomp.  It is the standalone
+ * filter: every rule fails with its errno (SCMP_ACT_ERRNO), none reports.
+ * BINARY_TREE selects libseccomp's binary-tree search
  * of the syscall numbers (SCMP_FLTATR_CTL_OPTIMIZE 2), the default
  * everywhere but in the benchmark.  Returns 0, or -1 with a message in ERR
  * (ERRLEN bytes, always terminated); OUT may then hold part of the output.
@@ -113,9 +118,10 @@ int seccomp_gate_ranges(uint32_t token, struct seccomp_range *out, size_t max);
 int seccomp_generate(bool binary_tree, bool pfc, struct textbuf *out, char *err, size_t errlen);
 
 /*
- * The same, with REPORT false: every rule then fails with its errno
- * (SCMP_ACT_ERRNO), none is reported.  What omnibox-init's rewrite of the
- * reporting program (seccomp_load.h) must equal, byte for byte.
+ * The same, and with REPORT true the reported rules and the gate notify
+ * (SCMP_ACT_NOTIFY) instead: what omnibox-init's rewrite of the standalone
+ * program (filter_eperm_to_notify, seccomp_load.h) must equal, byte for
+ * byte.  Nothing but the tests builds it.
  */
 int seccomp_generate_as(bool binary_tree, bool pfc, bool report, struct textbuf *out, char *err,
 			size_t errlen);
@@ -123,6 +129,7 @@ int seccomp_generate_as(bool binary_tree, bool pfc, bool report, struct textbuf 
 /*
  * The emitters (see emit.h).  emit_seccomp: a comment header and the PFC
  * text, for review and golden files.  emit_seccomp_bpf: the raw program.
+ * Both are the standalone filter (seccomp_generate).
  * Both ignore P and T; they fail only when libseccomp does, reported to D.
  */
 int emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);

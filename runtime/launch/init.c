@@ -11,8 +11,8 @@
  * reaches the agent), checks that every mask of --masks-fd is in place,
  * adds the Landlock layer (landlock.h: writes only below the --fs-write
  * paths; with --scope, abstract Unix sockets and signals kept inside),
- * loads the seccomp filter of --seccomp-fd with a listener for its
- * refusals (seccomp_load.h), sends a byte and the listener on the
+ * loads the seccomp filter of --seccomp-fd, turned to report its
+ * refusals to a listener (seccomp_load.h), sends a byte and the listener on the
  * --ready-fd socket (omnibox-run's proof that bwrap's setup succeeded;
  * omnibox-run answers the refusals from then on) and closes both, starts
  * the agent, passes
@@ -281,10 +281,13 @@ start_relay(const char *port_arg, const char *socket_path)
 /*
  * The seccomp filter of FD, loaded here: after the masks check and
  * Landlock, which need calls it refuses, before anything of the agent's.
- * With a ready socket to send it on, with a listener (listener_fd) for
- * omnibox-run to answer the refusals; without, or where the kernel has
- * none, the refusals fail with EPERM uncounted.  A filter that cannot be
- * loaded stops the launch: the agent never runs without one.
+ * FD holds the standalone filter, whose refusals are ERRNO(EPERM).  With
+ * a ready socket to send it on, its reporting variant (each of those
+ * returns turned into SECCOMP_RET_USER_NOTIF, filter_eperm_to_notify) is
+ * loaded with a listener (listener_fd) for omnibox-run to answer the
+ * refusals; without, or where the kernel has none, the filter as it came:
+ * the refusals fail with EPERM uncounted.  A filter that cannot be loaded
+ * stops the launch: the agent never runs without one.
  */
 static int
 load_filter(int fd, bool listener)

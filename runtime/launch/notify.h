@@ -1,13 +1,14 @@
 /*
  * notify.h - the seccomp filter's refusals, counted and answered by omnibox-run.
  *
- * The filter reports a refused call (SECCOMP_RET_USER_NOTIF) instead of
- * failing it at once: the kernel holds the caller until the holder of the
- * filter's listener answers.  omnibox-init loads the filter, and sends the
- * listener with its ready byte (runtime/launch/seccomp_load.h); from then on
- * omnibox-run's event loop receives each report, counts it by ABI and
- * number, and answers EPERM, which is what the caller would have got from a
- * plain ERRNO(EPERM) filter.  The call never runs: the only answer here is
+ * The filter omnibox-init loads reports a refused call
+ * (SECCOMP_RET_USER_NOTIF) instead of failing it at once: the kernel holds
+ * the caller until the holder of the filter's listener answers.
+ * omnibox-init derives that variant from the emitted ERRNO(EPERM) filter,
+ * loads it, and sends the listener with its ready byte
+ * (runtime/launch/seccomp_load.h); from then on omnibox-run's event loop
+ * receives each report, counts it by ABI and number, and answers EPERM,
+ * which is what the caller gets from the emitted filter loaded as it is.  The call never runs: the only answer here is
  * a refusal.  With --verbose each refusal is printed as it happens (the
  * first NOTIFY_SHOWN); the exit summary names and counts them.
  *

@@ -3,8 +3,10 @@
  *
  * The filter is the same for every policy, so the build generates it once
  * with libseccomp (`omnibox-compile --emit=seccomp-bpf`) and omnibox-run
- * carries the bytes: launching costs no filter generation, and what runs
- * is exactly what --emit=seccomp shows.
+ * carries the bytes: launching costs no filter generation, and what it
+ * hands omnibox-init is exactly what --emit=seccomp shows, the standalone
+ * filter.  omnibox-init turns its EPERM refusals into reports at load time
+ * (runtime/launch/seccomp_load.h).
  */
 	.section .rodata
 	.global omnibox_seccomp_bpf

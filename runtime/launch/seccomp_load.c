@@ -1,5 +1,6 @@
 /*
- * seccomp_load.c - read, rewrite and load the seccomp filter (seccomp_load.h).
+ * seccomp_load.c - read, derive the reporting variant of, and load the seccomp
+ * filter (seccomp_load.h).
  *
  * Raw system calls only: omnibox-init is linked statically and carries no
  * libseccomp; the program was built by it at build time.
@@ -18,16 +19,20 @@
 #include <unistd.h>
 
 size_t
-filter_notify_to_eperm(struct sock_filter *prog, size_t n)
+filter_eperm_to_notify(const struct sock_filter *prog, struct sock_filter *out, size_t n)
 {
 	size_t turned = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (prog[i].code == (BPF_RET | BPF_K) &&
-		    (prog[i].k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF) {
-			prog[i].k = SECCOMP_RET_ERRNO | EPERM;
+	for (size_t i = 0; i < n; i++) {
+		struct sock_filter f = prog[i];
+
+		/* The whole value: ERRNO with another errno, or EPERM with other bits, stays. */
+		if (f.code == (BPF_RET | BPF_K) && f.k == (SECCOMP_RET_ERRNO | EPERM)) {
+			f.k = SECCOMP_RET_USER_NOTIF;
 			turned++;
 		}
+		out[i] = f;
+	}
 	return turned;
 }
 
@@ -65,13 +70,25 @@ filter_read(int fd, struct sock_filter **prog, size_t *n, char *err, size_t errl
 		goto fail;
 	}
 	*n = len / sizeof(struct sock_filter);
-	/* Every return is a constant (libseccomp's): one that returns the
-	 * accumulator could report where the rewrite cannot see it. */
+	/*
+	 * Every return is a constant (libseccomp's), and none reports: one
+	 * that returns the accumulator could refuse where the rewrite cannot
+	 * see it, and a report loaded without a listener fails with ENOSYS.
+	 */
 	for (size_t i = 0; i < *n; i++) {
 		const struct sock_filter *f = (const struct sock_filter *)buf + i;
 
-		if (BPF_CLASS(f->code) == BPF_RET && BPF_RVAL(f->code) != BPF_K) {
+		if (BPF_CLASS(f->code) != BPF_RET)
+			continue;
+		if (BPF_RVAL(f->code) != BPF_K) {
 			snprintf(err, errlen, "the seccomp filter returns a computed value (%zu)",
+				 i);
+			goto fail;
+		}
+		if ((f->k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF) {
+			snprintf(err, errlen,
+				 "the seccomp filter reports by itself (%zu): it must refuse with "
+				 "EPERM",
 				 i);
 			goto fail;
 		}
@@ -95,11 +112,45 @@ notify_available(void)
 	return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
 }
 
-int
-filter_install(struct sock_filter *prog, size_t n, bool want_listener, int *listener, char *err,
-	       size_t errlen)
+/*
+ * Load the reporting variant of PROG with a new listener, into *LISTENER.
+ * 0: loaded; 1: the kernel gives no listener here, nothing was loaded;
+ * -1: failed, with a message in ERR.
+ */
+static int
+install_reporting(const struct sock_filter *prog, size_t n, int *listener, char *err, size_t errlen)
 {
-	struct sock_fprog fp = {.len = (unsigned short)n, .filter = prog};
+	struct sock_filter *reporting = malloc(n * sizeof(*reporting));
+	struct sock_fprog fp = {.len = (unsigned short)n, .filter = reporting};
+	long fd;
+	int saved;
+
+	if (!reporting) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	filter_eperm_to_notify(prog, reporting, n);
+	fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
+	saved = errno;
+	/* The kernel keeps its own copy. */
+	free(reporting);
+	if (fd >= 0) {
+		*listener = (int)fd;
+		return 0;
+	}
+	/* EINVAL: no such flag; EBUSY: a filter above holds a listener. */
+	if (saved == EINVAL || saved == EBUSY || saved == ENOSYS || saved == EOPNOTSUPP)
+		return 1;
+	snprintf(err, errlen, "loading the seccomp filter: %s", strerror(saved));
+	return -1;
+}
+
+int
+filter_install(const struct sock_filter *prog, size_t n, bool want_listener, int *listener,
+	       char *err, size_t errlen)
+{
+	/* The kernel only reads the program. */
+	struct sock_fprog fp = {.len = (unsigned short)n, .filter = (struct sock_filter *)prog};
 
 	*listener = -1;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
@@ -107,21 +158,15 @@ filter_install(struct sock_filter *prog, size_t n, bool want_listener, int *list
 		return -1;
 	}
 	if (want_listener && notify_available()) {
-		long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-				  SECCOMP_FILTER_FLAG_NEW_LISTENER, &fp);
+		int rc = install_reporting(prog, n, listener, err, errlen);
 
-		if (fd >= 0) {
-			*listener = (int)fd;
-			return 0;
-		}
-		/* EINVAL: no such flag; EBUSY: a filter above holds a listener. */
-		if (errno != EINVAL && errno != EBUSY && errno != ENOSYS && errno != EOPNOTSUPP) {
-			snprintf(err, errlen, "loading the seccomp filter: %s", strerror(errno));
-			return -1;
-		}
+		if (rc <= 0)
+			return rc;
 	}
-	filter_notify_to_eperm(prog, n);
-	/* prctl, as bwrap did: it works wherever seccomp filters do. */
+	/*
+	 * No listener: the program as it came, its refusals EPERM, uncounted.
+	 * prctl, as bwrap does: it works wherever seccomp filters do.
+	 */
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fp, 0, 0) < 0) {
 		snprintf(err, errlen, "loading the seccomp filter: %s", strerror(errno));
 		return -1;

@@ -769,8 +769,8 @@ t_seccomp_new_calls() {
 }
 
 # omnibox-init alone under a bare bwrap, its filter on descriptor 9 (FILE), no
-# ready socket and so no listener: it must load the filter with every report
-# turned into EPERM, or stop before SCRIPT runs; $out, $rc.
+# ready socket and so no listener: it must load the filter as emitted, its
+# refusals EPERM, or stop before SCRIPT runs; $out, $rc.
 init_filtered() {
 	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$1" bwrap --ro-bind / / \
 		--dev /dev --proc /proc --bind "$WS" "$WS" --unshare-pid --die-with-parent -- \
@@ -803,9 +803,36 @@ t_seccomp_init_alone() {
 	rm -f "$U/seccomp.bpf" "$U/broken.bpf"
 }
 
+# The artifact --emit=seccomp-bpf writes is the standalone filter, whoever
+# loads it: here bwrap itself (--seccomp), with no omnibox-init and so no
+# listener.  A report nobody answers would fail with ENOSYS; each refusal
+# must fail with EPERM, clone3 with ENOSYS, and ordinary calls must work.
+t_seccomp_standalone() {
+	name="seccomp: --emit=seccomp-bpf writes the filter"
+	rm -f "$U/f.bpf"
+	out=$(as_user "$TB/omnibox-compile" --quiet --target=linux --emit=seccomp-bpf \
+		-o "$U/f.bpf" "$P/default.yaml" 2>&1)
+	rc=$?
+	expect_rc 0
+	refused="mount unshare-user clone-newuser ptrace-traceme keyctl tiocsti open-tree-attr future-syscall"
+	name="seccomp: the emitted filter under bwrap --seccomp refuses with EPERM, clone3 with ENOSYS"
+	out=$(as_user sh -c 'exec 3<"$1"; shift; exec "$@"' _ "$U/f.bpf" bwrap --ro-bind / / \
+		--dev /dev --proc /proc --seccomp 3 -- \
+		sh -c 'for p in $1 clone3 fork socket-inet; do echo "$p=$(probe $p)"; done' _ "$refused" 2>&1)
+	rc=$?
+	expect_rc 0
+	for p in $refused; do
+		expect_out "$p=EPERM"
+	done
+	expect_out "clone3=ENOSYS"
+	expect_out "fork=ok"
+	expect_out "socket-inet=ok"
+	rm -f "$U/f.bpf"
+}
+
 # The kernel gives no second listener while a filter above holds one (as a
-# container runtime's may): omnibox-init then loads the filter with EPERM in
-# place of each report, and omnibox-run says the refusals go uncounted.
+# container runtime's may): omnibox-init then loads the filter as emitted, its
+# refusals EPERM, and omnibox-run says the refusals go uncounted.
 t_seccomp_listener_taken() {
 	cat >"$U/taken.py" <<-'EOF'
 	import ctypes, os, platform, sys
@@ -1120,6 +1147,7 @@ run_all() {
 	t_seccomp_reports
 	t_seccomp_new_calls
 	t_seccomp_init_alone
+	t_seccomp_standalone
 	t_seccomp_listener_taken
 	t_terminal_escapes
 	t_egress_log_link

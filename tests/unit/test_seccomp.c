@@ -6,10 +6,14 @@
  * and must agree with the rule table; then with argument vectors for the
  * calls the filter inspects, against expectations written out here.
  *
+ * The emitted program is the standalone filter (refusals ERRNO(EPERM), no
+ * report); omnibox-init's reporting variant of it (runtime/launch/
+ * seccomp_load.h) must differ in the refusal action alone.
+ *
  * Kernel: a child installs the filter and makes the real calls: the filter
- * as omnibox-init loads it where the kernel cannot report (every report
- * rewritten to ERRNO(EPERM), runtime/launch/seccomp_load.h), and, with a
- * listener this process answers, as it loads it everywhere else.  As root,
+ * as emitted, as bwrap --seccomp or omnibox-init without a listener loads
+ * it, and, with a listener this process answers, the reporting variant
+ * omnibox-init loads everywhere else.  As root,
  * every refusal is checked to come from the filter: the same call without
  * it must not fail the same way.  (Unprivileged, the kernel refuses some of
  * them with EPERM by itself, so that control is skipped.)
@@ -47,7 +51,9 @@
 
 #define RET_EPERM (SECCOMP_RET_ERRNO | EPERM)
 #define RET_ENOSYS (SECCOMP_RET_ERRNO | ENOSYS)
-/* A refusal reported to omnibox-run, which answers EPERM (runtime/launch/notify.h). */
+/* A refusal in the emitted program: EPERM, whoever loads it. */
+#define RET_REFUSED RET_EPERM
+/* The same in omnibox-init's reporting variant, answered EPERM by omnibox-run (notify.h). */
 #define RET_REPORTED SECCOMP_RET_USER_NOTIF
 #define SWEEP_MAX 1100u
 #define LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -91,22 +97,13 @@ programs_free(void)
 	tb_free(&flat.tb);
 }
 
-/* The programs omnibox-init loads when the kernel cannot report: every report an EPERM. */
-static void
-programs_build_eperm(void)
-{
-	programs_build();
-	cr_assert_gt(filter_notify_to_eperm((struct sock_filter *)tree.tb.data, tree.n), 0);
-	cr_assert_gt(filter_notify_to_eperm((struct sock_filter *)flat.tb.data, flat.n), 0);
-}
-
 TestSuite(seccomp_rules, .init = programs_build, .fini = programs_free);
 TestSuite(seccomp_text);
 TestSuite(seccomp_rewrite, .init = programs_build, .fini = programs_free);
 TestSuite(bpf_interp);
-TestSuite(seccomp_kernel, .init = programs_build_eperm, .fini = programs_free);
+TestSuite(seccomp_kernel, .init = programs_build, .fini = programs_free);
 TestSuite(seccomp_listener, .init = programs_build, .fini = programs_free);
-TestSuite(seccomp_ia32, .init = programs_build_eperm, .fini = programs_free);
+TestSuite(seccomp_ia32, .init = programs_build, .fini = programs_free);
 
 /* ---- ABIs, verdicts and the table as a reference ------------------------ */
 
@@ -277,7 +274,7 @@ table_verdict(const char *name, const uint64_t args[6], bool wide)
 		const struct seccomp_rule *r = &seccomp_rule_table[i];
 
 		if (!strcmp(r->name, name) && (!r->checked || cond_holds(r, args[r->arg], wide)))
-			return r->reported ? RET_REPORTED : SECCOMP_RET_ERRNO | (uint32_t)r->err;
+			return SECCOMP_RET_ERRNO | (uint32_t)r->err;
 	}
 	return SECCOMP_RET_ALLOW;
 }
@@ -319,7 +316,7 @@ number_verdict(const struct abi *abi, uint32_t nr, const char *name, const uint6
 		return table_verdict(name, args, abi->wide);
 	if (abi->audit_arch == AUDIT_ARCH_X86_64)
 		abi = nr & 0x40000000 ? &abis[2] : &abis[0];
-	return beyond_the_table(abi, nr) ? RET_REPORTED : SECCOMP_RET_ALLOW;
+	return beyond_the_table(abi, nr) ? RET_REFUSED : SECCOMP_RET_ALLOW;
 }
 
 /* ---- every syscall number of every ABI against the table ---------------- */
@@ -491,8 +488,7 @@ Test(seccomp_rules, every_call_the_specification_denies_fails_with_eperm_where_i
 			if (nr < 0)
 				continue;
 			present++;
-			check_call(&abis[a], (uint32_t)nr, zero, RET_REPORTED, "%s",
-				   spec_denied[i]);
+			check_call(&abis[a], (uint32_t)nr, zero, RET_REFUSED, "%s", spec_denied[i]);
 		}
 		cr_assert(present, "%s exists on none of the ABIs: a typo?", spec_denied[i]);
 	}
@@ -517,6 +513,17 @@ Test(seccomp_rules, the_table_refuses_unconditionally_only_what_the_specificatio
 	}
 }
 
+/* omnibox-init reports what returns EPERM, and nothing else: the table must say the same. */
+Test(seccomp_rules, a_rule_is_reported_exactly_when_it_refuses_with_eperm)
+{
+	for (size_t i = 0; i < seccomp_rule_table_len; i++) {
+		const struct seccomp_rule *r = &seccomp_rule_table[i];
+
+		cr_assert_eq(r->reported, r->err == EPERM, "%s: errno %d, %s", r->name, r->err,
+			     r->reported ? "reported" : "not reported");
+	}
+}
+
 Test(seccomp_rules, every_rule_refuses_its_call_on_each_abi_that_has_it)
 {
 	for (size_t a = 0; a < N_ABIS; a++) {
@@ -533,8 +540,7 @@ Test(seccomp_rules, every_rule_refuses_its_call_on_each_abi_that_has_it)
 			if (r->checked)
 				args[r->arg] = r->op == SCMP_CMP_GT ? r->value + 1 : r->value;
 			check_call(&abis[a], (uint32_t)nr, args,
-				   r->reported ? RET_REPORTED
-					       : SECCOMP_RET_ERRNO | (uint32_t)r->err,
+				   SECCOMP_RET_ERRNO | (uint32_t)r->err,
 				   "%s with args[%u] = %#llx (rule %zu)", r->name, r->arg,
 				   (unsigned long long)args[r->arg], i);
 		}
@@ -550,7 +556,7 @@ Test(seccomp_rules, i386_only_calls_exist_and_are_refused_on_x86_alone)
 		long nr = nr_of(ABI_X86, only_x86[i]);
 
 		cr_assert_geq(nr, 0, "libseccomp does not know %s on x86", only_x86[i]);
-		check_call(ABI_X86, (uint32_t)nr, zero, RET_REPORTED, "%s", only_x86[i]);
+		check_call(ABI_X86, (uint32_t)nr, zero, RET_REFUSED, "%s", only_x86[i]);
 		for (size_t a = 0; a < N_ABIS; a++)
 			if (&abis[a] != ABI_X86)
 				cr_assert_lt(nr_of(&abis[a], only_x86[i]), 0, "%s exists on %s",
@@ -593,7 +599,7 @@ Test(seccomp_rules, open_tree_attr_listmount_and_statmount_are_refused_on_every_
 			long nr = newer_nr(&abis[a], mount_family[i]);
 
 			cr_assert_geq(nr, 0);
-			check_call(&abis[a], (uint32_t)nr, zero, RET_REPORTED, "%s",
+			check_call(&abis[a], (uint32_t)nr, zero, RET_REFUSED, "%s",
 				   mount_family[i]);
 		}
 }
@@ -605,7 +611,7 @@ Test(seccomp_rules, the_newer_calls_of_allowed_families_are_allowed_on_every_abi
 	for (size_t a = 0; a < N_ABIS; a++)
 		for (size_t i = 0; i < LEN(newer); i++)
 			check_call(&abis[a], abis[a].nr_bit | newer[i].nr, zero,
-				   newer[i].refused ? RET_REPORTED : SECCOMP_RET_ALLOW, "%s",
+				   newer[i].refused ? RET_REFUSED : SECCOMP_RET_ALLOW, "%s",
 				   newer[i].name);
 }
 
@@ -616,14 +622,14 @@ Test(seccomp_rules, numbers_above_the_newest_call_are_refused_on_every_abi)
 
 	for (size_t a = 0; a < N_ABIS; a++)
 		for (size_t i = 0; i < LEN(future); i++)
-			check_call(&abis[a], abis[a].nr_bit | future[i], zero, RET_REPORTED,
+			check_call(&abis[a], abis[a].nr_bit | future[i], zero, RET_REFUSED,
 				   "future syscall %u", future[i]);
 	/* Past x32's own block, and between ARM's main table and its private calls. */
-	check_call(&abis[2], 0x40000000 | 548, zero, RET_REPORTED, "x32 syscall 548");
-	check_call(&abis[4], 0xf0000, zero, RET_REPORTED, "ARM syscall 0xf0000");
-	check_call(&abis[4], 0xf0007, zero, RET_REPORTED, "ARM syscall 0xf0007");
+	check_call(&abis[2], 0x40000000 | 548, zero, RET_REFUSED, "x32 syscall 548");
+	check_call(&abis[4], 0xf0000, zero, RET_REFUSED, "ARM syscall 0xf0000");
+	check_call(&abis[4], 0xf0007, zero, RET_REFUSED, "ARM syscall 0xf0007");
 	/* A number with bit 30 set is x32's on x86_64's AUDIT_ARCH; -1 is no call at all. */
-	check_call(&abis[0], 0x40000000 | (NEWEST_NR + 1), zero, RET_REPORTED, "x32 future call");
+	check_call(&abis[0], 0x40000000 | (NEWEST_NR + 1), zero, RET_REFUSED, "x32 future call");
 	for (size_t a = 0; a < N_ABIS; a++)
 		check_call(&abis[a], 0xffffffff, zero, SECCOMP_RET_ALLOW, "syscall -1");
 }
@@ -732,15 +738,15 @@ Test(seccomp_rules, clone_with_any_namespace_flag_fails_with_eperm)
 			for (size_t w = 0; w < LEN(with); w++) {
 				uint64_t args[6] = {ns_flags[f] | with[w]};
 
-				check_call(&abis[a], (uint32_t)nr, args, RET_REPORTED,
+				check_call(&abis[a], (uint32_t)nr, args, RET_REFUSED,
 					   "clone(%#llx)", (unsigned long long)args[0]);
 				args[0] |= 1ull << 40;
-				check_call(&abis[a], (uint32_t)nr, args, RET_REPORTED,
+				check_call(&abis[a], (uint32_t)nr, args, RET_REFUSED,
 					   "clone(%#llx), upper bits set",
 					   (unsigned long long)args[0]);
 			}
 		}
-		check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){all | SIGCHLD}, RET_REPORTED,
+		check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){all | SIGCHLD}, RET_REFUSED,
 			   "clone with every namespace flag");
 	}
 }
@@ -780,10 +786,10 @@ Test(seccomp_rules, socket_allows_only_unix_inet_and_inet6)
 		cr_assert_geq(nr, 0, "no socket on %s", abis[a].name);
 		for (uint64_t fam = 0; fam < AF_MAX; fam++)
 			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam, SOCK_STREAM},
-				   family_allowed(fam) ? SECCOMP_RET_ALLOW : RET_REPORTED,
+				   family_allowed(fam) ? SECCOMP_RET_ALLOW : RET_REFUSED,
 				   "socket(%llu)", (unsigned long long)fam);
 		for (size_t i = 0; i < LEN(large); i++)
-			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){large[i]}, RET_REPORTED,
+			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){large[i]}, RET_REFUSED,
 				   "socket(%#llx)", (unsigned long long)large[i]);
 	}
 }
@@ -801,7 +807,7 @@ Test(seccomp_rules, upper_bits_never_let_a_forbidden_family_through)
 			for (size_t u = 0; u < LEN(upper); u++) {
 				uint64_t fam = upper[u] << 32 | forbidden[f];
 
-				check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam}, RET_REPORTED,
+				check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam}, RET_REFUSED,
 					   "socket(%#llx)", (unsigned long long)fam);
 			}
 	}
@@ -819,7 +825,7 @@ Test(seccomp_rules, an_allowed_family_with_upper_bits_fails_closed_on_64_bit_abi
 		uint64_t fam = 1ull << 32 | AF_INET;
 
 		check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam},
-			   abis[a].wide ? RET_REPORTED : SECCOMP_RET_ALLOW, "socket(%#llx)",
+			   abis[a].wide ? RET_REFUSED : SECCOMP_RET_ALLOW, "socket(%#llx)",
 			   (unsigned long long)fam);
 	}
 }
@@ -836,7 +842,7 @@ Test(seccomp_rules, ioctl_refuses_terminal_injection_whatever_the_upper_bits)
 		for (size_t u = 0; u < LEN(upper); u++) {
 			for (size_t i = 0; i < LEN(bad); i++)
 				check_call(&abis[a], (uint32_t)nr,
-					   (uint64_t[6]){0, upper[u] << 32 | bad[i]}, RET_REPORTED,
+					   (uint64_t[6]){0, upper[u] << 32 | bad[i]}, RET_REFUSED,
 					   "ioctl(0, %#llx)",
 					   (unsigned long long)(upper[u] << 32 | bad[i]));
 			for (size_t i = 0; i < LEN(good); i++)
@@ -853,7 +859,7 @@ Test(seccomp_rules, x86_socketcall_refuses_sys_socket_and_allows_the_rest)
 	long nr = nr_of(ABI_X86, "socketcall");
 
 	cr_assert_geq(nr, 0, "no socketcall on x86");
-	check_call(ABI_X86, (uint32_t)nr, (uint64_t[6]){SYS_SOCKET, 0x1000}, RET_REPORTED,
+	check_call(ABI_X86, (uint32_t)nr, (uint64_t[6]){SYS_SOCKET, 0x1000}, RET_REFUSED,
 		   "socketcall(SYS_SOCKET)");
 	for (uint64_t call = SYS_BIND; call <= SYS_SENDMMSG; call++)
 		check_call(ABI_X86, (uint32_t)nr, (uint64_t[6]){call, 0x1000}, SECCOMP_RET_ALLOW,
@@ -1048,16 +1054,16 @@ Test(seccomp_text, emit_seccomp_bpf_is_the_binary_tree_program)
 	free(bpf);
 }
 
-/* ---- the rewrite omnibox-init makes where the kernel cannot report -------- */
+/* ---- the standalone program, and the variant omnibox-init derives -------- */
 
-/* The program of PROG's kind (tree or linear) built with ERRNO(EPERM) for every report. */
+/* The program of PROG's kind (tree or linear) as libseccomp builds it with SCMP_ACT_NOTIFY. */
 static struct textbuf
-generate_unreported(const struct prog *p)
+generate_reporting(const struct prog *p)
 {
 	struct textbuf tb = {0};
 	char err[256];
 
-	cr_assert_eq(seccomp_generate_as(p == &tree, false, false, &tb, err, sizeof(err)), 0,
+	cr_assert_eq(seccomp_generate_as(p == &tree, false, true, &tb, err, sizeof(err)), 0,
 		     "seccomp_generate_as: %s", err);
 	return tb;
 }
@@ -1072,54 +1078,127 @@ count_returns(const struct sock_filter *insns, size_t n, uint32_t ret)
 	return k;
 }
 
-Test(seccomp_rewrite, gives_exactly_what_libseccomp_builds_with_errno_eperm)
+/* Returns whose action is USER_NOTIF, whatever their data. */
+static size_t
+count_reports(const struct sock_filter *insns, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += BPF_CLASS(insns[i].code) == BPF_RET &&
+		     (insns[i].k & SECCOMP_RET_ACTION_FULL) == SECCOMP_RET_USER_NOTIF;
+	return k;
+}
+
+/* What bwrap --seccomp, a container runtime or any other loader gets: no listener needed. */
+Test(seccomp_rewrite, the_emitted_program_refuses_with_eperm_and_reports_nothing)
+{
+	const struct prog *progs[] = {&tree, &flat};
+	size_t len, tlen;
+	char *bin = emit(emit_seccomp_bpf, &len), *text = emit(emit_seccomp, &tlen);
+	char notify[32];
+
+	for (size_t i = 0; i < LEN(progs); i++) {
+		const struct prog *p = progs[i];
+
+		cr_assert_eq(count_reports(p->insns, p->n), 0,
+			     "the %s program returns SECCOMP_RET_USER_NOTIF: without a listener "
+			     "its refusals fail with ENOSYS",
+			     p->label);
+		cr_assert_gt(count_returns(p->insns, p->n, RET_EPERM), 0,
+			     "the %s program refuses nothing with EPERM", p->label);
+		cr_assert_gt(count_returns(p->insns, p->n, RET_ENOSYS), 0,
+			     "the %s program has no ENOSYS for clone3", p->label);
+	}
+	cr_assert_eq(
+	    count_reports((const struct sock_filter *)bin, len / sizeof(struct sock_filter)), 0,
+	    "--emit=seccomp-bpf reports");
+	snprintf(notify, sizeof(notify), "action 0x%08x", SECCOMP_RET_USER_NOTIF);
+	cr_assert_null(strstr(text, notify), "--emit=seccomp reports: %s", notify);
+	cr_assert_null(strstr(text, "action NOTIFY"), "--emit=seccomp reports");
+	cr_assert_not_null(strstr(text, "action ERRNO(1);"), "--emit=seccomp refuses nothing");
+	free(bin);
+	free(text);
+}
+
+/*
+ * Instruction by instruction: the same code, jumps and constant, except a
+ * return of ERRNO(EPERM) that became USER_NOTIF; every such return did;
+ * and the result is libseccomp's own build with SCMP_ACT_NOTIFY.
+ */
+Test(seccomp_rewrite, the_reporting_variant_differs_only_in_the_refusal_action)
 {
 	const struct prog *progs[] = {&tree, &flat};
 
 	for (size_t i = 0; i < LEN(progs); i++) {
 		const struct prog *p = progs[i];
-		struct textbuf want = generate_unreported(p);
-		struct sock_filter *copy = malloc(p->tb.len);
-		size_t reports = count_returns(p->insns, p->n, RET_REPORTED), turned;
+		struct textbuf want = generate_reporting(p);
+		struct sock_filter *out = malloc(p->tb.len);
+		size_t refusals = count_returns(p->insns, p->n, RET_EPERM), turned = 0, changed = 0;
 
-		cr_assert_not_null(copy);
-		memcpy(copy, p->insns, p->tb.len);
-		cr_assert_gt(reports, 0, "the %s program reports nothing", p->label);
-		cr_assert_eq(count_returns(p->insns, p->n, RET_EPERM), 0,
-			     "the %s program refuses with EPERM unreported", p->label);
-		turned = filter_notify_to_eperm(copy, p->n);
-		cr_assert_eq(turned, reports, "%s: %zu reports, %zu rewritten", p->label, reports,
-			     turned);
-		cr_assert(
-		    want.len == p->tb.len && !memcmp(copy, want.data, want.len),
-		    "the rewritten %s program (%zu bytes) is not libseccomp's with ERRNO(EPERM) "
-		    "(%zu bytes)",
-		    p->label, p->tb.len, want.len);
-		cr_assert_eq(filter_notify_to_eperm(copy, p->n), 0,
-			     "a second rewrite changed more");
-		free(copy);
+		cr_assert_not_null(out);
+		turned = filter_eperm_to_notify(p->insns, out, p->n);
+		for (size_t j = 0; j < p->n; j++) {
+			const struct sock_filter *a = &p->insns[j], *b = &out[j];
+
+			cr_assert(a->code == b->code && a->jt == b->jt && a->jf == b->jf,
+				  "%s: instruction %zu changed beyond its constant", p->label, j);
+			if (a->k == b->k) {
+				cr_assert(a->code != (BPF_RET | BPF_K) || a->k != RET_EPERM,
+					  "%s: the EPERM return at %zu was left", p->label, j);
+				continue;
+			}
+			cr_assert(a->code == (BPF_RET | BPF_K) && a->k == RET_EPERM &&
+				      b->k == RET_REPORTED,
+				  "%s: instruction %zu went from %s to %s", p->label, j,
+				  vname(a->k).s, vname(b->k).s);
+			changed++;
+		}
+		cr_assert(refusals > 0 && turned == refusals && changed == refusals,
+			  "%s: %zu EPERM returns, %zu turned, %zu changed", p->label, refusals,
+			  turned, changed);
+		cr_assert_eq(count_returns(out, p->n, RET_ENOSYS),
+			     count_returns(p->insns, p->n, RET_ENOSYS), "%s: clone3's ENOSYS moved",
+			     p->label);
+		cr_assert(want.len == p->tb.len && !memcmp(out, want.data, want.len),
+			  "the reporting %s variant (%zu bytes) is not libseccomp's build with "
+			  "SCMP_ACT_NOTIFY (%zu bytes)",
+			  p->label, p->tb.len, want.len);
+		free(out);
 		tb_free(&want);
 	}
 }
 
-Test(seccomp_rewrite, changes_returns_of_user_notif_only)
+Test(seccomp_rewrite, changes_returns_of_errno_eperm_only)
 {
-	struct sock_filter prog[] = {
+	const struct sock_filter prog[] = {
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, 0),
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_RET_USER_NOTIF, 0, 1),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-	    BPF_STMT(BPF_LD | BPF_IMM, SECCOMP_RET_USER_NOTIF),
-	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF | 7),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, RET_EPERM, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, RET_EPERM),
+	    BPF_STMT(BPF_LD | BPF_IMM, RET_EPERM),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
 	    BPF_STMT(BPF_RET | BPF_K, RET_ENOSYS),
+	    BPF_STMT(BPF_RET | BPF_K, RET_EPERM | 0x100),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE | EPERM),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	    BPF_STMT(BPF_RET | BPF_K, RET_EPERM),
 	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_filter want[LEN(prog)];
+	struct sock_filter want[LEN(prog)], out[LEN(prog)], in_place[LEN(prog)];
+	struct sock_filter before[LEN(prog)];
 
 	memcpy(want, prog, sizeof(prog));
-	want[2].k = RET_EPERM;
-	want[4].k = RET_EPERM;
-	cr_assert_eq(filter_notify_to_eperm(prog, LEN(prog)), 2);
-	cr_assert(!memcmp(prog, want, sizeof(prog)), "more than the two returns changed");
+	memcpy(before, prog, sizeof(prog));
+	want[2].k = RET_REPORTED;
+	want[9].k = RET_REPORTED;
+	cr_assert_eq(filter_eperm_to_notify(prog, out, LEN(prog)), 2);
+	cr_assert(!memcmp(out, want, sizeof(want)), "more than the two returns changed");
+	cr_assert(!memcmp(prog, before, sizeof(prog)), "the rewrite changed its input");
+	memcpy(in_place, prog, sizeof(prog));
+	cr_assert_eq(filter_eperm_to_notify(in_place, in_place, LEN(prog)), 2);
+	cr_assert(!memcmp(in_place, want, sizeof(want)), "in place, it rewrote otherwise");
+	cr_assert_eq(filter_eperm_to_notify(want, out, LEN(prog)), 0,
+		     "a second rewrite changed more");
 }
 
 /* FD: a memfd holding LEN bytes of DATA, its offset at the end (as written). */
@@ -1149,6 +1228,10 @@ Test(seccomp_rewrite, filter_read_takes_the_program_whatever_the_offset)
 Test(seccomp_rewrite, filter_read_refuses_what_is_no_program)
 {
 	static const struct sock_filter ret_a[] = {BPF_STMT(BPF_RET | BPF_A, 0)};
+	static const struct sock_filter report[] = {
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF | 1),
+	};
 	struct sock_filter *got, *big = calloc(BPF_MAXINSNS + 1, sizeof(*big));
 	size_t n;
 	char err[256];
@@ -1160,6 +1243,7 @@ Test(seccomp_rewrite, filter_read_refuses_what_is_no_program)
 	    {"empty", "", 0},
 	    {"a partial instruction", tree.insns, sizeof(struct sock_filter) + 3},
 	    {"a return of the accumulator", ret_a, sizeof(ret_a)},
+	    {"a report, which nothing may load without a listener", report, sizeof(report)},
 	    {"too long", big, (BPF_MAXINSNS + 1) * sizeof(*big)},
 	};
 
@@ -1806,6 +1890,7 @@ run_reported(long (*probe)(void), enum listener_use use)
 		memcpy(copy, tree.insns, tree.tb.len);
 		if ((use == TAKEN && load_listening_filter() < 0) ||
 		    filter_install(copy, tree.n, use != NO_LISTENER, &l, err, sizeof(err)) < 0 ||
+		    memcmp(copy, tree.insns, tree.tb.len) ||
 		    ((use == SERVE || use == CLOSE) && l < 0) || (use == TAKEN && l >= 0)) {
 			s.o.ret = -2;
 			s.o.err = errno;
@@ -1917,7 +2002,7 @@ Test(seccomp_listener, with_nobody_to_answer_a_refused_call_fails_with_enosys)
 		  errname(s.o.err));
 }
 
-Test(seccomp_listener, without_a_listener_the_rewritten_filter_refuses_with_eperm)
+Test(seccomp_listener, without_a_listener_the_filter_as_emitted_refuses_with_eperm)
 {
 	struct served s = run_reported(mount_tmpfs, NO_LISTENER);
 
@@ -1929,8 +2014,8 @@ Test(seccomp_listener, without_a_listener_the_rewritten_filter_refuses_with_eper
 		  errname(s.o.err));
 }
 
-/* The kernel gives one listener per filter stack (EBUSY): the rewrite takes over. */
-Test(seccomp_listener, where_another_filter_holds_the_listener_the_rewrite_refuses_with_eperm)
+/* The kernel gives one listener per filter stack (EBUSY): the filter as emitted takes over. */
+Test(seccomp_listener, where_another_filter_holds_the_listener_the_filter_refuses_with_eperm)
 {
 	struct served s;
 
