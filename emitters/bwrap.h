@@ -159,6 +159,8 @@ struct bwrap_view {
 	bool read_only;			 /* that mount is (or was remounted) read-only */
 	bool landlock_write;		 /* below an --fs-write path */
 	bool hidden;			 /* behind a mask: /dev/null, or inside an empty tmpfs */
+	const char *on_the_way; /* no mount shows it, but it lies above this one's path:
+				 * a directory bwrap made to hold it */
 };
 
 /*

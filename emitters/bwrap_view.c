@@ -57,6 +57,11 @@ bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view 
 		if (live[i] && at_or_below(path, m->v[i].dest) &&
 		    (best == m->n || strlen(m->v[i].dest) > strlen(m->v[best].dest)))
 			best = i;
+	/* Not shown by any mount, but on the way to one: bwrap made it. */
+	for (size_t i = 0; best == m->n && i < m->n; i++)
+		if (live[i] && m->v[i].op != BWRAP_FS_WRITE && m->v[i].op != BWRAP_REMOUNT_RO &&
+		    at_or_below(m->v[i].dest, path))
+			v->on_the_way = m->v[i].dest;
 	if (best < m->n) {
 		const struct bwrap_mount *e = &m->v[best];
 

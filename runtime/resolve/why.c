@@ -87,7 +87,11 @@ launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 	}
 	bwrap_view_at(&m, path, &v);
 	why = v.mount ? arena_strdup(a, v.mount->why) : NULL;
-	if (!v.mount) {
+	if (!v.mount && v.on_the_way) {
+		answer(d, access == QUERY_READ,
+		       arena_printf(a, "a directory bwrap makes to hold %s: it shows nothing else",
+				    v.on_the_way));
+	} else if (!v.mount) {
 		answer(d, false, "nothing of the host is mounted there (default deny)");
 	} else if (v.mount->op == BWRAP_PROC || v.mount->op == BWRAP_DEV) {
 		answer(d, access == QUERY_READ || (v.mount->op == BWRAP_DEV && v.landlock_write),
@@ -95,13 +99,18 @@ launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 	} else if (v.hidden && v.mount->op == BWRAP_DEVNULL) {
 		answer(d, false, arena_printf(a, "hidden: an empty file in its place (%s)", why));
 	} else if (v.mount->op == BWRAP_TMPFS) {
-		if (access == QUERY_READ && v.hidden)
+		if (v.read_only)
 			answer(d, false,
-			       arena_printf(a, "hidden: an empty directory %s in its place (%s)",
-					    v.mount->dest, why));
-		else if (access == QUERY_READ || v.read_only)
-			answer(d, access == QUERY_READ,
-			       arena_printf(a, "an empty read-only directory (%s)", why));
+			       arena_printf(a, "hidden: an empty read-only directory in its place (%s)",
+					    why));
+		else if (access == QUERY_READ)
+			answer(d, !v.hidden,
+			       v.hidden ? arena_printf(a,
+						       "the sandbox's own %s holds no file of the "
+						       "host's (%s)",
+						       v.mount->dest, why)
+					: arena_printf(a, "the sandbox's own %s (%s)", v.mount->dest,
+						       why));
 		else
 			answer(d, v.landlock_write,
 			       arena_printf(a, "the sandbox's own %s, not the host's (%s)",
@@ -111,10 +120,6 @@ launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 	} else if (access == QUERY_WRITE && !v.landlock_write) {
 		answer(d, false,
 		       arena_printf(a, "Landlock: not below a writable grant (mounted by: %s)", why));
-	} else if (access == QUERY_READ && !strcmp(v.mount->dest, path) &&
-		   !mode_allows(a, path, access, &note) && !strcmp(note, "it does not exist")) {
-		/* A mount point exists inside: a placeholder the launch makes. */
-		answer(d, true, arena_printf(a, "an empty placeholder made at launch (%s)", why));
 	} else if (!mode_allows(a, path, access, &note)) {
 		answer(d, false, arena_printf(a, "%s (mounted by: %s)", note, why));
 	} else {
