@@ -337,8 +337,10 @@ check: deps
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 WIN := $(B)/windows
 WIN_CFLAGS := -std=c11 -I. -municode $(WARN) $(WERROR) -O2 -g
-WIN_RUN_SRC := runtime/win/run_win.c runtime/win/manifest.c runtime/win/winquote.c
-WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h
+# compiler/textesc.c is portable C: messages are escaped as on Linux and macOS.
+WIN_RUN_SRC := runtime/win/run_win.c runtime/win/manifest.c runtime/win/winquote.c \
+	compiler/textesc.c
+WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h compiler/textesc.h
 WIN_HELPERS := $(WIN)/wt_agent.exe $(WIN)/wt_quote.exe $(WIN)/wt_bench.exe
 
 windows: $(WIN)/omnibox-run.exe $(WIN_HELPERS)

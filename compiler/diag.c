@@ -2,6 +2,7 @@
  * diag.c - collect, sort and print diagnostics.
  */
 #include "diag.h"
+#include "textesc.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -135,16 +136,35 @@ diag_line(const struct diag *d, unsigned line, size_t *len)
 }
 
 /*
+ * The shown form of the character at P (END its line's end) into OUT, and
+ * the columns it takes there: one for a character shown as itself, the
+ * length of its escaped form otherwise.  *N is how many bytes it took.
+ */
+static unsigned
+diag_unit(const char *p, const char *end, char out[TEXT_ESC_UNIT_MAX], size_t *n)
+{
+	size_t len;
+
+	/* The line as written: its backslashes are YAML's, shown as they are. */
+	*n = text_escape_unit(p, (size_t)(end - p), TEXT_ESC_AGAIN, out);
+	len = strlen(out);
+	return len == *n && !memcmp(out, p, len) ? 1 : (unsigned)len;
+}
+
+/*
  * Print the source line and a caret under column COL (characters, 1-based)
- * with LEN characters underlined.  Tabs before the caret are copied so the
- * caret lines up whatever the terminal's tab width.
+ * with LEN characters underlined.  The line is escaped (textesc.h): the
+ * file may have been written by the agent, and its bytes must not act on
+ * the terminal.  Columns are counted on the escaped text, so the caret and
+ * its underline stay under the characters they mark.
  */
 static void
 diag_print_caret(const struct diag *d, FILE *f, struct loc loc)
 {
+	char unit[TEXT_ESC_UNIT_MAX];
 	const char *line, *p, *end;
-	size_t len;
-	unsigned col = 1, i;
+	size_t len, n;
+	unsigned col = 1, at = 0, width = 0, w;
 
 	if (!d->text || loc.line == 0)
 		return;
@@ -152,25 +172,52 @@ diag_print_caret(const struct diag *d, FILE *f, struct loc loc)
 	if (!line)
 		return;
 	fprintf(f, "%5u | ", loc.line);
-	for (p = line, end = line + len; p < end; p++)
-		fputc((unsigned char)*p < 0x20 && *p != '\t' ? '?' : *p, f);
-	fputs("\n      | ", f);
-	for (p = line, end = line + len; p < end && col < loc.col; p++) {
-		if (((unsigned char)*p & 0xc0) == 0x80)
-			continue; /* UTF-8 continuation: same character */
-		fputc(*p == '\t' ? '\t' : ' ', f);
-		col++;
+	for (p = line, end = line + len; p < end; p += n) {
+		diag_unit(p, end, unit, &n);
+		fputs(unit, f);
 	}
-	fputc('^', f);
-	for (i = 1; i < loc.len; i++)
+	fputs("\n      | ", f);
+	/* Where the caret goes, then how wide the marked characters are shown. */
+	for (p = line; p < end && col < loc.col + loc.len; p += n, col++) {
+		w = diag_unit(p, end, unit, &n);
+		if (col < loc.col)
+			at += w;
+		else
+			width += w;
+	}
+	/* Past the end of the line, a column is a column. */
+	if (col < loc.col) {
+		at += loc.col - col;
+		col = loc.col;
+	}
+	if (col < loc.col + loc.len)
+		width += loc.col + loc.len - col;
+	fprintf(f, "%*s^", (int)at, "");
+	for (unsigned i = 1; i < width; i++)
 		fputc('~', f);
 	fputc('\n', f);
+}
+
+/*
+ * S as a diagnostic shows it (textesc.h).  A message quotes the file's keys
+ * and scalars, which the agent may have written; it is composed text (some
+ * checks quote a character already escaped), so its backslashes stay.
+ */
+static const char *
+shown(const struct diag *d, const char *s)
+{
+	size_t n = text_escape(NULL, 0, s, strlen(s), TEXT_ESC_AGAIN);
+	char *buf = arena_alloc(d->arena, n + 1);
+
+	text_escape(buf, n + 1, s, strlen(s), TEXT_ESC_AGAIN);
+	return buf;
 }
 
 void
 diag_print(struct diag *d, FILE *f, bool with_warnings)
 {
 	static const char *const level_name[] = {"error", "warning", "note"};
+	const char *name = shown(d, d->name);
 	size_t i;
 
 	if (d->n)
@@ -181,13 +228,14 @@ diag_print(struct diag *d, FILE *f, bool with_warnings)
 		if (e->level != DIAG_ERROR && !with_warnings)
 			continue;
 		if (e->loc.line)
-			fprintf(f, "%s:%u:%u: %s: %s\n", d->name, e->loc.line, e->loc.col,
-				level_name[e->level], e->message);
+			fprintf(f, "%s:%u:%u: %s: %s\n", name, e->loc.line, e->loc.col,
+				level_name[e->level], shown(d, e->message));
 		else
-			fprintf(f, "%s: %s: %s\n", d->name, level_name[e->level], e->message);
+			fprintf(f, "%s: %s: %s\n", name, level_name[e->level],
+				shown(d, e->message));
 		diag_print_caret(d, f, e->loc);
 	}
 	if (d->truncated)
-		fprintf(f, "%s: note: stopped after %d errors\n", d->name, DIAG_MAX_ERRORS);
+		fprintf(f, "%s: note: stopped after %d errors\n", name, DIAG_MAX_ERRORS);
 	d->n = 0;
 }

@@ -59,7 +59,9 @@ size_t diag_break_len(const char *p, const char *end);
 
 /*
  * Print everything collected, in source order, to F; warnings are left out
- * when WITH_WARNINGS is false.  Clears the list.
+ * when WITH_WARNINGS is false.  Clears the list.  The file name, each
+ * message and the quoted source line are escaped (textesc.h): the policy
+ * file may have been written by the agent.
  */
 void diag_print(struct diag *d, FILE *f, bool with_warnings);
 

@@ -4,6 +4,7 @@
  * every session relayed and bounded.
  */
 #include "runtime/gitssh/broker.h"
+#include "compiler/textesc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -121,14 +122,25 @@ name_char(char c)
 	       c == '.' || c == '_' || c == '-';
 }
 
-/* A word of the command line that is safe to repeat in a message. */
-static const char *
+/*
+ * S as a message or the log shows it (textesc.h), cut short with "..."
+ * past SHOWN_MAX: a word of git's command line, a repository, a host, a
+ * path.  The helper's arguments are the agent's to choose.  Returned by
+ * value: shown(s).text lives until the end of the call it is passed to.
+ */
+#define SHOWN_MAX 256
+
+struct shown {
+	char text[SHOWN_MAX];
+};
+
+static struct shown
 shown(const char *s)
 {
-	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f)
-			return "(a word with control or non-ASCII bytes)";
-	return strlen(s) > 80 ? "(a long word)" : s;
+	struct shown b;
+
+	text_escape(b.text, sizeof(b.text), s, strlen(s), 0);
+	return b;
 }
 
 static int
@@ -159,21 +171,21 @@ parse_destination(const char *d, struct gitssh_request *rq, char *err, size_t er
 
 	if (at) {
 		if (ulen == 0 || ulen > GITSSH_USER_MAX || d[0] == '-')
-			return fail(err, errlen, "'%s' is not a user name", shown(d));
+			return fail(err, errlen, "'%s' is not a user name", shown(d).text);
 		for (size_t i = 0; i < ulen; i++)
 			if (!name_char(d[i]))
-				return fail(err, errlen, "'%s' is not a user name", shown(d));
+				return fail(err, errlen, "'%s' is not a user name", shown(d).text);
 		memcpy(rq->user, d, ulen);
 		rq->user[ulen] = '\0';
 	}
 	if (hlen == 0 || hlen > GITSSH_HOST_MAX || host[0] == '-' || host[0] == '.')
-		return fail(err, errlen, "'%s' is not a host name", shown(host));
+		return fail(err, errlen, "'%s' is not a host name", shown(host).text);
 	for (size_t i = 0; i < hlen; i++) {
 		char c = host[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		      c == '.' || c == '-'))
-			return fail(err, errlen, "'%s' is not a host name", shown(host));
+			return fail(err, errlen, "'%s' is not a host name", shown(host).text);
 		rq->host[i] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
 	}
 	rq->host[hlen] = '\0';
@@ -232,12 +244,12 @@ parse_command(const char *cmd, struct gitssh_request *rq, char *err, size_t errl
 		return fail(err, errlen,
 			    "only git-upload-pack (fetch) and git-receive-pack (push) run through "
 			    "git_ssh, not '%s'",
-			    shown(first));
+			    shown(first).text);
 	}
 	if (sq_dequote(rest, rq->path, sizeof(rq->path)) < 0)
 		return fail(err, errlen,
 			    "the repository must be one word quoted as git quotes it, not %s",
-			    shown(rest));
+			    shown(rest).text);
 	return 0;
 }
 
@@ -260,7 +272,7 @@ gitssh_parse_argv(int argc, const char *const *argv, struct gitssh_request *rq, 
 			i++;
 		} else if (!strcmp(o, "-p") && i + 1 < argc && !port) {
 			if (parse_port(argv[++i], &rq->port) < 0)
-				return fail(err, errlen, "'%s' is not a port", shown(argv[i]));
+				return fail(err, errlen, "'%s' is not a port", shown(argv[i]).text);
 			port = true;
 		} else if ((!strcmp(o, "-4") || !strcmp(o, "-6")) && rq->family == AF_UNSPEC) {
 			rq->family = o[1] == '4' ? AF_INET : AF_INET6;
@@ -268,7 +280,7 @@ gitssh_parse_argv(int argc, const char *const *argv, struct gitssh_request *rq, 
 			return fail(err, errlen,
 				    "ssh option '%s' is not one git passes (only -o "
 				    "SendEnv=GIT_PROTOCOL, -p PORT, -4 and -6, once each)",
-				    shown(o));
+				    shown(o).text);
 		}
 	}
 	if (i == argc)
@@ -280,7 +292,7 @@ gitssh_parse_argv(int argc, const char *const *argv, struct gitssh_request *rq, 
 	if (i + 2 < argc)
 		return fail(err, errlen,
 			    "'%s' after the command: git passes the command as one argument",
-			    shown(argv[i + 2]));
+			    shown(argv[i + 2]).text);
 	if (parse_destination(argv[i], rq, err, errlen) < 0)
 		return -1;
 	return parse_command(argv[i + 1], rq, err, errlen);
@@ -334,18 +346,18 @@ gitssh_match(const struct git_ssh *b, size_t n, const struct gitssh_request *rq,
 			return fail(err, errlen,
 				    "%s of %s on %s:%u is not allowed (git_ssh at line %u allows "
 				    "%s only)",
-				    op_name(rq->op), shown(rq->path), rq->host, rq->port,
-				    b[i].loc.line, op_name(b[i].operations));
+				    op_name(rq->op), shown(rq->path).text, shown(rq->host).text,
+				    rq->port, b[i].loc.line, op_name(b[i].operations));
 		return (int)i;
 	}
 	if (!host)
-		return fail(err, errlen, "no git_ssh entry names host %s, port %u", rq->host,
-			    rq->port);
+		return fail(err, errlen, "no git_ssh entry names host %s, port %u",
+			    shown(rq->host).text, rq->port);
 	if (!user)
-		return fail(err, errlen, "no git_ssh entry for %s:%u names user %s", rq->host,
-			    rq->port, rq->user);
-	return fail(err, errlen, "no git_ssh entry for %s:%u names repository %s", rq->host,
-		    rq->port, shown(rq->path));
+		return fail(err, errlen, "no git_ssh entry for %s:%u names user %s",
+			    shown(rq->host).text, rq->port, shown(rq->user).text);
+	return fail(err, errlen, "no git_ssh entry for %s:%u names repository %s",
+		    shown(rq->host).text, rq->port, shown(rq->path).text);
 }
 
 /* ---- addresses ------------------------------------------------------------------ */
@@ -607,21 +619,27 @@ static struct {
 
 static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* One line, written at once (O_APPEND: lines of several sessions never mix). */
+/*
+ * One line, written at once (O_APPEND: lines of several sessions never
+ * mix).  What the agent chose was escaped where it entered the line
+ * (shown()); the whole is escaped once more (textesc.h), so a piece that
+ * was not still cannot break the line or act on a terminal.
+ */
 static void
 log_line(const char *fmt, ...)
 {
-	char line[2048];
+	char msg[2048], line[2048];
 	va_list ap;
-	int n = snprintf(line, sizeof(line), "omnibox-git-ssh: ");
+	size_t n;
 
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = (int)sizeof(line) - 2;
+	n = (size_t)snprintf(line, sizeof(line), "omnibox-git-ssh: ");
+	text_escape(line + n, sizeof(line) - n - 1, msg, strlen(msg), TEXT_ESC_AGAIN);
+	n += strlen(line + n);
 	line[n++] = '\n';
-	(void)!write(broker.log_fd, line, (size_t)n);
+	(void)!write(broker.log_fd, line, n);
 }
 
 static double
@@ -642,18 +660,24 @@ set_nonblock(int fd)
 		fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-/* The session's end for the helper: the status byte and a message for git's stderr. */
+/*
+ * The session's end for the helper: the status byte and a message for
+ * git's stderr, escaped once more as a whole (as log_line() does).
+ */
 static void
 reply(int sock, int status, const char *msg)
 {
+	static const char prefix[] = "omnibox git-ssh: ";
 	char buf[1 + GITSSH_REPLY_MAX];
 	size_t len = 1, off = 0;
 
 	buf[0] = (char)status;
 	if (msg && *msg) {
-		len += (size_t)snprintf(buf + 1, sizeof(buf) - 1, "omnibox git-ssh: %s\n", msg);
-		if (len > sizeof(buf) - 1)
-			len = sizeof(buf) - 1;
+		memcpy(buf + 1, prefix, sizeof(prefix) - 1);
+		len += sizeof(prefix) - 1;
+		text_escape(buf + len, sizeof(buf) - len - 1, msg, strlen(msg), TEXT_ESC_AGAIN);
+		len += strlen(buf + len);
+		buf[len++] = '\n';
 	}
 	while (off < len) {
 		ssize_t n = send(sock, buf + off, len - off, MSG_NOSIGNAL);
@@ -819,14 +843,16 @@ pin_address(struct session *s, const struct git_ssh *b, char *err, size_t errlen
 	size_t n = 0;
 	struct in_addr v4;
 	char shown_ip[INET6_ADDRSTRLEN] = "";
+	/* The policy's host name, checked by the compiler; shown escaped all the same. */
+	struct shown host = shown(b->host.s);
 
 	switch (dest_classify_host(b->host.s, strlen(b->host.s), &v4, &why)) {
 	case DEST_HOST_BAD:
-		return fail(err, errlen, "host %s: %s", b->host.s, why);
+		return fail(err, errlen, "host %s: %s", host.text, why);
 	case DEST_HOST_IPV4:
 		if (s->rq.family == AF_INET6)
 			return fail(err, errlen, "-6 asked for, and %s is an IPv4 address",
-				    b->host.s);
+				    host.text);
 		memset(&addrs[0], 0, sizeof(addrs[0]));
 		((struct sockaddr_in *)(void *)&addrs[0])->sin_family = AF_INET;
 		((struct sockaddr_in *)(void *)&addrs[0])->sin_addr = v4;
@@ -842,7 +868,7 @@ pin_address(struct session *s, const struct git_ssh *b, char *err, size_t errlen
 			int rc = getaddrinfo(b->host.s, NULL, &hints, &res);
 
 			if (rc)
-				return fail(err, errlen, "%s does not resolve: %s", b->host.s,
+				return fail(err, errlen, "%s does not resolve: %s", host.text,
 					    gai_strerror(rc));
 			for (ai = res; ai && n < 16; ai = ai->ai_next)
 				if (ai->ai_addrlen <= sizeof(addrs[0]))
@@ -865,11 +891,11 @@ pin_address(struct session *s, const struct git_ssh *b, char *err, size_t errlen
 		}
 	}
 	if (!first)
-		return fail(err, errlen, "%s has no address%s", b->host.s,
+		return fail(err, errlen, "%s has no address%s", host.text,
 			    s->rq.family == AF_INET    ? " for -4"
 			    : s->rq.family == AF_INET6 ? " for -6"
 						       : "");
-	return fail(err, errlen, "%s is at %s, which git_ssh refuses: %s", b->host.s, shown_ip,
+	return fail(err, errlen, "%s is at %s, which git_ssh refuses: %s", host.text, shown_ip,
 		    first);
 }
 
@@ -909,7 +935,7 @@ spawn_ssh(struct session *s, const struct gitssh_argv *av, bool send_env, int *i
 	if (pid == 0) {
 		static const int nothing[1] = {-1};
 		sigset_t none;
-		int hi[3];
+		int hi[3], e;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() != parent)
@@ -927,7 +953,9 @@ spawn_ssh(struct session *s, const struct gitssh_argv *av, bool send_env, int *i
 		fds_keep_only(nothing, 0);
 		if (chdir("/") == 0)
 			execve(av->v[0], (char *const *)av->v, (char *const *)env);
-		fprintf(stderr, "omnibox git-ssh: cannot run %s: %s\n", av->v[0], strerror(errno));
+		e = errno;
+		fprintf(stderr, "omnibox git-ssh: cannot run %s: %s\n", shown(av->v[0]).text,
+			strerror(e));
 		_exit(GITSSH_EXIT_FAILURE);
 	}
 	close(pin[0]);
@@ -1083,23 +1111,29 @@ relay(struct session *s, int ssh_in, int ssh_out, int ssh_err)
 	return NULL;
 }
 
-/* The helper's arguments for the log: printable, space-separated, cut short. */
+/*
+ * The helper's arguments for the log: each escaped (textesc.h), separated
+ * by spaces, cut short with "..." when they do not fit LEN (at least 8).
+ */
 static void
 describe_args(const struct session *s, char *buf, size_t len)
 {
-	size_t at = 0;
+	size_t at = 0, n = 0;
 
-	for (int i = 0; i < s->w.argc; i++)
-		for (const char *p = s->w.argv[i]; at + 4 < len && (*p || i + 1 < s->w.argc); p++) {
-			if (!*p) {
-				buf[at++] = ' ';
-				break;
-			}
-			buf[at++] =
-			    (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f ? '?' : *p;
+	buf[0] = '\0';
+	for (int i = 0; i < s->w.argc; i++, at += n) {
+		const char *a = s->w.argv[i];
+
+		if (i)
+			buf[at++] = ' ';
+		/* text_escape() ends what fits with "..." when there is room for it. */
+		if (len - at < 4 ||
+		    (n = text_escape(buf + at, len - at, a, strlen(a), 0)) >= len - at) {
+			if (len - at < 4)
+				memcpy(buf + len - 4, "...", 4);
+			return;
 		}
-	if (at + 4 >= len)
-		memcpy(buf + at, "...", 3), at += 3;
+	}
 	buf[at] = '\0';
 }
 
@@ -1182,7 +1216,9 @@ static void __attribute__((noreturn)) session_main(int sock)
 		deny(&s, "the ssh command line does not fit");
 	ssh = spawn_ssh(&s, &av, send_env, &in, &out, &errfd);
 	if (ssh < 0) {
-		snprintf(err, sizeof(err), "cannot start %s: %s", c->ssh, strerror(errno));
+		int e = errno;
+
+		snprintf(err, sizeof(err), "cannot start %s: %s", shown(c->ssh).text, strerror(e));
 		deny(&s, err);
 	}
 	cut = relay(&s, in, out, errfd);
@@ -1195,8 +1231,9 @@ static void __attribute__((noreturn)) session_main(int sock)
 		snprintf(result, sizeof(result), "exit %d", status);
 	log_line("%s %s %s@%s:%u %s (git_ssh at line %u) via %s: %s, %.1f s, %llu bytes sent, "
 		 "%llu received",
-		 cut ? "ended" : "allow", op_name(s.rq.op), b->username.s, b->host.s, b->port,
-		 s.rq.path, b->loc.line, s.ip, result, now() - s.start, s.up, s.down);
+		 cut ? "ended" : "allow", op_name(s.rq.op), shown(b->username.s).text,
+		 shown(b->host.s).text, b->port, shown(s.rq.path).text, b->loc.line, s.ip, result,
+		 now() - s.start, s.up, s.down);
 	if (cut)
 		snprintf(err, sizeof(err), "session ended: %s", cut);
 	else if (status == GITSSH_EXIT_FAILURE && broker.files[s.entry].identity < 0)
@@ -1324,15 +1361,18 @@ open_checked(const char *policy, const char *path, const char *what, unsigned li
 
 	if (fd < 0 && errno == ENOSYS)
 		fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return fail(err, errlen, "%s:%u: git_ssh %s %s: %s", policy, line, what, path,
-			    errno == ELOOP ? "a symbolic link appeared on its path since it was "
-					     "checked"
-					   : strerror(errno));
+	if (fd < 0) {
+		int e = errno;
+
+		return fail(err, errlen, "%s:%u: git_ssh %s %s: %s", shown(policy).text, line, what,
+			    shown(path).text,
+			    e == ELOOP ? "a symbolic link appeared on its path since it was checked"
+				       : strerror(e));
+	}
 	if (fstat((int)fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close((int)fd);
-		return fail(err, errlen, "%s:%u: git_ssh %s %s is not a regular file", policy, line,
-			    what, path);
+		return fail(err, errlen, "%s:%u: git_ssh %s %s is not a regular file",
+			    shown(policy).text, line, what, shown(path).text);
 	}
 	return (int)fd;
 }
@@ -1372,14 +1412,16 @@ listen_on(const char *path, char *err, size_t errlen)
 		return fail(err, errlen,
 			    "git_ssh: the socket path %s is too long; set TMPDIR to a shorter "
 			    "directory",
-			    path);
+			    shown(path).text);
 	strcpy(sun.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return fail(err, errlen, "git_ssh: socket: %s", strerror(errno));
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || chmod(path, 0600) < 0 ||
 	    listen(fd, 64) < 0) {
-		fail(err, errlen, "git_ssh: %s: %s", path, strerror(errno));
+		int e = errno;
+
+		fail(err, errlen, "git_ssh: %s: %s", shown(path).text, strerror(e));
 		close(fd);
 		return -1;
 	}

@@ -34,7 +34,8 @@ sync_one(struct writeback *w)
 {
 	char err[PATH_MAX + 256];
 
-	/* The note names a file of the workspace: shown escaped (textesc.h). */
+	/* The note names a file of the workspace, escaped where it entered the
+	 * message (writeback.c); the whole is escaped once more (textesc.h). */
 	if (writeback_sync(w, err, sizeof(err)) < 0) {
 		char shown[4 * sizeof(err)];
 

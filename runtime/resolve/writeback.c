@@ -2,24 +2,37 @@
  * writeback.c - write_files that editors can save (writeback.h).
  */
 #include "runtime/resolve/writeback.h"
+#include "compiler/textesc.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-static int wb_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static int wb_fail(const struct writeback *w, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
+/*
+ * "write_files PATH: " and the message.  PATH is shown escaped
+ * (textesc.h): it is canonical, so a link the agent planted on the way
+ * chose part of it.
+ */
 static int
-wb_fail(char *err, size_t errlen, const char *fmt, ...)
+wb_fail(const struct writeback *w, char *err, size_t errlen, const char *fmt, ...)
 {
+	char shown[4 * PATH_MAX + 4];
 	va_list ap;
+	int n;
 
+	text_escape(shown, sizeof(shown), w->path, strlen(w->path), 0);
+	n = snprintf(err, errlen, "write_files %s: ", shown);
+	if (n < 0 || (size_t)n >= errlen)
+		return -1;
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	vsnprintf(err + n, errlen - (size_t)n, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -88,15 +101,14 @@ writeback_copy_in(struct writeback *w, char *err, size_t errlen)
 
 		if (in >= 0)
 			close(in);
-		return wb_fail(err, errlen, "write_files %s: cannot read it%s%s", w->path,
+		return wb_fail(w, err, errlen, "cannot read it%s%s",
 			       e ? ": " : " (not a regular file)", e ? strerror(e) : "");
 	}
 	if (st.st_size > WRITEBACK_MAX_BYTES) {
 		close(in);
-		return wb_fail(err, errlen,
-			       "write_files %s: larger than %lld MiB; name its directory in "
-			       "write_paths instead",
-			       w->path, WRITEBACK_MAX_BYTES >> 20);
+		return wb_fail(w, err, errlen,
+			       "larger than %lld MiB; name its directory in write_paths instead",
+			       WRITEBACK_MAX_BYTES >> 20);
 	}
 	out =
 	    openat(w->dir_fd, w->name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -110,14 +122,11 @@ writeback_copy_in(struct writeback *w, char *err, size_t errlen)
 		close(in);
 		if (out >= 0)
 			close(out);
-		return wb_fail(err, errlen,
-			       "write_files %s: cannot copy it into the scratch dir: %s", w->path,
+		return wb_fail(w, err, errlen, "cannot copy it into the scratch dir: %s",
 			       strerror(e));
 	}
 	close(in);
-	return close(out) < 0 ? wb_fail(err, errlen, "write_files %s: cannot copy it: %s", w->path,
-					strerror(errno))
-			      : 0;
+	return close(out) < 0 ? wb_fail(w, err, errlen, "cannot copy it: %s", strerror(errno)) : 0;
 }
 
 int
@@ -133,16 +142,13 @@ writeback_sync(struct writeback *w, char *err, size_t errlen)
 	if (in < 0 && errno == ENOENT)
 		return 0; /* removed inside: the host file stays as it is */
 	if (in < 0)
-		return wb_fail(err, errlen,
-			       "write_files %s: the sandbox's copy cannot be read (%s); "
-			       "not written back",
-			       w->path, errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+		return wb_fail(w, err, errlen,
+			       "the sandbox's copy cannot be read (%s); not written back",
+			       errno == ELOOP ? "it is a symbolic link" : strerror(errno));
 	if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(in);
-		return wb_fail(err, errlen,
-			       "write_files %s: the sandbox's copy is not a regular file; not "
-			       "written back",
-			       w->path);
+		return wb_fail(w, err, errlen,
+			       "the sandbox's copy is not a regular file; not written back");
 	}
 	if (same_state(&st, &w->synced)) {
 		close(in);
@@ -151,10 +157,9 @@ writeback_sync(struct writeback *w, char *err, size_t errlen)
 	if (st.st_size > WRITEBACK_MAX_BYTES) {
 		close(in);
 		w->synced = st; /* said once, not on every event */
-		return wb_fail(err, errlen,
-			       "write_files %s: the sandbox's copy is larger than %lld MiB; not "
-			       "written back",
-			       w->path, WRITEBACK_MAX_BYTES >> 20);
+		return wb_fail(w, err, errlen,
+			       "the sandbox's copy is larger than %lld MiB; not written back",
+			       WRITEBACK_MAX_BYTES >> 20);
 	}
 	/* The state before the copy: a write racing it makes the next sync copy again. */
 	w->synced = st;
@@ -166,11 +171,9 @@ writeback_sync(struct writeback *w, char *err, size_t errlen)
 		if (out >= 0)
 			close(out);
 		memset(&w->synced, 0, sizeof(w->synced));
-		return wb_fail(err, errlen, "write_files %s: cannot write it back: %s", w->path,
-			       strerror(e));
+		return wb_fail(w, err, errlen, "cannot write it back: %s", strerror(e));
 	}
 	close(in);
-	return close(out) < 0 ? wb_fail(err, errlen, "write_files %s: cannot write it back: %s",
-					w->path, strerror(errno))
+	return close(out) < 0 ? wb_fail(w, err, errlen, "cannot write it back: %s", strerror(errno))
 			      : 1;
 }

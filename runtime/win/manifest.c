@@ -3,6 +3,7 @@
  */
 #include "manifest.h"
 
+#include "../../compiler/textesc.h"
 #include "../../emitters/winjob.h"
 
 #include <stdarg.h>
@@ -113,15 +114,24 @@ struct parser {
 
 static int fail(struct parser *ps, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * The message, escaped (textesc.h): it quotes the manifest's keys and
+ * values, unescaped, and a manifest in a writable root may be the
+ * agent's.  Backslashes stay as they are (TEXT_ESC_AGAIN): a value's
+ * Windows path reads as written, a control character as \xHH, which is how
+ * the manifest itself spells it.
+ */
 static int
 fail(struct parser *ps, const char *fmt, ...)
 {
+	char msg[sizeof(ps->err->message)];
 	va_list ap;
 
 	ps->err->line = ps->line;
 	va_start(ap, fmt);
-	vsnprintf(ps->err->message, sizeof(ps->err->message), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	text_escape(ps->err->message, sizeof(ps->err->message), msg, strlen(msg), TEXT_ESC_AGAIN);
 	return -1;
 }
 

@@ -47,8 +47,8 @@ struct manifest {
 };
 
 struct manifest_error {
-	unsigned line; /* 1-based; 0 when the error is about the whole file */
-	char message[256];
+	unsigned line;	   /* 1-based; 0 when the error is about the whole file */
+	char message[256]; /* escaped (textesc.h): safe to print as it is */
 };
 
 /*

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "../../compiler/textesc.h"
 #include "../../emitters/winjob.h"
 #include "manifest.h"
 #include "winquote.h"
@@ -136,19 +137,90 @@ utf8(const wchar_t *ws)
 	return s;
 }
 
-/* The system's message for error E, without the trailing line break. */
+/*
+ * The system's message for error E, without the trailing line break, in
+ * UTF-8 like every other piece of a message (not the ANSI code page).
+ */
 static const char *
 win_strerror(DWORD e)
 {
-	static char buf[512];
-	DWORD n = FormatMessageA(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL,
-				 e, 0, buf, sizeof(buf) - 32, NULL);
+	static char buf[1024];
+	wchar_t w[400];
+	DWORD n = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL,
+				 e, 0, w, sizeof(w) / sizeof(w[0]), NULL);
+	int len;
 
 	while (n &&
-	       (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ' || buf[n - 1] == '.'))
+	       (w[n - 1] == L'\n' || w[n - 1] == L'\r' || w[n - 1] == L' ' || w[n - 1] == L'.'))
 		n--;
-	snprintf(buf + n, sizeof(buf) - n, "%s(error %lu)", n ? " " : "", (unsigned long)e);
+	len = n ? WideCharToMultiByte(CP_UTF8, 0, w, (int)n, buf, (int)sizeof(buf) - 32, NULL, NULL)
+		: 0;
+	if (len < 0)
+		len = 0;
+	snprintf(buf + len, sizeof(buf) - (size_t)len, "%s(error %lu)", len ? " " : "",
+		 (unsigned long)e);
 	return buf;
+}
+
+/*
+ * One line of omnibox-run.exe's to F: PREFIX, then FMT's message escaped
+ * (textesc.h).  A message names paths, the command line, the manifest's
+ * values and environment strings, any of which the agent may have chosen;
+ * escaping the composed message covers every piece.  A Windows path is
+ * full of backslashes, its separator: they are shown as they are
+ * (TEXT_ESC_AGAIN), and everything a terminal would act on, a line break
+ * included, is escaped.
+ */
+static void
+vreport(FILE *f, const char *prefix, const char *fmt, va_list ap)
+{
+	char small[1024], *msg = small, *shown;
+	size_t len, n;
+	va_list again;
+	int total;
+
+	va_copy(again, ap);
+	total = vsnprintf(small, sizeof(small), fmt, again);
+	va_end(again);
+	if (total < 0)
+		small[0] = '\0';
+	else if ((size_t)total >= sizeof(small) && (msg = malloc((size_t)total + 1)))
+		vsnprintf(msg, (size_t)total + 1, fmt, ap);
+	else if (!msg)
+		msg = small; /* out of memory: the message cut short */
+	len = strlen(msg);
+	fputs(prefix, f);
+	n = text_escape(NULL, 0, msg, len, TEXT_ESC_AGAIN) + 1;
+	shown = malloc(n);
+	if (shown) {
+		text_escape(shown, n, msg, len, TEXT_ESC_AGAIN);
+		fputs(shown, f);
+		free(shown);
+	} else {
+		for (size_t i = 0; i < len;) {
+			char unit[TEXT_ESC_UNIT_MAX];
+
+			i += text_escape_unit(msg + i, len - i, TEXT_ESC_AGAIN, unit);
+			fputs(unit, f);
+		}
+	}
+	fputc('\n', f);
+	if (msg != small)
+		free(msg);
+}
+
+static void report(FILE *f, const char *prefix, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A line of PREFIX and the escaped message (vreport()). */
+static void
+report(FILE *f, const char *prefix, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(f, prefix, fmt, ap);
+	va_end(ap);
 }
 
 static void remove_tree(const wchar_t *path);
@@ -165,11 +237,9 @@ die(const char *fmt, ...)
 	struct launch *l = current;
 	va_list ap;
 
-	fputs("omnibox-run.exe: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(stderr, "omnibox-run.exe: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	fflush(stderr);
 	if (l) {
 		if (l->job)
@@ -193,11 +263,9 @@ notice(const char *fmt, ...)
 
 	if (current && current->quiet)
 		return;
-	fputs("omnibox-run.exe: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vreport(stderr, "omnibox-run.exe: ", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	fflush(stderr);
 }
 
@@ -255,7 +323,8 @@ wcsdup_or_die(const wchar_t *s)
 static void
 usage_error(const char *msg)
 {
-	fprintf(stderr, "omnibox-run.exe: %s\n%s", msg, usage_text);
+	report(stderr, "omnibox-run.exe: ", "%s", msg);
+	fputs(usage_text, stderr);
 	ExitProcess(EXIT_SETUP);
 }
 
@@ -278,7 +347,8 @@ parse_options(int argc, wchar_t **argv, struct launch *l)
 		} else {
 			char *o = utf8(argv[i]);
 
-			fprintf(stderr, "omnibox-run.exe: unknown option '%s'\n%s", o, usage_text);
+			report(stderr, "omnibox-run.exe: ", "unknown option '%s'", o);
+			fputs(usage_text, stderr);
 			ExitProcess(EXIT_SETUP);
 		}
 	}
@@ -1015,7 +1085,7 @@ print_wide(const char *label, const wchar_t *ws)
 {
 	char *s = utf8(ws);
 
-	printf("%s%s\n", label, s);
+	report(stdout, label, "%s", s);
 	free(s);
 }
 
@@ -1023,7 +1093,7 @@ static void
 dry_run(struct launch *l, const struct job_settings *s, const struct strv *env)
 {
 	printf("# omnibox-run.exe --dry-run: nothing was created or started\n");
-	printf("policy = %s%s%s\n", l->m.policy ? l->m.policy : "(not named)",
+	report(stdout, "policy = ", "%s%s%s", l->m.policy ? l->m.policy : "(not named)",
 	       l->m.terminal ? ", terminal " : "", l->m.terminal ? l->m.terminal : "");
 	printf("job = %s\n", l->m.job ? "create" : "none");
 	if (l->m.job)
@@ -1034,7 +1104,7 @@ dry_run(struct launch *l, const struct job_settings *s, const struct strv *env)
 	print_wide("CreateProcessW lpCommandLine = ", l->cmdline);
 	print_wide("CreateProcessW lpCurrentDirectory = ", l->cwd);
 	if (l->m.start_in_scratch)
-		printf("(the scratch dir, created at launch; the workspace is %s)\n",
+		report(stdout, "", "(the scratch dir, created at launch; the workspace is %s)",
 		       l->m.workspace);
 	for (size_t i = 0; i < env->n; i++) {
 		size_t n = wcscspn(env->v[i], L"=");
@@ -1045,7 +1115,7 @@ dry_run(struct launch *l, const struct job_settings *s, const struct strv *env)
 		free(name);
 	}
 	for (size_t i = 0; i < l->m.not_enforced.n; i++)
-		printf("not-enforced = %s\n", l->m.not_enforced.v[i]);
+		report(stdout, "not-enforced = ", "%s", l->m.not_enforced.v[i]);
 	fflush(stdout);
 }
 

@@ -296,6 +296,27 @@ run_all() {
 	tests=$((tests + 1))
 	[ ! -e /tmp/pwned ] || fail "a command reached the server's shell"
 
+	name="a repository name with ESC, BEL and a newline: refused, shown escaped to git and in the log"
+	cat >"$WS/esc.sh" <<-EOF
+	r=\$(printf 'r\033[2J\007x')
+	git ls-remote "$(url '/$r.git')"; echo rc=\$?
+	\$GIT_SSH_COMMAND -p $PORT root@127.0.0.1 "git-upload-pack '\$(printf 'a\033]0;t\007\nb')'"
+	echo rc=\$?
+	EOF
+	sbx git sh esc.sh
+	expect_out "quoted as git quotes it, not '/r\x1b[2J\x07x.git'"
+	expect_out "quoted as git quotes it, not 'a\x1b]0;t\x07\nb'"
+	expect_no_out "$(printf '\033')"
+	expect_no_out "$(printf '\007')"
+	out=$log
+	expect_out "git-upload-pack '/r\x1b[2J\x07x.git']: the repository must be one word"
+	expect_out "git-upload-pack 'a\x1b]0;t\x07\nb']: the repository must be one word"
+	expect_no_out "$(printf '\033')"
+	expect_no_out "$(printf '\007')"
+	tests=$((tests + 1))
+	[ "$(printf '%s\n' "$log" | grep -c '^omnibox-git-ssh: ')" = "$(printf '%s\n' "$log" | wc -l)" ] ||
+		fail "a log line does not start with omnibox-git-ssh:"
+
 	name="git archive --remote (git-upload-archive): refused"
 	sbx git sh -c "git archive --remote=$(url "$G/ro.git") HEAD >/dev/null; echo rc=\$?"
 	expect_out "not 'git-upload-archive'"

@@ -1088,6 +1088,51 @@ Test(document, diagnostics_show_the_line_and_a_caret)
 	run_free(&r);
 }
 
+/* Nothing in OUT a terminal would act on: no control byte but the line breaks, no C1. */
+static bool
+inert(const char *out)
+{
+	for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+		if ((*p < 0x20 && *p != '\n') || *p == 0x7f ||
+		    (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			return false;
+	return !strstr(out, "\xe2\x80\xae");
+}
+
+Test(document, diagnostics_escape_a_key_the_file_spelled)
+{
+	/* A key with ESC and BEL (YAML escapes) and a raw U+202E (printable to YAML). */
+	struct run r = compile(SB "    \"wr\\e[2J\\a\xe2\x80\xaeite\": 1\n");
+
+	cr_expect(inert(r.diags), "%s", r.diags);
+	cr_expect_str_eq(r.diags, "t.yaml:3:5: error: unknown key 'wr\\x1b[2J\\x07\\u202eite' in "
+				  "os_env.sandbox\n"
+				  "    3 |     \"wr\\e[2J\\a\\u202eite\": 1\n"
+				  "      |     ^~~~~~~~~~~~~~~~~~~~\n");
+	run_free(&r);
+}
+
+Test(document, diagnostics_escape_the_source_line_and_keep_the_caret)
+{
+	/*
+	 * Raw bytes YAML refuses: ESC (the error's column, after a U+202E shown
+	 * six columns wide), BEL, DEL and a C1 CSI after it.
+	 */
+	const char yaml[] = "os_env:\n  cwd: a\xe2\x80\xae"
+			    "b\x1b]0;x\x07\x7f\xc2\x9b"
+			    "2J\n";
+	struct run r = compile_text(yaml, sizeof(yaml) - 1);
+
+	cr_expect_null(r.policy);
+	cr_expect(inert(r.diags), "%s", r.diags);
+	cr_expect_str_eq(r.diags,
+			 "t.yaml:2:11: error: invalid YAML input: control characters are not "
+			 "allowed\n"
+			 "    2 |   cwd: a\\u202eb\\x1b]0;x\\x07\\x7f\\u009b2J\n"
+			 "      |                ^~~~\n");
+	run_free(&r);
+}
+
 Test(document, diagnostics_come_out_in_source_order)
 {
 	struct run r = compile(SB "    egress_rules: [GET x.com]\n    type: none\n    bad: 1\n");

@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 
 #include <arpa/inet.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -234,6 +235,37 @@ Test(argv, messages)
 	cr_assert(strstr(err, "git-upload-archive"), "%s", err);
 }
 
+/* Nothing in S a terminal would act on: no control byte, no UTF-8 C1, no bidi override. */
+static bool
+inert(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+			return false;
+	return !strstr(s, "\xe2\x80\xae");
+}
+
+Test(argv, refusals_show_the_agents_words_escaped)
+{
+	struct gitssh_request rq;
+	const char *repo[] = {"git@host", "git-upload-pack 'r\x1b[2J\x07\n.git'"};
+	const char *cmd[] = {"host", "\x1b]0;pwned\x07 'r.git'"};
+	const char *opt[] = {"-\x1b[31m", "host", "git-upload-pack 'r.git'"};
+	const char *user[] = {"g\x07t@host", "git-upload-pack 'r.git'"};
+
+	cr_assert_eq(parse(ARGC(repo), repo, &rq), -1);
+	cr_expect(strstr(err, "quoted as git quotes it, not 'r\\x1b[2J\\x07\\n.git'"), "%s", err);
+	cr_expect(inert(err), "%s", err);
+	cr_assert_eq(parse(ARGC(cmd), cmd, &rq), -1);
+	cr_expect(strstr(err, "not '\\x1b]0;pwned\\x07'"), "%s", err);
+	cr_expect(inert(err), "%s", err);
+	cr_assert_eq(parse(ARGC(opt), opt, &rq), -1);
+	cr_expect(strstr(err, "ssh option '-\\x1b[31m' is not one git passes"), "%s", err);
+	cr_assert_eq(parse(ARGC(user), user, &rq), -1);
+	cr_expect(strstr(err, "'g\\x07t@host' is not a user name"), "%s", err);
+	cr_expect(inert(err), "%s", err);
+}
+
 /* ---- which entry allows it ----------------------------------------------------------- */
 
 static int
@@ -299,6 +331,21 @@ Test(match, host_port_user_operation)
 	cr_assert(strstr(err, "host localhost"), "%s", err);
 	cr_assert_eq(match(b, 2, "git@127.0.0.01", "git-upload-pack 'r.git'", "2222"), -1);
 	cr_assert_eq(match(b, 0, "git@127.0.0.1", "git-upload-pack 'r.git'", "2222"), -1);
+}
+
+Test(match, a_repository_no_entry_names_is_shown_escaped)
+{
+	struct git_ssh b[] = {entry("github.com", 22, "git", "myorg/app.git", GIT_OP_FETCH)};
+
+	/* git's quoting lets every byte but the controls through: U+202E and a C1 CSI. */
+	cr_assert_eq(match(b, 1, "git@github.com",
+			   "git-upload-pack 'myorg/\xe2\x80\xae"
+			   "ppa\xc2\x9b"
+			   "2J.git'",
+			   NULL),
+		     -1);
+	cr_expect(strstr(err, "names repository myorg/\\u202eppa\\u009b2J.git"), "%s", err);
+	cr_expect(inert(err), "%s", err);
 }
 
 /* ---- addresses --------------------------------------------------------------------------- */

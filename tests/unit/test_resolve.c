@@ -595,6 +595,25 @@ Test(resolve, write_files_are_bound_through_a_private_directory_with_their_sibli
 	launch_free(&l);
 }
 
+Test(resolve, write_files_messages_show_the_path_escaped)
+{
+	/* A canonical path the agent chose through a link: ESC, BEL, a newline. */
+	struct writeback w = {.path = "/ws/a\x1b]0;x\x07\nb\\c", .name = "copy"};
+	char err[512];
+
+	cr_assert_eq(mkdir(at("wb"), 0700), 0);
+	cr_assert_eq(symlink("elsewhere", at("wb/copy")), 0);
+	w.dir_fd = open(at("wb"), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	w.host_fd = open(at("ws/src/a.c"), O_PATH | O_CLOEXEC);
+	cr_assert(w.dir_fd >= 0 && w.host_fd >= 0);
+	/* A link planted under the copy's name is not written back, and said so. */
+	cr_expect_eq(writeback_sync(&w, err, sizeof(err)), -1);
+	cr_expect_str_eq(err, "write_files /ws/a\\x1b]0;x\\x07\\nb\\\\c: the sandbox's copy cannot "
+			      "be read (it is a symbolic link); not written back");
+	close(w.dir_fd);
+	close(w.host_fd);
+}
+
 Test(resolve, write_files_in_a_writable_or_a_system_directory_keep_the_old_form)
 {
 	const char *cmd[] = {"/bin/true", NULL};

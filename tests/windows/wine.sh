@@ -328,6 +328,40 @@ capture "$WINE" "$RUN"
 capture "$WINE" "$RUN" "$T/plain.manifest" "$AGENT" exit 0
 [ "$rc" = 125 ] || fail "a command without -- ran: status $rc"
 
+# check_escaped WANT...: $out holds each WANT and no ESC or BEL.
+check_escaped() {
+	case $out in
+	*"$(printf '\033')"* | *"$(printf '\007')"*) fail "a control byte reached the output" ;;
+	esac
+	for want in "$@"; do
+		case $out in *"$want"*) ;; *) fail "missing: $want" ;; esac
+	done
+}
+
+check "a command and an argument with control bytes are shown escaped"
+run plain -- "$(printf 'no\033[2Jsuch\007.exe')" "$(printf 'arg\033]0;t\007\nx')"
+[ "$rc" = 125 ] || fail "status $rc"
+check_escaped 'cannot start no\x1b[2Jsuch\x07.exe "arg\x1b]0;t\x07\nx"'
+check "control: the same message with a plain name is the plain name"
+run plain -- 'nosuch.exe' 'arg'
+check_escaped 'cannot start nosuch.exe arg: '
+
+check "an option with control bytes is shown escaped"
+capture "$WINE" "$RUN" "$(printf -- '--x\033[31m\007')" "$T/plain.manifest"
+[ "$rc" = 125 ] || fail "status $rc"
+check_escaped "unknown option '--x\\x1b[31m\\x07'"
+
+check "a manifest path with control bytes is shown escaped"
+capture "$WINE" "$RUN" "$(printf 'Z:\\no\033[2J\007\ndir\\m.manifest')" -- "$AGENT" exit 0
+[ "$rc" = 125 ] || fail "status $rc"
+check_escaped 'Z:\no\x1b[2J\x07\ndir\m.manifest: '
+
+check "a manifest value with control bytes is shown escaped"
+sed 's/^job = create$/job = \\x1b[2J\\x07create/' "$T/plain.manifest" >"$T/escjob.manifest"
+run escjob -- "$AGENT" exit 0
+[ "$rc" = 125 ] || fail "status $rc"
+check_escaped "escjob.manifest:8: job must be create or none, got '\\x1b[2J\\x07create'"
+
 # ---- environment, scratch dir, working directory ---------------------------------------
 
 check "the environment is the allow-list and nothing else"
