@@ -35,6 +35,11 @@ struct bwrap_grant {
 	const char *what; /* "write_paths", ... */
 	uint32_t line;
 	bool cow; /* bound from a private copy (copy_on_write) */
+	/* Made at launch, with what the sandbox finds there: a directory that
+	 * holds only its write_files (and what is bound below it), or a
+	 * placeholder file holding this text (NULL: neither). */
+	bool private_dir;
+	const char *hold_text;
 };
 
 struct bwrap_mask {

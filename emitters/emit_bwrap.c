@@ -248,7 +248,7 @@ grant_push(struct bwrap_grant **v, size_t *n, size_t *cap, const char *path, boo
 		if (!*v)
 			abort();
 	}
-	(*v)[(*n)++] = (struct bwrap_grant){path, -1, writable, must_exist, what, line, false};
+	(*v)[(*n)++] = (struct bwrap_grant){path, -1, writable, must_exist, what, line, false, false, NULL};
 }
 
 static bool

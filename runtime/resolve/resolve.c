@@ -328,7 +328,7 @@ add_grant(struct rctx *r, const char *path, int fd, bool writable, bool must_exi
 	  const char *what, uint32_t line)
 {
 	*ARENA_PUSH(r->a, r->grants, r->n_grants, r->cap_grants) =
-	    (struct bwrap_grant){path, fd, writable, must_exist, what, line, false};
+	    (struct bwrap_grant){path, fd, writable, must_exist, what, line, false, false, NULL};
 	keep_fd(r, fd);
 }
 
@@ -780,7 +780,7 @@ reexpose_below(struct rctx *r, const char *hidden)
 			return fail(r, "cannot duplicate a descriptor: %s", strerror(errno));
 		keep_fd(r, fd);
 		*ARENA_PUSH(r->a, r->reexpose, r->n_reexpose, r->cap_reexpose) =
-		    (struct bwrap_grant){g->path, fd, g->writable, false, g->what, g->line, g->cow};
+		    (struct bwrap_grant){g->path, fd, g->writable, false, g->what, g->line, g->cow, false, NULL};
 	}
 	return 0;
 }
@@ -933,7 +933,7 @@ pin_parents(struct rctx *r, const char *path, uint32_t line)
 		}
 		keep_fd(r, w.fd);
 		*ARENA_PUSH(r->a, r->pins, r->n_pins, r->cap_pins) =
-		    (struct bwrap_grant){dir, w.fd, true, true, "mask_paths", line, false};
+		    (struct bwrap_grant){dir, w.fd, true, true, "mask_paths", line, false, false, NULL};
 	}
 	return 0;
 }
@@ -1126,7 +1126,7 @@ make_visible(struct rctx *r, const char *what, const char *path)
 			keep_fd(r, fd);
 		}
 		*ARENA_PUSH(r->a, r->command_dirs, r->n_command_dirs, r->cap_command_dirs) =
-		    (struct bwrap_grant){dir, fd, false, true, what, 0, false};
+		    (struct bwrap_grant){dir, fd, false, true, what, 0, false, false, NULL};
 	}
 	return 0;
 }
@@ -1285,7 +1285,7 @@ add_protect(struct rctx *r, const char *path, int fd, bool writable, const char 
 		}
 	keep_fd(r, fd);
 	*ARENA_PUSH(r->a, r->protects, r->n_protects, r->cap_protects) =
-	    (struct bwrap_grant){path, fd, writable, true, why, line, false};
+	    (struct bwrap_grant){path, fd, writable, true, why, line, false, false, NULL};
 }
 
 /*
@@ -1379,6 +1379,8 @@ protect_missing(struct rctx *r, const struct protect_entry *e, const char *reaso
 			    arena_printf(r->a, "%s; missing: placeholder %s made at launch", reason,
 					 at),
 			    e->line);
+		if (file)
+			r->protects[r->n_protects - 1].hold_text = e->text;
 		r->protect_rc = pin_parents(r, at, e->line);
 		return;
 	}
@@ -1413,6 +1415,8 @@ protect_missing(struct rctx *r, const struct protect_entry *e, const char *reaso
 	}
 	add_protect(r, at, fd, false,
 		    arena_printf(r->a, "%s; missing: placeholder %s", reason, at), e->line);
+	if (file)
+		r->protects[r->n_protects - 1].hold_text = e->text;
 	r->protect_rc = pin_parents(r, at, e->line);
 }
 
@@ -2033,7 +2037,9 @@ grants:
 			 "holding a copy written back to the host file when closed",
 			 shown(r, r->plan->scratch), WRITEBACK_DIR, k),
 	    line,
-	    false};
+	    false,
+	    true,
+	    NULL};
 	for (size_t i = 1; i < n_members; i++)
 		r->grants[members[i]].path = NULL;
 	for (size_t i = 0; i < n_entries; i++) {

@@ -73,6 +73,71 @@ mode_allows(struct arena *a, const char *path, enum query_access access, const c
 	return ok;
 }
 
+/* The grant or protected path of PLAN mounted at DEST, or NULL. */
+static const struct bwrap_grant *
+mounted_at(const struct launch_plan *plan, const char *dest)
+{
+	const struct bwrap_context *c = &plan->ctx;
+
+	for (size_t i = 0; i < c->n_protects; i++)
+		if (c->protects[i].path && !strcmp(c->protects[i].path, dest))
+			return &c->protects[i];
+	for (size_t i = 0; i < c->n_grants; i++)
+		if (c->grants[i].path && !strcmp(c->grants[i].path, dest))
+			return &c->grants[i];
+	return NULL;
+}
+
+static bool
+is_write_file(const struct launch_plan *plan, const char *path)
+{
+	const struct ir_pathlist *l = &plan->policy->os_env.sandbox.write_files;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].symbolic, path))
+			return true;
+	return false;
+}
+
+/*
+ * What the launch makes rather than binds: a placeholder that holds text
+ * (read: its text, not a file of the host's), a write_files directory that
+ * holds only its files (new names stay in it).  True when it decided.
+ */
+static bool
+made_at_launch(struct arena *a, const struct launch_plan *plan, const struct bwrap_view *v,
+	       const char *path, enum query_access access, struct decision *d)
+{
+	const struct bwrap_grant *g = mounted_at(plan, v->mount->dest);
+	const char *dir;
+
+	if (!g)
+		return false;
+	if (g->hold_text && !strcmp(path, g->path) && access == QUERY_READ) {
+		answer(d, g->hold_text[0] != '\0',
+		       arena_printf(a, "a placeholder made at launch, holding %s (%s)",
+				    g->hold_text[0] ? "what its readers take for no file" : "nothing",
+				    v->mount->why));
+		return true;
+	}
+	if (!g->private_dir || !strcmp(path, g->path) || is_write_file(plan, path))
+		return false;
+	dir = arena_strndup(a, path, (size_t)(strrchr(path, '/') - path));
+	if (strcmp(dir, g->path))
+		answer(d, false,
+		       arena_printf(a, "its directory is not in the private directory (%s)",
+				    v->mount->why));
+	else if (access == QUERY_READ)
+		answer(d, false,
+		       arena_printf(a, "the private directory holds only its write_files (%s)",
+				    v->mount->why));
+	else
+		answer(d, v->landlock_write,
+		       arena_printf(a, "a new file in the private directory, not on the host (%s)",
+				    v->mount->why));
+	return true;
+}
+
 void
 launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 	   enum query_access access, struct decision *d)
@@ -115,6 +180,9 @@ launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 			answer(d, v.landlock_write,
 			       arena_printf(a, "the sandbox's own %s, not the host's (%s)",
 					    v.mount->dest, why));
+	} else if ((v.mount->op == BWRAP_BIND || v.mount->op == BWRAP_RO_BIND) &&
+		   made_at_launch(a, plan, &v, path, access, d)) {
+		/* decided */
 	} else if (access == QUERY_WRITE && v.read_only) {
 		answer(d, false, arena_printf(a, "read-only: %s", why));
 	} else if (access == QUERY_WRITE && !v.landlock_write) {

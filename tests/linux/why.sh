@@ -98,7 +98,7 @@ for who in root nobody; do
 		fi
 		# The same paths, tried in a real launch.
 		if ! (cd "$WS" && as_user "$TB/omnibox-run" -q agent.yaml -- sh -c "$PROBE" probe \
-			"$WS" "$H" <"$U/paths") >"$U/probe.out" 2>"$U/probe.err"; then
+			"$U" "$U" <"$U/paths") >"$U/probe.out" 2>"$U/probe.err"; then
 			skipped=$((skipped + 1))
 			echo "skip [$who] $pname: launch: $(head -c 300 "$U/probe.err")" >>"$T/skips"
 			rm -rf "$U"

@@ -62,13 +62,16 @@ def fixture(ir_json, ws, home, out):
     base_dirs = ["src", "src/lib", "docs", "build", ".venv", ".venv/bin", ".cache",
                  ".config", "sub", "sub/.secret", "sub/deep", "sub/deep/.hidden",
                  "node_modules", "node_modules/pkg", "secrets", "config", "org/app",
-                 "src/gen", "a/b", "p1"]
+                 "src/gen", "a/b", "p1", "tests", "tests/.fixtures", "scripts", ".github",
+                 ".github/workflows", "vendor", "vendor/lib", "out", "tmp", "dist"]
     base_files = ["README", "Makefile", ".env", ".envrc", ".gitignore", ".npmrc",
                   "src/main.c", "src/.local", "src/lib/x.c", "docs/a.md", "build/out",
                   ".venv/bin/python", ".cache/c", ".config/app.toml", "sub/f",
                   "sub/.dot", "sub/.secret/key", "sub/deep/g", "sub/deep/.hidden/h",
                   "node_modules/pkg/index.js", "secrets/s", "config/production.key",
-                  "build.log"]
+                  "build.log", "tests/t.py", "tests/.fixtures/f.json", "scripts/run.sh",
+                  ".github/workflows/ci.yml", "vendor/lib/v.go", ".editorconfig", "out/o",
+                  "dist/d", ".dockerignore", "package.json", ".tool-versions"]
     home_dirs = [".ssh", ".aws", ".config", ".config/private", ".config/git", "projects",
                  "projects/p", ".local", ".local/bin", "Library/Logs", ".claude"]
     home_files = [".gitconfig", ".bashrc", ".profile", ".ssh/id_rsa", ".aws/credentials",
@@ -85,10 +88,15 @@ def fixture(ir_json, ws, home, out):
     make_dir(ws)
     make_dir(home)
     pdirs, pfiles = policy_paths(ir, ws, home)
+    top = os.path.dirname(ws)
     for d in pdirs:
-        if d.startswith(ws + "/") or d.startswith(home + "/"):
-            if not os.path.exists(d) and not os.path.basename(d).startswith(".git"):
-                make_dir(d)
+        if d.startswith(top + "/") and not os.path.exists(d) and "/.git" not in d:
+            make_dir(d)
+    # Every directory of the fixture holds why-marker (git's own excepted).
+    for root in (ws, home):
+        for dirpath, dirnames, _ in os.walk(root):
+            dirnames[:] = [n for n in dirnames if n != ".git"]
+            make_file(os.path.join(dirpath, "why-marker"))
     asks = set()
     for d in base_dirs + base_files:
         asks.add(os.path.join(ws, d))
