@@ -53,6 +53,7 @@ LIB_SRC := \
 	compiler/diag.c \
 	compiler/yaml_tree.c \
 	compiler/validate.c \
+	compiler/decide/env.c \
 	compiler/policy.c \
 	compiler/protect.c \
 	compiler/secrets.c \
@@ -106,7 +107,7 @@ INIT := $(B)/omnibox-init
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
-	http destination credentials scrub websocket sigv4 gitssh diff textesc
+	http destination credentials scrub websocket sigv4 gitssh diff textesc env
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
@@ -293,7 +294,7 @@ check-proxy: $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream $(B)/tests/proxy/
 	tests/proxy/e2e.sh $(B)
 
 # The macOS launch path with a stand-in for sandbox-exec (see the script).
-check-darwin: $(RUN_DARWIN) $(INIT) $(B)/tests/proxy/upstream
+check-darwin: $(COMPILE) $(RUN_DARWIN) $(INIT) $(B)/tests/proxy/upstream
 	tests/darwin/launch.sh $(B)
 
 # An installation works from its own tree and uninstalls without a trace.
@@ -339,8 +340,9 @@ WIN := $(B)/windows
 WIN_CFLAGS := -std=c11 -I. -municode $(WARN) $(WERROR) -O2 -g
 # compiler/textesc.c is portable C: messages are escaped as on Linux and macOS.
 WIN_RUN_SRC := runtime/win/run_win.c runtime/win/manifest.c runtime/win/winquote.c \
-	compiler/textesc.c
-WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h compiler/textesc.h
+	compiler/decide/env.c compiler/arena.c compiler/textesc.c
+WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h compiler/textesc.h \
+	compiler/decide/env.h
 WIN_HELPERS := $(WIN)/wt_agent.exe $(WIN)/wt_quote.exe $(WIN)/wt_bench.exe
 
 windows: $(WIN)/omnibox-run.exe $(WIN_HELPERS)
@@ -354,6 +356,10 @@ $(WIN)/wt_%.exe: tests/windows/wt_%.c runtime/win/winquote.c runtime/win/winquot
 	$(call say,MINGW,$@)$(MINGW_CC) $(WIN_CFLAGS) -o $@ $< runtime/win/winquote.c -lshell32
 
 $(B)/tests/test_winjob: $(B)/obj/tests/unit/test_winjob.o $(B)/obj/runtime/win/manifest.o $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
+
+$(B)/tests/test_env: $(B)/obj/tests/unit/test_env.o $(B)/obj/runtime/win/manifest.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
 

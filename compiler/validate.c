@@ -10,7 +10,7 @@
 #include "secrets.h"
 #include "validate.h"
 #include "yaml_tree.h"
-#include "../emitters/envlist.h"
+#include "decide/env.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -315,18 +315,6 @@ want_map(struct vctx *c, const struct ynode *n, const char *what)
 		return true;
 	diag_error(c->d, n->loc, "%s must be a mapping, %s", what, got(c, n, false));
 	return false;
-}
-
-static bool
-env_name_ok(const char *s)
-{
-	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
-		return false;
-	for (s++; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_'))
-			return false;
-	return true;
 }
 
 static bool

@@ -17,7 +17,7 @@ const struct emitter emitters[] = {
     {"sbpl", "profile.sb", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl},
     {"sbpl-params", "profile.params", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl_params},
     {"winjob", "winjob.manifest", TARGET_BIT(TARGET_WINDOWS), true, false, emit_winjob},
-    {"env", "env", TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN), true, false, emit_env},
+    {"env", "env", TARGET_ALL_BITS, true, false, emit_env},
     {NULL, NULL, 0, false, false, NULL},
 };
 

@@ -15,17 +15,10 @@
 #include "emit.h"
 #include "winjob.h"
 
+#include "../compiler/decide/env.h"
+
 #include <inttypes.h>
 #include <string.h>
-
-/* Passed from the launching environment when set (spec/windows.md, step 1). */
-static const char *const win_env_names[] = {
-    "PATH",	    "SYSTEMROOT",	    "SYSTEMDRIVE", "WINDIR",   "COMSPEC",
-    "PATHEXT",	    "USERPROFILE",	    "HOMEDRIVE",   "HOMEPATH", "APPDATA",
-    "LOCALAPPDATA", "NUMBER_OF_PROCESSORS", NULL};
-static const char *const win_env_prefixes[] = {"PROCESSOR_", NULL};
-/* Set to the private scratch dir. */
-static const char *const win_scratch_names[] = {"TEMP", "TMP", NULL};
 
 /* Why each kind of setting has no Job Object form. */
 #define WHY_READ "a Job Object does not isolate files: the agent can read whatever the user can"
@@ -337,40 +330,48 @@ note_limits_without_job(struct wctx *c)
 			unenforced(c, v[i]->loc, setting(c, names[i]), WHY_NONE, true);
 }
 
+/*
+ * The environment's rules as env_decide() makes them for Windows, in their
+ * order: omnibox-run.exe applies them with env_apply() and decides nothing.
+ */
 static void
 emit_environment(struct wctx *c)
 {
-	const struct sandbox *sb = c->sb;
+	static const char *const keys[] = {[ENV_PASS] = "env_pass",
+					   [ENV_PASS_PREFIX] = "env_pass_prefix",
+					   [ENV_SET] = "env_set",
+					   [ENV_SET_SCRATCH] = "env_scratch",
+					   [ENV_UNSET] = "env_unset"};
 	const struct terminal *t = c->p->terminal;
 	struct textbuf *out = c->out;
+	struct env_rules rules;
+	bool scratch = false, last = false;
 
+	env_decide(c->d->arena, c->p, &(struct env_launch){.windows = true}, &rules);
 	tb_puts(out, "# environment: rebuilt from these names, compared without regard to case;\n"
 		     "# nothing else is inherited.  From the launching environment, when set:\n");
-	for (size_t i = 0; win_env_names[i]; i++)
-		put_kv(out, "env_pass", win_env_names[i]);
-	for (size_t i = 0; win_env_prefixes[i]; i++)
-		put_kv(out, "env_pass_prefix", win_env_prefixes[i]);
-	for (size_t i = 0; i < sb->env_passthrough.n; i++) {
-		tb_printf(out, "# %s (line %u)\n", setting(c, "env_passthrough"),
-			  sb->env_passthrough.v[i].loc.line);
-		put_kv(out, "env_pass", sb->env_passthrough.v[i].s);
-	}
-	tb_puts(out, "# set to the private scratch dir omnibox-run.exe creates for the launch and\n"
-		     "# removes after it\n");
-	for (size_t i = 0; win_scratch_names[i]; i++)
-		put_kv(out, "env_scratch", win_scratch_names[i]);
-	if (t && (t->n_env || t->env_unset.n)) {
-		tb_printf(out, "# terminal %s (line %u): env and env_unset, applied last\n",
-			  esc(c, t->name), t->loc.line);
-		for (size_t i = 0; i < t->n_env; i++) {
-			tb_puts(out, "env_set = ");
-			put_value(out, t->env[i].key);
+	for (size_t i = 0; i < rules.n; i++) {
+		const struct env_rule *r = &rules.v[i];
+
+		if (r->op == ENV_PASS && r->line)
+			tb_printf(out, "# %s (line %u)\n", setting(c, "env_passthrough"), r->line);
+		if (r->op == ENV_SET_SCRATCH && !scratch)
+			tb_puts(out,
+				"# set to the private scratch dir omnibox-run.exe creates for the "
+				"launch and\n# removes after it\n");
+		scratch |= r->op == ENV_SET_SCRATCH;
+		/* Only the terminal sets or unsets a variable on Windows. */
+		if ((r->op == ENV_SET || r->op == ENV_UNSET) && !last)
+			tb_printf(out, "# terminal %s (line %u): env and env_unset, applied last\n",
+				  esc(c, t->name), t->loc.line);
+		last |= r->op == ENV_SET || r->op == ENV_UNSET;
+		tb_printf(out, "%s = ", keys[r->op]);
+		put_value(out, r->name);
+		if (r->op == ENV_SET) {
 			tb_putc(out, '=');
-			put_value(out, t->env[i].value);
-			tb_putc(out, '\n');
+			put_value(out, r->value);
 		}
-		for (size_t i = 0; i < t->env_unset.n; i++)
-			put_kv(out, "env_unset", t->env_unset.v[i].s);
+		tb_putc(out, '\n');
 	}
 }
 

@@ -151,3 +151,69 @@ policy() {
 	cat >"$P/$1.yaml"
 	chmod 644 "$P/$1.yaml"
 }
+
+# ---- the environment: what --emit=env says, applied by hand ----------------------
+
+# env_expect EMIT HOST SCRATCH CWD [fold]: the environment that the lines of
+# `omnibox-compile --emit=env` (file EMIT) give for the host environment in
+# file HOST (NAME=VALUE a line), with {SCRATCH} and {CWD} standing for
+# SCRATCH and CWD; names compare without regard to case with "fold".
+# Prints NAME=VALUE a line, sorted, to compare with a command's `env`.
+env_expect() {
+	# Through the environment: awk -v would read backslashes as escapes.
+	ENV_SCRATCH=$3 ENV_CWD=$4 ENV_FOLD=${5:-} awk '
+	BEGIN { scratch = ENVIRON["ENV_SCRATCH"]; cwd = ENVIRON["ENV_CWD"]; fold = ENVIRON["ENV_FOLD"] }
+	function key(n) { return fold == "fold" ? toupper(n) : n }
+	function subst(s, from, to,    i, r) {
+		r = ""
+		while ((i = index(s, from)) > 0) {
+			r = r substr(s, 1, i - 1) to
+			s = substr(s, i + length(from))
+		}
+		return r s
+	}
+	function pass(k) { en[k] = hn[k]; ev[k] = hv[k] }
+	FNR == NR {
+		i = index($0, "=")
+		if (i > 1) {
+			n = substr($0, 1, i - 1)
+			hn[key(n)] = n
+			hv[key(n)] = substr($0, i + 1)
+		}
+		next
+	}
+	/^#/ || /^$/ { next }
+	{
+		line = $0
+		sub(/  # .*$/, "", line)
+		i = index(line, "=")
+		if (substr(line, 1, 1) == "-") {
+			delete en[key(substr(line, 2))]
+		} else if (i == 0 && line ~ /\*$/) {
+			p = key(substr(line, 1, length(line) - 1))
+			for (k in hn)
+				if (index(k, p) == 1)
+					pass(k)
+		} else if (i == 0) {
+			if (key(line) in hn)
+				pass(key(line))
+		} else {
+			n = substr(line, 1, i - 1)
+			en[key(n)] = n
+			ev[key(n)] = subst(subst(substr(line, i + 1), "{SCRATCH}", scratch), "{CWD}", cwd)
+		}
+	}
+	END { for (k in en) print en[k] "=" ev[k] }
+	' "$2" "$1" | LC_ALL=C sort
+}
+
+# expect_env_is_emit EMIT HOST SCRATCH CWD [fold]: $out, the command's `env`,
+# is exactly what env_expect gives.
+expect_env_is_emit() {
+	tests=$((tests + 1))
+	_want=$(env_expect "$@")
+	_got=$(printf '%s\n' "$out" | tr -d '\r' | LC_ALL=C sort)
+	[ "$_got" = "$_want" ] ||
+		fail "the environment differs from --emit=env (- emitted, + got):
+$(printf '%s\n' "$_want" >"$1.want"; printf '%s\n' "$_got" | diff "$1.want" - | grep '^[<>]' | sed 's/^</-/; s/^>/+/')"
+}

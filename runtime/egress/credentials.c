@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "compiler/secrets.h"
-#include "emitters/envlist.h"
+#include "compiler/decide/env.h"
 #include "runtime/resolve/command.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)

@@ -33,7 +33,7 @@
 #include <sys/types.h>
 
 #include "compiler/policy.h"
-#include "emitters/envlist.h"
+#include "compiler/decide/env.h"
 #include "runtime/gitssh/client.h"
 
 /* The socket's name in the scratch dir (the sandbox's OMNIBOX_GIT_SSH_SOCKET). */

@@ -39,7 +39,7 @@
 #include "compiler/textbuf.h"
 #include "compiler/textesc.h"
 #include "emitters/bwrap.h"
-#include "emitters/envlist.h"
+#include "compiler/decide/env.h"
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/copyback.h"
 #include "runtime/launch/fds.h"
@@ -1241,19 +1241,13 @@ run_unsandboxed(const struct options *o, const struct policy *p, struct arena *a
 	struct launch_request rq = {
 	    .policy = p, .launch_dir = launch_dir, .cwd = o->cwd, .home = home};
 	const char *ws;
-	char **env = NULL, **cmd, err[2048];
-	size_t n = 0, cap = 0;
+	char **env, **cmd, err[2048];
 
 	ws = launch_workspace(a, &rq, err, sizeof(err));
 	if (!ws)
 		die("%s; nothing ran", err);
-	for (size_t i = 0; environ[i]; i++)
-		if (env_name_passes(&p->os_env.sandbox, environ[i]))
-			*ARENA_PUSH(a, env, n, cap) = environ[i];
-	for (size_t i = 0; t && i < t->n_env; i++)
-		*ARENA_PUSH(a, env, n, cap) =
-		    arena_printf(a, "%s=%s", t->env[i].key, t->env[i].value);
-	*ARENA_PUSH(a, env, n, cap) = NULL;
+	/* No scratch dir: the command is exec'd in place, nothing would remove one. */
+	env = launch_env_build(a, p, environ, &(struct launch_env){.pwd = ws});
 	if (o->n_command) {
 		cmd = o->command;
 	} else if (t) {

@@ -3,7 +3,7 @@
  */
 #include "runtime/resolve/command.h"
 
-#include "emitters/envlist.h"
+#include "compiler/decide/env.h"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -91,87 +91,22 @@ launch_script_interpreter(struct arena *a, char *const *env, const char *script,
 	return 0;
 }
 
-static void
-env_set(struct arena *a, char ***env, size_t *n, size_t *cap, const char *name, const char *value)
-{
-	size_t len = strlen(name);
-
-	for (size_t i = 0; i < *n; i++)
-		if (!strncmp((*env)[i], name, len) && (*env)[i][len] == '=') {
-			(*env)[i] = arena_printf(a, "%s=%s", name, value);
-			return;
-		}
-	*ARENA_PUSH(a, *env, *n, *cap) = arena_printf(a, "%s=%s", name, value);
-}
-
-struct env_acc {
-	struct arena *a;
-	char ***env;
-	size_t *n, *cap;
-};
-
-static void
-env_acc_set(void *arg, const char *name, const char *value, const char *why, unsigned line)
-{
-	struct env_acc *acc = arg;
-
-	(void)why;
-	(void)line;
-	env_set(acc->a, acc->env, acc->n, acc->cap, name, value);
-}
-
 char **
 launch_env_build(struct arena *a, const struct policy *p, char *const *environ,
 		 const struct launch_env *e)
 {
-	const struct sandbox *sb = &p->os_env.sandbox;
-	const struct terminal *t = p->terminal;
-	char **env = NULL;
-	size_t n = 0, cap = 0;
+	struct env_value *extra = arena_alloc(a, (e->n_extra + 1) * sizeof(*extra));
+	struct env_launch l = {.pwd = e->pwd, .proxy_url = e->proxy_url, .extra = extra};
 
-	for (size_t i = 0; environ && environ[i]; i++)
-		if (strchr(environ[i], '=') && env_name_passes(sb, environ[i]))
-			*ARENA_PUSH(a, env, n, cap) = arena_strdup(a, environ[i]);
-	for (size_t i = 0; env_scratch_names[i]; i++)
-		env_set(a, &env, &n, &cap, env_scratch_names[i], e->scratch);
-	env_set(a, &env, &n, &cap, "PWD", e->pwd);
-	if (e->proxy_url) {
-		for (size_t i = 0; env_proxy_names[i]; i++)
-			env_set(a, &env, &n, &cap, env_proxy_names[i], e->proxy_url);
-		env_set(a, &env, &n, &cap, "NO_PROXY", "localhost,127.0.0.1,::1");
-		env_set(a, &env, &n, &cap, "no_proxy", "localhost,127.0.0.1,::1");
-	}
-	if (e->ca_bundle)
-		for (size_t i = 0; env_ca_names[i]; i++)
-			env_set(a, &env, &n, &cap, env_ca_names[i], e->ca_bundle);
-	{
-		struct env_acc acc = {a, &env, &n, &cap};
-
-		env_policy_vars(sb, e->scratch, env_acc_set, &acc);
-	}
 	for (size_t i = 0; i < e->n_extra; i++) {
 		const char *eq = strchr(e->extra[i], '=');
 
 		if (eq)
-			env_set(a, &env, &n, &cap,
-				arena_strndup(a, e->extra[i], (size_t)(eq - e->extra[i])), eq + 1);
+			extra[l.n_extra++] = (struct env_value){
+			    arena_strndup(a, e->extra[i], (size_t)(eq - e->extra[i])), eq + 1, NULL,
+			    0};
 	}
-	if (t) {
-		for (size_t i = 0; i < t->n_env; i++)
-			env_set(a, &env, &n, &cap, t->env[i].key, t->env[i].value);
-		for (size_t i = 0; i < t->env_unset.n; i++) {
-			size_t len = strlen(t->env_unset.v[i].s);
-
-			for (size_t k = 0; k < n; k++)
-				if (!strncmp(env[k], t->env_unset.v[i].s, len) &&
-				    env[k][len] == '=') {
-					env[k] = env[--n];
-					k--;
-				}
-		}
-	}
-	*ARENA_PUSH(a, env, n, cap) = NULL;
-	return env;
+	return env_compute(a, p, &l, environ, e->scratch);
 }
 
 const char *

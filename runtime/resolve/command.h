@@ -33,18 +33,16 @@ int launch_script_interpreter(struct arena *a, char *const *env, const char *scr
 			      const char **out, char *err, size_t errlen);
 
 struct launch_env {
-	const char *scratch;   /* TMPDIR, TMP, TEMP and TEMPDIR */
+	const char *scratch;   /* the scratch dir, or NULL when the launch has none */
 	const char *pwd;       /* where the command starts */
 	const char *proxy_url; /* egress: the relay's URL, or NULL */
-	const char *ca_bundle; /* egress: the session CA bundle, or NULL */
 	char *const *extra;    /* NAME=VALUE set after the allow-list (placeholders), or NULL */
 	size_t n_extra;
 };
 
 /*
- * The command's environment: ENV filtered through the policy's allow-list
- * (envlist.h), then E's values, then the terminal's env and env_unset.
- * NULL-terminated, from A.
+ * The command's environment: env_compute() (compiler/decide/env.h) of P for
+ * ENV and E's per-launch values.  NULL-terminated, from A.
  */
 char **launch_env_build(struct arena *a, const struct policy *p, char *const *env,
 			const struct launch_env *e);

@@ -12,7 +12,6 @@
 #include "compiler/textesc.h"
 #include "compiler/protect.h"
 #include "compiler/secrets.h"
-#include "emitters/envlist.h"
 #include "emitters/sbpl.h"
 #include "runtime/resolve/command.h"
 #include "runtime/resolve/copy.h"
@@ -1253,11 +1252,9 @@ build_env(struct rctx *r)
 	    .n_extra = r->rq->n_extra_env,
 	};
 
-	if (r->plan->policy->os_env.sandbox.n_egress) {
+	if (r->plan->policy->os_env.sandbox.n_egress)
 		e.proxy_url = arena_printf(r->a, "http://127.0.0.1:%s",
 					   r->rq->proxy_port ? r->rq->proxy_port : "{PORT}");
-		e.ca_bundle = arena_printf(r->a, "%s/%s", r->plan->scratch, ENV_CA_BUNDLE);
-	}
 	r->plan->env = launch_env_build(r->a, r->plan->policy, r->rq->environ, &e);
 }
 

@@ -153,6 +153,27 @@ strs_push(struct parser *ps, struct manifest_strs *l, char *s)
 	return 0;
 }
 
+/* One environment rule; NAME (malloc'd) is owned from here on. */
+static int
+env_push(struct parser *ps, enum env_op op, char *name, const char *value)
+{
+	struct manifest *m = ps->m;
+
+	if (m->n_env == m->cap_env) {
+		size_t cap = m->cap_env ? 2 * m->cap_env : 16;
+		struct env_rule *v = realloc(m->env, cap * sizeof(*v));
+
+		if (!v) {
+			free(name);
+			return fail(ps, "out of memory");
+		}
+		m->env = v;
+		m->cap_env = cap;
+	}
+	m->env[m->n_env++] = (struct env_rule){.op = op, .name = name, .value = value};
+	return 0;
+}
+
 static void
 strs_free(struct manifest_strs *l)
 {
@@ -170,11 +191,9 @@ manifest_free(struct manifest *m)
 	free(m->command);
 	free(m->workspace);
 	strs_free(&m->args);
-	strs_free(&m->env_pass);
-	strs_free(&m->env_pass_prefix);
-	strs_free(&m->env_scratch);
-	strs_free(&m->env_set);
-	strs_free(&m->env_unset);
+	for (size_t i = 0; i < m->n_env; i++)
+		free((char *)m->env[i].name);
+	free(m->env);
 	strs_free(&m->not_enforced);
 	memset(m, 0, sizeof(*m));
 }
@@ -328,19 +347,6 @@ parse_bool(struct parser *ps, const char *key, const char *v, bool *out)
 	return 0;
 }
 
-/* An environment variable name as the policy schema allows it: [A-Za-z_][A-Za-z0-9_]*. */
-static bool
-env_name_ok(const char *s)
-{
-	if (!*s || (*s >= '0' && *s <= '9'))
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
-		      (*s >= '0' && *s <= '9') || *s == '_'))
-			return false;
-	return true;
-}
-
 static bool
 workspace_ok(const char *s)
 {
@@ -449,19 +455,23 @@ apply(struct parser *ps, enum key k, char *v)
 				  name, v);
 			break;
 		}
-		return strs_push(ps,
-				 k == K_ENV_PASS	  ? &m->env_pass
-				 : k == K_ENV_PASS_PREFIX ? &m->env_pass_prefix
-				 : k == K_ENV_SCRATCH	  ? &m->env_scratch
-							  : &m->env_unset,
-				 v);
-	case K_ENV_SET:
+		return env_push(ps,
+				k == K_ENV_PASS		 ? ENV_PASS
+				: k == K_ENV_PASS_PREFIX ? ENV_PASS_PREFIX
+				: k == K_ENV_SCRATCH	 ? ENV_SET_SCRATCH
+							 : ENV_UNSET,
+				v, k == K_ENV_SCRATCH ? "" : NULL);
+	case K_ENV_SET: {
+		char *eq = strchr(v, '=');
+
 		/* Windows keeps per-drive directories in "=C:"-style names; none may be set. */
-		if (v[0] == '=' || !strchr(v, '=')) {
+		if (v[0] == '=' || !eq) {
 			rc = fail(ps, "env_set needs NAME=VALUE, got '%s'", v);
 			break;
 		}
-		return strs_push(ps, &m->env_set, v);
+		*eq = '\0';
+		return env_push(ps, ENV_SET, v, eq + 1);
+	}
 	case K_NOT_ENFORCED:
 		return strs_push(ps, &m->not_enforced, v);
 	case K_COUNT:

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../compiler/decide/env.h"
+
 /* A list of strings, in manifest order; every string is malloc'd. */
 struct manifest_strs {
 	char **v;
@@ -38,11 +40,11 @@ struct manifest {
 	uint32_t cpu_rate_control_flags;  /* WINJOB_CPU_*, 0 = no rate control */
 	uint32_t cpu_rate;		  /* 1/100 of a percent */
 	uint32_t ui_restrictions;	  /* WINJOB_UI_* */
-	struct manifest_strs env_pass;	  /* names passed through, when set */
-	struct manifest_strs env_pass_prefix;
-	struct manifest_strs env_scratch; /* names set to the scratch dir */
-	struct manifest_strs env_set;	  /* "NAME=VALUE", applied after the above */
-	struct manifest_strs env_unset;	  /* removed last */
+	/* The environment's rules (compiler/decide/env.h) in manifest order, for
+	 * env_apply() with names compared without regard to case; each name is
+	 * malloc'd, an env_set's value lies in its name's block. */
+	struct env_rule *env;
+	size_t n_env, cap_env;
 	struct manifest_strs not_enforced;
 };
 

@@ -35,6 +35,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "../../compiler/arena.h"
+#include "../../compiler/decide/env.h"
 #include "../../compiler/textesc.h"
 #include "../../emitters/winjob.h"
 #include "manifest.h"
@@ -714,53 +716,6 @@ build_cmdline(struct launch *l)
 
 /* ---- the environment ------------------------------------------------------------ */
 
-static wchar_t
-ascii_upper(wchar_t c)
-{
-	return c >= L'a' && c <= L'z' ? c - (L'a' - L'A') : c;
-}
-
-/*
- * Does the NAME=VALUE entry E have the name NAME (or, with PREFIX, a
- * longer name starting with it)?  Windows compares variable names without
- * regard to case; the manifest's names are ASCII.
- */
-static bool
-entry_is(const wchar_t *e, const char *name, bool prefix)
-{
-	size_t i = 0;
-
-	for (; name[i]; i++)
-		if (ascii_upper(e[i]) != ascii_upper((wchar_t)(unsigned char)name[i]))
-			return false;
-	return prefix ? e[i] != L'=' && e[i] != L'\0' : e[i] == L'=';
-}
-
-static bool
-in_list(const wchar_t *e, const struct manifest_strs *names, bool prefix)
-{
-	for (size_t i = 0; i < names->n; i++)
-		if (entry_is(e, names->v[i], prefix))
-			return true;
-	return false;
-}
-
-/* Drop the entry named like the NAME=... entry E (any case), if there is one. */
-static void
-env_remove(struct strv *env, const wchar_t *e)
-{
-	size_t n = wcscspn(e, L"="), kept = 0;
-
-	for (size_t i = 0; i < env->n; i++) {
-		if (wcscspn(env->v[i], L"=") == n &&
-		    CompareStringOrdinal(env->v[i], (int)n, e, (int)n, TRUE) == CSTR_EQUAL)
-			free(env->v[i]);
-		else
-			env->v[kept++] = env->v[i];
-	}
-	env->n = kept;
-}
-
 static int
 env_compare(const void *a, const void *b)
 {
@@ -769,61 +724,49 @@ env_compare(const void *a, const void *b)
 	return CompareStringOrdinal(x, (int)wcscspn(x, L"="), y, (int)wcscspn(y, L"="), TRUE) - 2;
 }
 
-static wchar_t *
-entry_of(const wchar_t *name, const wchar_t *value)
-{
-	wchar_t *e = xcalloc(wcslen(name) + wcslen(value) + 2, sizeof(*e));
-
-	wcscpy(e, name);
-	wcscat(e, L"=");
-	wcscat(e, value);
-	return e;
-}
-
 /*
- * The agent's environment: nothing is inherited but the manifest's names
- * (compared without regard to case, as Windows does); TEMP and TMP point
- * at the scratch dir; the terminal's env_set and env_unset come last.
- * SCRATCH NULL (--dry-run) leaves a placeholder.
+ * The agent's environment: the manifest's rules (env_decide()'s, written by
+ * the compiler) applied by env_apply() to this process's environment, as
+ * every launcher applies them; SCRATCH NULL (--dry-run) leaves a
+ * placeholder.  What passes from the host keeps its UTF-16 bytes as they
+ * were, even where they are not valid UTF-16.
  */
 static void
 build_env(const struct launch *l, const wchar_t *scratch, struct strv *env)
 {
 	const struct manifest *m = &l->m;
 	wchar_t *host = GetEnvironmentStringsW();
+	const wchar_t **hostw = NULL;
+	char **host8, **out, *scratch8 = scratch ? utf8(scratch) : NULL;
+	size_t n = 0;
+	struct arena *a = arena_new();
 
 	if (!host)
 		die("GetEnvironmentStrings: %s", win_strerror(GetLastError()));
+	for (const wchar_t *e = host; *e; e += wcslen(e) + 1)
+		n++;
+	hostw = xcalloc(n + 1, sizeof(*hostw));
+	host8 = arena_alloc(a, (n + 1) * sizeof(*host8));
+	n = 0;
 	for (const wchar_t *e = host; *e; e += wcslen(e) + 1) {
-		/* "=C:=C:\dir" entries (per-drive directories) have no name: never passed. */
-		if (e[0] == L'=')
-			continue;
-		if (in_list(e, &m->env_scratch, false))
-			continue;
-		if (in_list(e, &m->env_pass, false) || in_list(e, &m->env_pass_prefix, true))
-			strv_push(env, wcsdup_or_die(e));
+		char *s = utf8(e);
+
+		hostw[n] = e;
+		host8[n++] = arena_strdup(a, s);
+		free(s);
 	}
+	out = env_apply(a, m->env, m->n_env, true, host8, scratch8 ? scratch8 : "{SCRATCH}");
+	for (size_t i = 0; out[i]; i++) {
+		size_t k = 0;
+
+		while (k < n && strcmp(host8[k], out[i]))
+			k++;
+		strv_push(env, k < n ? wcsdup_or_die(hostw[k]) : wide(out[i], "environment"));
+	}
+	free(hostw);
+	free(scratch8);
+	arena_free(a);
 	FreeEnvironmentStringsW(host);
-	for (size_t i = 0; i < m->env_scratch.n; i++) {
-		wchar_t *name = wide(m->env_scratch.v[i], "env_scratch");
-
-		strv_push(env, entry_of(name, scratch ? scratch : L"{SCRATCH}"));
-		free(name);
-	}
-	for (size_t i = 0; i < m->env_set.n; i++) {
-		wchar_t *e = wide(m->env_set.v[i], "env_set");
-
-		env_remove(env, e);
-		strv_push(env, e);
-	}
-	for (size_t i = 0; i < m->env_unset.n; i++) {
-		wchar_t *name = wide(m->env_unset.v[i], "env_unset");
-		wchar_t *e = entry_of(name, L"");
-
-		env_remove(env, e);
-		free(e);
-		free(name);
-	}
 	/* CreateProcess wants the block sorted by name, without regard to case. */
 	qsort(env->v, env->n, sizeof(*env->v), env_compare);
 }

@@ -119,6 +119,16 @@ setup_user() {
 	        source: {env: REAL_TOKEN}
 	        env: SAAS_TOKEN
 	EOF
+	cat >"$P/envt.yaml" <<-EOF
+	os_env:
+	  sandbox:
+	    env_passthrough: [STANDIN_LOG]
+	terminals:
+	  envt:
+	    command: env
+	    env: {TERMVAR: from-terminal, LANG: C}
+	    env_unset: [USER]
+	EOF
 	chmod -R a+rX "$U"
 	if [ "$who" = nobody ]; then
 		chown -R nobody:nogroup "$U"
@@ -164,6 +174,18 @@ run_all() {
 	name="the environment is the allow-list: a host-only variable does not pass"
 	run plain sh -c 'echo "home=$HOME host=${HOST_ONLY:-absent} tmp=$TMPDIR"'
 	expect_out "home=$H host=absent tmp=$U/tmp/omnibox-"
+	expect_clean
+
+	name="the command's environment is exactly --emit=env's for the same host environment"
+	as_user env USER=agent LOGNAME=agent LC_ALL=C.UTF-8 BASH_ENV=/dev/null env >"$U/host.env"
+	"$B/omnibox-compile" -q --target=darwin --emit=env --terminal=envt "$P/envt.yaml" \
+		>"$U/emit.env"
+	out=$(cd "$WS" && as_user env USER=agent LOGNAME=agent LC_ALL=C.UTF-8 BASH_ENV=/dev/null \
+		"$TB/test-omnibox-run-darwin" -q --terminal=envt "$P/envt.yaml" 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_env_is_emit "$U/emit.env" "$U/host.env" \
+		"$(printf '%s\n' "$out" | sed -n 's/^TMPDIR=//p')" "$WS"
 	expect_clean
 
 	name="a signal ends the command: 128+N"

@@ -85,6 +85,19 @@ setup_user() {
 	  sandbox:
 	    env_passthrough: [PASSME]
 	EOF
+	for kind in bwrap none; do
+		policy env-$kind <<-EOF
+		os_env:
+		  sandbox:
+		    type: $([ $kind = none ] && echo none || echo linux_bwrap)
+		    env_passthrough: [PASSME]
+		terminals:
+		  envt:
+		    command: env
+		    env: {TERMVAR: from-terminal, LANG: C}
+		    env_unset: [USER]
+		EOF
+	done
 	policy offline <<-EOF
 	os_env:
 	  sandbox:
@@ -566,6 +579,24 @@ t_command_visibility() {
 	expect_out "Read-only file system"
 	tests=$((tests + 1))
 	[ ! -e "$U/opt/tool/bin/new" ] || fail "the command's directory was writable"
+}
+
+# The command's environment is what --emit=env prints, for the same host
+# environment: with bwrap and with sandbox type none.
+t_environment_is_emit_env() {
+	for kind in bwrap none; do
+		name="sandbox type $kind: the command's environment is exactly --emit=env's"
+		as_user env USER=agent LOGNAME=agent LC_ALL=C.UTF-8 BASH_ENV=/dev/null env \
+			>"$T/host-$who.env"
+		"$B/omnibox-compile" -q --target=linux --emit=env --terminal=envt \
+			"$P/env-$kind.yaml" >"$T/emit-$who.env"
+		out=$(cd "$WS" && as_user env USER=agent LOGNAME=agent LC_ALL=C.UTF-8 \
+			BASH_ENV=/dev/null "$TB/omnibox-run" -q --terminal=envt "$P/env-$kind.yaml" 2>&1)
+		rc=$?
+		expect_rc 0
+		expect_env_is_emit "$T/emit-$who.env" "$T/host-$who.env" \
+			"$(printf '%s\n' "$out" | sed -n 's/^TMPDIR=//p')" "$WS"
+	done
 }
 
 t_none() {
@@ -1120,6 +1151,7 @@ run_all() {
 	t_mask_paths
 	t_symlink_escapes
 	t_environment
+	t_environment_is_emit_env
 	t_network_off
 	t_seccomp
 	t_seccomp_i386

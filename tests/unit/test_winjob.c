@@ -593,8 +593,8 @@ Test(launch, a_line_break_in_a_name_cannot_start_a_manifest_line)
 	cr_assert_eq(manifest_parse(text(&r), r.out.len, &m, &err), 0, "%u: %s", err.line,
 		     err.message);
 	cr_expect_str_eq(m.terminal, "t\nenv_pass = SECRET");
-	for (size_t i = 0; i < m.env_pass.n; i++)
-		cr_expect_str_neq(m.env_pass.v[i], "SECRET");
+	for (size_t i = 0; i < m.n_env; i++)
+		cr_expect_str_neq(m.env[i].name, "SECRET");
 	manifest_free(&m);
 	run_free(&r);
 }
@@ -688,10 +688,17 @@ Test(reader, reads_back_every_limit_the_emitter_wrote)
 	cr_expect_eq(m.cpu_rate_control_flags, WINJOB_CPU_ENABLE | WINJOB_CPU_HARD_CAP);
 	cr_expect_eq(m.cpu_rate, 2500);
 	cr_expect_eq(m.ui_restrictions, 0xffu);
-	cr_expect_eq(m.env_pass.n, 13);
-	cr_expect_str_eq(m.env_pass.v[12], "AWS_PROFILE");
-	cr_expect_eq(m.env_pass_prefix.n, 1);
-	cr_expect_eq(m.env_scratch.n, 2);
+	/* 12 system names, PROCESSOR_*, env_passthrough, TEMP and TMP, in that order. */
+	cr_assert_eq(m.n_env, 16);
+	cr_expect_eq(m.env[11].op, ENV_PASS);
+	cr_expect_eq(m.env[12].op, ENV_PASS_PREFIX);
+	cr_expect_str_eq(m.env[12].name, "PROCESSOR_");
+	cr_expect_eq(m.env[13].op, ENV_PASS);
+	cr_expect_str_eq(m.env[13].name, "AWS_PROFILE");
+	cr_expect_eq(m.env[14].op, ENV_SET_SCRATCH);
+	cr_expect_str_eq(m.env[14].name, "TEMP");
+	cr_expect_str_eq(m.env[14].value, "");
+	cr_expect_eq(m.env[15].op, ENV_SET_SCRATCH);
 	cr_expect_eq(m.not_enforced.n, 3);
 	cr_expect_str_eq(m.not_enforced.v[1], "os_env.sandbox.read_paths (line 5): a Job Object "
 					      "does not isolate files: the agent can read whatever "
@@ -718,9 +725,12 @@ Test(reader, reads_back_a_terminal_with_escapes)
 	cr_expect_str_eq(m.args.v[0], "-c");
 	cr_expect_str_eq(m.args.v[1], " a\\b\t");
 	cr_expect_str_eq(m.args.v[2], "");
-	cr_assert_eq(m.env_set.n, 1);
-	cr_expect_str_eq(m.env_set.v[0], "CI=x=1\n");
-	cr_expect_str_eq(m.env_unset.v[0], "HISTFILE");
+	cr_assert_eq(m.n_env, 17);
+	cr_expect_eq(m.env[15].op, ENV_SET);
+	cr_expect_str_eq(m.env[15].name, "CI");
+	cr_expect_str_eq(m.env[15].value, "x=1\n");
+	cr_expect_eq(m.env[16].op, ENV_UNSET);
+	cr_expect_str_eq(m.env[16].name, "HISTFILE");
 	cr_expect_str_eq(m.workspace, "{HOME}");
 	manifest_free(&m);
 	run_free(&r);

@@ -59,6 +59,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# For env_expect; the rest of what it defines is redefined below.
+. "$(dirname "$0")/../lib.sh"
+
 tests=0
 failures=0
 name=
@@ -201,6 +204,20 @@ terminals:
 EOF
 "$COMPILE" -q --target=windows --emit=winjob --terminal=t -o "$T/terminal.manifest" \
 	"$T/terminal.yaml" || exit 2
+policy envt <<'EOF'
+os_env:
+  sandbox:
+    env_passthrough: [AWS_PROFILE, GIT_DIR, USER]
+terminals:
+  envt:
+    command: wt_agent.exe
+    args: [env]
+    env: {CI: "1", Path: 'C:\only\this'}
+    env_unset: [USER]
+EOF
+"$COMPILE" -q --target=windows --emit=winjob --terminal=envt -o "$T/envt.manifest" \
+	"$T/envt.yaml" || exit 2
+"$COMPILE" -q --target=windows --emit=env --terminal=envt "$T/envt.yaml" >"$T/envt.emit" || exit 2
 
 # ---- exit status -------------------------------------------------------------------
 
@@ -382,6 +399,21 @@ extra=$(printf '%s\n' "$out" | sed 's/=.*//' | grep -v '^WINE' | tr '[:lower:]' 
 check "control: outside omnibox-run.exe the host variable does reach a program"
 capture env OMNIBOX_HOST_SECRET=hush "$WINE" "$AGENT" env
 printf '%s\n' "$out" | grep -qx 'OMNIBOX_HOST_SECRET=hush' || fail "Wine does not pass it at all"
+
+check "the agent's environment is exactly --emit=env's for the same host environment"
+# The host environment as a program started by Wine sees it; Wine's loader adds
+# its own WINE* variables to every process, so they are left out on both sides.
+capture env OMNIBOX_HOST_SECRET=hush AWS_PROFILE=dev git_dir=/repo USER=agent "$WINE" "$AGENT" env
+printf '%s\n' "$out" | tr -d '\r' >"$T/envt.host"
+capture env OMNIBOX_HOST_SECRET=hush AWS_PROFILE=dev git_dir=/repo USER=agent "$WINE" "$RUN" -q \
+	"$T/envt.manifest"
+[ "$rc" = 0 ] || fail "status $rc"
+got=$(printf '%s\n' "$out" | tr -d '\r' | grep -v '^WINE' | LC_ALL=C sort)
+want=$(env_expect "$T/envt.emit" "$T/envt.host" "$(printf '%s\n' "$out" | sed -n 's/^TEMP=//p')" \
+	"$(winpath "$T")" fold | grep -v '^WINE')
+printf '%s\n' "$want" >"$T/envt.want"
+[ "$got" = "$want" ] || fail "differs from --emit=env (- emitted, + got):
+$(printf '%s\n' "$got" | diff "$T/envt.want" - | grep '^[<>]' | sed 's/^</-/; s/^>/+/')"
 
 check "TEMP and TMP are one private scratch dir, removed after the launch"
 out=$envout

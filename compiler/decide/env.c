@@ -1,0 +1,288 @@
+/*
+ * env.c - the command's environment, decided once (env.h).
+ */
+#include "env.h"
+
+#include <string.h>
+
+const char *const env_base_names[] = {"PATH", "HOME", "USER", "LOGNAME",  "SHELL",
+				      "TERM", "TZ",   "LANG", "LANGUAGE", NULL};
+const char *const env_scratch_names[] = {"TMPDIR", "TMP", "TEMP", "TEMPDIR", NULL};
+const char *const env_proxy_names[] = {"HTTP_PROXY",  "HTTPS_PROXY", "http_proxy",
+				       "https_proxy", "ALL_PROXY",   NULL};
+const char *const env_ca_names[] = {"SSL_CERT_FILE",
+				    "REQUESTS_CA_BUNDLE",
+				    "NODE_EXTRA_CA_CERTS",
+				    "CURL_CA_BUNDLE",
+				    "PIP_CERT",
+				    "GIT_SSL_CAINFO",
+				    NULL};
+const char *const env_dangerous_names[] = {"LD_PRELOAD",      "LD_LIBRARY_PATH",
+					   "BASH_ENV",	      "ENV",
+					   "PROMPT_COMMAND",  "PYTHONSTARTUP",
+					   "SSH_AUTH_SOCK",   "DBUS_SESSION_BUS_ADDRESS",
+					   "XDG_RUNTIME_DIR", NULL};
+
+/* Windows: the system variables programs need (spec/windows.md). */
+static const char *const win_base_names[] = {
+    "PATH",	    "SYSTEMROOT",	    "SYSTEMDRIVE", "WINDIR",   "COMSPEC",
+    "PATHEXT",	    "USERPROFILE",	    "HOMEDRIVE",   "HOMEPATH", "APPDATA",
+    "LOCALAPPDATA", "NUMBER_OF_PROCESSORS", NULL};
+static const char *const win_scratch_names[] = {"TEMP", "TMP", NULL};
+
+#define NO_PROXY_VALUE "localhost,127.0.0.1,::1"
+
+bool
+env_name_ok(const char *s)
+{
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_'))
+		return false;
+	for (s++; *s; s++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_'))
+			return false;
+	return true;
+}
+
+static char
+fold(char c, bool fold_case)
+{
+	return fold_case && c >= 'a' && c <= 'z' ? (char)(c - 'a' + 'A') : c;
+}
+
+/* Does ENTRY's name (up to '=') equal NAME, or start with it when PREFIX? */
+static bool
+name_match(const char *entry, const char *name, bool fold_case, bool prefix)
+{
+	size_t i = 0;
+
+	for (; name[i]; i++)
+		if (entry[i] == '\0' || entry[i] == '=' ||
+		    fold(entry[i], fold_case) != fold(name[i], fold_case))
+			return false;
+	return prefix || entry[i] == '\0' || entry[i] == '=';
+}
+
+bool
+env_name_passes(const struct sandbox *sb, const char *name)
+{
+	for (size_t i = 0; env_base_names[i]; i++)
+		if (name_match(name, env_base_names[i], false, false))
+			return true;
+	if (name_match(name, "LC_", false, true))
+		return true;
+	for (size_t i = 0; i < sb->env_passthrough.n; i++)
+		if (name_match(name, sb->env_passthrough.v[i].s, false, false))
+			return true;
+	return false;
+}
+
+/* ---- the decision ----------------------------------------------------------------- */
+
+struct decider {
+	struct arena *a;
+	struct env_rules *out;
+	const char *section; /* the heading for the next rule, once */
+};
+
+static void
+rule(struct decider *d, enum env_op op, const char *name, const char *value, const char *why,
+     unsigned line)
+{
+	struct env_rule *r = ARENA_PUSH(d->a, d->out->v, d->out->n, d->out->cap);
+
+	*r = (struct env_rule){op, name, value, d->section, why, line};
+	d->section = NULL;
+}
+
+static void
+decide_passes(struct decider *d, const struct sandbox *sb, bool windows)
+{
+	const char *const *names = windows ? win_base_names : env_base_names;
+
+	d->section = "from the launching environment, when set:";
+	for (size_t i = 0; names[i]; i++)
+		rule(d, ENV_PASS, names[i], NULL, NULL, 0);
+	rule(d, ENV_PASS_PREFIX, windows ? "PROCESSOR_" : "LC_", NULL, NULL, 0);
+	for (size_t i = 0; i < sb->env_passthrough.n; i++)
+		rule(d, ENV_PASS, sb->env_passthrough.v[i].s, NULL,
+		     arena_printf(d->a, "env_passthrough (line %u)",
+				  sb->env_passthrough.v[i].loc.line),
+		     sb->env_passthrough.v[i].loc.line);
+}
+
+static void
+decide_egress(struct decider *d, const struct sandbox *sb, const struct env_launch *l)
+{
+	d->section = arena_printf(d->a, "egress_rules (line %u): the relay inside the sandbox",
+				  sb->egress_loc.line);
+	for (size_t i = 0; env_proxy_names[i]; i++)
+		rule(d, ENV_SET, env_proxy_names[i], l->proxy_url, NULL, 0);
+	rule(d, ENV_SET, "NO_PROXY", NO_PROXY_VALUE, NULL, 0);
+	rule(d, ENV_SET, "no_proxy", NO_PROXY_VALUE, NULL, 0);
+	for (size_t i = 0; env_ca_names[i]; i++)
+		rule(d, ENV_SET_SCRATCH, env_ca_names[i], "/" ENV_CA_BUNDLE, NULL, 0);
+}
+
+/* What the policy itself sets: git_ssh's helper and socket, aws_sigv4's region. */
+static void
+decide_policy_vars(struct decider *d, const struct sandbox *sb)
+{
+	if (sb->n_git_ssh) {
+		unsigned line = sb->git_ssh_loc.line;
+
+		rule(
+		    d, ENV_SET, "GIT_SSH_COMMAND", ENV_GIT_SSH_COMMAND,
+		    arena_printf(d->a, "git_ssh: git's ssh is the broker's helper (line %u)", line),
+		    line);
+		rule(d, ENV_SET, "GIT_SSH_VARIANT", "ssh",
+		     arena_printf(d->a, "git_ssh: OpenSSH-style options (line %u)", line), line);
+		rule(d, ENV_SET_SCRATCH, "OMNIBOX_GIT_SSH_SOCKET", "/" ENV_GIT_SSH_SOCKET,
+		     arena_printf(d->a, "git_ssh: the broker (line %u)", line), line);
+	}
+	for (size_t i = 0; i < sb->n_creds; i++) {
+		const struct credential *cr = &sb->creds[i];
+		unsigned line = cr->loc.line;
+
+		if (cr->type != CRED_AWS_SIGV4)
+			continue;
+		/* The first aws_sigv4 entry names the region the SDKs default to. */
+		rule(d, ENV_SET, "AWS_REGION", cr->region.s,
+		     arena_printf(d->a, "aws_sigv4 (line %u)", line), line);
+		rule(d, ENV_SET, "AWS_DEFAULT_REGION", cr->region.s,
+		     arena_printf(d->a, "aws_sigv4 (line %u)", line), line);
+		rule(d, ENV_SET, "AWS_EC2_METADATA_DISABLED", "true",
+		     arena_printf(d->a, "aws_sigv4: no instance credentials (line %u)", line),
+		     line);
+		/* botocore and the AWS CLI read their own bundle, not SSL_CERT_FILE. */
+		rule(d, ENV_SET_SCRATCH, "AWS_CA_BUNDLE", "/" ENV_CA_BUNDLE,
+		     arena_printf(d->a, "aws_sigv4: the session CA, for the AWS SDKs (line %u)",
+				  line),
+		     line);
+		break;
+	}
+}
+
+static void
+decide_terminal(struct decider *d, const struct terminal *t)
+{
+	if (!t || !(t->n_env || t->env_unset.n))
+		return;
+	d->section =
+	    arena_printf(d->a, "terminal %s (line %u), applied last:", t->name, t->loc.line);
+	for (size_t i = 0; i < t->n_env; i++)
+		rule(d, ENV_SET, t->env[i].key, t->env[i].value, NULL, t->loc.line);
+	for (size_t i = 0; i < t->env_unset.n; i++)
+		rule(d, ENV_UNSET, t->env_unset.v[i].s, NULL, "env_unset",
+		     t->env_unset.v[i].loc.line);
+}
+
+void
+env_decide(struct arena *a, const struct policy *p, const struct env_launch *l,
+	   struct env_rules *out)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	struct decider d = {a, out, NULL};
+	/* Type none execs the command in place outside Windows: no scratch dir exists. */
+	bool scratch = l->windows || sb->type != SANDBOX_NONE;
+
+	*out = (struct env_rules){.fold_case = l->windows};
+	decide_passes(&d, sb, l->windows);
+	d.section = "set by omnibox-run:";
+	for (const char *const *n = l->windows ? win_scratch_names : env_scratch_names;
+	     scratch && *n; n++)
+		rule(&d, ENV_SET_SCRATCH, *n, "", NULL, 0);
+	if (l->pwd)
+		rule(&d, ENV_SET, "PWD", l->pwd, NULL, 0);
+	if (!l->windows && sb->n_egress && l->proxy_url && scratch)
+		decide_egress(&d, sb, l);
+	for (size_t i = 0; i < l->n_extra; i++)
+		rule(&d, ENV_SET, l->extra[i].name, l->extra[i].value, l->extra[i].why,
+		     l->extra[i].line);
+	if (!l->windows && scratch)
+		decide_policy_vars(&d, sb);
+	decide_terminal(&d, p->terminal);
+}
+
+/* ---- the application ------------------------------------------------------------ */
+
+struct envv {
+	struct arena *a;
+	char **v;
+	size_t n, cap;
+	bool fold_case;
+};
+
+static void
+envv_remove(struct envv *e, const char *name, size_t from)
+{
+	size_t kept = from;
+
+	for (size_t i = from; i < e->n; i++)
+		if (!name_match(e->v[i], name, e->fold_case, false))
+			e->v[kept++] = e->v[i];
+	e->n = kept;
+}
+
+/* NAME=VALUE in place of NAME's first entry (later ones go), or at the end. */
+static void
+envv_set(struct envv *e, const char *name, const char *value, const char *suffix)
+{
+	char *entry = arena_printf(e->a, "%s=%s%s", name, value, suffix);
+
+	for (size_t i = 0; i < e->n; i++)
+		if (name_match(e->v[i], name, e->fold_case, false)) {
+			e->v[i] = entry;
+			envv_remove(e, name, i + 1);
+			return;
+		}
+	*ARENA_PUSH(e->a, e->v, e->n, e->cap) = entry;
+}
+
+static bool
+host_passes(const char *entry, const struct env_rule *rules, size_t n, bool fold_case)
+{
+	const char *eq = strchr(entry, '=');
+
+	/* No name (Windows' "=C:=C:\dir" per-drive entries) or no value: never passed. */
+	if (!eq || eq == entry)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if ((rules[i].op == ENV_PASS || rules[i].op == ENV_PASS_PREFIX) &&
+		    name_match(entry, rules[i].name, fold_case, rules[i].op == ENV_PASS_PREFIX))
+			return true;
+	return false;
+}
+
+char **
+env_apply(struct arena *a, const struct env_rule *rules, size_t n, bool fold_case,
+	  char *const *host, const char *scratch)
+{
+	struct envv e = {.a = a, .fold_case = fold_case};
+
+	for (size_t i = 0; host && host[i]; i++)
+		if (host_passes(host[i], rules, n, fold_case))
+			*ARENA_PUSH(a, e.v, e.n, e.cap) = arena_strdup(a, host[i]);
+	for (size_t i = 0; i < n; i++) {
+		const struct env_rule *r = &rules[i];
+
+		if (r->op == ENV_SET)
+			envv_set(&e, r->name, r->value, "");
+		else if (r->op == ENV_SET_SCRATCH && scratch)
+			envv_set(&e, r->name, scratch, r->value);
+		else if (r->op == ENV_UNSET)
+			envv_remove(&e, r->name, 0);
+	}
+	*ARENA_PUSH(a, e.v, e.n, e.cap) = NULL;
+	return e.v;
+}
+
+char **
+env_compute(struct arena *a, const struct policy *p, const struct env_launch *l, char *const *host,
+	    const char *scratch)
+{
+	struct env_rules r;
+
+	env_decide(a, p, l, &r);
+	return env_apply(a, r.v, r.n, r.fold_case, host, scratch);
+}

@@ -1,0 +1,118 @@
+/*
+ * env.h - the command's environment, decided once (spec/linux.md,
+ * "Environment"; spec/windows.md, the launch sequence).
+ *
+ * The environment is rebuilt from names, never inherited whole.  What a
+ * policy means for it is decided here and nowhere else: env_decide() turns
+ * the policy and a launch's values into an ordered list of rules, and
+ * env_apply() applies those rules to a real environment.  --emit=env prints
+ * the rules (with symbolic values), the winjob manifest carries them to
+ * omnibox-run.exe, and every launcher applies them, so what is reviewed is
+ * what runs.
+ *
+ * Pure C11: no system calls and no POSIX-only header, so omnibox-run.exe
+ * links it too.
+ */
+#ifndef OMNIBOX_DECIDE_ENV_H
+#define OMNIBOX_DECIDE_ENV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../arena.h"
+#include "../policy.h"
+
+/* Passed from the launching environment when set (plus every LC_*). */
+extern const char *const env_base_names[];
+/* Set to the private scratch dir. */
+extern const char *const env_scratch_names[];
+/* Proxy variables set to the relay's URL when egress is active. */
+extern const char *const env_proxy_names[];
+/* CA bundle variables set to the session bundle when egress is active. */
+extern const char *const env_ca_names[];
+/* Names that change what programs load or run: only via env_passthrough. */
+extern const char *const env_dangerous_names[];
+
+/* File name of the CA bundle inside the scratch dir. */
+#define ENV_CA_BUNDLE "omnibox-ca.pem"
+
+/* The git_ssh broker's socket inside the scratch dir, and its helper inside the sandbox. */
+#define ENV_GIT_SSH_SOCKET "omnibox-git-ssh.sock"
+#define ENV_GIT_SSH_COMMAND "/.omnibox/init --git-ssh"
+/* Names of the per-launch values omnibox-run adds (never in a profile). */
+#define ENV_GIT_SSH_TOKEN "OMNIBOX_GIT_SSH_TOKEN"
+
+/* A variable name as the policy schema allows it: [A-Za-z_][A-Za-z0-9_]*. */
+bool env_name_ok(const char *s);
+
+/* Is NAME (NAME=VALUE form accepted: stops at '=') passed through from the host? */
+bool env_name_passes(const struct sandbox *sb, const char *name);
+
+enum env_op {
+	ENV_PASS,	 /* NAME comes from the launching environment, when set there */
+	ENV_PASS_PREFIX, /* so does every name that starts with NAME */
+	ENV_SET,	 /* NAME=VALUE, replacing whatever came before */
+	ENV_SET_SCRATCH, /* NAME=the scratch dir followed by VALUE ("" or "/file") */
+	ENV_UNSET,	 /* NAME is removed, whatever came before */
+};
+
+struct env_rule {
+	enum env_op op;
+	const char *name;
+	const char *value;   /* ENV_SET, ENV_SET_SCRATCH; NULL for the others */
+	const char *section; /* a heading for the rules from here on, or NULL */
+	const char *why;     /* what this one rule comes from, or NULL */
+	unsigned line;	     /* its line in the policy, or 0 */
+};
+
+struct env_rules {
+	struct env_rule *v;
+	size_t n, cap;
+	bool fold_case; /* names compare without regard to case (Windows) */
+};
+
+/* One per-launch value: a credential placeholder, the git_ssh token. */
+struct env_value {
+	const char *name, *value;
+	const char *why; /* for --emit=env, or NULL */
+	unsigned line;
+};
+
+struct env_launch {
+	bool windows;	       /* omnibox-run.exe's launch: Windows' names */
+	const char *pwd;       /* where the command starts; NULL: PWD is not set */
+	const char *proxy_url; /* egress: the relay's URL */
+	const struct env_value *extra;
+	size_t n_extra;
+};
+
+/*
+ * The rules of P's environment (P's sandbox and P->terminal) for launch L,
+ * in the order they apply: what passes from the host, then what omnibox
+ * sets, then the per-launch values, then the terminal's env and env_unset.
+ * A launch with sandbox type none outside Windows has no scratch dir, so
+ * nothing is set to one.  Everything is allocated from A (strings of P and
+ * L are referenced, not copied).
+ */
+void env_decide(struct arena *a, const struct policy *p, const struct env_launch *l,
+		struct env_rules *out);
+
+/*
+ * RULES (N of them, names compared without regard to ASCII case when
+ * FOLD_CASE) applied to HOST (NAME=VALUE strings, NULL-terminated; entries
+ * without '=' or with an empty name never pass): first the host's entries
+ * some pass rule names, in the host's order, then each set and unset in
+ * turn.  SCRATCH is the scratch dir.  Returns a NULL-terminated array of
+ * NAME=VALUE strings from A (host strings are copied).
+ */
+char **env_apply(struct arena *a, const struct env_rule *rules, size_t n, bool fold_case,
+		 char *const *host, const char *scratch);
+
+/*
+ * The exact environment of a launch of P: env_decide() and env_apply() in
+ * one, for HOST and SCRATCH (NULL when the launch has none).
+ */
+char **env_compute(struct arena *a, const struct policy *p, const struct env_launch *l,
+		   char *const *host, const char *scratch);
+
+#endif
