@@ -231,6 +231,10 @@ check-linux: $(RUN) $(INIT) $(PROBE)
 check-attacks: $(COMPILE) $(RUN) $(INIT) $(PROBE)
 	tests/linux/attacks.sh $(B)
 
+# --why against what a real launch of every golden policy can do.
+check-why: $(COMPILE) $(RUN) $(INIT)
+	tests/linux/why.sh $(B)
+
 # What the agent leaves behind, against the host's own git and shells.
 check-leftovers: $(RUN) $(INIT)
 	tests/linux/leftovers.sh $(B)
@@ -330,7 +334,7 @@ bench-deps:
 	@.ci/install-deps tinyproxy hyperfine
 
 check: deps
-	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-attacks check-leftovers check-proxy \
+	$(MAKE) --no-print-directory unit golden-check check-cli check-linux check-attacks check-leftovers check-why check-proxy \
 		check-egress check-git-ssh check-pty check-darwin check-install check-windows check-man
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
@@ -463,7 +467,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-cli check-linux check-attacks check-leftovers check-proxy check-egress check-git-ssh check-pty check-darwin check-install check-man windows check-windows \
+.PHONY: all unit golden golden-check check-cli check-linux check-attacks check-leftovers check-why check-proxy check-egress check-git-ssh check-pty check-darwin check-install check-man windows check-windows \
 	bench-windows deps fuzz-deps bench-deps check fuzz bench-run bench-proxy bench demo install uninstall \
 	format clean
 

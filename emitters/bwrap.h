@@ -184,6 +184,10 @@ extern const char *const bwrap_writable_system[];
 /* Is PATH (canonical) inside one of the system directories above? */
 bool bwrap_path_is_system(const char *path);
 
+/* Does every sandbox see the host's PATH (canonical): a system directory or
+ * one of the /etc files above, or below them? */
+bool bwrap_path_shown(const char *path);
+
 /*
  * Is DIR (canonical) one a write_files entry is bound in on its own, never
  * through a private directory: "/", a system directory, /etc (file by

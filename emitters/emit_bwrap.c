@@ -31,6 +31,21 @@ bwrap_path_is_system(const char *path)
 }
 
 bool
+bwrap_path_shown(const char *path)
+{
+	if (bwrap_path_is_system(path))
+		return true;
+	for (size_t i = 0; bwrap_etc_files[i]; i++) {
+		char etc[64];
+
+		snprintf(etc, sizeof(etc), "/etc/%s", bwrap_etc_files[i]);
+		if (path_within_any(path, (const char *const[]){etc, NULL}))
+			return true;
+	}
+	return false;
+}
+
+bool
 bwrap_dir_is_fixed(const char *dir)
 {
 	static const char *const fixed[] = {"/etc", "/proc", "/sys", "/dev", "/run", NULL};

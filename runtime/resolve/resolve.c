@@ -962,6 +962,13 @@ resolve_mask_paths(struct rctx *r)
 		set_path(r, &l->v[i], w.path);
 		if (!r->linux_target)
 			continue;
+		if (w.exists && !visible_inside(r, w.path) && !bwrap_path_shown(w.path)) {
+			/* The sandbox does not see it: nothing to hide, and no mount to
+			 * check inside (the directory there is not the host's). */
+			if (w.parent_fd >= 0)
+				close(w.parent_fd);
+			continue;
+		}
 		if (w.exists) {
 			add_mask(r, w.path, w.is_dir, reason);
 			mask_parent(r, w.parent_fd);

@@ -3,6 +3,7 @@
  */
 #include "runtime/resolve/why.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,31 @@ answer(struct decision *d, bool allowed, const char *why)
 	d->enforced = true;
 	d->why = why;
 	d->line = 0;
+}
+
+/* As the host's kernel would let this process do ACCESS to PATH: no sandbox. */
+static bool
+host_allows(struct arena *a, const char *path, enum query_access access, const char **note)
+{
+	const char *dir;
+
+	if (access == QUERY_READ) {
+		if (faccessat(AT_FDCWD, path, R_OK, AT_EACCESS) == 0)
+			return true;
+		*note = errno == ENOENT ? "it does not exist" : "this user may not read it";
+		return false;
+	}
+	if (faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) == 0) {
+		if (faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0)
+			return true;
+		*note = "this user may not write it";
+		return false;
+	}
+	dir = arena_strndup(a, path, (size_t)(strrchr(path, '/') - path));
+	if (faccessat(AT_FDCWD, dir[0] ? dir : "/", W_OK | X_OK, AT_EACCESS) == 0)
+		return true;
+	*note = "this user may not make it there";
+	return false;
 }
 
 /* The owner and mode of PATH (or, for a path to create, of its directory)
@@ -114,14 +140,25 @@ made_at_launch(struct arena *a, const struct launch_plan *plan, const struct bwr
 	if (!g)
 		return false;
 	if (g->hold_text && !strcmp(path, g->path) && access == QUERY_READ) {
-		answer(d, g->hold_text[0] != '\0',
-		       arena_printf(a, "a placeholder made at launch, holding %s (%s)",
+		answer(d, false,
+		       arena_printf(a, "no file of the host's: a placeholder made at launch, "
+				       "holding %s (%s)",
 				    g->hold_text[0] ? "what its readers take for no file" : "nothing",
 				    v->mount->why));
 		return true;
 	}
-	if (!g->private_dir || !strcmp(path, g->path) || is_write_file(plan, path))
+	if (!g->private_dir || is_write_file(plan, path))
 		return false;
+	if (!strcmp(path, g->path)) {
+		if (access == QUERY_WRITE)
+			return false;
+		answer(d, true,
+		       arena_printf(a,
+				    "a private directory in its place shows the host directory's "
+				    "entries, its write_files as copies (%s)",
+				    v->mount->why));
+		return true;
+	}
 	dir = arena_strndup(a, path, (size_t)(strrchr(path, '/') - path));
 	if (strcmp(dir, g->path))
 		answer(d, false,
@@ -152,9 +189,16 @@ launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 	}
 	bwrap_view_at(&m, path, &v);
 	why = v.mount ? arena_strdup(a, v.mount->why) : NULL;
-	if (!v.mount && v.on_the_way) {
-		answer(d, access == QUERY_READ,
-		       arena_printf(a, "a directory bwrap makes to hold %s: it shows nothing else",
+	if (plan->policy->os_env.sandbox.type == SANDBOX_NONE) {
+		answer(d, host_allows(a, path, access, &note),
+		       note ? arena_printf(a, "sandbox type none: the command runs unsandboxed, and %s",
+					   note)
+			    : "sandbox type none: the command runs unsandboxed");
+	} else if (!v.mount && v.on_the_way) {
+		answer(d, false,
+		       arena_printf(a,
+				    "a directory bwrap makes to hold %s: it shows nothing of the "
+				    "host's but the way there",
 				    v.on_the_way));
 	} else if (!v.mount) {
 		answer(d, false, "nothing of the host is mounted there (default deny)");

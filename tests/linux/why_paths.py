@@ -57,8 +57,45 @@ def policy_paths(ir, ws, home):
     return dirs, files
 
 
+def credential_needs(node, home, env, files):
+    """Every env variable and file a credential or git_ssh entry reads."""
+    if isinstance(node, dict):
+        if node.get("kind") == "env" and node.get("value"):
+            env.add(node["value"])
+        if node.get("kind") == "file" and node.get("value"):
+            files.add(node["value"].replace("~", home, 1).replace("{HOME}", home))
+        for key in ("identity_file", "known_hosts_file"):
+            v = node.get(key)
+            if isinstance(v, dict) and v.get("value"):
+                files.add(v["value"].replace("{HOME}", home))
+        if node.get("type") == "databricks_cli":
+            with open(os.path.join(home, ".databrickscfg"), "w") as f:
+                for prof in node.get("profiles") or []:
+                    f.write("[%s]\nhost = https://dbc.example.com\ntoken = dapi-why\n" %
+                            prof["name"])
+        for v in node.values():
+            credential_needs(v, home, env, files)
+    elif isinstance(node, list):
+        for v in node:
+            credential_needs(v, home, env, files)
+
+
 def fixture(ir_json, ws, home, out):
     ir = json.load(open(ir_json))
+    # What the launch itself needs: the workspace a cwd names, credentials.
+    cwd = (ir["os_env"].get("cwd") or {}).get("path") or ""
+    cwd = cwd.replace("{LAUNCH}", ws).replace("{HOME}", home)
+    if cwd.startswith(os.path.dirname(ws) + "/"):
+        make_dir(cwd)
+    env, files = set(), set()
+    credential_needs(ir, home, env, files)
+    for f in files:
+        if f.startswith(home + "/"):
+            make_file(f)
+            os.chmod(f, 0o600)
+    with open(os.path.join(os.path.dirname(ws), "env"), "w") as f:
+        for name in sorted(env):
+            f.write("%s=why-secret\n" % name)
     base_dirs = ["src", "src/lib", "docs", "build", ".venv", ".venv/bin", ".cache",
                  ".config", "sub", "sub/.secret", "sub/deep", "sub/deep/.hidden",
                  "node_modules", "node_modules/pkg", "secrets", "config", "org/app",
@@ -136,17 +173,31 @@ def fixture(ir_json, ws, home, out):
 
 def parse_why(path):
     """omnibox-compile --resolve --query-file output: {(access, path): (allowed, why)}."""
-    got, access = {}, None
+    got, access, asked = {}, None, None
     for line in open(path, errors="replace"):
         if line.startswith("# query: "):
-            access = line.split()[2]
+            access, asked = line.split()[2], line.rstrip("\n").split(" ", 3)[3]
             continue
         if line.startswith("  linux    ") and access:
             rest = line[len("  linux    "):].rstrip("\n")
             verdict, rest = rest[:6].strip(), rest[6:]
             p, _, why = rest.partition(": ")
+            if not p.startswith("/"):  # an answer from the IR names no path
+                p, why = asked, rest
             got[(access, p)] = (verdict == "allow", why)
     return got
+
+
+# What the sandbox has of its own, where reading is not reading the host's.
+OWN = ("/dev", "/proc", "/tmp")
+
+
+def host_id(p):
+    try:
+        st = os.stat(p)
+    except OSError:
+        return None
+    return "%d:%d" % (st.st_dev, st.st_ino)
 
 
 def compare(why_out, probe_out):
@@ -154,9 +205,14 @@ def compare(why_out, probe_out):
     bad, n = [], 0
     for line in open(probe_out, errors="replace"):
         parts = line.rstrip("\n").split("\t")
-        if len(parts) != 3:
+        if len(parts) != 4:
             continue
-        p, r, w = parts[0], parts[1] == "1", parts[2] == "1"
+        p, r, w, inside = parts[0], parts[1] == "1", parts[2] == "1", parts[3]
+        own = any(p == o or p.startswith(o + "/") for o in OWN)
+        reason = why.get(("read", p), (False, ""))[1]
+        copy = "a private copy" in reason or "holding a copy" in reason
+        # Read: the host's own object (or a copy the launch says it made).
+        r = r and (own or copy or (inside != "" and inside == host_id(p)))
         for access, seen in (("read", r), ("write", w)):
             key = (access, p)
             if key not in why:
