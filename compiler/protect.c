@@ -65,12 +65,31 @@ const struct protect_default protect_defaults[] = {
     {".config/environment.d", true, true, "systemd sets the session's environment from it", D,
      NULL},
     {".config/autostart", true, true, "desktop sessions start what it lists", D, NULL},
-    {".pam_environment", false, true, "PAM sets the session's environment from it", N, NULL},
-    {".xprofile", false, true, "X sessions run it at login", N, NULL},
-    {".xsessionrc", false, true, "X sessions run it at login", N, NULL},
+    {".pam_environment", false, true, "PAM sets the session's environment from it", F, ""},
+    {".xprofile", false, true, "X sessions run it at login", F, ""},
+    {".xsessionrc", false, true, "X sessions run it at login", F, ""},
+    /* Held only where it exists: Xsession runs one that exists, even empty. */
     {".xsession", false, true, "X sessions run it at login", N, NULL},
-    {".xinitrc", false, true, "startx runs it", N, NULL},
+    {".xinitrc", false, true, "startx runs it", F,
+     "# Held read-only by omnibox-run while a sandbox runs (docs/protect.md): what\n"
+     "# startx runs without this file.\nexec /bin/sh /etc/X11/xinit/xinitrc\n"},
     {".cargo/env", false, true, "rustup's lines in .profile and .bashrc run it", N, NULL},
+    {".bash_completion", false, true, "bash-completion runs it in every interactive bash", F,
+     ""},
+    {".bashrc.d", true, true, "Fedora's .bashrc runs what it holds", D, NULL},
+    {".vimrc", false, true, "vim runs it, as git's editor too", F, ""},
+    {".vim", true, true, "vim runs its plugins", D, NULL},
+    {".config/nvim", true, true, "neovim runs its configuration", D, NULL},
+    {".emacs", false, true, "emacs runs it", F, ""},
+    {".emacs.d", true, true, "emacs runs its configuration", D, NULL},
+    {".tmux.conf", false, true, "tmux runs its commands (run-shell)", F, ""},
+    {".config/tmux", true, true, "tmux runs its configuration", D, NULL},
+    {".selected_editor", false, true, "sensible-editor sources it", F, ""},
+    {".lesskey", false, true, "less takes LESSOPEN and its keys from it", F, ""},
+    {".npmrc", false, true, "npm runs its script-shell and hooks", F, ""},
+    {".gnupg", true, true, "gpg-agent runs its pinentry-program", D, NULL},
+    {".config/direnv", true, true, "direnv runs its direnvrc", D, NULL},
+    {".local/lib", true, true, "python runs the .pth files of its site-packages", D, NULL},
     {NULL, false, false, NULL, D, NULL},
 };
 
@@ -107,16 +126,36 @@ within(const char *path, const char *dir)
 enum protect_git_var
 protect_git_variable(const char *section, const char *sub, const char *key)
 {
+	/* Variables whose value is a command git runs: a program named by path
+	 * is protected ("*": any subsection). */
+	static const char *const run[][3] = {
+	    {"core", NULL, "fsmonitor"},	{"core", NULL, "askpass"},
+	    {"core", NULL, "editor"},		{"core", NULL, "pager"},
+	    {"core", NULL, "sshcommand"},	{"core", NULL, "gitproxy"},
+	    {"sequence", NULL, "editor"},	{"diff", NULL, "external"},
+	    {"gpg", NULL, "program"},		{"gpg", "*", "program"},
+	    {"credential", NULL, "helper"},	{"credential", "*", "helper"},
+	    {"diff", "*", "textconv"},		{"diff", "*", "command"},
+	    {"filter", "*", "clean"},		{"filter", "*", "smudge"},
+	    {"filter", "*", "process"},		{"merge", "*", "driver"},
+	    {"alias", NULL, "*"},		{"pager", NULL, "*"},
+	    {"difftool", "*", "cmd"},		{"mergetool", "*", "cmd"},
+	    {"web", NULL, "browser"},		{"instaweb", NULL, "httpd"},
+	};
+
 	if (!strcmp(key, "path") && (!strcmp(section, "include") || !strcmp(section, "includeif")))
 		return sub && !strcmp(section, "include") ? PROTECT_GIT_NONE : PROTECT_GIT_INCLUDE;
-	if (strcmp(section, "core") || sub)
-		return PROTECT_GIT_NONE;
-	if (!strcmp(key, "hookspath"))
+	if (!strcmp(section, "core") && !sub && !strcmp(key, "hookspath"))
 		return PROTECT_GIT_HOOKS;
-	if (!strcmp(key, "attributesfile"))
+	/* git copies its hooks from the template directory into every new repository. */
+	if (!strcmp(section, "init") && !sub && !strcmp(key, "templatedir"))
+		return PROTECT_GIT_HOOKS;
+	if (!strcmp(section, "core") && !sub && !strcmp(key, "attributesfile"))
 		return PROTECT_GIT_READ;
-	if (!strcmp(key, "fsmonitor"))
-		return PROTECT_GIT_RUN;
+	for (size_t i = 0; i < sizeof(run) / sizeof(run[0]); i++)
+		if (!strcmp(section, run[i][0]) && (run[i][1] ? sub != NULL : sub == NULL) &&
+		    (!strcmp(run[i][2], "*") || !strcmp(key, run[i][2])))
+			return PROTECT_GIT_RUN;
 	return PROTECT_GIT_NONE;
 }
 

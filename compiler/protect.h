@@ -87,9 +87,9 @@ void protect_each_gitdir(const struct sandbox *sb, const char *gitdir, protect_f
 enum protect_git_var {
 	PROTECT_GIT_NONE,
 	PROTECT_GIT_INCLUDE, /* a file git reads as more configuration */
-	PROTECT_GIT_HOOKS,   /* the directory git runs its hooks from */
+	PROTECT_GIT_HOOKS,   /* the directory git runs its hooks from (or copies them from) */
 	PROTECT_GIT_READ,    /* a file git reads to choose what it runs (attributes) */
-	PROTECT_GIT_RUN,     /* a program git runs, when the value is a path */
+	PROTECT_GIT_RUN,     /* a command git runs: its program, when named by a path */
 };
 
 /*

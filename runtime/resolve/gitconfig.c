@@ -116,7 +116,8 @@ parse_value(struct gp *g)
 			skip_line(g);
 			break;
 		}
-		if (!quoted && (c == ' ' || c == '\t')) {
+		/* Outside quotes git takes every isspace() byte for white space. */
+		if (!quoted && (c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f')) {
 			if (started)
 				spaces++;
 			continue;

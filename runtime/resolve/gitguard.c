@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/resolve/gitconfig.h"
@@ -16,10 +18,12 @@
 /* A .git file longer than this names no git directory git would use. */
 #define GITFILE_MAX 4096
 
-int
-gitguard_find(struct arena *a, const char *const *roots, size_t n_roots,
-	      const char *const *prune, size_t n_prune, struct gitguard_entry **out,
-	      size_t *n_out, char *err, size_t errlen)
+/* The walk: every repository below ROOTS into *OUT, and the directories it
+ * could not list into *UNREADABLE (both from A). */
+static int
+walk(struct arena *a, const char *const *roots, size_t n_roots,
+     const struct gitguard_prune *prune, struct gitguard_entry **out, size_t *n_out,
+     const char ***unreadable, size_t *n_unreadable, char *err, size_t errlen)
 {
 	static const char *const all[] = {"*"};
 	struct scan_options o = {
@@ -29,13 +33,16 @@ gitguard_find(struct arena *a, const char *const *roots, size_t n_roots,
 	    .overflow = SCAN_UNLIMITED,
 	    .report_name = ".git",
 	    .stop_at_named = true,
-	    .prune = prune,
-	    .n_prune = n_prune,
+	    .report_bare = true,
+	    .prune = prune ? (const char *const *)prune->paths : NULL,
+	    .prune_ids = prune ? (const unsigned long long(*)[2])prune->ids : NULL,
+	    .n_prune = prune ? prune->n : 0,
 	};
 	struct scan_result res = {0};
 
 	*out = NULL;
 	*n_out = 0;
+	*n_unreadable = 0;
 	if (!n_roots)
 		return 0;
 	if (scan_run(roots, n_roots, &o, &res, err, errlen) < 0)
@@ -43,10 +50,27 @@ gitguard_find(struct arena *a, const char *const *roots, size_t n_roots,
 	*out = arena_alloc(a, (res.n_named + 1) * sizeof(**out));
 	for (size_t i = 0; i < res.n_named; i++)
 		(*out)[i] = (struct gitguard_entry){arena_strdup(a, res.named[i].path),
-						    res.named[i].kind};
+						    res.named[i].kind, res.named[i].dir_dev,
+						    res.named[i].dir_ino};
 	*n_out = res.n_named;
+	*unreadable = arena_alloc(a, (res.n_unreadable + 1) * sizeof(**unreadable));
+	for (size_t i = 0; i < res.n_unreadable; i++)
+		(*unreadable)[i] = arena_strdup(a, res.unreadable[i]);
+	*n_unreadable = res.n_unreadable;
 	scan_result_free(&res);
 	return 0;
+}
+
+int
+gitguard_find(struct arena *a, const char *const *roots, size_t n_roots,
+	      const struct gitguard_prune *prune, struct gitguard_entry **out, size_t *n_out,
+	      char *err, size_t errlen)
+{
+	const char **unreadable;
+	size_t n_unreadable;
+
+	return walk(a, roots, n_roots, prune, out, n_out, &unreadable, &n_unreadable, err,
+		    errlen);
 }
 
 /* The path the file behind FD holds after PREFIX, taken relative to DIR. */
@@ -133,9 +157,22 @@ cfg_var(void *arg, const char *section, const char *sub, const char *key, const 
 
 	if (kind == PROTECT_GIT_NONE)
 		return;
-	/* core.fsmonitor names a program only when it is a path; "true" is git's own. */
-	if (kind == PROTECT_GIT_RUN && (!value || !strchr(value, '/')))
-		return;
+	/* A command's program, when a path names it (its first word, after an
+	 * alias's '!'); "true" for core.fsmonitor and "store" for a credential
+	 * helper are git's own. */
+	if (kind == PROTECT_GIT_RUN) {
+		size_t n;
+
+		if (!value)
+			return;
+		value += strspn(value, " \t");
+		if (*value == '!')
+			value += 1 + strspn(value + 1, " \t");
+		n = strcspn(value, " \t");
+		if (!memchr(value, '/', n))
+			return;
+		value = arena_strndup(c->a, value, n);
+	}
 	path = cfg_path(c, value, kind == PROTECT_GIT_INCLUDE ? c->dir : c->worktree);
 	if (!path)
 		return;
@@ -177,7 +214,9 @@ cfg_read(struct cfg *c, const char *path)
 	while (len < GITCONFIG_MAX && (n = read(fd, text + len, GITCONFIG_MAX - len)) > 0)
 		len += (size_t)n;
 	close(fd);
-	c->dir = arena_strndup(c->a, w.path, (size_t)(strrchr(w.path, '/') - w.path));
+	/* git takes a relative include from the file's directory as the path to
+	 * it is spelled (a linked ~/.gitconfig: the home), not where it leads. */
+	c->dir = arena_strndup(c->a, path, (size_t)(strrchr(path, '/') - path));
 	gitconfig_parse(text, len, cfg_var, c);
 	free(text);
 }
@@ -194,11 +233,6 @@ gitguard_config_paths(struct arena *a, const char *const *files, size_t n,
 			cfg_read(&c, files[i]);
 }
 
-static int
-cmp_str(const void *x, const void *y)
-{
-	return strcmp(*(const char *const *)x, *(const char *const *)y);
-}
 
 /* PATH for a terminal (textesc.h). */
 static void
@@ -210,17 +244,25 @@ put_path(FILE *out, const char *path)
 	arena_free(a);
 }
 
-/* Rename GIT (".git" in any case) in DIRFD to the first free .git-omnibox-quarantine[-N]. */
+/* Rename NAME in DIRFD to PREFIX-omnibox-quarantine-XXXXXX (random, new);
+ * the new name into BUF, or NULL with errno. */
 static const char *
-quarantine_one(int dirfd, const char *git, char *name, size_t cap)
+quarantine_one(int dirfd, const char *name, const char *prefix, char *buf, size_t cap)
 {
-	for (unsigned i = 0; i < 1000; i++) {
-		if (i)
-			snprintf(name, cap, ".git-omnibox-quarantine-%u", i);
-		else
-			snprintf(name, cap, ".git-omnibox-quarantine");
-		if (renameat2(dirfd, git, dirfd, name, RENAME_NOREPLACE) == 0)
-			return name;
+	static const char chars[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+
+	for (int tries = 0; tries < 64; tries++) {
+		unsigned char r[6];
+		char tail[7];
+
+		if (getrandom(r, sizeof(r), 0) != sizeof(r))
+			return NULL;
+		for (size_t i = 0; i < 6; i++)
+			tail[i] = chars[r[i] % (sizeof(chars) - 1)];
+		tail[6] = '\0';
+		snprintf(buf, cap, "%s-omnibox-quarantine-%s", prefix, tail);
+		if (renameat2(dirfd, name, dirfd, buf, RENAME_NOREPLACE) == 0)
+			return buf;
 		if (errno != EEXIST)
 			return NULL;
 	}
@@ -228,59 +270,125 @@ quarantine_one(int dirfd, const char *git, char *name, size_t cap)
 	return NULL;
 }
 
-int
-gitguard_quarantine(const char *const *roots, size_t n_roots, const char *const *prune,
-		    size_t n_prune, const char *const *known, size_t n_known, FILE *out)
+static int
+cmp_entry(const void *x, const void *y)
 {
-	struct arena *a = arena_new();
-	struct gitguard_entry *found;
-	size_t n_found;
-	char err[512];
-	int count = 0;
+	return strcmp(((const struct gitguard_entry *)x)->path,
+		      ((const struct gitguard_entry *)y)->path);
+}
 
-	if (gitguard_find(a, roots, n_roots, prune, n_prune, &found, &n_found, err,
-			  sizeof(err)) < 0) {
-		fprintf(out, "omnibox-run: warning: cannot look for repositories the sandbox made: ");
-		put_path(out, err);
-		fputc('\n', out);
-		arena_free(a);
-		return -1;
-	}
-	for (size_t i = 0; i < n_found; i++) {
-		const char *path = found[i].path;
-		const char *dir = arena_strndup(a, path, strlen(path) - 5);
+/* Is E one of KNOWN: the same object at the same path? */
+static bool
+known_entry(const struct gitguard_entry *e, const struct gitguard_entry *known, size_t n_known)
+{
+	const struct gitguard_entry *k =
+	    n_known ? bsearch(e, known, n_known, sizeof(*known), cmp_entry) : NULL;
+
+	return k && k->kind == e->kind && k->dev == e->dev && k->ino == e->ino;
+}
+
+/* Make the directories of LIST (under ROOTS) listable by their owner, by
+ * descriptor; how many were. */
+static size_t
+open_up(struct arena *a, const char *const *roots, size_t n_roots, const char **list, size_t n)
+{
+	size_t done = 0;
+
+	for (size_t i = 0; i < n; i++) {
 		struct walk_result w;
-		char name[64];
-		const char *moved;
+		struct stat st;
+		char proc[64];
 
-		if (n_known && bsearch(&path, known, n_known, sizeof(*known), cmp_str))
-			continue;
-		if (walk_open(a, dir[0] ? dir : "/", roots, n_roots, 0, &w) < 0 || !w.exists ||
-		    !w.is_dir) {
+		if (walk_open(a, list[i], roots, n_roots, 0, &w) < 0 || !w.exists || !w.is_dir) {
 			if (w.fd >= 0)
 				close(w.fd);
-			moved = NULL;
-			errno = ENOENT;
-		} else {
-			moved = quarantine_one(w.fd, path + strlen(dir) + 1, name, sizeof(name));
-			close(w.fd);
+			continue;
 		}
-		fputs("omnibox-run: warning: ", out);
-		put_path(out, path);
-		if (moved) {
-			fputs(" was made inside the sandbox; git on this machine would obey its "
-			      "configuration and hooks, so it is now ",
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w.fd);
+		if (fstat(w.fd, &st) == 0 && chmod(proc, (st.st_mode & 07777) | 0500) == 0)
+			done++;
+		close(w.fd);
+	}
+	return done;
+}
+
+/* Set aside the repository E (not known at launch); say so on OUT.  0, or -1. */
+static int
+set_aside(struct arena *a, const char *const *roots, size_t n_roots,
+	  const struct gitguard_entry *e, FILE *out)
+{
+	bool bare = e->kind == SCAN_GITDIR;
+	const char *dir = bare ? e->path : arena_strndup(a, e->path, strrchr(e->path, '/') - e->path);
+	const char *name = bare ? "HEAD" : strrchr(e->path, '/') + 1;
+	struct walk_result w;
+	const char *moved = NULL;
+	char buf[96];
+
+	errno = ENOENT;
+	if (walk_open(a, dir[0] ? dir : "/", roots, n_roots, 0, &w) == 0 && w.exists && w.is_dir)
+		moved = quarantine_one(w.fd, name, bare ? "HEAD" : ".git", buf, sizeof(buf));
+	if (w.fd >= 0)
+		close(w.fd);
+	fputs("omnibox-run: warning: ", out);
+	put_path(out, bare ? arena_printf(a, "%s/HEAD", e->path) : e->path);
+	if (!moved) {
+		fprintf(out,
+			" was made inside the sandbox and could not be set aside (%s): do not run "
+			"git there before you look inside\n",
+			strerror(errno));
+		return -1;
+	}
+	fputs(bare ? " was made inside the sandbox: git on this machine would take its directory "
+		     "for a repository and obey its configuration, so it is now "
+		   : " was made inside the sandbox; git on this machine would obey its "
+		     "configuration and hooks, so it is now ",
+	      out);
+	put_path(out, moved);
+	fputs(" beside it: look inside before you rename it back\n", out);
+	return 0;
+}
+
+int
+gitguard_quarantine(const char *const *roots, size_t n_roots,
+		    const struct gitguard_prune *prune, const struct gitguard_entry *known,
+		    size_t n_known, FILE *out)
+{
+	struct arena *a = arena_new();
+	struct gitguard_entry *found = NULL;
+	const char **unreadable;
+	size_t n_found = 0, n_unreadable = 0;
+	char err[512];
+	int count = 0, rc = 0;
+
+	/* A directory the sandbox made unreadable hides nothing: open it up and
+	 * look again (each round opens at least one, or gives up). */
+	for (int round = 0; round < 64; round++) {
+		if (walk(a, roots, n_roots, prune, &found, &n_found, &unreadable, &n_unreadable,
+			 err, sizeof(err)) < 0) {
+			fputs("omnibox-run: warning: cannot look for repositories the sandbox made: ",
 			      out);
-			put_path(out, moved);
-			fputs(" beside it: look inside before you rename it back\n", out);
-			count++;
-		} else {
-			fprintf(out,
-				" was made inside the sandbox and could not be set aside (%s): do "
-				"not run git there before you look inside\n",
-				strerror(errno));
+			put_path(out, err);
+			fputc('\n', out);
+			arena_free(a);
+			return -1;
 		}
+		if (!n_unreadable || !open_up(a, roots, n_roots, unreadable, n_unreadable))
+			break;
+	}
+	for (size_t i = 0; i < n_unreadable; i++) {
+		fputs("omnibox-run: warning: cannot look inside ", out);
+		put_path(out, unreadable[i]);
+		fputs(", which the sandbox could write: do not run git there before you do\n", out);
+		rc = -1;
+	}
+	for (size_t i = 0; i < n_found; i++) {
+		if (known_entry(&found[i], known, n_known))
+			continue;
+		if (set_aside(a, roots, n_roots, &found[i], out) < 0)
+			rc = -1;
+		else
+			count++;
 	}
 	arena_free(a);
-	return count;
+	return rc < 0 ? -1 : count;
 }

@@ -24,8 +24,18 @@
 #include "runtime/resolve/scan.h"
 
 struct gitguard_entry {
-	const char *path; /* canonical: ROOT/.../.git */
+	const char *path; /* canonical: ROOT/.../.git, or a directory git takes for a
+			   * repository whatever its name (kind SCAN_GITDIR) */
 	enum scan_kind kind;
+	unsigned long long dev, ino; /* the entry's own */
+};
+
+/* The directories neither walk enters, each while it is the one seen at
+ * launch: paths sorted, with their device and inode. */
+struct gitguard_prune {
+	const char **paths;
+	unsigned long long (*ids)[2];
+	size_t n;
 };
 
 /*
@@ -35,8 +45,8 @@ struct gitguard_entry {
  * message in ERR.
  */
 int gitguard_find(struct arena *a, const char *const *roots, size_t n_roots,
-		  const char *const *prune, size_t n_prune, struct gitguard_entry **out,
-		  size_t *n_out, char *err, size_t errlen);
+		  const struct gitguard_prune *prune, struct gitguard_entry **out, size_t *n_out,
+		  char *err, size_t errlen);
 
 /*
  * The git directory the .git file behind FD names ("gitdir: X", X taken
@@ -65,13 +75,18 @@ void gitguard_config_paths(struct arena *a, const char *const *files, size_t n,
 			   size_t n_roots, gitguard_path_fn *fn, void *arg);
 
 /*
- * After a run: rename every entry named .git below ROOTS that is not in
- * KNOWN (sorted paths) to .git-omnibox-quarantine[-N] beside it, by
- * descriptor, never following a link; a line for each to OUT (paths
- * escaped).  Returns how many were quarantined, or -1 when the walk
- * failed (said on OUT).
+ * After a run: set aside every repository below ROOTS that is not in KNOWN
+ * (N_KNOWN entries sorted by path, the same object at the same path): an
+ * entry named .git is renamed to .git-omnibox-quarantine-XXXXXX beside it,
+ * a directory git takes for a repository loses its HEAD (renamed the same
+ * way), by descriptor, never following a link.  Directories the walk cannot
+ * list are opened up (u+rx) first: what the sandbox made unreadable cannot
+ * hide a repository.  A line for each to OUT (paths escaped).  Returns how
+ * many were set aside, or -1 when the walk failed or something could not be
+ * looked at or set aside (said on OUT).
  */
-int gitguard_quarantine(const char *const *roots, size_t n_roots, const char *const *prune,
-			size_t n_prune, const char *const *known, size_t n_known, FILE *out);
+int gitguard_quarantine(const char *const *roots, size_t n_roots,
+			const struct gitguard_prune *prune, const struct gitguard_entry *known,
+			size_t n_known, FILE *out);
 
 #endif

@@ -1510,20 +1510,22 @@ protect_config_path(void *arg, const char *path, enum protect_git_var kind)
 	struct rctx *r = arg;
 	static const char *const why[] = {
 	    [PROTECT_GIT_INCLUDE] = "git reads it as configuration (include.path)",
-	    [PROTECT_GIT_HOOKS] = "git runs the hooks in it (core.hooksPath)",
+	    [PROTECT_GIT_HOOKS] = "git runs the hooks in it (core.hooksPath, init.templateDir)",
 	    [PROTECT_GIT_READ] = "git reads it to choose its filters (core.attributesFile)",
-	    [PROTECT_GIT_RUN] = "git runs it (core.fsmonitor)",
+	    [PROTECT_GIT_RUN] = "git runs it (a command of the host's git configuration)",
 	};
+	const char *canon = walk_canonical(r->a, path);
 	struct protect_entry e = {path,
 				  kind == PROTECT_GIT_HOOKS,
 				  why[kind],
 				  0,
-				  kind == PROTECT_GIT_HOOKS  ? PROTECT_HOLD_DIR
-				  : kind == PROTECT_GIT_RUN ? PROTECT_HOLD_NONE
-							    : PROTECT_HOLD_FILE,
+				  kind == PROTECT_GIT_HOOKS ? PROTECT_HOLD_DIR : PROTECT_HOLD_FILE,
 				  ""};
 
-	if (writable_inside(r, path))
+	/* Where it really lies: a path spelled through a link protects its target. */
+	if (canon)
+		e.path = canon;
+	if (writable_inside(r, e.path))
 		protect_one(r, &e);
 }
 
@@ -1636,45 +1638,48 @@ cmp_cstr(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The masked directories, sorted: what the sandbox cannot reach (and so
- * what neither walk for .git entries enters). */
-static const char **
-masked_dirs(struct arena *a, const struct bwrap_mask *masks, size_t n_masks, size_t *n)
+/* The masked directories, sorted, each with its device and inode now: what
+ * the sandbox cannot reach, and so what neither walk for repositories
+ * enters (while it is that directory). */
+static void
+masked_dirs(struct rctx *r, struct gitguard_prune *out)
 {
-	const char **v = arena_alloc(a, (n_masks + 1) * sizeof(*v));
+	size_t n = 0;
 
-	*n = 0;
-	for (size_t i = 0; i < n_masks; i++)
-		if (masks[i].is_dir)
-			v[(*n)++] = masks[i].path;
-	qsort(v, *n, sizeof(*v), cmp_cstr);
-	return v;
+	out->paths = arena_alloc(r->a, (r->n_masks + 1) * sizeof(*out->paths));
+	for (size_t i = 0; i < r->n_masks; i++)
+		if (r->masks[i].is_dir)
+			out->paths[n++] = r->masks[i].path;
+	qsort(out->paths, n, sizeof(*out->paths), cmp_cstr);
+	out->ids = arena_alloc(r->a, (n + 1) * sizeof(*out->ids));
+	out->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+
+		/* One missing now (a placeholder not made: --dry-run) is walked. */
+		if (lstat(out->paths[i], &st) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		out->paths[out->n] = out->paths[i];
+		out->ids[out->n][0] = (unsigned long long)st.st_dev;
+		out->ids[out->n][1] = (unsigned long long)st.st_ino;
+		out->n++;
+	}
 }
 
-/*
- * Every git directory in the writable ROOTS: each .git found (gitguard.h)
- * is guarded where it is a directory or a .git file, refused where it is a
- * symbolic link the sandbox could re-point; the list is kept for the
- * check after the run.
- */
-/* Every entry named .git in the writable ROOTS now, kept for the check after
+/* Every repository in the writable ROOTS now, kept for the check after
  * the run, into *FOUND.  0, or -1 with the message. */
 static int
 find_repositories(struct rctx *r, const char *const *roots, size_t n,
 		  struct gitguard_entry **found, size_t *n_found)
 {
-	size_t n_prune;
-	const char **prune = masked_dirs(r->a, r->masks, r->n_masks, &n_prune);
 	char err[512];
 
-	if (gitguard_find(r->a, roots, n, prune, n_prune, found, n_found, err, sizeof(err)) < 0)
+	masked_dirs(r, &r->plan->git_prune);
+	if (gitguard_find(r->a, roots, n, &r->plan->git_prune, found, n_found, err,
+			  sizeof(err)) < 0)
 		return fail(r, "%s", err);
-	r->plan->gits = arena_alloc(r->a, (*n_found + 1) * sizeof(*r->plan->gits));
-	for (size_t i = 0; i < *n_found; i++)
-		r->plan->gits[i] = (*found)[i].path;
+	r->plan->gits = *found;
 	r->plan->n_gits = *n_found;
-	r->plan->git_prune = prune;
-	r->plan->n_git_prune = n_prune;
 	return 0;
 }
 
@@ -1722,6 +1727,10 @@ protect_repositories(struct rctx *r, const char *const *roots, size_t n)
 		else if (found[i].kind == SCAN_DIR) {
 			protect_gitdir(r, path);
 			protect_config(r, path_dirname(r->a, path), path);
+		} else if (found[i].kind == SCAN_GITDIR) {
+			/* A bare repository (or one whose config names its work tree). */
+			protect_gitdir(r, path);
+			protect_config(r, NULL, path);
 		}
 	}
 }
@@ -2378,8 +2387,7 @@ launch_quarantine(const struct launch_plan *plan, FILE *out)
 	for (size_t i = 0; i < plan->n_roots; i++)
 		if (strcmp(plan->roots[i], plan->scratch))
 			roots[n++] = plan->roots[i];
-	rc = gitguard_quarantine(roots, n, plan->git_prune, plan->n_git_prune, plan->gits,
-				 plan->n_gits, out);
+	rc = gitguard_quarantine(roots, n, &plan->git_prune, plan->gits, plan->n_gits, out);
 	free(roots);
 	return rc;
 }

@@ -23,6 +23,7 @@
 
 #include "compiler/policy.h"
 #include "emitters/bwrap.h"
+#include "runtime/resolve/gitguard.h"
 #include "runtime/resolve/host.h"
 #include "runtime/resolve/writeback.h"
 
@@ -97,12 +98,11 @@ struct launch_plan {
 	struct writeback *writebacks;
 	size_t n_writebacks;
 
-	/* Every entry named .git in the writable roots at launch, sorted, and
+	/* Every repository in the writable roots at launch, sorted by path, and
 	 * the masked directories neither walk enters (gitguard.h). */
-	const char **gits;
+	struct gitguard_entry *gits;
 	size_t n_gits;
-	const char **git_prune;
-	size_t n_git_prune;
+	struct gitguard_prune git_prune;
 
 	/* macOS: the protected paths of the repositories in the writable roots
 	 * (the profile denies them; Linux binds them, ctx.protects). */

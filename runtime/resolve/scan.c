@@ -390,43 +390,66 @@ scan_hidden(struct scan *s, size_t i, const char *name, unsigned char type)
 	return 0;
 }
 
-/* NAME, of type TYPE in dirs[I], is named o->report_name. */
+/* NAME (NULL: dirs[I] itself), of kind KIND, in dirs[I] (FD) goes in named,
+ * with its own device and inode. */
 static int
-scan_named(struct scan *s, size_t i, const char *name, unsigned char type)
+scan_named(struct scan *s, size_t i, int fd, const char *name, enum scan_kind kind)
 {
+	struct stat st;
 	size_t off;
 
-	if (scan_add_path(s, &s->dirs[i], name, strlen(name), &off) < 0)
-		return -1;
+	if (name) {
+		if (scan_add_path(s, &s->dirs[i], name, strlen(name), &off) < 0)
+			return -1;
+	} else {
+		off = s->dirs[i].path;
+	}
 	if (RESERVE(s->named, s->n_named + 1, s->cap_named) < 0)
 		return scan_nomem(s);
-	s->named[s->n_named++] = (struct hit_rec){
-	    off,
-	    type == DT_DIR   ? SCAN_DIR
-	    : type == DT_REG ? SCAN_FILE
-	    : type == DT_LNK ? SCAN_LINK
-			     : SCAN_OTHER,
-	    s->cur_dev, s->cur_ino};
+	if (name ? fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 : fstat(fd, &st) < 0)
+		memset(&st, 0, sizeof(st));
+	s->named[s->n_named++] = (struct hit_rec){off, kind, (unsigned long long)st.st_dev,
+						  (unsigned long long)st.st_ino};
 	return 0;
 }
 
-static bool
-scan_pruned(const struct scan *s, const char *path)
+static enum scan_kind
+kind_of(unsigned char type)
 {
-	return s->o->n_prune && bsearch(&path, s->o->prune, s->o->n_prune,
-					sizeof(*s->o->prune), cmp_str) != NULL;
+	return type == DT_DIR ? SCAN_DIR : type == DT_REG ? SCAN_FILE : type == DT_LNK ? SCAN_LINK
+										     : SCAN_OTHER;
 }
 
-/* NAME, a visible subdirectory of dirs[I], is to be listed later. */
+/* Is PATH (NAME in the directory FD) a directory not to descend into? */
+static bool
+scan_pruned(const struct scan *s, int fd, const char *name, const char *path)
+{
+	const char *const *hit;
+	struct stat st;
+	size_t k;
+
+	if (!s->o->n_prune ||
+	    !(hit = bsearch(&path, s->o->prune, s->o->n_prune, sizeof(*s->o->prune), cmp_str)))
+		return false;
+	if (!s->o->prune_ids)
+		return true;
+	/* The one seen before, not another put at its path since. */
+	k = (size_t)(hit - s->o->prune);
+	return fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       (unsigned long long)st.st_dev == s->o->prune_ids[k][0] &&
+	       (unsigned long long)st.st_ino == s->o->prune_ids[k][1];
+}
+
+/* NAME, a visible subdirectory of dirs[I] (FD), is to be listed later. */
 static int
-scan_add_kid(struct scan *s, size_t i, const char *name)
+scan_add_kid(struct scan *s, size_t i, int fd, const char *name)
 {
 	const struct dir_rec *d = &s->dirs[i];
 	size_t off;
 
 	if (scan_add_path(s, d, name, strlen(name), &off) < 0)
 		return -1;
-	if (scan_is_root(s, s->text + off) || scan_pruned(s, s->text + off)) {
+	if (scan_is_root(s, s->text + off) || scan_pruned(s, fd, name, s->text + off)) {
 		s->text_len = off;
 		return 0;
 	}
@@ -481,6 +504,7 @@ scan_queue_kids(struct scan *s)
 static int
 scan_list(struct scan *s, size_t i)
 {
+	unsigned git_parts = 0;
 	bool recursive = s->o->recursive;
 	int fd = dir_open(s, i);
 	struct stat st;
@@ -498,8 +522,13 @@ scan_list(struct scan *s, size_t i)
 	for (;;) {
 		ssize_t n = getdents64(fd, s->dents, DENTS_BUF_SIZE);
 
-		if (n == 0)
+		if (n == 0) {
+			/* HEAD, objects and refs: git takes it for a repository
+			 * (its config is obeyed), whatever its name. */
+			if (git_parts == 7u && scan_named(s, i, fd, NULL, SCAN_GITDIR) < 0)
+				return -1;
 			break;
+		}
 		if (n < 0)
 			return scan_fail(s, errno, "dotfile scan: cannot list %s: %s",
 					 scan_shown(&b, s->text + s->dirs[i].path),
@@ -528,6 +557,11 @@ scan_list(struct scan *s, size_t i)
 				return scan_queue_kids(s);
 			}
 			s->visited++;
+			if (s->o->report_bare && (name[0] == 'H' || name[0] == 'o' || name[0] == 'r'))
+				git_parts |= !strcmp(name, "HEAD")	  ? 1u
+					     : !strcmp(name, "objects") ? 2u
+					     : !strcmp(name, "refs")	  ? 4u
+									  : 0u;
 			/* The common case, a visible file, costs nothing more. */
 			if (!hidden && (!recursive || (type != DT_DIR && type != DT_UNKNOWN)) &&
 			    !(s->o->report_name && !strcasecmp(name, s->o->report_name)))
@@ -537,7 +571,7 @@ scan_list(struct scan *s, size_t i)
 			if (type == TYPE_SKIP)
 				continue;
 			if (s->o->report_name && !strcasecmp(name, s->o->report_name)) {
-				if (scan_named(s, i, name, type) < 0)
+				if (scan_named(s, i, fd, name, kind_of(type)) < 0)
 					return -1;
 				if (s->o->stop_at_named && !hidden)
 					continue;
@@ -546,7 +580,7 @@ scan_list(struct scan *s, size_t i)
 				if (scan_hidden(s, i, name, type) < 0)
 					return -1;
 			} else if (type == DT_DIR) {
-				if (scan_add_kid(s, i, name) < 0)
+				if (scan_add_kid(s, i, fd, name) < 0)
 					return -1;
 			}
 		}

@@ -44,9 +44,16 @@ struct scan_options {
 	 * descended into. */
 	const char *report_name;
 	bool stop_at_named;
+	/* With report_name: a directory git takes for a repository whatever
+	 * its name (it holds HEAD, objects/ and refs/) is listed in named too,
+	 * as kind SCAN_GITDIR. */
+	bool report_bare;
 	/* Optional: directories not descended into (absolute, canonical,
-	 * sorted by strcmp): what the sandbox could not reach. */
+	 * sorted by strcmp): what the sandbox could not reach.  With
+	 * prune_ids (dev, ino pairs, in the same order), only while the
+	 * directory at that path is still that one. */
 	const char *const *prune;
+	const unsigned long long (*prune_ids)[2];
 	size_t n_prune;
 };
 
@@ -55,12 +62,15 @@ enum scan_kind {
 	SCAN_FILE,
 	SCAN_OTHER, /* socket, fifo, device */
 	SCAN_LINK,  /* in named only: hidden symlinks go to skipped_symlinks */
+	SCAN_GITDIR, /* in named only: a directory holding HEAD, objects/ and refs/ */
 };
 
 struct scan_hit {
 	const char *path; /* absolute */
 	enum scan_kind kind;
-	unsigned long long dir_dev, dir_ino; /* the directory it was found in */
+	/* The directory it was found in; in named, the entry itself (0, 0
+	 * where it could not be read). */
+	unsigned long long dir_dev, dir_ino;
 };
 
 /*

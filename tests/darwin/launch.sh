@@ -144,10 +144,11 @@ run_all() {
 	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/before"
 	run plain sh -c 'git init -q made && git -C made config core.fsmonitor "touch made-ran" && echo made'
 	expect_out "made"
-	expect_out "$WS/made/.git was made inside the sandbox; git on this machine would obey its configuration and hooks, so it is now .git-omnibox-quarantine beside it"
+	expect_out "$WS/made/.git was made inside the sandbox; git on this machine would obey its configuration and hooks, so it is now .git-omnibox-quarantine-"
 	expect_no_out "before/.git"
 	tests=$((tests + 1))
-	[ -d "$WS/made/.git-omnibox-quarantine" ] && [ ! -e "$WS/made/.git" ] && [ -d "$WS/before/.git" ] ||
+	set -- "$WS"/made/.git-omnibox-quarantine-*
+	[ -d "$1" ] && [ ! -e "$WS/made/.git" ] && [ -d "$WS/before/.git" ] ||
 		fail "the repositories are not as they should be: $(ls -A "$WS/made" "$WS/before")"
 	name="the profile denies writes to a nested repository's git entries and its hooksPath"
 	(cd "$WS/before" && as_user git config core.hooksPath .githooks)

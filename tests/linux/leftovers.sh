@@ -151,13 +151,14 @@ t_nested_gitlink() {
 	chmod 755 sub/.git/hooks/post-checkout &&
 	git update-index --add --cacheinfo 160000,\$(git rev-parse HEAD),sub && echo planted"
 	expect_out "planted"
-	expect_out "/sub/.git was made inside the sandbox; git on this machine would obey its configuration and hooks, so it is now .git-omnibox-quarantine beside it"
+	expect_out "/sub/.git was made inside the sandbox; git on this machine would obey its configuration and hooks, so it is now .git-omnibox-quarantine-"
 	host_day
 	host git submodule status >/dev/null
 	(cd "$R/sub" && as_user git status) >/dev/null 2>&1
 	no_marks
 	tests=$((tests + 1))
-	[ -d "$R/sub/.git-omnibox-quarantine" ] && [ ! -e "$R/sub/.git" ] ||
+	set -- "$R"/sub/.git-omnibox-quarantine-*
+	[ -d "$1" ] && [ ! -e "$R/sub/.git" ] ||
 		fail "sub/.git was not set aside"
 }
 
@@ -239,12 +240,133 @@ t_killed_run() {
 	wait "$bg" 2>/dev/null
 	tests=$((tests + 1))
 	for _ in $(seq 100); do
-		[ -d "$R/made/.git-omnibox-quarantine" ] && break
+		[ -e "$R/made/.git" ] || break
 		sleep 0.1
 	done
-	[ -d "$R/made/.git-omnibox-quarantine" ] && [ ! -e "$R/made/.git" ] ||
+	set -- "$R"/made/.git-omnibox-quarantine-*
+	[ -d "$1" ] && [ ! -e "$R/made/.git" ] ||
 		fail "made/.git is still a repository on the host"
 	(cd "$R/made" && as_user git status) >/dev/null 2>&1
+	no_marks
+}
+
+t_bare_repository() {
+	name="a directory git takes for a repository, whatever its name, is set aside after the run"
+	make_repo bare
+	plant bare
+	agent "mkdir -p src/objects src/refs && echo 'ref: refs/heads/main' >src/HEAD &&
+	printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = touch $M/bare-fsmonitor\n' >src/config && echo planted"
+	expect_out "planted"
+	expect_out "/src/HEAD was made inside the sandbox: git on this machine would take its directory for a repository"
+	(cd "$R/src" && as_user git status) >/dev/null 2>&1
+	host_day
+	no_marks
+}
+
+t_unreadable_directory() {
+	name="a repository in a directory the sandbox made unreadable is found and set aside"
+	make_repo unreadable
+	agent "git init -q d/sub && git -C d/sub config core.fsmonitor 'touch $M/unreadable-fsmonitor' &&
+	git update-index --add --cacheinfo 160000,\$(git rev-parse HEAD),d/sub && chmod 111 d && echo planted"
+	expect_out "planted"
+	expect_out "/d/sub/.git was made inside the sandbox"
+	host_day
+	no_marks
+	chmod -R u+rwx "$R/d" 2>/dev/null
+}
+
+t_pruned_swap() {
+	name="a masked directory renamed away and made again does not hide a repository"
+	make_repo swap
+	mkdir -p "$R/web/.cache"
+	echo x >"$R/web/.cache/c"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$R/web"
+	policy recursive <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    cwd_allow_hidden: [.git]
+	    cwd_hidden_scan_recursive: true
+	EOF
+	out=$(cd "$R" && as_user "$TB/omnibox-run" "$P/recursive.yaml" -- sh -c "
+	mv web web2 && mkdir -p web/.cache/evil && git init -q web/.cache/evil &&
+	git -C web/.cache/evil config core.fsmonitor 'touch $M/swap-fsmonitor' &&
+	git update-index --add --cacheinfo 160000,\$(git rev-parse HEAD),web/.cache/evil && echo planted" 2>&1)
+	expect_out "planted"
+	expect_out "/web/.cache/evil/.git was made inside the sandbox"
+	host_day
+	no_marks
+}
+
+t_config_through_link() {
+	name="hooksPath and included files named through a symbolic link stay read-only"
+	make_repo linked
+	ln -sfn "$R" "$U/link-$who"
+	host git config core.hooksPath "$U/link-$who/.githooks"
+	host git config include.path "$U/link-$who/inc.gitconfig"
+	agent "mkdir -p .githooks; printf '#!/bin/sh\ntouch $M/linked-hook\n' >.githooks/pre-commit || echo hook-refused;
+	printf '[core]\n\tfsmonitor = touch $M/linked-include\n' >inc.gitconfig || echo include-refused"
+	expect_out "hook-refused"
+	expect_out "include-refused"
+	host_day
+	no_marks
+}
+
+t_command_paths() {
+	name="the programs the host's git configuration names by path stay read-only"
+	make_repo programs
+	host git config core.pager ./tools/pager
+	host git config core.sshCommand "$R/tools/ssh -v"
+	host git config alias.go '!./tools/go-alias --flag'
+	host git config filter.lfsish.clean 'tools/clean %f'
+	agent "mkdir -p tools; for f in pager ssh go-alias clean; do
+		printf '#!/bin/sh\ntouch $M/program-\$f\n' >tools/\$f && chmod 755 tools/\$f || echo refused-\$f
+	done"
+	for f in pager ssh go-alias clean; do
+		expect_out "refused-$f"
+	done
+	host_day
+	host git go >/dev/null
+	no_marks
+}
+
+t_quarantine_names_taken() {
+	name="names taken in advance do not keep a repository from being set aside"
+	make_repo taken
+	agent "mkdir sub && cd sub && touch .git-omnibox-quarantine && i=1 && while [ \$i -lt 1000 ]; do
+		: >.git-omnibox-quarantine-\$i; i=\$((i + 1)); done &&
+	git init -q && git config core.fsmonitor 'touch $M/taken-fsmonitor' && cd .. &&
+	git update-index --add --cacheinfo 160000,\$(git rev-parse HEAD),sub && echo planted"
+	expect_out "planted"
+	expect_out "/sub/.git was made inside the sandbox"
+	host_day
+	no_marks
+	tests=$((tests + 1))
+	[ ! -e "$R/sub/.git" ] || fail "sub/.git is still a repository"
+}
+
+t_config_carriage_return() {
+	name="a hooksPath git reads through a carriage return is protected as git reads it"
+	make_repo carriage
+	printf '[core]\n\thooksPath = .githooks\r;comment\n' >>"$R/.git/config"
+	[ "$who" = nobody ] && chown nobody:nogroup "$R/.git/config"
+	agent "mkdir -p .githooks; printf '#!/bin/sh\ntouch $M/cr-hook\n' >.githooks/pre-commit || echo hook-refused"
+	expect_out "hook-refused"
+	host_day
+	no_marks
+}
+
+t_template_dir() {
+	name="init.templateDir in a writable home keeps its hooks from the next clone"
+	debian_home
+	printf '[init]\n\ttemplateDir = ~/git-templates\n' >"$H/.gitconfig"
+	[ "$who" = nobody ] && chown nobody:nogroup "$H/.gitconfig"
+	out=$(cd "$H" && as_user "$TB/omnibox-run" "$P/home.yaml" -- sh -c "
+	mkdir -p git-templates/hooks && printf '#!/bin/sh\ntouch $M/template-hook\n' >git-templates/hooks/post-checkout &&
+	chmod 755 git-templates/hooks/post-checkout || echo template-refused" 2>&1)
+	expect_out "template-refused"
+	make_repo origin
+	(cd "$U" && rm -rf clone && as_user git clone -q "$R" clone) >/dev/null 2>&1
 	no_marks
 }
 
@@ -264,15 +386,18 @@ t_shell_startup() {
 	name="a writable home: start-up files and PATH directories stay the user's"
 	debian_home
 	out=$(cd "$H" && as_user "$TB/omnibox-run" "$P/home.yaml" -- sh -c "
-	for f in .bash_login .bash_profile .bash_logout .bash_aliases .zshenv .zshrc .zlogin .inputrc .bashrc .profile; do
+	for f in .bash_login .bash_profile .bash_logout .bash_aliases .zshenv .zshrc .zlogin .inputrc .bashrc .profile \
+		.bash_completion .vimrc .tmux.conf .lesskey .selected_editor .npmrc .xsessionrc .pam_environment; do
 		echo 'touch $M/startup-'\$f >>\$f || echo refused-\$f
 	done
+	mkdir -p .local/lib/python3/site-packages && echo 'import os' >.local/lib/python3/site-packages/x.pth || echo refused-pth
 	mkdir -p bin .local/bin; for d in bin .local/bin; do
 		printf '#!/bin/sh\ntouch $M/path-ls\n' >\$d/ls && chmod 755 \$d/ls || echo refused-\$d
 	done
 	mkdir -p .config/systemd/user && echo x >.config/systemd/user/evil.service || echo refused-systemd
 	cat .bash_profile >/dev/null && echo held" 2>&1)
-	for f in .bash_login .bash_profile .bash_logout .bash_aliases .zshenv .zshrc .zlogin .inputrc .bashrc .profile bin .local/bin systemd; do
+	for f in .bash_login .bash_profile .bash_logout .bash_aliases .zshenv .zshrc .zlogin .inputrc .bashrc .profile bin .local/bin systemd \
+		.bash_completion .vimrc .tmux.conf .lesskey .selected_editor .npmrc .xsessionrc .pam_environment pth; do
 		expect_out "refused-$f"
 	done
 	expect_out "held"
@@ -317,6 +442,14 @@ run_all() {
 	t_hooks_path
 	t_git_moves
 	t_killed_run
+	t_bare_repository
+	t_unreadable_directory
+	t_pruned_swap
+	t_config_through_link
+	t_command_paths
+	t_quarantine_names_taken
+	t_config_carriage_return
+	t_template_dir
 	t_shell_startup
 	t_shell_startup_during
 }
