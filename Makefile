@@ -54,6 +54,7 @@ LIB_SRC := \
 	compiler/yaml_tree.c \
 	compiler/validate.c \
 	compiler/decide/env.c \
+	compiler/decide/hidden.c \
 	compiler/policy.c \
 	compiler/protect.c \
 	compiler/secrets.c \

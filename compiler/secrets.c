@@ -3,6 +3,8 @@
  */
 #include "secrets.h"
 
+#include "decide/hidden.h"
+
 #include <string.h>
 
 /* Is PATH DIR or below it?  "{CWD}/../x" is not below {CWD}. */
@@ -16,27 +18,6 @@ within(const char *path, const char *dir)
 	if (strncmp(path, dir, n) || (path[n] != '/' && path[n] != '\0'))
 		return false;
 	return strncmp(path + n, "/..", 3) || (path[n + 3] != '/' && path[n + 3] != '\0');
-}
-
-static bool
-name_allowed(const struct sandbox *sb, const char *name, size_t len)
-{
-	if (sb->allow_all_hidden)
-		return true;
-	for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++)
-		if (strlen(sb->cwd_allow_hidden.v[i].s) == len &&
-		    !memcmp(sb->cwd_allow_hidden.v[i].s, name, len))
-			return true;
-	return false;
-}
-
-static bool
-has_hidden(const char *path)
-{
-	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
-		if (p[1] == '.')
-			return true;
-	return false;
 }
 
 /*
@@ -65,7 +46,7 @@ scan_root(const struct sandbox *sb, const char *ws, const char *path, bool *opte
 		for (size_t i = 0; i < lists[k]->n; i++)
 			if (within(path, lists[k]->v[i].symbolic) &&
 			    strlen(lists[k]->v[i].symbolic) > strlen(root) &&
-			    has_hidden(lists[k]->v[i].symbolic + strlen(root)))
+			    hidden_component(lists[k]->v[i].symbolic + strlen(root)))
 				*opted = true;
 	for (size_t i = 0; i < sb->write_files.n; i++)
 		if (!strcmp(path, sb->write_files.v[i].symbolic))
@@ -78,20 +59,12 @@ sandbox_hidden_dotfile(struct arena *a, const struct sandbox *sb, const char *ws
 {
 	bool opted;
 	const char *root = scan_root(sb, ws, path, &opted);
+	size_t n;
 
 	if (!root || opted)
 		return NULL;
-	for (const char *p = path + strlen(root); *p == '/';) {
-		const char *seg = p + 1;
-		size_t len = strcspn(seg, "/");
-
-		if (len && seg[0] == '.' && !name_allowed(sb, seg, len))
-			return arena_strndup(a, path, (size_t)(seg + len - path));
-		if (!sb->scan_recursive.value)
-			break;
-		p = seg + len;
-	}
-	return NULL;
+	n = hidden_prefix(sb, path + strlen(root));
+	return n ? arena_strndup(a, path, strlen(root) + n) : NULL;
 }
 
 bool
@@ -139,7 +112,7 @@ sandbox_exposes(struct arena *a, const struct sandbox *sb, const char *ws, const
 
 		if (len && seg[0] == '.') {
 			e->dotfile = arena_strndup(a, path, (size_t)(seg + len - path));
-			e->allowed = name_allowed(sb, seg, len);
+			e->allowed = !hidden_name(sb, seg, len);
 			break;
 		}
 		p = seg + len;

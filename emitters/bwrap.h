@@ -145,6 +145,7 @@ struct bwrap_mount {
 	const char *src;  /* the host path, or NULL (a descriptor, a tmpfs) */
 	const char *dest; /* inside */
 	const char *why;  /* the comment before it */
+	bool pin;	  /* a directory bound onto itself only so it cannot be renamed */
 };
 
 struct bwrap_mounts {
@@ -161,6 +162,8 @@ void bwrap_mounts_free(struct bwrap_mounts *m);
 /* What the sandbox of M has at a path. */
 struct bwrap_view {
 	const struct bwrap_mount *mount; /* the mount that shows it, NULL: none */
+	const struct bwrap_mount *rule;	 /* the one whose comment says why: MOUNT, or
+					  * below a pin what the pin repeats */
 	bool read_only;			 /* that mount is (or was remounted) read-only */
 	bool landlock_write;		 /* below an --fs-write path */
 	bool hidden;			 /* behind a mask: /dev/null, or inside an empty tmpfs */

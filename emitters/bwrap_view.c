@@ -22,10 +22,12 @@ bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view 
 {
 	/* Which mounts are still in view, and which were remounted read-only. */
 	bool *live = calloc(m->n + 1, sizeof(*live)), *ro = calloc(m->n + 1, sizeof(*ro));
+	/* Still in view but for pins: what a pin repeats. */
+	bool *kept = calloc(m->n + 1, sizeof(*kept));
 	size_t best = m->n;
 
 	memset(v, 0, sizeof(*v));
-	if (!live || !ro)
+	if (!live || !ro || !kept)
 		abort();
 	for (size_t i = 0; i < m->n; i++) {
 		const struct bwrap_mount *e = &m->v[i];
@@ -47,9 +49,12 @@ bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view 
 		default:
 			/* A new mount covers what was mounted at and below its path. */
 			for (size_t k = 0; k < i; k++)
-				if (live[k] && at_or_below(m->v[k].dest, e->dest))
+				if (at_or_below(m->v[k].dest, e->dest)) {
 					live[k] = false;
-			live[i] = true;
+					if (!e->pin)
+						kept[k] = false;
+				}
+			live[i] = kept[i] = true;
 			ro[i] = e->op == BWRAP_RO_BIND || e->op == BWRAP_DEVNULL;
 		}
 	}
@@ -66,10 +71,18 @@ bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view 
 		const struct bwrap_mount *e = &m->v[best];
 
 		v->mount = e;
+		v->rule = e;
+		/* A pin repeats what was there: the rule is the deepest mount below it
+		 * that nothing but pins covers. */
+		for (size_t i = 0; e->pin && i < m->n; i++)
+			if (kept[i] && !m->v[i].pin && at_or_below(path, m->v[i].dest) &&
+			    (v->rule->pin || strlen(m->v[i].dest) > strlen(v->rule->dest)))
+				v->rule = &m->v[i];
 		v->read_only = ro[best];
 		v->hidden = e->op == BWRAP_DEVNULL ||
 			    (e->op == BWRAP_TMPFS && strcmp(path, e->dest) != 0);
 	}
 	free(live);
 	free(ro);
+	free(kept);
 }

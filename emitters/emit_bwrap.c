@@ -98,6 +98,7 @@ bwrap_network_shared(const struct policy *p)
 struct out {
 	struct textbuf *text, *nul;
 	struct bwrap_mounts *mounts; /* or NULL */
+	bool pin;		     /* the binds written now are pins */
 };
 
 static char *
@@ -149,6 +150,7 @@ record(struct out *o, const char *flag, const char *x, const char *y)
 			     : NULL;
 		e->dest = dup_or_die(ops[i].two ? y : x);
 		e->why = dup_or_die(m->why);
+		e->pin = o->pin;
 		if (e->op == BWRAP_RO_BIND && e->src && !strcmp(e->src, "/dev/null"))
 			e->op = BWRAP_DEVNULL;
 		return;
@@ -537,8 +539,10 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 	if (c->n_pins)
 		comment(o, "the directories between a writable root and a mask_paths entry, "
 			   "bound onto themselves: no rename moves a mask off its path");
+	o->pin = true;
 	for (size_t i = 0; i < c->n_pins; i++)
 		emit_bind(o, &c->pins[i]);
+	o->pin = false;
 	for (size_t i = 0; i < c->n_masks; i++) {
 		const struct bwrap_mask *m = &c->masks[i];
 
@@ -740,7 +744,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 {
 	const struct os_env *env = &p->os_env;
 	const struct sandbox *sb = &env->sandbox;
-	struct out o = {text, nul, mounts};
+	struct out o = {text, nul, mounts, false};
 	const struct bwrap_grant *grants;
 	struct bwrap_grant *owned = NULL;
 	size_t n_grants;

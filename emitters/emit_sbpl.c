@@ -17,6 +17,7 @@
  * second.  That is exactly the set of paths the Linux scan would hide at
  * that moment, and it also covers dotfiles created later.
  */
+#include "../compiler/decide/hidden.h"
 #include "../compiler/protect.h"
 #include "emit.h"
 #include "sbpl.h"
@@ -647,43 +648,6 @@ emit_network(struct b *b)
 
 /* ---- dotfiles ----------------------------------------------------------------- */
 
-static bool
-allowed_name(const struct sandbox *sb, const char *name, size_t len)
-{
-	if (sb->allow_all_hidden)
-		return true;
-	for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++) {
-		const char *a = sb->cwd_allow_hidden.v[i].s;
-
-		if (strlen(a) == len && !memcmp(a, name, len))
-			return true;
-	}
-	return false;
-}
-
-/* Does the Linux scan hide REL (relative to a root), or a parent of it? */
-static bool
-rel_hidden(const struct sandbox *sb, const char *rel)
-{
-	const char *p = rel;
-
-	while (*p) {
-		const char *seg = p;
-		size_t len;
-
-		while (*p && *p != '/')
-			p++;
-		len = (size_t)(p - seg);
-		if (len && seg[0] == '.' && !allowed_name(sb, seg, len))
-			return true;
-		if (!sb->scan_recursive.value)
-			return false;
-		while (*p == '/')
-			p++;
-	}
-	return false;
-}
-
 static void
 add_root(struct b *b, const char *path, const char *what, enum cost cost)
 {
@@ -819,7 +783,7 @@ emit_dotfile_regex(struct b *b, const char **grants, size_t n_grants)
 			bool dup = false;
 
 			if (!path_below(grants[g], r->path) ||
-			    !rel_hidden(sb, path_rest(grants[g], r->path)))
+			    !hidden_prefix(sb, path_rest(grants[g], r->path)))
 				continue;
 			for (size_t h = 0; h < g && !dup; h++)
 				dup = !strcmp(grants[h], grants[g]);

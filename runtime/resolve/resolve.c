@@ -10,6 +10,7 @@
 #include "runtime/resolve/resolve.h"
 
 #include "compiler/textesc.h"
+#include "compiler/decide/hidden.h"
 #include "compiler/protect.h"
 #include "compiler/secrets.h"
 #include "emitters/sbpl.h"
@@ -190,16 +191,6 @@ too_wide(struct rctx *r, const char *path)
 	return false;
 }
 
-/* Does PATH hold a component that starts with '.'? */
-static bool
-has_hidden_component(const char *path)
-{
-	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/'))
-		if (p[1] == '.')
-			return true;
-	return false;
-}
-
 /*
  * Where a symlink must not take a grant or the workspace unless the policy
  * names that place itself: a link may have been planted by a sandbox of
@@ -218,7 +209,7 @@ link_target_refused(struct rctx *r, const char *written, const char *canon)
 		return false;
 	if (too_wide(r, canon) || path_within_any(canon, trees))
 		return true;
-	return has_hidden_component(canon) && !has_hidden_component(written);
+	return hidden_component(canon) && !hidden_component(written);
 }
 
 static bool

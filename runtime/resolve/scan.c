@@ -17,6 +17,8 @@
  */
 #include "runtime/resolve/scan.h"
 
+#include "compiler/decide/hidden.h"
+
 #include "compiler/textesc.h"
 
 #include <dirent.h>
@@ -215,14 +217,6 @@ scan_is_root(const struct scan *s, const char *path)
 	       bsearch(&path, s->roots, s->n_roots, sizeof(*s->roots), cmp_str) != NULL;
 }
 
-static bool
-scan_allowed(const struct scan *s, const char *name)
-{
-	for (size_t i = 0; i < s->o->n_allow; i++)
-		if (strcmp(s->o->allow[i], name) == 0 || strcmp(s->o->allow[i], "*") == 0)
-			return true;
-	return false;
-}
 
 static bool
 is_deferred(const char *name)
@@ -543,7 +537,7 @@ scan_list(struct scan *s, size_t i)
 			if (name[0] == '.') {
 				if (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))
 					continue;
-				hidden = !scan_allowed(s, name);
+				hidden = hidden_name_in(s->o->allow, s->o->n_allow, name, strlen(name));
 			}
 			/*
 			 * Overflow only when there is an entry the cap leaves

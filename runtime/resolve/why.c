@@ -188,7 +188,7 @@ launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 		return;
 	}
 	bwrap_view_at(&m, path, &v);
-	why = v.mount ? arena_strdup(a, v.mount->why) : NULL;
+	why = v.rule ? arena_strdup(a, v.rule->why) : NULL;
 	if (plan->policy->os_env.sandbox.type == SANDBOX_NONE) {
 		answer(d, host_allows(a, path, access, &note),
 		       note ? arena_printf(a, "sandbox type none: the command runs unsandboxed, and %s",

@@ -1127,9 +1127,17 @@ t_run_options() {
 		"$P/egress-min.yaml" -- true 2>&1)
 	expect_out "--egress-log /nonexistent-dir/x.log: No such file or directory"
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" --why .env "$P/masks.yaml" 2>&1)
-	expect_out "read .env: refused, dotfile {CWD}/.env is hidden"
+	expect_out "read $WS/.env: refused, hidden: an empty file in its place (dotfile)"
+	relative=$out
+	# Every spelling of a path gets the launch's one answer.
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --why "$WS/.env" "$P/masks.yaml" 2>&1)
+	expect_eq "--why of the absolute spelling" "$out" "$relative"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --why '~/.ssh/id_rsa' "$P/masks.yaml" 2>&1)
+	tilde=$out
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --why "$H/.ssh/id_rsa" "$P/masks.yaml" 2>&1)
+	expect_eq "--why of ~ and of the home's path" "$out" "$tilde"
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" --why src/x.c "$P/masks.yaml" 2>&1)
-	expect_out "write src/x.c: allowed, the workspace, writable (write_paths .)"
+	expect_out "write $WS/src/x.c: allowed, workspace, writable: write_paths (line"
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" --why https://example.com/ "$P/offline.yaml" 2>&1)
 	expect_out "GET https://example.com/: refused, allow_network: false"
 	printf 'os_evn:\n  sandbox:\n    allow_network: false\n' >"$P/typo.yaml"
