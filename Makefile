@@ -55,6 +55,7 @@ LIB_SRC := \
 	compiler/validate.c \
 	compiler/decide/env.c \
 	compiler/decide/hidden.c \
+	compiler/decide/refuse.c \
 	compiler/policy.c \
 	compiler/protect.c \
 	compiler/secrets.c \

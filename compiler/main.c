@@ -772,13 +772,6 @@ resolve_launch(const struct options *o, const struct policy *p, struct arena *a,
 		return EXIT_IO;
 	}
 	resolve_request(o, p, a, launch_dir, &rq);
-	if (p->os_env.fork.value) {
-		fprintf(stderr,
-			"omnibox-compile: --resolve: %s:%u: os_env.fork is not supported: "
-			"omnibox-run refuses this policy\n",
-			p->source, p->os_env.fork.loc.line);
-		return EXIT_INVALID;
-	}
 	if (o->target == TARGET_DARWIN) {
 		struct darwin_launch_plan plan;
 		bool want_params = o->emit && !strcmp(o->emit, "sbpl-params");

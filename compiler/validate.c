@@ -6,6 +6,7 @@
  * only handed out when no error was reported.
  */
 #include "policy.h"
+#include "decide/refuse.h"
 #include "protect.h"
 #include "secrets.h"
 #include "validate.h"
@@ -451,20 +452,9 @@ parse_path(struct vctx *c, const struct ynode *n, const char *what, enum path_ba
 static void
 warn_broad_grant(struct vctx *c, const struct ir_path *p, const char *what)
 {
-	static const char *const home_parents[] = {"home", "Users", "var/home", "export/home",
-						   NULL};
-	const char *exposure = NULL;
+	const char *exposure = refuse_too_wide(p->symbolic, "{HOME}", false);
 
-	if (p->base == PATH_ABSOLUTE && p->rel[0] == '\0')
-		exposure = "the whole file system";
-	else if (p->base == PATH_ABSOLUTE && in_list(p->rel, home_parents))
-		exposure = "every user's home directory";
-	else if (p->base == PATH_HOME && p->rel[0] == '\0')
-		exposure = "the whole home directory";
-	else if (p->base == PATH_HOME && !strncmp(p->rel, "..", 2) &&
-		 (p->rel[2] == '\0' || p->rel[2] == '/'))
-		exposure = "a directory above the home directory";
-	/* Only what the scan finds at launch is hidden: say what a writable
+/* Only what the scan finds at launch is hidden: say what a writable
 	 * grant still lets the sandbox make. */
 	if (exposure)
 		diag_warning(c->d, p->loc, "%s '%s' grants %s (%s)", what, p->written, exposure,

@@ -2,6 +2,8 @@
  * emit.c - the table of emitters and targets.
  */
 #include "emit.h"
+
+#include "../compiler/decide/refuse.h"
 #include "sbpl.h"
 #include "seccomp.h"
 #include "winjob.h"
@@ -67,12 +69,12 @@ target_backend(enum target t)
 int
 emit_check_target(const struct policy *p, enum target t, struct diag *d)
 {
-	enum sandbox_type st = p->os_env.sandbox.type;
+	struct arena *a = arena_new();
+	struct loc loc;
+	const char *why = refuse_target(a, p, target_backend(t), target_name(t), &loc);
 
-	if (st == SANDBOX_AUTO || st == SANDBOX_NONE || st == target_backend(t))
-		return 0;
-	diag_error(d, p->os_env.sandbox.type_loc,
-		   "sandbox type %s has no %s form (compile for its own target, or use auto)",
-		   sandbox_type_name(st), target_name(t));
-	return -1;
+	if (why)
+		diag_error(d, loc, "%s", why);
+	arena_free(a);
+	return why ? -1 : 0;
 }

@@ -78,11 +78,6 @@ darwin_launch_prepare(struct arena *a, const struct launch_request *rq0,
 	rq.target = LAUNCH_DARWIN;
 	if (rq.policy->os_env.sandbox.type == SANDBOX_NONE)
 		return fail(err, errlen, "sandbox type none has no Seatbelt launch");
-	if (rq.policy->os_env.fork.value)
-		return fail(err, errlen,
-			    "os_env.fork (line %u) is not supported; remove it to run on "
-			    "the workspace itself",
-			    rq.policy->os_env.fork.loc.line);
 	if (!rq.scratch || rq.scratch[0] != '/')
 		return fail(err, errlen, "no scratch dir");
 	if (sb->n_egress && (!rq.proxy_port || !rq.proxy_socket || !rq.n_relay_argv) &&

@@ -11,6 +11,7 @@
 
 #include "compiler/textesc.h"
 #include "compiler/decide/hidden.h"
+#include "compiler/decide/refuse.h"
 #include "compiler/protect.h"
 #include "compiler/secrets.h"
 #include "emitters/sbpl.h"
@@ -105,6 +106,14 @@ shown(struct rctx *r, const char *s)
 	return arena_escape(r->a, s);
 }
 
+/* "agent.yaml:9:5: " for a setting written at LOC, "" for a default. */
+static const char *
+at_loc(struct rctx *r, struct loc loc)
+{
+	return loc.line ? arena_printf(r->a, "%s:%u:%u: ", r->source, loc.line, loc.col)
+			: "";
+}
+
 /* "agent.yaml:9: " for a setting written on line LINE, "" for a default. */
 static const char *
 at_line(struct rctx *r, uint32_t line)
@@ -174,21 +183,7 @@ lexical_of(struct rctx *r, const struct ir_path *p, const char *ws)
 static bool
 too_wide(struct rctx *r, const char *path)
 {
-	static const char *const homes[] = {"/home", "/Users", NULL};
-	static const char *const darwin[] = {
-	    "/private", "/var", "/private/var", "/private/tmp", "/tmp", "/Volumes", NULL};
-	const char *parent = path_dirname(r->a, path);
-
-	if (!strcmp(path, "/") || path_within(r->plan->home, path) || path_within("/root", path) ||
-	    path_within("/var/root", path))
-		return true;
-	for (size_t i = 0; homes[i]; i++)
-		if (!strcmp(path, homes[i]) || !strcmp(parent, homes[i]))
-			return true;
-	for (size_t i = 0; !r->linux_target && darwin[i]; i++)
-		if (!strcmp(path, darwin[i]))
-			return true;
-	return false;
+	return refuse_too_wide(path, r->plan->home, !r->linux_target) != NULL;
 }
 
 /*
@@ -2298,6 +2293,16 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 	plan->policy = copy;
 	plan->target = rq->target;
 	plan->ctx.init_fd = -1;
+	{
+		struct loc loc;
+		const char *why = refuse_launch(a, rq->policy,
+						r.linux_target ? SANDBOX_LINUX_BWRAP
+							       : SANDBOX_DARWIN_SEATBELT,
+						r.linux_target ? "linux" : "darwin", &loc);
+
+		if (why)
+			return fail(&r, "%s%s", at_loc(&r, loc), why);
+	}
 	if (!rq->scratch || rq->scratch[0] != '/')
 		return fail(&r, "no scratch dir");
 	home = walk_canonical(a, spell(&r, rq->home));

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+
+#include "compiler/decide/refuse.h"
 #include <unistd.h>
 
 #include "compiler/fileio.h"
@@ -365,6 +367,19 @@ check_policy(const struct policy *p, const char *what)
 	arena_free(a);
 	s = build_symbolic(p);
 	cr_assert_eq(s.rc, 0, "%s: no symbolic profile:\n%s", what, s.diags);
+	{
+		struct arena *ra = arena_new();
+		struct loc loc;
+		bool refused = refuse_launch(ra, p, SANDBOX_DARWIN_SEATBELT, "darwin", &loc);
+
+		arena_free(ra);
+		/* No launch (os_env.fork): the profile is checked as written only. */
+		if (refused) {
+			check_order(&s, what);
+			built_free(&s);
+			return 1;
+		}
+	}
 	r = build_resolved(p);
 	cr_assert_eq(r.rc, 0, "%s: no resolved profile:\n%s", what, r.diags);
 	if (p->os_env.sandbox.type != SANDBOX_NONE) {
@@ -609,8 +624,10 @@ Test(tinyscheme, a_real_scheme_reader_reads_every_profile_as_the_checker_does)
 			struct diag d;
 
 			diag_init(&d, a, "agent.yaml", NULL, 0);
+			struct loc loc;
+
 			if (c.p && c.p->os_env.sandbox.type != SANDBOX_NONE &&
-			    emit_check_target(c.p, TARGET_DARWIN, &d) == 0 &&
+			    !refuse_launch(a, c.p, SANDBOX_DARWIN_SEATBELT, "darwin", &loc) &&
 			    sbpl_can_express(c.p)) {
 				struct built r = build_resolved(c.p);
 
@@ -1694,7 +1711,7 @@ Test(launch, egress_without_a_relay_is_refused)
 
 		fr.policy = f.p;
 		cr_expect_eq(darwin_launch_prepare(a, &fr, &plan, &d, err, sizeof(err)), -1);
-		cr_expect(has(err, "os_env.fork (line 2) is not supported"), "%s", err);
+		cr_expect(has(err, ":2:9: os_env.fork is not supported; remove it to run on the workspace itself"), "%s", err);
 		compiled_free(&f);
 	}
 	rq.proxy_port = "99999";
