@@ -287,10 +287,12 @@ known_entry(const struct gitguard_entry *e, const struct gitguard_entry *known, 
 	return k && k->kind == e->kind && k->dev == e->dev && k->ino == e->ino;
 }
 
-/* Make the directories of LIST (under ROOTS) listable by their owner, by
- * descriptor; how many were. */
+/* Make the directories of LIST (below ROOTS, not a root itself: the next
+ * launch refuses an unlistable root) listable by their owner, by
+ * descriptor, saying so on OUT; how many were. */
 static size_t
-open_up(struct arena *a, const char *const *roots, size_t n_roots, const char **list, size_t n)
+open_up(struct arena *a, const char *const *roots, size_t n_roots, const char **list, size_t n,
+	FILE *out)
 {
 	size_t done = 0;
 
@@ -298,15 +300,26 @@ open_up(struct arena *a, const char *const *roots, size_t n_roots, const char **
 		struct walk_result w;
 		struct stat st;
 		char proc[64];
+		bool root = false;
 
+		for (size_t k = 0; k < n_roots; k++)
+			root = root || !strcmp(roots[k], list[i]);
+		if (root)
+			continue;
 		if (walk_open(a, list[i], roots, n_roots, 0, &w) < 0 || !w.exists || !w.is_dir) {
 			if (w.fd >= 0)
 				close(w.fd);
 			continue;
 		}
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", w.fd);
-		if (fstat(w.fd, &st) == 0 && chmod(proc, (st.st_mode & 07777) | 0500) == 0)
+		if (fstat(w.fd, &st) == 0 && chmod(proc, (st.st_mode & 07777) | 0500) == 0) {
 			done++;
+			fputs("omnibox-run: note: ", out);
+			put_path(out, list[i]);
+			fputs(" was made unreadable inside the sandbox; it is listable again (u+rx), "
+			      "so that no repository hides in it\n",
+			      out);
+		}
 		close(w.fd);
 	}
 	return done;
@@ -372,7 +385,7 @@ gitguard_quarantine(const char *const *roots, size_t n_roots,
 			arena_free(a);
 			return -1;
 		}
-		if (!n_unreadable || !open_up(a, roots, n_roots, unreadable, n_unreadable))
+		if (!n_unreadable || !open_up(a, roots, n_roots, unreadable, n_unreadable, out))
 			break;
 	}
 	for (size_t i = 0; i < n_unreadable; i++) {
