@@ -797,6 +797,7 @@ resolve_launch(const struct options *o, const struct policy *p, struct arena *a,
 			*slash = '\0';
 		rq.target = LAUNCH_LINUX;
 		rq.init = launch_find_init(a, self);
+		rq.bwrap = launch_find_in_path(a, environ, "bwrap");
 		if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0) {
 			resolve_error(err);
 			return EXIT_INVALID;

@@ -2346,6 +2346,20 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 	fill_context(&r);
 	plan->roots = r.roots;
 	plan->n_roots = r.n_roots;
+	if (r.linux_target && rq->bwrap) {
+		const char *real = walk_canonical(a, rq->bwrap);
+
+		/* It runs outside the sandbox: one the agent could have put there
+		 * would run what it likes. */
+		if (!real || launch_plan_writable(plan, real)) {
+			fail(&r,
+			     "%s, the bwrap found first on PATH, lies in a directory the sandbox can "
+			     "write: an agent could have put it there, and it would run outside the "
+			     "sandbox; put the system's bwrap first on PATH",
+			     shown(&r, real ? real : rq->bwrap));
+			goto fail;
+		}
+	}
 	return 0;
 fail:
 	launch_plan_close(plan);

@@ -56,6 +56,7 @@ struct launch_request {
 
 	/* Linux. */
 	const char *init;	   /* host path of omnibox-init, or NULL: "{INIT}" */
+	const char *bwrap;	   /* the bwrap that will run (found on PATH), or NULL */
 	int seccomp_fd, status_fd; /* for the argv; -1 when not known */
 	int ready_fd;		   /* omnibox-init's --ready-fd; -1 when not known */
 	bool landlock_scope;	   /* scope abstract sockets and signals (network shared) */
