@@ -57,6 +57,7 @@ LIB_SRC := \
 	compiler/decide/hidden.c \
 	compiler/decide/refuse.c \
 	compiler/policy.c \
+	compiler/ir.c \
 	compiler/protect.c \
 	compiler/secrets.c \
 	compiler/textbuf.c \

@@ -1,5 +1,5 @@
 /*
- * policy.c - compiling a policy file, selecting a terminal, naming things.
+ * policy.c - compiling a policy file, selecting a terminal (policy.h).
  */
 #include "policy.h"
 #include "validate.h"
@@ -61,57 +61,4 @@ policy_select_terminal(struct arena *a, struct diag *d, const struct policy *p, 
 			diag_error(d, none, "no terminal named '%s'", name);
 	}
 	return NULL;
-}
-
-bool
-path_within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return path[0] == '/';
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
-}
-
-bool
-path_within_any(const char *path, const char *const *dirs)
-{
-	for (size_t i = 0; dirs[i]; i++)
-		if (path_within(path, dirs[i]))
-			return true;
-	return false;
-}
-
-const char *
-sandbox_type_name(enum sandbox_type t)
-{
-	static const char *const names[] = {"auto", "none", "linux_bwrap", "darwin_seatbelt",
-					    "windows_jobobject"};
-
-	return names[t];
-}
-
-const char *
-cred_type_name(enum cred_type t)
-{
-	static const char *const names[] = {"https_bearer", "https_basic", "git_https", "gh_basic",
-					    "databricks_cli", "aws_sigv4"};
-
-	return names[t];
-}
-
-const char *
-cred_scheme_name(enum cred_scheme s)
-{
-	static const char *const names[] = {"bearer", "basic", "token", "header", "sigv4"};
-
-	return names[s];
-}
-
-const char *
-scan_overflow_name(enum scan_overflow o)
-{
-	static const char *const names[] = {"warn", "error", "unlimited"};
-
-	return names[o];
 }

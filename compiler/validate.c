@@ -5,7 +5,7 @@
  * file.  A value that fails its check is left at its default; the IR is
  * only handed out when no error was reported.
  */
-#include "policy.h"
+#include "ir.h"
 #include "decide/refuse.h"
 #include "protect.h"
 #include "secrets.h"
@@ -2131,7 +2131,7 @@ static const char *const agent_keys[] = {
 /*
  * Keys omnibox does not read: the agent schema's own are ignored; a key
  * that looks like os_env or terminals is a typo that would silently drop
- * the sandbox (a warning); with POLICY_STRICT_TOPLEVEL anything unknown is
+ * the sandbox (a warning); with VALIDATE_STRICT_TOPLEVEL anything unknown is
  * an error.
  */
 static void
@@ -2146,7 +2146,7 @@ check_toplevel(struct vctx *c, const struct ynode *root, unsigned flags)
 		if (!is_string(k) || in_list(k->value, agent_keys))
 			continue;
 		hint = validate_suggest(k->value, ours);
-		if (flags & POLICY_STRICT_TOPLEVEL)
+		if (flags & VALIDATE_STRICT_TOPLEVEL)
 			diag_error(c->d, k->loc, "unknown top-level key '%s'%s%s%s (--strict-toplevel)",
 				   k->value, hint ? " (did you mean '" : "", hint ? hint : "",
 				   hint ? "'?)" : "");

@@ -4,13 +4,16 @@
 #ifndef OMNIBOX_VALIDATE_H
 #define OMNIBOX_VALIDATE_H
 
-#include "policy.h"
+#include "ir.h"
 #include "yaml_tree.h"
 
 /*
  * Validate DOC against spec/schema.md and build the policy (owned by A).
  * Every problem is reported to D; returns NULL when any was an error.
  */
+/* An unknown top-level key is an error, not ignored. */
+#define VALIDATE_STRICT_TOPLEVEL 1u
+
 struct policy *validate_document(struct arena *a, struct diag *d, const struct ydoc *doc,
 				 const char *name, unsigned flags);
 

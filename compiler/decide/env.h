@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "../arena.h"
-#include "../policy.h"
+#include "../ir.h"
 
 /* Passed from the launching environment when set (plus every LC_*). */
 extern const char *const env_base_names[];

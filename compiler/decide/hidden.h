@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../policy.h"
+#include "../ir.h"
 
 /* Is NAME (LEN bytes, one component) hidden by the allow list ALLOW (N names,
  * "*" for every one)? */

@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "../arena.h"
-#include "../policy.h"
+#include "../ir.h"
 
 /*
  * Why P cannot run with the sandbox BACKEND (SANDBOX_LINUX_BWRAP,
