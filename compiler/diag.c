@@ -239,3 +239,14 @@ diag_print(struct diag *d, FILE *f, bool with_warnings)
 		fprintf(f, "%s: note: stopped after %d errors\n", name, DIAG_MAX_ERRORS);
 	d->n = 0;
 }
+
+int
+diag_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}

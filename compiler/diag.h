@@ -65,4 +65,10 @@ size_t diag_break_len(const char *p, const char *end);
  */
 void diag_print(struct diag *d, FILE *f, bool with_warnings);
 
+/*
+ * The one-message form, for code that reports a single failure to its
+ * caller: format into ERR (ERRLEN bytes) and return -1.
+ */
+int diag_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

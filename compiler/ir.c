@@ -16,6 +16,18 @@ path_within(const char *path, const char *dir)
 }
 
 bool
+ir_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (!path_within(path, dir))
+		return false;
+	if (!strcmp(dir, "/"))
+		return true;
+	return strncmp(path + n, "/..", 3) || (path[n + 3] != '/' && path[n + 3] != '\0');
+}
+
+bool
 path_within_any(const char *path, const char *const *dirs)
 {
 	for (size_t i = 0; dirs[i]; i++)
@@ -36,8 +48,8 @@ sandbox_type_name(enum sandbox_type t)
 const char *
 cred_type_name(enum cred_type t)
 {
-	static const char *const names[] = {"https_bearer", "https_basic", "git_https", "gh_basic",
-					    "databricks_cli", "aws_sigv4"};
+	static const char *const names[] = {"https_bearer", "https_basic",    "git_https",
+					    "gh_basic",	    "databricks_cli", "aws_sigv4"};
 
 	return names[t];
 }

@@ -135,10 +135,11 @@ struct credential {
 	    header; /* https_bearer: the header it travels in, lower case; NULL s = Authorization */
 	struct ir_strlist profiles; /* databricks_cli */
 	struct ir_str default_profile;
-	struct ir_u64 refresh_interval; /* seconds; file and unix_socket sources; !present = never */
+	struct ir_u64
+	    refresh_interval; /* seconds; file and unix_socket sources; !present = never */
 	/* aws_sigv4 */
-	struct ir_str region, service;	/* service defaults to "s3" (line 0) */
-	struct ir_str aws_profile;	/* credential: {profile: NAME}; NULL s = the three sources */
+	struct ir_str region, service; /* service defaults to "s3" (line 0) */
+	struct ir_str aws_profile;     /* credential: {profile: NAME}; NULL s = the three sources */
 	struct cred_source aws_key_id, aws_secret, aws_token; /* token: kind NONE when absent */
 };
 
@@ -196,7 +197,7 @@ struct sandbox {
 	struct loc scan_overflow_loc;
 	struct ir_strlist env_passthrough;
 	struct limits limits;
-	struct ir_pathlist protect_paths;   /* added to the protected set (protect.h) */
+	struct ir_pathlist protect_paths;  /* added to the protected set (protect.h) */
 	struct ir_strlist unprotect_paths; /* default entries taken out, by name */
 };
 
@@ -238,6 +239,10 @@ struct policy {
 
 /* Is PATH equal to DIR or below it (both absolute, canonical)? */
 bool path_within(const char *path, const char *dir);
+
+/* The same for symbolic paths as the IR spells them ("{CWD}/x"): a ".."
+ * right after DIR leaves it ("{CWD}/../x" is not below {CWD}). */
+bool ir_within(const char *path, const char *dir);
 
 /* Is PATH within one of DIRS (NULL-terminated)? */
 bool path_within_any(const char *path, const char *const *dirs);

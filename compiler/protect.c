@@ -9,10 +9,10 @@
 
 /* What bash reads at login when neither .bash_profile nor .bash_login exists
  * (a .bash_login held by a directory is not a file). */
-#define BASH_PROFILE_AS_ABSENT                                                                    \
-	"# Held read-only by omnibox-run while a sandbox runs (docs/protect.md): bash\n"         \
-	"# reads what it would read without this file.\n"                                        \
-	"if [ -f ~/.bash_login ]; then . ~/.bash_login; elif [ -f ~/.profile ]; then . "        \
+#define BASH_PROFILE_AS_ABSENT                                                                     \
+	"# Held read-only by omnibox-run while a sandbox runs (docs/protect.md): bash\n"           \
+	"# reads what it would read without this file.\n"                                          \
+	"if [ -f ~/.bash_login ]; then . ~/.bash_login; elif [ -f ~/.profile ]; then . "           \
 	"~/.profile; fi\n"
 
 #define D PROTECT_HOLD_DIR
@@ -23,17 +23,16 @@
 const struct protect_default protect_defaults[] = {
     {".git/hooks", true, false, "git runs its hooks on commit, checkout, merge and push", D, NULL},
     {".git/config", false, false,
-     "git obeys core.fsmonitor, core.hooksPath, core.sshCommand, filter and diff drivers", D,
-     NULL},
+     "git obeys core.fsmonitor, core.hooksPath, core.sshCommand, filter and diff drivers", D, NULL},
     {".git/config.worktree", false, false, "per-worktree git configuration, as .git/config", D,
      NULL},
     {".git/info/attributes", false, false, "selects the filter and diff drivers git runs", D, NULL},
-    {".git/commondir", false, false, "git takes config, hooks and objects from the directory it names",
-     F, ".\n"},
+    {".git/commondir", false, false,
+     "git takes config, hooks and objects from the directory it names", F, ".\n"},
     {".git/objects/info/alternates", false, false,
      "git reads objects from the repositories it names", F, ""},
-    {".git/modules", true, false, "submodules' git directories: git runs their hooks and config",
-     G, NULL},
+    {".git/modules", true, false, "submodules' git directories: git runs their hooks and config", G,
+     NULL},
     {".git/worktrees", true, false, "linked worktrees' git directories", G, NULL},
     {".gitmodules", false, false, "submodule URLs and update commands git runs", D, NULL},
     {".envrc", false, false, "direnv runs it on entering the directory", D, NULL},
@@ -74,8 +73,7 @@ const struct protect_default protect_defaults[] = {
      "# Held read-only by omnibox-run while a sandbox runs (docs/protect.md): what\n"
      "# startx runs without this file.\nexec /bin/sh /etc/X11/xinit/xinitrc\n"},
     {".cargo/env", false, true, "rustup's lines in .profile and .bashrc run it", N, NULL},
-    {".bash_completion", false, true, "bash-completion runs it in every interactive bash", F,
-     ""},
+    {".bash_completion", false, true, "bash-completion runs it in every interactive bash", F, ""},
     {".bashrc.d", true, true, "Fedora's .bashrc runs what it holds", D, NULL},
     {".vimrc", false, true, "vim runs it, as git's editor too", F, ""},
     {".vim", true, true, "vim runs its plugins", D, NULL},
@@ -113,34 +111,24 @@ protect_find(const char *name)
 	return NULL;
 }
 
-static bool
-within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return path[0] == '/';
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
-}
-
 enum protect_git_var
 protect_git_variable(const char *section, const char *sub, const char *key)
 {
 	/* Variables whose value is a command git runs: a program named by path
 	 * is protected ("*": any subsection). */
 	static const char *const run[][3] = {
-	    {"core", NULL, "fsmonitor"},	{"core", NULL, "askpass"},
-	    {"core", NULL, "editor"},		{"core", NULL, "pager"},
-	    {"core", NULL, "sshcommand"},	{"core", NULL, "gitproxy"},
-	    {"sequence", NULL, "editor"},	{"diff", NULL, "external"},
-	    {"gpg", NULL, "program"},		{"gpg", "*", "program"},
-	    {"credential", NULL, "helper"},	{"credential", "*", "helper"},
-	    {"diff", "*", "textconv"},		{"diff", "*", "command"},
-	    {"filter", "*", "clean"},		{"filter", "*", "smudge"},
-	    {"filter", "*", "process"},		{"merge", "*", "driver"},
-	    {"alias", NULL, "*"},		{"pager", NULL, "*"},
-	    {"difftool", "*", "cmd"},		{"mergetool", "*", "cmd"},
-	    {"web", NULL, "browser"},		{"instaweb", NULL, "httpd"},
+	    {"core", NULL, "fsmonitor"},    {"core", NULL, "askpass"},
+	    {"core", NULL, "editor"},	    {"core", NULL, "pager"},
+	    {"core", NULL, "sshcommand"},   {"core", NULL, "gitproxy"},
+	    {"sequence", NULL, "editor"},   {"diff", NULL, "external"},
+	    {"gpg", NULL, "program"},	    {"gpg", "*", "program"},
+	    {"credential", NULL, "helper"}, {"credential", "*", "helper"},
+	    {"diff", "*", "textconv"},	    {"diff", "*", "command"},
+	    {"filter", "*", "clean"},	    {"filter", "*", "smudge"},
+	    {"filter", "*", "process"},	    {"merge", "*", "driver"},
+	    {"alias", NULL, "*"},	    {"pager", NULL, "*"},
+	    {"difftool", "*", "cmd"},	    {"mergetool", "*", "cmd"},
+	    {"web", NULL, "browser"},	    {"instaweb", NULL, "httpd"},
 	};
 
 	if (!strcmp(key, "path") && (!strcmp(section, "include") || !strcmp(section, "includeif")))
@@ -207,7 +195,7 @@ static bool
 in_roots(const char *path, const char *const *roots, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (within(path, roots[i]))
+		if (path_within(path, roots[i]))
 			return true;
 	return false;
 }
@@ -236,8 +224,8 @@ protect_each_gitdir(const struct sandbox *sb, const char *gitdir, protect_fn *fn
 }
 
 void
-protect_each(const struct sandbox *sb, const char *const *roots, size_t n_roots,
-	     const char *home, protect_fn *fn, void *arg)
+protect_each(const struct sandbox *sb, const char *const *roots, size_t n_roots, const char *home,
+	     protect_fn *fn, void *arg)
 {
 	const char **extra = calloc(sb->protect_paths.n + 1, sizeof(*extra));
 
@@ -280,9 +268,9 @@ protect_each_spelled(const struct sandbox *sb, const char *const *roots, size_t 
 	}
 	for (size_t i = 0; i < sb->protect_paths.n; i++)
 		if (in_roots(extra[i], roots, n_roots) && !seen_before(&seen, extra[i])) {
-			struct protect_entry e = {extra[i],	 false, "protect_paths",
-						  sb->protect_paths.v[i].loc.line, PROTECT_HOLD_DIR,
-						  NULL};
+			struct protect_entry e = {extra[i],	    false,
+						  "protect_paths",  sb->protect_paths.v[i].loc.line,
+						  PROTECT_HOLD_DIR, NULL};
 
 			fn(arg, &e);
 		}

@@ -7,19 +7,6 @@
 
 #include <string.h>
 
-/* Is PATH DIR or below it?  "{CWD}/../x" is not below {CWD}. */
-static bool
-within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return path[0] == '/';
-	if (strncmp(path, dir, n) || (path[n] != '/' && path[n] != '\0'))
-		return false;
-	return strncmp(path + n, "/..", 3) || (path[n + 3] != '/' && path[n + 3] != '\0');
-}
-
 /*
  * The root the dotfile scan reaches PATH from (the workspace, or the
  * deepest granted directory outside it, or a copy), or NULL; *OPTED: a
@@ -29,14 +16,14 @@ static const char *
 scan_root(const struct sandbox *sb, const char *ws, const char *path, bool *opted)
 {
 	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->cow_paths};
-	const char *root = within(path, ws) ? ws : NULL;
+	const char *root = ir_within(path, ws) ? ws : NULL;
 
 	*opted = false;
 	for (size_t k = 0; k < 3; k++)
 		for (size_t i = 0; i < lists[k]->n; i++) {
 			const char *g = lists[k]->v[i].symbolic;
 
-			if (within(path, g) && (k == 2 || !within(g, ws)) &&
+			if (ir_within(path, g) && (k == 2 || !ir_within(g, ws)) &&
 			    (!root || strlen(g) > strlen(root)))
 				root = g;
 		}
@@ -44,7 +31,7 @@ scan_root(const struct sandbox *sb, const char *ws, const char *path, bool *opte
 		return NULL;
 	for (size_t k = 0; k < 3; k++)
 		for (size_t i = 0; i < lists[k]->n; i++)
-			if (within(path, lists[k]->v[i].symbolic) &&
+			if (ir_within(path, lists[k]->v[i].symbolic) &&
 			    strlen(lists[k]->v[i].symbolic) > strlen(root) &&
 			    hidden_component(lists[k]->v[i].symbolic + strlen(root)))
 				*opted = true;
@@ -78,15 +65,15 @@ sandbox_exposes(struct arena *a, const struct sandbox *sb, const char *ws, const
 
 	memset(e, 0, sizeof(*e));
 	for (size_t i = 0; i < sb->mask_paths.n; i++)
-		if (within(path, sb->mask_paths.v[i].symbolic))
+		if (ir_within(path, sb->mask_paths.v[i].symbolic))
 			return false;
 	for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++)
 		for (size_t i = 0; i < lists[k]->n; i++)
-			if (within(path, lists[k]->v[i].symbolic) &&
+			if (ir_within(path, lists[k]->v[i].symbolic) &&
 			    (!e->grant ||
 			     strlen(lists[k]->v[i].symbolic) > strlen(e->grant->symbolic)))
 				e->grant = &lists[k]->v[i];
-	if (!e->grant && !within(path, ws))
+	if (!e->grant && !ir_within(path, ws))
 		return false;
 	hidden = sandbox_hidden_dotfile(a, sb, ws, path);
 	/*

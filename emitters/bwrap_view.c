@@ -6,17 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Is PATH DIR or below it? */
-static bool
-at_or_below(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return path[0] == '/';
-	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
-}
-
 void
 bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view *v)
 {
@@ -34,7 +23,7 @@ bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view 
 
 		switch (e->op) {
 		case BWRAP_FS_WRITE:
-			if (at_or_below(path, e->dest))
+			if (path_within(path, e->dest))
 				v->landlock_write = true;
 			continue;
 		case BWRAP_SYMLINK: /* on the root tmpfs; paths asked about are canonical */
@@ -49,7 +38,7 @@ bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view 
 		default:
 			/* A new mount covers what was mounted at and below its path. */
 			for (size_t k = 0; k < i; k++)
-				if (at_or_below(m->v[k].dest, e->dest)) {
+				if (path_within(m->v[k].dest, e->dest)) {
 					live[k] = false;
 					if (!e->pin)
 						kept[k] = false;
@@ -59,13 +48,13 @@ bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view 
 		}
 	}
 	for (size_t i = 0; i < m->n; i++)
-		if (live[i] && at_or_below(path, m->v[i].dest) &&
+		if (live[i] && path_within(path, m->v[i].dest) &&
 		    (best == m->n || strlen(m->v[i].dest) > strlen(m->v[best].dest)))
 			best = i;
 	/* Not shown by any mount, but on the way to one: bwrap made it. */
 	for (size_t i = 0; best == m->n && i < m->n; i++)
 		if (live[i] && m->v[i].op != BWRAP_FS_WRITE && m->v[i].op != BWRAP_REMOUNT_RO &&
-		    at_or_below(m->v[i].dest, path))
+		    path_within(m->v[i].dest, path))
 			v->on_the_way = m->v[i].dest;
 	if (best < m->n) {
 		const struct bwrap_mount *e = &m->v[best];
@@ -75,12 +64,12 @@ bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view 
 		/* A pin repeats what was there: the rule is the deepest mount below it
 		 * that nothing but pins covers. */
 		for (size_t i = 0; e->pin && i < m->n; i++)
-			if (kept[i] && !m->v[i].pin && at_or_below(path, m->v[i].dest) &&
+			if (kept[i] && !m->v[i].pin && path_within(path, m->v[i].dest) &&
 			    (v->rule->pin || strlen(m->v[i].dest) > strlen(v->rule->dest)))
 				v->rule = &m->v[i];
 		v->read_only = ro[best];
-		v->hidden = e->op == BWRAP_DEVNULL ||
-			    (e->op == BWRAP_TMPFS && strcmp(path, e->dest) != 0);
+		v->hidden =
+		    e->op == BWRAP_DEVNULL || (e->op == BWRAP_TMPFS && strcmp(path, e->dest) != 0);
 	}
 	free(live);
 	free(ro);

@@ -1,6 +1,7 @@
 /*
  * query.c - decisions from the IR (query.h).
  */
+#include "../compiler/diag.h"
 #include "query.h"
 
 #include <stdarg.h>
@@ -16,20 +17,6 @@
 #include "winjob.h"
 
 /* ---- parsing ------------------------------------------------------------------- */
-
-static int qfail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-qfail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* BASE and REST joined, "." dropped and ".." applied within REST. */
 static char *
@@ -80,13 +67,13 @@ parse_url(struct arena *a, const char *url, struct query *q, char *err, size_t e
 	} else if (!strncmp(url, "http://", 7)) {
 		p = url + 7;
 	} else {
-		return qfail(err, errlen, "'%s' is not an http:// or https:// URL", url);
+		return diag_fail(err, errlen, "'%s' is not an http:// or https:// URL", url);
 	}
 	host = p;
 	end = p + strcspn(p, ":/?#");
 	hlen = (size_t)(end - host);
 	if (!hlen || !egress_host_is_safe(host, hlen))
-		return qfail(err, errlen, "'%s' has no valid host", url);
+		return diag_fail(err, errlen, "'%s' has no valid host", url);
 	q->host = arena_strndup(a, host, hlen);
 	for (char *h = (char *)q->host; *h; h++)
 		if (*h >= 'A' && *h <= 'Z')
@@ -97,12 +84,12 @@ parse_url(struct arena *a, const char *url, struct query *q, char *err, size_t e
 		unsigned long port = strtoul(end + 1, &stop, 10);
 
 		if (stop == end + 1 || port == 0 || port > 65535)
-			return qfail(err, errlen, "'%s' has a bad port", url);
+			return diag_fail(err, errlen, "'%s' has a bad port", url);
 		q->port = (unsigned)port;
 		end = stop;
 	}
-	q->target = *end == '/' || *end == '?' ? arena_printf(a, "%s%s", *end == '?' ? "/" : "", end)
-						: "/";
+	q->target =
+	    *end == '/' || *end == '?' ? arena_printf(a, "%s%s", *end == '?' ? "/" : "", end) : "/";
 	return 0;
 }
 
@@ -116,13 +103,13 @@ query_parse(struct arena *a, const char *text, struct query *q, char *err, size_
 	memset(q, 0, sizeof(*q));
 	q->text = text;
 	if (!sp)
-		return qfail(err, errlen, "'%s': write ACCESS TARGET, e.g. 'read .env'", text);
+		return diag_fail(err, errlen, "'%s': write ACCESS TARGET, e.g. 'read .env'", text);
 	klen = (size_t)(sp - text);
 	arg = sp;
 	while (*arg == ' ')
 		arg++;
 	if (!*arg || strchr(arg, ' '))
-		return qfail(err, errlen, "'%s': write ACCESS TARGET, one target", text);
+		return diag_fail(err, errlen, "'%s': write ACCESS TARGET, one target", text);
 	for (int k = 0; k < 3; k++)
 		if (strlen(kinds[k]) == klen && !strncmp(text, kinds[k], klen)) {
 			q->access = (enum query_access)k;
@@ -136,28 +123,15 @@ query_parse(struct arena *a, const char *text, struct query *q, char *err, size_
 		}
 	q->method = egress_method_bit(text, klen);
 	if (!q->method || q->method == EGRESS_ANY)
-		return qfail(err, errlen,
-			     "'%s': ACCESS is read, write, exec or an HTTP method (GET, POST, ...)",
-			     text);
+		return diag_fail(
+		    err, errlen,
+		    "'%s': ACCESS is read, write, exec or an HTTP method (GET, POST, ...)", text);
 	q->access = QUERY_HTTP;
 	q->method_name = egress_method_name(q->method);
 	return parse_url(a, arg, q, err, errlen);
 }
 
 /* ---- files ------------------------------------------------------------------- */
-
-static bool
-within(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return path[0] == '/';
-	if (strncmp(path, dir, n) || (path[n] != '/' && path[n] != '\0'))
-		return false;
-	/* "{CWD}/../x" is not in the workspace. */
-	return strncmp(path + n, "/..", 3) || (path[n + 3] != '/' && path[n + 3] != '\0');
-}
 
 /* The entry of L that holds PATH (the deepest), or NULL. */
 static const struct ir_path *
@@ -166,7 +140,7 @@ holder(const struct ir_pathlist *l, const char *path)
 	const struct ir_path *best = NULL;
 
 	for (size_t i = 0; i < l->n; i++)
-		if (within(path, l->v[i].symbolic) &&
+		if (ir_within(path, l->v[i].symbolic) &&
 		    (!best || strlen(l->v[i].symbolic) > strlen(best->symbolic)))
 			best = &l->v[i];
 	return best;
@@ -193,7 +167,7 @@ prot_cb(void *arg, const struct protect_entry *e)
 	struct prot_find *f = arg;
 
 	/* Inside a directory of git directories, the ones that exist stay writable. */
-	if (!f->hit && within(f->path, e->path) &&
+	if (!f->hit && ir_within(f->path, e->path) &&
 	    (e->hold != PROTECT_HOLD_GITDIRS || !strcmp(f->path, e->path))) {
 		f->hit = arena_strdup(f->a, e->path); /* PATH lives for the call only */
 		f->why = e->why;
@@ -234,15 +208,17 @@ decide_file(struct arena *a, const struct policy *p, enum target t, const struct
 	const char *hid, *path = q->path;
 	bool ws_writable = exact(&sb->write_paths, "{CWD}") != NULL;
 	/* Linux mounts a fresh /tmp; macOS has the scratch dir alone. */
-	bool scratch = within(path, "{SCRATCH}") || (t == TARGET_LINUX && within(path, "/tmp"));
+	bool scratch =
+	    ir_within(path, "{SCRATCH}") || (t == TARGET_LINUX && ir_within(path, "/tmp"));
 
 	if ((g = holder(&sb->mask_paths, path)))
 		return set(d, false, arena_printf(a, "mask_paths %s", g->written), g->loc.line);
 	if (!scratch && (hid = sandbox_hidden_dotfile(a, sb, "{CWD}", path)))
-		return set(d, false,
-			   arena_printf(a, "dotfile %s is hidden (cwd_allow_hidden%s)", hid,
-					sb->cwd_allow_hidden.loc.line ? "" : ": the default [.venv]"),
-			   sb->cwd_allow_hidden.loc.line);
+		return set(
+		    d, false,
+		    arena_printf(a, "dotfile %s is hidden (cwd_allow_hidden%s)", hid,
+				 sb->cwd_allow_hidden.loc.line ? "" : ": the default [.venv]"),
+		    sb->cwd_allow_hidden.loc.line);
 	cow = holder(&sb->cow_paths, path);
 	if (q->access == QUERY_WRITE) {
 		const char *roots[256];
@@ -256,40 +232,50 @@ decide_file(struct arena *a, const struct policy *p, enum target t, const struct
 					  : arena_printf(a, "protected path %s: %s", f.hit, f.why),
 				   f.line ? f.line : sb->write_paths.loc.line);
 		if (scratch)
-			return set(d, true, t == TARGET_LINUX ? "the private scratch dir, or the sandbox's own /tmp" : "the private scratch dir", 0);
-		if (cow)
 			return set(d, true,
-				   arena_printf(a, "write_paths %s, copy-on-write: a private copy; the "
-						   "host's is not written",
-						cow->written),
-				   cow->loc.line);
+				   t == TARGET_LINUX
+				       ? "the private scratch dir, or the sandbox's own /tmp"
+				       : "the private scratch dir",
+				   0);
+		if (cow)
+			return set(
+			    d, true,
+			    arena_printf(a,
+					 "write_paths %s, copy-on-write: a private copy; the "
+					 "host's is not written",
+					 cow->written),
+			    cow->loc.line);
 		if ((w = holder(&sb->write_paths, path)) && strcmp(w->symbolic, "{CWD}"))
 			return set(d, true, arena_printf(a, "write_paths %s", w->written),
 				   w->loc.line);
 		if ((g = exact(&sb->write_files, path)))
 			return set(d, true, arena_printf(a, "write_files %s", g->written),
 				   g->loc.line);
-		if (ws_writable && within(path, "{CWD}"))
+		if (ws_writable && ir_within(path, "{CWD}"))
 			return set(d, true, "the workspace, writable (write_paths .)",
 				   exact(&sb->write_paths, "{CWD}")->loc.line);
 		if (is_system(t, path))
 			return set(d, false, "system directories are read-only", 0);
-		if (within(path, "{CWD}"))
-			return set(d, false, "the workspace is read-only (no write_paths entry names it)",
-				   0);
+		if (ir_within(path, "{CWD}"))
+			return set(d, false,
+				   "the workspace is read-only (no write_paths entry names it)", 0);
 		if ((g = holder(&sb->read_paths, path)))
-			return set(d, false, arena_printf(a, "read_paths %s is read-only", g->written),
+			return set(d, false,
+				   arena_printf(a, "read_paths %s is read-only", g->written),
 				   g->loc.line);
 		return set(d, false, "not granted (default deny)", 0);
 	}
 	if (scratch)
-		return set(d, true, t == TARGET_LINUX ? "the private scratch dir, or the sandbox's own /tmp" : "the private scratch dir", 0);
+		return set(d, true,
+			   t == TARGET_LINUX ? "the private scratch dir, or the sandbox's own /tmp"
+					     : "the private scratch dir",
+			   0);
 	if (cow)
 		return set(d, true, arena_printf(a, "write_paths %s (its copy)", cow->written),
 			   cow->loc.line);
-	if (within(path, "{CWD}"))
-		return set(d, true, ws_writable ? "the workspace, writable" : "the workspace, read-only",
-			   0);
+	if (ir_within(path, "{CWD}"))
+		return set(d, true,
+			   ws_writable ? "the workspace, writable" : "the workspace, read-only", 0);
 	if ((g = holder(&sb->write_paths, path)))
 		return set(d, true, arena_printf(a, "write_paths %s", g->written), g->loc.line);
 	if ((g = exact(&sb->write_files, path)))
@@ -317,13 +303,15 @@ decide_http(struct arena *a, const struct policy *p, enum target t, const struct
 			set(d, false, "allow_network: false", sb->allow_network.loc.line);
 			d->enforced = t != TARGET_WINDOWS;
 			if (!d->enforced)
-				d->why = "allow_network: false is not enforced: a Job Object has no "
-					 "network control";
+				d->why =
+				    "allow_network: false is not enforced: a Job Object has no "
+				    "network control";
 			return;
 		}
 		return set(d, true,
-			   sb->egress_present ? "egress_rules is empty: no filtering, the network is on"
-					      : "the network is on (allow_network)",
+			   sb->egress_present
+			       ? "egress_rules is empty: no filtering, the network is on"
+			       : "the network is on (allow_network)",
 			   sb->egress_present ? sb->egress_loc.line : sb->allow_network.loc.line);
 	}
 	if (!(m = egress_matcher_new(sb->egress, sb->n_egress)))
@@ -338,8 +326,9 @@ decide_http(struct arena *a, const struct policy *p, enum target t, const struct
 		for (size_t k = 0; k < sb->creds[c].n_targets; k++)
 			if (q->tls && !strcmp(sb->creds[c].targets[k].host, q->host) &&
 			    sb->creds[c].targets[k].port == q->port)
-				cred = arena_printf(a, "; credential_proxy (line %u) swaps its secret in",
-						    sb->creds[c].loc.line);
+				cred = arena_printf(
+				    a, "; credential_proxy (line %u) swaps its secret in",
+				    sb->creds[c].loc.line);
 	set(d, true, arena_printf(a, "egress rule %zd%s", i + 1, cred), sb->egress[i].loc.line);
 }
 
@@ -362,8 +351,9 @@ query_decide(struct arena *a, const struct policy *p, enum target t, const struc
 	if ((t == TARGET_DARWIN && !sbpl_can_express(p)) ||
 	    (t == TARGET_WINDOWS && !winjob_can_express(p))) {
 		set(d, false,
-		    arena_printf(a, "no %s form: it cannot enforce all the policy asks "
-				    "(--target=%s says what)",
+		    arena_printf(a,
+				 "no %s form: it cannot enforce all the policy asks "
+				 "(--target=%s says what)",
 				 target_name(t), target_name(t)),
 		    0);
 		d->enforced = false;

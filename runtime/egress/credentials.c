@@ -1,6 +1,7 @@
 /*
  * credentials.c - reading secrets, making placeholders, rewriting Authorization.
  */
+#include "compiler/diag.h"
 #include "runtime/egress/credentials.h"
 
 #include <errno.h>
@@ -23,20 +24,6 @@
 #include "compiler/secrets.h"
 #include "compiler/decide/env.h"
 #include "runtime/resolve/command.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* ---- placeholders and base64 ------------------------------------------------------ */
 
@@ -343,7 +330,7 @@ finish_secret(struct arena *a, const char *what, char *buf, size_t len, const ch
 	const char *why = cred_clean_secret(buf, len, &start, &n);
 
 	if (why)
-		return fail(err, errlen, "%s %s", what, why);
+		return diag_fail(err, errlen, "%s %s", what, why);
 	*secret = arena_strndup(a, buf + start, n);
 	return 0;
 }
@@ -437,27 +424,27 @@ read_socket(const char *path, size_t *len, char *err, size_t errlen, const char 
 	int fd;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
-		fail(err, errlen, "%s: the path is too long for a Unix socket", what);
+		diag_fail(err, errlen, "%s: the path is too long for a Unix socket", what);
 		return NULL;
 	}
 	strcpy(sun.sun_path, path);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		fail(err, errlen, "%s: socket: %s", what, strerror(errno));
+		diag_fail(err, errlen, "%s: socket: %s", what, strerror(errno));
 		return NULL;
 	}
 	/* A blocking connect waits while the listener's backlog is full: bounded. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		fail(err, errlen, "%s: connect: %s", what,
-		     errno == EAGAIN || errno == EINPROGRESS ? "timed out" : strerror(errno));
+		diag_fail(err, errlen, "%s: connect: %s", what,
+			  errno == EAGAIN || errno == EINPROGRESS ? "timed out" : strerror(errno));
 		close(fd);
 		return NULL;
 	}
 	buf = malloc(CRED_SOCKET_MAX + 1);
 	if (!buf || fcntl(fd, F_SETFL, O_NONBLOCK) < 0) {
-		fail(err, errlen, "%s: %s", what, buf ? strerror(errno) : "out of memory");
+		diag_fail(err, errlen, "%s: %s", what, buf ? strerror(errno) : "out of memory");
 		free(buf);
 		close(fd);
 		return NULL;
@@ -468,28 +455,29 @@ read_socket(const char *path, size_t *len, char *err, size_t errlen, const char 
 		ssize_t r;
 
 		if (left <= 0) {
-			fail(err, errlen,
-			     "%s: the socket did not send its answer to the end within %d seconds",
-			     what, CRED_SOCKET_TIMEOUT);
+			diag_fail(
+			    err, errlen,
+			    "%s: the socket did not send its answer to the end within %d seconds",
+			    what, CRED_SOCKET_TIMEOUT);
 			goto bad;
 		}
 		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR) {
-			fail(err, errlen, "%s: poll: %s", what, strerror(errno));
+			diag_fail(err, errlen, "%s: poll: %s", what, strerror(errno));
 			goto bad;
 		}
 		r = read(fd, buf + n, CRED_SOCKET_MAX + 1 - n);
 		if (r < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (r < 0) {
-			fail(err, errlen, "%s: read: %s", what, strerror(errno));
+			diag_fail(err, errlen, "%s: read: %s", what, strerror(errno));
 			goto bad;
 		}
 		if (r == 0)
 			break;
 		n += (size_t)r;
 		if (n > CRED_SOCKET_MAX) {
-			fail(err, errlen, "%s: the socket sent more than %u bytes", what,
-			     CRED_SOCKET_MAX);
+			diag_fail(err, errlen, "%s: the socket sent more than %u bytes", what,
+				  CRED_SOCKET_MAX);
 			goto bad;
 		}
 	}
@@ -534,12 +522,12 @@ run_command(const char *cmd, char **env, size_t *len, char *err, size_t errlen, 
 	struct timespec start, now;
 
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		fail(err, errlen, "%s: pipe: %s", what, strerror(errno));
+		diag_fail(err, errlen, "%s: pipe: %s", what, strerror(errno));
 		return NULL;
 	}
 	pid = fork();
 	if (pid < 0) {
-		fail(err, errlen, "%s: fork: %s", what, strerror(errno));
+		diag_fail(err, errlen, "%s: fork: %s", what, strerror(errno));
 		close(pipefd[0]);
 		close(pipefd[1]);
 		return NULL;
@@ -576,8 +564,8 @@ run_command(const char *cmd, char **env, size_t *len, char *err, size_t errlen, 
 			if (buf)
 				explicit_bzero(buf, n);
 			free(buf);
-			fail(err, errlen, "%s: the command did not finish within %d seconds", what,
-			     CRED_COMMAND_TIMEOUT);
+			diag_fail(err, errlen, "%s: the command did not finish within %d seconds",
+				  what, CRED_COMMAND_TIMEOUT);
 			return NULL;
 		}
 		if (poll(&pfd, 1, (int)left) < 0 && errno != EINTR)
@@ -603,21 +591,21 @@ run_command(const char *cmd, char **env, size_t *len, char *err, size_t errlen, 
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (!buf) {
-		fail(err, errlen, "%s: out of memory", what);
+		diag_fail(err, errlen, "%s: out of memory", what);
 		return NULL;
 	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || overflow) {
 		explicit_bzero(buf, n);
 		free(buf);
 		if (overflow)
-			fail(err, errlen, "%s: the command printed more than %d bytes", what,
-			     CRED_SECRET_MAX);
+			diag_fail(err, errlen, "%s: the command printed more than %d bytes", what,
+				  CRED_SECRET_MAX);
 		else if (WIFEXITED(status))
-			fail(err, errlen, "%s: the command exited with status %d", what,
-			     WEXITSTATUS(status));
+			diag_fail(err, errlen, "%s: the command exited with status %d", what,
+				  WEXITSTATUS(status));
 		else
-			fail(err, errlen, "%s: the command was killed by signal %d", what,
-			     WTERMSIG(status));
+			diag_fail(err, errlen, "%s: the command was killed by signal %d", what,
+				  WTERMSIG(status));
 		return NULL;
 	}
 	buf[n] = '\0';
@@ -641,7 +629,7 @@ read_source(struct arena *a, const struct sandbox *sb, enum cred_source_kind kin
 
 		label = arena_printf(a, "%s: environment variable %s", what, name);
 		if (!v)
-			return fail(err, errlen, "%s is not set", label);
+			return diag_fail(err, errlen, "%s is not set", label);
 		copy = arena_strdup(a, v);
 		return finish_secret(a, label, copy, strlen(copy), secret, err, errlen);
 	}
@@ -651,8 +639,9 @@ read_source(struct arena *a, const struct sandbox *sb, enum cred_source_kind kin
 		label = arena_printf(a, "%s: file %s", what, path);
 		buf = read_small_file(path, CRED_SECRET_MAX, &len, &errnum);
 		if (!buf)
-			return fail(err, errlen, "%s: %s", label,
-				    errnum == EFBIG ? "too large for a secret" : strerror(errnum));
+			return diag_fail(err, errlen, "%s: %s", label,
+					 errnum == EFBIG ? "too large for a secret"
+							 : strerror(errnum));
 		rc = finish_secret(a, label, buf, len, secret, err, errlen);
 		explicit_bzero(buf, len);
 		free(buf);
@@ -682,7 +671,7 @@ read_source(struct arena *a, const struct sandbox *sb, enum cred_source_kind kin
 		free(buf);
 		return rc;
 	default:
-		return fail(err, errlen, "%s has no source", what);
+		return diag_fail(err, errlen, "%s has no source", what);
 	}
 }
 
@@ -699,8 +688,8 @@ cred_read_secret(enum cred_source_kind kind, const char *path, char *err, size_t
 	if (kind == CRED_SOURCE_FILE) {
 		buf = read_small_file(path, CRED_SECRET_MAX, &len, &errnum);
 		if (!buf) {
-			fail(err, errlen, "%s: %s", label,
-			     errnum == EFBIG ? "too large for a secret" : strerror(errnum));
+			diag_fail(err, errlen, "%s: %s", label,
+				  errnum == EFBIG ? "too large for a secret" : strerror(errnum));
 			return NULL;
 		}
 	} else if (kind == CRED_SOURCE_UNIX_SOCKET) {
@@ -708,7 +697,7 @@ cred_read_secret(enum cred_source_kind kind, const char *path, char *err, size_t
 		if (!buf)
 			return NULL;
 	} else {
-		fail(err, errlen, "%s: only files and unix sockets are read again", label);
+		diag_fail(err, errlen, "%s: only files and unix sockets are read again", label);
 		return NULL;
 	}
 	why = cred_clean_secret(buf, len, &start, &n);
@@ -716,9 +705,9 @@ cred_read_secret(enum cred_source_kind kind, const char *path, char *err, size_t
 	explicit_bzero(buf, len);
 	free(buf);
 	if (why)
-		fail(err, errlen, "%s %s", label, why);
+		diag_fail(err, errlen, "%s %s", label, why);
 	else if (!out)
-		fail(err, errlen, "%s: out of memory", label);
+		diag_fail(err, errlen, "%s: out of memory", label);
 	return out;
 }
 
@@ -861,14 +850,15 @@ bind_host(struct prep *pp, const char *what, const char *host, unsigned port,
 
 	for (size_t i = 0; i < pp->rt->n_creds; i++)
 		if (!strcmp(pp->rt->creds[i].host, host) && pp->rt->creds[i].port == port)
-			return fail(pp->err, pp->errlen,
-				    "%s: host %s:%u is already bound to another credential", what,
-				    host, port);
+			return diag_fail(pp->err, pp->errlen,
+					 "%s: host %s:%u is already bound to another credential",
+					 what, host, port);
 	if (egress_match_host(pp->m, host, strlen(host), port, EGRESS_PORT_TLS) < 0)
-		return fail(pp->err, pp->errlen,
-			    "%s: host %s:%u is not allowed by any egress rule, so the credential "
-			    "could never be used",
-			    what, host, port);
+		return diag_fail(
+		    pp->err, pp->errlen,
+		    "%s: host %s:%u is not allowed by any egress rule, so the credential "
+		    "could never be used",
+		    what, host, port);
 	pc = ARENA_PUSH(pp->a, pp->rt->creds, pp->rt->n_creds, pp->rt->cap_creds);
 	pc->host = host;
 	pc->port = port;
@@ -886,8 +876,8 @@ add_env(struct prep *pp, const char *what, const char *name, const char *value)
 
 	for (size_t i = 0; i < pp->rt->n_env; i++)
 		if (!strncmp(pp->rt->env[i], name, n) && pp->rt->env[i][n] == '=')
-			return fail(pp->err, pp->errlen, "%s: %s is set by two credentials", what,
-				    name);
+			return diag_fail(pp->err, pp->errlen, "%s: %s is set by two credentials",
+					 what, name);
 	*ARENA_PUSH(pp->a, pp->rt->env, pp->rt->n_env, pp->rt->cap_env) =
 	    arena_printf(pp->a, "%s=%s", name, value);
 	return 0;
@@ -924,8 +914,8 @@ prepare_databricks(struct prep *pp, const struct credential *cr, const char *wha
 
 	cfg = read_small_file(cfg_path, 1 << 20, &len, &errnum);
 	if (!cfg)
-		return fail(pp->err, pp->errlen, "%s: cannot read %s: %s", what, cfg_path,
-			    strerror(errnum));
+		return diag_fail(pp->err, pp->errlen, "%s: cannot read %s: %s", what, cfg_path,
+				 strerror(errnum));
 	for (size_t i = 0; i < cr->profiles.n; i++) {
 		const char *name = cr->profiles.v[i].s, *why = NULL, *secret;
 		const char *pwhat = arena_printf(pp->a, "%s: databricks profile '%s'", what, name);
@@ -935,13 +925,13 @@ prepare_databricks(struct prep *pp, const struct credential *cr, const char *wha
 
 		ini_find(pp->a, cfg, name, &prof);
 		if (!prof.found || !prof.host) {
-			fail(pp->err, pp->errlen, "%s %s in %s", pwhat,
-			     prof.found ? "has no 'host'" : "is not defined", cfg_path);
+			diag_fail(pp->err, pp->errlen, "%s %s in %s", pwhat,
+				  prof.found ? "has no 'host'" : "is not defined", cfg_path);
 			goto fail;
 		}
 		host = databricks_host(pp->a, prof.host, &port, &why);
 		if (!host) {
-			fail(pp->err, pp->errlen, "%s: host '%s' %s", pwhat, prof.host, why);
+			diag_fail(pp->err, pp->errlen, "%s: host '%s' %s", pwhat, prof.host, why);
 			goto fail;
 		}
 		if (prof.token && *prof.token) {
@@ -956,7 +946,8 @@ prepare_databricks(struct prep *pp, const struct credential *cr, const char *wha
 			size_t olen = 0;
 
 			if (strchr(name, '\'')) {
-				fail(pp->err, pp->errlen, "%s: a quote in the profile name", pwhat);
+				diag_fail(pp->err, pp->errlen, "%s: a quote in the profile name",
+					  pwhat);
 				goto fail;
 			}
 			out = run_command(cmd, command_env(pp->a, pp->sb, environ), &olen, pp->err,
@@ -967,8 +958,9 @@ prepare_databricks(struct prep *pp, const struct credential *cr, const char *wha
 			explicit_bzero(out, olen);
 			free(out);
 			if (!secret || !*secret) {
-				fail(pp->err, pp->errlen,
-				     "%s: `databricks auth token` printed no access_token", pwhat);
+				diag_fail(pp->err, pp->errlen,
+					  "%s: `databricks auth token` printed no access_token",
+					  pwhat);
 				goto fail;
 			}
 			if (finish_secret(pp->a, pwhat, (char *)secret, strlen(secret), &secret,
@@ -976,7 +968,7 @@ prepare_databricks(struct prep *pp, const struct credential *cr, const char *wha
 				goto fail;
 		}
 		if (cred_make_placeholder(ph) < 0) {
-			fail(pp->err, pp->errlen, "%s: getrandom: %s", pwhat, strerror(errno));
+			diag_fail(pp->err, pp->errlen, "%s: getrandom: %s", pwhat, strerror(errno));
 			goto fail;
 		}
 		ph[CRED_PLACEHOLDER_LEN] = '\0';
@@ -1096,24 +1088,26 @@ aws_profile_keys(struct prep *pp, const char *home, const struct credential *cr,
 	char *cfg = read_small_file(path, 1 << 20, &len, &errnum);
 
 	if (!cfg)
-		return fail(pp->err, pp->errlen, "%s: cannot read %s: %s", what, path,
-			    strerror(errnum));
+		return diag_fail(pp->err, pp->errlen, "%s: cannot read %s: %s", what, path,
+				 strerror(errnum));
 	aws_ini_find(pp->a, cfg, profile, k);
 	explicit_bzero(cfg, len);
 	free(cfg);
 	if (!k->found)
-		rc = fail(pp->err, pp->errlen, "%s is not defined", pwhat);
+		rc = diag_fail(pp->err, pp->errlen, "%s is not defined", pwhat);
 	else if (k->refused)
-		rc = fail(pp->err, pp->errlen,
-			  "%s has '%s': only static keys (aws_access_key_id, "
-			  "aws_secret_access_key, aws_session_token) are supported; no role is "
-			  "assumed and no process or SSO login is run",
-			  pwhat, k->refused);
+		rc =
+		    diag_fail(pp->err, pp->errlen,
+			      "%s has '%s': only static keys (aws_access_key_id, "
+			      "aws_secret_access_key, aws_session_token) are supported; no role is "
+			      "assumed and no process or SSO login is run",
+			      pwhat, k->refused);
 	else if (!k->key_id || !*k->key_id || !k->secret || !*k->secret)
-		rc = fail(pp->err, pp->errlen,
-			  "%s lacks aws_access_key_id or aws_secret_access_key: only static keys "
-			  "are supported",
-			  pwhat);
+		rc = diag_fail(
+		    pp->err, pp->errlen,
+		    "%s lacks aws_access_key_id or aws_secret_access_key: only static keys "
+		    "are supported",
+		    pwhat);
 	else if (finish_secret(pp->a, arena_printf(pp->a, "%s: aws_access_key_id", pwhat),
 			       (char *)k->key_id, strlen(k->key_id), &k->key_id, pp->err,
 			       pp->errlen) < 0 ||
@@ -1136,7 +1130,7 @@ fresh_placeholder(struct prep *pp, const char *what)
 	char ph[CRED_PLACEHOLDER_LEN + 1];
 
 	if (cred_make_placeholder(ph) < 0) {
-		fail(pp->err, pp->errlen, "%s: getrandom: %s", what, strerror(errno));
+		diag_fail(pp->err, pp->errlen, "%s: getrandom: %s", what, strerror(errno));
 		return NULL;
 	}
 	ph[CRED_PLACEHOLDER_LEN] = '\0';
@@ -1216,7 +1210,7 @@ cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, co
 	memset(out, 0, sizeof(*out));
 	pp.m = egress_matcher_new(sb->egress, sb->n_egress);
 	if (!pp.m)
-		return fail(err, errlen, "out of memory");
+		return diag_fail(err, errlen, "out of memory");
 	for (size_t i = 0; i < sb->n_creds && rc == 0; i++) {
 		const struct credential *cr = &sb->creds[i];
 		const char *what = arena_printf(a, "credential_proxy[%zu] (%s, line %u)", i,
@@ -1243,7 +1237,8 @@ cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, co
 			char ph[CRED_PLACEHOLDER_LEN + 1];
 
 			if (cred_make_placeholder(ph) < 0) {
-				rc = fail(err, errlen, "%s: getrandom: %s", what, strerror(errno));
+				rc = diag_fail(err, errlen, "%s: getrandom: %s", what,
+					       strerror(errno));
 				break;
 			}
 			ph[CRED_PLACEHOLDER_LEN] = '\0';
@@ -1255,10 +1250,11 @@ cred_prepare(struct arena *a, const struct sandbox *sb, char *const *environ, co
 			user = cr->username.s;
 			for (const char *c = user; *c; c++)
 				if ((unsigned char)*c < 0x20 || *c == 0x7f || *c == ':')
-					rc = fail(err, errlen,
-						  "%s: the username may not hold ':' or control "
-						  "bytes",
-						  what);
+					rc = diag_fail(
+					    err, errlen,
+					    "%s: the username may not hold ':' or control "
+					    "bytes",
+					    what);
 		}
 		for (size_t t = 0; t < cr->n_targets && rc == 0; t++) {
 			const struct cred_target *tg = &cr->targets[t];
@@ -1326,11 +1322,11 @@ cred_write_files(const struct cred_runtime *rt, const char *dir, char *err, size
 		size_t off = 0;
 
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, f->name) >= sizeof(path))
-			return fail(err, errlen, "%s/%s: path too long", dir, f->name);
+			return diag_fail(err, errlen, "%s/%s: path too long", dir, f->name);
 		/* O_EXCL|O_NOFOLLOW: never write through something already there. */
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode);
 		if (fd < 0)
-			return fail(err, errlen, "%s: %s", path, strerror(errno));
+			return diag_fail(err, errlen, "%s: %s", path, strerror(errno));
 		while (off < f->len) {
 			ssize_t w = write(fd, f->content + off, f->len - off);
 
@@ -1338,12 +1334,12 @@ cred_write_files(const struct cred_runtime *rt, const char *dir, char *err, size
 				continue;
 			if (w < 0) {
 				close(fd);
-				return fail(err, errlen, "%s: %s", path, strerror(errno));
+				return diag_fail(err, errlen, "%s: %s", path, strerror(errno));
 			}
 			off += (size_t)w;
 		}
 		if (fchmod(fd, f->mode) < 0 || close(fd) < 0)
-			return fail(err, errlen, "%s: %s", path, strerror(errno));
+			return diag_fail(err, errlen, "%s: %s", path, strerror(errno));
 	}
 	return 0;
 }

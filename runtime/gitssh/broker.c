@@ -3,6 +3,7 @@
  * address pinned, the system ssh run with nothing but the entry's key,
  * every session relayed and bounded.
  */
+#include "compiler/diag.h"
 #include "runtime/gitssh/broker.h"
 #include "compiler/textesc.h"
 
@@ -101,20 +102,6 @@ gitssh_token_equal(const char *a, const char *b)
 
 /* ---- git's ssh command line ---------------------------------------------------- */
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static bool
 name_char(char c)
 {
@@ -171,21 +158,22 @@ parse_destination(const char *d, struct gitssh_request *rq, char *err, size_t er
 
 	if (at) {
 		if (ulen == 0 || ulen > GITSSH_USER_MAX || d[0] == '-')
-			return fail(err, errlen, "'%s' is not a user name", shown(d).text);
+			return diag_fail(err, errlen, "'%s' is not a user name", shown(d).text);
 		for (size_t i = 0; i < ulen; i++)
 			if (!name_char(d[i]))
-				return fail(err, errlen, "'%s' is not a user name", shown(d).text);
+				return diag_fail(err, errlen, "'%s' is not a user name",
+						 shown(d).text);
 		memcpy(rq->user, d, ulen);
 		rq->user[ulen] = '\0';
 	}
 	if (hlen == 0 || hlen > GITSSH_HOST_MAX || host[0] == '-' || host[0] == '.')
-		return fail(err, errlen, "'%s' is not a host name", shown(host).text);
+		return diag_fail(err, errlen, "'%s' is not a host name", shown(host).text);
 	for (size_t i = 0; i < hlen; i++) {
 		char c = host[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		      c == '.' || c == '-'))
-			return fail(err, errlen, "'%s' is not a host name", shown(host).text);
+			return diag_fail(err, errlen, "'%s' is not a host name", shown(host).text);
 		rq->host[i] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
 	}
 	rq->host[hlen] = '\0';
@@ -241,15 +229,16 @@ parse_command(const char *cmd, struct gitssh_request *rq, char *err, size_t errl
 		}
 	if (!rest) {
 		snprintf(first, sizeof(first), "%.*s", (int)(word < 31 ? word : 31), cmd);
-		return fail(err, errlen,
-			    "only git-upload-pack (fetch) and git-receive-pack (push) run through "
-			    "git_ssh, not '%s'",
-			    shown(first).text);
+		return diag_fail(
+		    err, errlen,
+		    "only git-upload-pack (fetch) and git-receive-pack (push) run through "
+		    "git_ssh, not '%s'",
+		    shown(first).text);
 	}
 	if (sq_dequote(rest, rq->path, sizeof(rq->path)) < 0)
-		return fail(err, errlen,
-			    "the repository must be one word quoted as git quotes it, not %s",
-			    shown(rest).text);
+		return diag_fail(err, errlen,
+				 "the repository must be one word quoted as git quotes it, not %s",
+				 shown(rest).text);
 	return 0;
 }
 
@@ -272,27 +261,28 @@ gitssh_parse_argv(int argc, const char *const *argv, struct gitssh_request *rq, 
 			i++;
 		} else if (!strcmp(o, "-p") && i + 1 < argc && !port) {
 			if (parse_port(argv[++i], &rq->port) < 0)
-				return fail(err, errlen, "'%s' is not a port", shown(argv[i]).text);
+				return diag_fail(err, errlen, "'%s' is not a port",
+						 shown(argv[i]).text);
 			port = true;
 		} else if ((!strcmp(o, "-4") || !strcmp(o, "-6")) && rq->family == AF_UNSPEC) {
 			rq->family = o[1] == '4' ? AF_INET : AF_INET6;
 		} else {
-			return fail(err, errlen,
-				    "ssh option '%s' is not one git passes (only -o "
-				    "SendEnv=GIT_PROTOCOL, -p PORT, -4 and -6, once each)",
-				    shown(o).text);
+			return diag_fail(err, errlen,
+					 "ssh option '%s' is not one git passes (only -o "
+					 "SendEnv=GIT_PROTOCOL, -p PORT, -4 and -6, once each)",
+					 shown(o).text);
 		}
 	}
 	if (i == argc)
-		return fail(err, errlen, "no host given");
+		return diag_fail(err, errlen, "no host given");
 	if (i + 1 == argc)
-		return fail(err, errlen,
-			    "no command given: git_ssh runs git's fetch and push, "
-			    "never a login");
+		return diag_fail(err, errlen,
+				 "no command given: git_ssh runs git's fetch and push, "
+				 "never a login");
 	if (i + 2 < argc)
-		return fail(err, errlen,
-			    "'%s' after the command: git passes the command as one argument",
-			    shown(argv[i + 2]).text);
+		return diag_fail(err, errlen,
+				 "'%s' after the command: git passes the command as one argument",
+				 shown(argv[i + 2]).text);
 	if (parse_destination(argv[i], rq, err, errlen) < 0)
 		return -1;
 	return parse_command(argv[i + 1], rq, err, errlen);
@@ -343,21 +333,22 @@ gitssh_match(const struct git_ssh *b, size_t n, const struct gitssh_request *rq,
 		if (!same_repository(b[i].repository.s, rq->path))
 			continue;
 		if (!(b[i].operations & rq->op))
-			return fail(err, errlen,
-				    "%s of %s on %s:%u is not allowed (git_ssh at line %u allows "
-				    "%s only)",
-				    op_name(rq->op), shown(rq->path).text, shown(rq->host).text,
-				    rq->port, b[i].loc.line, op_name(b[i].operations));
+			return diag_fail(
+			    err, errlen,
+			    "%s of %s on %s:%u is not allowed (git_ssh at line %u allows "
+			    "%s only)",
+			    op_name(rq->op), shown(rq->path).text, shown(rq->host).text, rq->port,
+			    b[i].loc.line, op_name(b[i].operations));
 		return (int)i;
 	}
 	if (!host)
-		return fail(err, errlen, "no git_ssh entry names host %s, port %u",
-			    shown(rq->host).text, rq->port);
+		return diag_fail(err, errlen, "no git_ssh entry names host %s, port %u",
+				 shown(rq->host).text, rq->port);
 	if (!user)
-		return fail(err, errlen, "no git_ssh entry for %s:%u names user %s",
-			    shown(rq->host).text, rq->port, shown(rq->user).text);
-	return fail(err, errlen, "no git_ssh entry for %s:%u names repository %s",
-		    shown(rq->host).text, rq->port, shown(rq->path).text);
+		return diag_fail(err, errlen, "no git_ssh entry for %s:%u names user %s",
+				 shown(rq->host).text, rq->port, shown(rq->user).text);
+	return diag_fail(err, errlen, "no git_ssh entry for %s:%u names repository %s",
+			 shown(rq->host).text, rq->port, shown(rq->path).text);
 }
 
 /* ---- addresses ------------------------------------------------------------------ */
@@ -848,11 +839,11 @@ pin_address(struct session *s, const struct git_ssh *b, char *err, size_t errlen
 
 	switch (dest_classify_host(b->host.s, strlen(b->host.s), &v4, &why)) {
 	case DEST_HOST_BAD:
-		return fail(err, errlen, "host %s: %s", host.text, why);
+		return diag_fail(err, errlen, "host %s: %s", host.text, why);
 	case DEST_HOST_IPV4:
 		if (s->rq.family == AF_INET6)
-			return fail(err, errlen, "-6 asked for, and %s is an IPv4 address",
-				    host.text);
+			return diag_fail(err, errlen, "-6 asked for, and %s is an IPv4 address",
+					 host.text);
 		memset(&addrs[0], 0, sizeof(addrs[0]));
 		((struct sockaddr_in *)(void *)&addrs[0])->sin_family = AF_INET;
 		((struct sockaddr_in *)(void *)&addrs[0])->sin_addr = v4;
@@ -868,8 +859,8 @@ pin_address(struct session *s, const struct git_ssh *b, char *err, size_t errlen
 			int rc = getaddrinfo(b->host.s, NULL, &hints, &res);
 
 			if (rc)
-				return fail(err, errlen, "%s does not resolve: %s", host.text,
-					    gai_strerror(rc));
+				return diag_fail(err, errlen, "%s does not resolve: %s", host.text,
+						 gai_strerror(rc));
 			for (ai = res; ai && n < 16; ai = ai->ai_next)
 				if (ai->ai_addrlen <= sizeof(addrs[0]))
 					memcpy(&addrs[n++], ai->ai_addr, ai->ai_addrlen);
@@ -891,12 +882,12 @@ pin_address(struct session *s, const struct git_ssh *b, char *err, size_t errlen
 		}
 	}
 	if (!first)
-		return fail(err, errlen, "%s has no address%s", host.text,
-			    s->rq.family == AF_INET    ? " for -4"
-			    : s->rq.family == AF_INET6 ? " for -6"
-						       : "");
-	return fail(err, errlen, "%s is at %s, which git_ssh refuses: %s", host.text, shown_ip,
-		    first);
+		return diag_fail(err, errlen, "%s has no address%s", host.text,
+				 s->rq.family == AF_INET    ? " for -4"
+				 : s->rq.family == AF_INET6 ? " for -6"
+							    : "");
+	return diag_fail(err, errlen, "%s is at %s, which git_ssh refuses: %s", host.text, shown_ip,
+			 first);
 }
 
 /* Move fd FROM to TO in a child about to exec (FROM may be any number). */
@@ -1364,15 +1355,16 @@ open_checked(const char *policy, const char *path, const char *what, unsigned li
 	if (fd < 0) {
 		int e = errno;
 
-		return fail(err, errlen, "%s:%u: git_ssh %s %s: %s", shown(policy).text, line, what,
-			    shown(path).text,
-			    e == ELOOP ? "a symbolic link appeared on its path since it was checked"
-				       : strerror(e));
+		return diag_fail(err, errlen, "%s:%u: git_ssh %s %s: %s", shown(policy).text, line,
+				 what, shown(path).text,
+				 e == ELOOP
+				     ? "a symbolic link appeared on its path since it was checked"
+				     : strerror(e));
 	}
 	if (fstat((int)fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close((int)fd);
-		return fail(err, errlen, "%s:%u: git_ssh %s %s is not a regular file",
-			    shown(policy).text, line, what, shown(path).text);
+		return diag_fail(err, errlen, "%s:%u: git_ssh %s %s is not a regular file",
+				 shown(policy).text, line, what, shown(path).text);
 	}
 	return (int)fd;
 }
@@ -1409,19 +1401,19 @@ listen_on(const char *path, char *err, size_t errlen)
 	int fd;
 
 	if (strlen(path) >= sizeof(sun.sun_path))
-		return fail(err, errlen,
-			    "git_ssh: the socket path %s is too long; set TMPDIR to a shorter "
-			    "directory",
-			    shown(path).text);
+		return diag_fail(err, errlen,
+				 "git_ssh: the socket path %s is too long; set TMPDIR to a shorter "
+				 "directory",
+				 shown(path).text);
 	strcpy(sun.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return fail(err, errlen, "git_ssh: socket: %s", strerror(errno));
+		return diag_fail(err, errlen, "git_ssh: socket: %s", strerror(errno));
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || chmod(path, 0600) < 0 ||
 	    listen(fd, 64) < 0) {
 		int e = errno;
 
-		fail(err, errlen, "git_ssh: %s: %s", shown(path).text, strerror(e));
+		diag_fail(err, errlen, "git_ssh: %s: %s", shown(path).text, strerror(e));
 		close(fd);
 		return -1;
 	}
@@ -1438,7 +1430,7 @@ gitssh_start(const struct gitssh_config *c, int *alive, char *err, size_t errlen
 	pid_t pid = -1, parent = getpid();
 
 	if (!files || !keep) {
-		fail(err, errlen, "git_ssh: out of memory");
+		diag_fail(err, errlen, "git_ssh: out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < c->n_bindings; i++)
@@ -1447,7 +1439,7 @@ gitssh_start(const struct gitssh_config *c, int *alive, char *err, size_t errlen
 	    (listen_fd = listen_on(c->socket_path, err, errlen)) < 0)
 		goto out;
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
-		fail(err, errlen, "git_ssh: pipe: %s", strerror(errno));
+		diag_fail(err, errlen, "git_ssh: pipe: %s", strerror(errno));
 		goto out;
 	}
 	keep[n++] = pipefd[0];
@@ -1460,7 +1452,7 @@ gitssh_start(const struct gitssh_config *c, int *alive, char *err, size_t errlen
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
-		fail(err, errlen, "git_ssh: fork: %s", strerror(errno));
+		diag_fail(err, errlen, "git_ssh: fork: %s", strerror(errno));
 		goto out;
 	}
 	if (pid == 0) {

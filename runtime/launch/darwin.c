@@ -1,6 +1,7 @@
 /*
  * darwin_launch.c - the Seatbelt launch of omnibox-run (spec/darwin.md).
  */
+#include "compiler/diag.h"
 #include "runtime/launch/darwin.h"
 #include "compiler/textbuf.h"
 #include "compiler/textesc.h"
@@ -17,20 +18,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 static bool
 has_control(const char *s)
@@ -77,34 +64,34 @@ darwin_launch_prepare(struct arena *a, const struct launch_request *rq0,
 	memset(plan, 0, sizeof(*plan));
 	rq.target = LAUNCH_DARWIN;
 	if (rq.policy->os_env.sandbox.type == SANDBOX_NONE)
-		return fail(err, errlen, "sandbox type none has no Seatbelt launch");
+		return diag_fail(err, errlen, "sandbox type none has no Seatbelt launch");
 	if (!rq.scratch || rq.scratch[0] != '/')
-		return fail(err, errlen, "no scratch dir");
+		return diag_fail(err, errlen, "no scratch dir");
 	if (sb->n_egress && (!rq.proxy_port || !rq.proxy_socket || !rq.n_relay_argv) &&
 	    !rq.command_optional)
-		return fail(err, errlen,
-			    "egress_rules need the relay's port, the proxy's socket "
-			    "and the relay's command line");
+		return diag_fail(err, errlen,
+				 "egress_rules need the relay's port, the proxy's socket "
+				 "and the relay's command line");
 	/* Parameter values travel on sandbox-exec's command line and into
 	 * regular expressions: nothing there may hide a line break. */
 	if (has_control(rq.home) || has_control(rq.scratch) || has_control(rq.launch_dir) ||
 	    has_control(rq.cwd) || has_control(rq.proxy_socket))
-		return fail(err, errlen,
-			    "a control character in the workspace, home, scratch or "
-			    "socket path");
+		return diag_fail(err, errlen,
+				 "a control character in the workspace, home, scratch or "
+				 "socket path");
 	if (rq.proxy_port) {
 		char *end;
 		long port = strtol(rq.proxy_port, &end, 10);
 
 		if (*end || port < 1 || port > 65535 || rq.proxy_port[0] == '0')
-			return fail(err, errlen, "relay port '%s' is not a port number",
-				    rq.proxy_port);
+			return diag_fail(err, errlen, "relay port '%s' is not a port number",
+					 rq.proxy_port);
 	}
 	if (darwin_launch_context(a, &rq, &plan->facts, &plan->ctx, err, errlen) < 0)
 		return -1;
 	if (sbpl_build(a, f->policy, &plan->ctx, d, &plan->profile, &plan->params) < 0) {
 		tb_free(&plan->profile);
-		return fail(err, errlen, "no Seatbelt profile for this launch");
+		return diag_fail(err, errlen, "no Seatbelt profile for this launch");
 	}
 	return 0;
 }
