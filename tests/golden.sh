@@ -13,16 +13,22 @@
 # The seccomp filter does not depend on the policy: every policy's
 # --emit=seccomp is compared with the one golden/seccomp/expect.seccomp.
 #
+# Every valid policy's resolved launch on Linux against a fixture workspace
+# and home (tests/golden_resolved.py: the exact argv, normalized) is
+# compared with expect.resolved, or its refusal with expect.resolved.err.
+#
 # Every valid policy's --explain --target=all is compared with expect.explain.
 # A file `queries` (one "ACCESS TARGET" a line) is answered with
 # --query-file on every target and compared with expect.query.
 #
 # `update` rewrites the expect files; review them with `git diff golden/`.
+# GOLDEN_DIR=DIR checks (or rewrites) a copy of golden/ instead.
 set -u
 
 mode=$1
 compiler=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 root=$(cd "$(dirname "$0")/.." && pwd)
+golden=$(cd "${GOLDEN_DIR:-$root/golden}" && pwd) || exit 2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -38,6 +44,12 @@ winjob windows expect.winjob"
 
 fail=0
 count=0
+
+# The resolved launches, all at once: one fixture each.
+if ! python3 "$root/tests/golden_resolved.py" "$compiler" "$golden" "$tmp/resolved"; then
+	echo "FAIL golden: the resolved launches could not be made"
+	fail=1
+fi
 
 # compare EXPECTED ACTUAL: in check mode diff them, in update mode copy.
 compare() {
@@ -56,7 +68,7 @@ compare() {
 	fi
 }
 
-for dir in "$root"/golden/*/; do
+for dir in "$golden"/*/; do
 	dir=${dir%/}
 	name=$(basename "$dir")
 	[ -f "$dir/agent.yaml" ] || continue
@@ -104,6 +116,27 @@ for dir in "$root"/golden/*/; do
 		done <<KINDS
 $kinds
 KINDS
+		# What a launch here passes to bwrap, against the fixture.
+		res=$tmp/resolved/$name
+		if [ -f "$res/skip" ]; then
+			for f in expect.resolved expect.resolved.err; do
+				if [ "$mode" = update ]; then
+					rm -f "$dir/$f"
+				elif [ -f "$dir/$f" ]; then
+					echo "FAIL golden/$name/$f: no resolved golden is kept for it: $(cat "$res/skip")"
+					fail=1
+				fi
+			done
+		elif [ -f "$res/expect.resolved" ]; then
+			compare "$dir/expect.resolved" "$res/expect.resolved"
+			[ "$mode" = update ] && rm -f "$dir/expect.resolved.err"
+		elif [ -f "$res/expect.resolved.err" ]; then
+			compare "$dir/expect.resolved.err" "$res/expect.resolved.err"
+			[ "$mode" = update ] && rm -f "$dir/expect.resolved"
+		else
+			echo "FAIL golden/$name: no resolved launch was made"
+			fail=1
+		fi
 		# What each setting means on every target.
 		# shellcheck disable=SC2086
 		"$compiler" $args -q --explain --target=all agent.yaml >"$tmp/out" 2>&1
@@ -122,7 +155,7 @@ done
 # Policy changes: golden/diff/NN-kind/{old,new}.yaml, --diff both ways, text and
 # JSON.  The reverse diff must list the opposite change: its widenings are the
 # forward narrowings (and the reverse).
-for dir in "$root"/golden/diff/*/; do
+for dir in "$golden"/diff/*/; do
 	dir=${dir%/}
 	[ -f "$dir/old.yaml" ] && [ -f "$dir/new.yaml" ] || continue
 	count=$((count + 1))
