@@ -49,8 +49,8 @@ RUN_LIBS := -levent -levent_openssl -lssl -lcrypto
 # ---- sources -------------------------------------------------------------
 
 LIB_SRC := \
-	compiler/arena.c \
-	compiler/diag.c \
+	compiler/base/arena.c \
+	compiler/base/diag.c \
 	compiler/yaml_tree.c \
 	compiler/validate.c \
 	compiler/decide/env.c \
@@ -60,10 +60,10 @@ LIB_SRC := \
 	compiler/ir.c \
 	compiler/protect.c \
 	compiler/secrets.c \
-	compiler/textbuf.c \
-	compiler/textesc.c \
-	compiler/udiff.c \
-	compiler/fileio.c \
+	compiler/base/textbuf.c \
+	compiler/base/textesc.c \
+	compiler/base/udiff.c \
+	compiler/base/fileio.c \
 	grammar/egress.c \
 	grammar/egress_match.c \
 	grammar/egress_subsume.c \
@@ -349,10 +349,10 @@ check: deps
 MINGW_CC ?= x86_64-w64-mingw32-gcc
 WIN := $(B)/windows
 WIN_CFLAGS := -std=c11 -I. -municode $(WARN) $(WERROR) -O2 -g
-# compiler/textesc.c is portable C: messages are escaped as on Linux and macOS.
+# compiler/base/textesc.c is portable C: messages are escaped as on Linux and macOS.
 WIN_RUN_SRC := runtime/win/run_win.c runtime/win/manifest.c runtime/win/winquote.c \
-	compiler/decide/env.c compiler/arena.c compiler/textesc.c
-WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h compiler/textesc.h \
+	compiler/decide/env.c compiler/base/arena.c compiler/base/textesc.c
+WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h compiler/base/textesc.h \
 	compiler/decide/env.h
 WIN_HELPERS := $(WIN)/wt_agent.exe $(WIN)/wt_quote.exe $(WIN)/wt_bench.exe
 

@@ -19,9 +19,9 @@
 #include <stdint.h>
 
 #include "../grammar/egress.h"
-#include "arena.h"
-#include "diag.h"
-#include "loc.h"
+#include "base/arena.h"
+#include "base/diag.h"
+#include "base/loc.h"
 
 enum sandbox_type {
 	SANDBOX_AUTO, /* absent or "auto": the target platform's backend */

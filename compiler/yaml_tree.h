@@ -16,9 +16,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "arena.h"
-#include "diag.h"
-#include "loc.h"
+#include "base/arena.h"
+#include "base/diag.h"
+#include "base/loc.h"
 
 enum ynode_kind { YNODE_SCALAR, YNODE_SEQ, YNODE_MAP };
 enum yscalar_type { YSCALAR_STRING, YSCALAR_NULL, YSCALAR_BOOL, YSCALAR_INT };

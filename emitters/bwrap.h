@@ -18,7 +18,7 @@
 #include <stddef.h>
 
 #include "compiler/policy.h"
-#include "compiler/textbuf.h"
+#include "compiler/base/textbuf.h"
 
 /* Where the sandbox's first process (omnibox-init) is mounted inside. */
 #define BWRAP_INIT_PATH "/.omnibox/init"

@@ -13,8 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../compiler/arena.h"
-#include "../compiler/textbuf.h"
+#include "../compiler/base/arena.h"
+#include "../compiler/base/textbuf.h"
 #include "emit.h"
 
 /* In order of danger: the first kinds open the most. */

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 
 #include "../compiler/policy.h"
-#include "../compiler/textbuf.h"
+#include "../compiler/base/textbuf.h"
 
 enum target { TARGET_LINUX, TARGET_DARWIN, TARGET_WINDOWS, TARGET_COUNT };
 

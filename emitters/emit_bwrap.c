@@ -8,7 +8,7 @@
  * mask.  bwrap applies mounts in argument order and the later one wins.
  */
 #include "../compiler/protect.h"
-#include "../compiler/textesc.h"
+#include "../compiler/base/textesc.h"
 #include "bwrap.h"
 #include "emit.h"
 

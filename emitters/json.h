@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../compiler/textbuf.h"
+#include "../compiler/base/textbuf.h"
 
 #define JSON_MAX_DEPTH 32
 

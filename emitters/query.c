@@ -1,7 +1,7 @@
 /*
  * query.c - decisions from the IR (query.h).
  */
-#include "../compiler/diag.h"
+#include "../compiler/base/diag.h"
 #include "query.h"
 
 #include <stdarg.h>

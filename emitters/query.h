@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../compiler/arena.h"
+#include "../compiler/base/arena.h"
 #include "emit.h"
 
 enum query_access { QUERY_READ, QUERY_WRITE, QUERY_EXEC, QUERY_HTTP };

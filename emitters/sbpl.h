@@ -24,9 +24,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../compiler/arena.h"
+#include "../compiler/base/arena.h"
 #include "../compiler/policy.h"
-#include "../compiler/textbuf.h"
+#include "../compiler/base/textbuf.h"
 #include "emit.h"
 
 /*

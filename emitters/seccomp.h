@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../compiler/diag.h"
+#include "../compiler/base/diag.h"
 #include "../compiler/policy.h"
-#include "../compiler/textbuf.h"
+#include "../compiler/base/textbuf.h"
 #include "emit.h"
 
 /* An ABI the filter knows.  Calls from any other fail with KILL_PROCESS. */

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "../compiler/arena.h"
-#include "../compiler/loc.h"
+#include "../compiler/base/arena.h"
+#include "../compiler/base/loc.h"
 
 /* HTTP methods a rule can name, as bits of egress_rule.methods. */
 enum {

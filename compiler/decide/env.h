@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../arena.h"
+#include "../base/arena.h"
 #include "../ir.h"
 
 /* Passed from the launching environment when set (plus every LC_*). */

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../arena.h"
+#include "../base/arena.h"
 #include "../ir.h"
 
 /*

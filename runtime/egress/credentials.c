@@ -1,7 +1,7 @@
 /*
  * credentials.c - reading secrets, making placeholders, rewriting Authorization.
  */
-#include "compiler/diag.h"
+#include "compiler/base/diag.h"
 #include "runtime/egress/credentials.h"
 
 #include <errno.h>

@@ -54,7 +54,7 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "compiler/textesc.h"
+#include "compiler/base/textesc.h"
 #include "runtime/egress/credentials.h"
 #include "runtime/egress/destination.h"
 #include "runtime/egress/http.h"

@@ -3,9 +3,9 @@
  * address pinned, the system ssh run with nothing but the entry's key,
  * every session relayed and bounded.
  */
-#include "compiler/diag.h"
+#include "compiler/base/diag.h"
 #include "runtime/gitssh/broker.h"
-#include "compiler/textesc.h"
+#include "compiler/base/textesc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

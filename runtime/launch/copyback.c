@@ -2,7 +2,7 @@
  * copyback.c - write_files copied back while the sandbox runs (copyback.h).
  */
 #include "runtime/launch/copyback.h"
-#include "compiler/textesc.h"
+#include "compiler/base/textesc.h"
 
 #include <errno.h>
 #include <event2/event.h>

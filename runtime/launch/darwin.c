@@ -1,10 +1,10 @@
 /*
  * darwin_launch.c - the Seatbelt launch of omnibox-run (spec/darwin.md).
  */
-#include "compiler/diag.h"
+#include "compiler/base/diag.h"
 #include "runtime/launch/darwin.h"
-#include "compiler/textbuf.h"
-#include "compiler/textesc.h"
+#include "compiler/base/textbuf.h"
+#include "compiler/base/textesc.h"
 #include "runtime/launch/fds.h"
 #include "runtime/launch/rlimit.h"
 #include "runtime/resolve/host.h"

@@ -34,10 +34,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "compiler/fileio.h"
+#include "compiler/base/fileio.h"
 #include "compiler/policy.h"
-#include "compiler/textbuf.h"
-#include "compiler/textesc.h"
+#include "compiler/base/textbuf.h"
+#include "compiler/base/textesc.h"
 #include "emitters/bwrap.h"
 #include "compiler/decide/env.h"
 #include "runtime/launch/cgroup.h"

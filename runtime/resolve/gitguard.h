@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "compiler/arena.h"
+#include "compiler/base/arena.h"
 #include "compiler/protect.h"
 #include "runtime/resolve/scan.h"
 

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "compiler/arena.h"
+#include "compiler/base/arena.h"
 
 struct host_entry {
 	int dirfd;	  /* its directory, held since it was made */

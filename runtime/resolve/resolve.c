@@ -9,7 +9,7 @@
  */
 #include "runtime/resolve/resolve.h"
 
-#include "compiler/textesc.h"
+#include "compiler/base/textesc.h"
 #include "compiler/decide/hidden.h"
 #include "compiler/decide/refuse.h"
 #include "compiler/protect.h"

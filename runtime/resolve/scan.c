@@ -19,7 +19,7 @@
 
 #include "compiler/decide/hidden.h"
 
-#include "compiler/textesc.h"
+#include "compiler/base/textesc.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "compiler/arena.h"
+#include "compiler/base/arena.h"
 
 struct walk_result {
 	int fd;		   /* on the object (O_PATH|O_CLOEXEC on Linux); -1 when missing */

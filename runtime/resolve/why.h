@@ -10,7 +10,7 @@
 #ifndef OMNIBOX_WHY_H
 #define OMNIBOX_WHY_H
 
-#include "compiler/arena.h"
+#include "compiler/base/arena.h"
 #include "emitters/query.h"
 #include "runtime/resolve/resolve.h"
 

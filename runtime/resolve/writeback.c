@@ -2,7 +2,7 @@
  * writeback.c - write_files that editors can save (writeback.h).
  */
 #include "runtime/resolve/writeback.h"
-#include "compiler/textesc.h"
+#include "compiler/base/textesc.h"
 
 #include <errno.h>
 #include <fcntl.h>

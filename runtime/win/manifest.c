@@ -3,7 +3,7 @@
  */
 #include "manifest.h"
 
-#include "../../compiler/textesc.h"
+#include "../../compiler/base/textesc.h"
 #include "../../emitters/winjob.h"
 
 #include <stdarg.h>

@@ -35,9 +35,9 @@
 #include <string.h>
 #include <wchar.h>
 
-#include "../../compiler/arena.h"
+#include "../../compiler/base/arena.h"
 #include "../../compiler/decide/env.h"
-#include "../../compiler/textesc.h"
+#include "../../compiler/base/textesc.h"
 #include "../../emitters/winjob.h"
 #include "manifest.h"
 #include "winquote.h"

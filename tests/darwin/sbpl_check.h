@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "compiler/arena.h"
+#include "compiler/base/arena.h"
 
 struct sbpl_param_value {
 	const char *name, *value;

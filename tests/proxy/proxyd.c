@@ -25,7 +25,7 @@
 
 #include <event2/event.h>
 
-#include "compiler/fileio.h"
+#include "compiler/base/fileio.h"
 #include "compiler/policy.h"
 #include "runtime/egress/credentials.h"
 #include "runtime/egress/proxy.h"

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/arena.h"
-#include "compiler/diag.h"
-#include "compiler/fileio.h"
+#include "compiler/base/arena.h"
+#include "compiler/base/diag.h"
+#include "compiler/base/fileio.h"
 #include "compiler/policy.h"
 #include "compiler/protect.h"
 #include "emitters/diff.h"

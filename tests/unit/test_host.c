@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compiler/arena.h"
+#include "compiler/base/arena.h"
 #include "runtime/resolve/host.h"
 
 static char root[64];

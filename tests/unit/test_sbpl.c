@@ -22,7 +22,7 @@
 #include "compiler/decide/refuse.h"
 #include <unistd.h>
 
-#include "compiler/fileio.h"
+#include "compiler/base/fileio.h"
 #include "compiler/policy.h"
 #include "emitters/emit.h"
 #include "emitters/sbpl.h"

@@ -44,7 +44,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "compiler/arena.h"
+#include "compiler/base/arena.h"
 #include "emitters/seccomp.h"
 #include "runtime/launch/seccomp_load.h"
 #include "tests/unit/bpf_interp.h"

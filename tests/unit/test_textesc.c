@@ -7,9 +7,9 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "compiler/arena.h"
-#include "compiler/textbuf.h"
-#include "compiler/textesc.h"
+#include "compiler/base/arena.h"
+#include "compiler/base/textbuf.h"
+#include "compiler/base/textesc.h"
 
 #define expect_shown(in, flags, expected)                                                          \
 	do {                                                                                       \
