@@ -56,6 +56,7 @@ LIB_SRC := \
 	compiler/decide/env.c \
 	compiler/decide/hidden.c \
 	compiler/decide/refuse.c \
+	compiler/decide/paths.c \
 	compiler/policy.c \
 	compiler/ir.c \
 	compiler/protect.c \

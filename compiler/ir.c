@@ -69,3 +69,48 @@ scan_overflow_name(enum scan_overflow o)
 
 	return names[o];
 }
+
+/* Collapse "." and ".." and empty segments of REL.  A ".." that climbs above
+ * the start is dropped for an absolute path ("/.." is "/") and kept in front
+ * otherwise (the base is unknown here). */
+char *
+path_collapse(struct arena *a, const char *rel, bool absolute)
+{
+	size_t n = strlen(rel);
+	const char **seg = arena_alloc(a, (n / 2 + 2) * sizeof(*seg));
+	size_t *len = arena_alloc(a, (n / 2 + 2) * sizeof(*len));
+	size_t depth = 0;
+	char *out = arena_alloc(a, n + 1), *w = out;
+
+	for (const char *p = rel; *p;) {
+		const char *s;
+		size_t l;
+
+		while (*p == '/')
+			p++;
+		s = p;
+		while (*p && *p != '/')
+			p++;
+		l = (size_t)(p - s);
+		if (l == 0 || (l == 1 && s[0] == '.'))
+			continue;
+		if (l == 2 && s[0] == '.' && s[1] == '.') {
+			if (depth && !(len[depth - 1] == 2 && !memcmp(seg[depth - 1], "..", 2))) {
+				depth--;
+				continue;
+			}
+			if (absolute)
+				continue;
+		}
+		seg[depth] = s;
+		len[depth++] = l;
+	}
+	for (size_t i = 0; i < depth; i++) {
+		if (i)
+			*w++ = '/';
+		memcpy(w, seg[i], len[i]);
+		w += len[i];
+	}
+	*w = '\0';
+	return out;
+}

@@ -244,6 +244,11 @@ bool path_within(const char *path, const char *dir);
  * right after DIR leaves it ("{CWD}/../x" is not below {CWD}). */
 bool ir_within(const char *path, const char *dir);
 
+/* REL with "." and empty segments dropped and ".." applied; a ".." above
+ * the start is dropped when ABSOLUTE ("/.." is "/"), kept otherwise.  No
+ * leading or trailing '/'.  From A. */
+char *path_collapse(struct arena *a, const char *rel, bool absolute);
+
 /* Is PATH within one of DIRS (NULL-terminated)? */
 bool path_within_any(const char *path, const char *const *dirs);
 

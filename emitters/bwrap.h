@@ -19,6 +19,7 @@
 
 #include "compiler/policy.h"
 #include "compiler/base/textbuf.h"
+#include "compiler/decide/paths.h"
 
 /* Where the sandbox's first process (omnibox-init) is mounted inside. */
 #define BWRAP_INIT_PATH "/.omnibox/init"
@@ -176,27 +177,6 @@ struct bwrap_view {
  * ones at and below their path, as the kernel stacks them.
  */
 void bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view *v);
-
-/* The system directories and /etc files every sandbox sees read-only. */
-extern const char *const bwrap_system_dirs[];
-extern const char *const bwrap_etc_files[];
-
-/* What omnibox-init may let the sandbox write besides its grants (Landlock). */
-extern const char *const bwrap_writable_system[];
-
-/* Is PATH (canonical) inside one of the system directories above? */
-bool bwrap_path_is_system(const char *path);
-
-/* Does every sandbox see the host's PATH (canonical): a system directory or
- * one of the /etc files above, or below them? */
-bool bwrap_path_shown(const char *path);
-
-/*
- * Is DIR (canonical) one a write_files entry is bound in on its own, never
- * through a private directory: "/", a system directory, /etc (file by
- * file), /proc /sys /dev /run?
- */
-bool bwrap_dir_is_fixed(const char *dir);
 
 /* Does the sandbox of P share the host's network namespace? */
 bool bwrap_network_shared(const struct policy *p);

@@ -17,41 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const bwrap_system_dirs[] = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", NULL};
 
-const char *const bwrap_etc_files[] = {"resolv.conf",  "hosts",	    "nsswitch.conf",   "passwd",
-				       "group",	       "localtime", "ld.so.cache",     "ld.so.conf",
-				       "ld.so.conf.d", "ssl",	    "ca-certificates", "pki",
-				       "alternatives", NULL};
 
-bool
-bwrap_path_is_system(const char *path)
-{
-	return path_within_any(path, bwrap_system_dirs);
-}
 
-bool
-bwrap_path_shown(const char *path)
-{
-	if (bwrap_path_is_system(path))
-		return true;
-	for (size_t i = 0; bwrap_etc_files[i]; i++) {
-		char etc[64];
 
-		snprintf(etc, sizeof(etc), "/etc/%s", bwrap_etc_files[i]);
-		if (path_within_any(path, (const char *const[]){etc, NULL}))
-			return true;
-	}
-	return false;
-}
-
-bool
-bwrap_dir_is_fixed(const char *dir)
-{
-	static const char *const fixed[] = {"/etc", "/proc", "/sys", "/dev", "/run", NULL};
-
-	return !strcmp(dir, "/") || bwrap_path_is_system(dir) || path_within_any(dir, fixed);
-}
 
 void
 bwrap_context_symbolic(struct bwrap_context *c)
@@ -353,7 +322,7 @@ symbolic_grants(const struct policy *p, const struct bwrap_context *c, size_t *n
 
 		if (is_root(f) || symbolic_writable(p, dir))
 			continue; /* the directory's own grant shows it */
-		if (bwrap_dir_is_fixed(dir)) {
+		if (paths_linux_fixed_dir(dir)) {
 			grant_push(&v, &n, &cap, f->symbolic, true, false,
 				   "write_files, bound on itself: its directory is a system "
 				   "directory, so a rename over it fails (EBUSY)",
@@ -613,9 +582,6 @@ emit_limits(const struct policy *p, struct diag *d, struct out *o)
 			(unsigned long long)l->open_files.value);
 }
 
-const char *const bwrap_writable_system[] = {
-    "/tmp",	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-    "/dev/tty", "/dev/pts",  "/dev/shm",  "/proc",     NULL};
 
 /*
  * omnibox-init's options: the command, the egress relay, the rlimits, and
@@ -691,8 +657,8 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 		if (is_root(&sb->write_paths.v[i]))
 			comment(o, "and each top-level directory (write_paths '/', line %u)",
 				sb->write_paths.v[i].loc.line);
-	for (size_t i = 0; bwrap_writable_system[i]; i++)
-		args3(o, "--fs-write", bwrap_writable_system[i], NULL);
+	for (size_t i = 0; paths_linux_writable[i]; i++)
+		args3(o, "--fs-write", paths_linux_writable[i], NULL);
 	if (bwrap_network_shared(p)) {
 		comment(o, "the host's network: abstract Unix sockets and signals stay inside");
 		arg(o, "--scope");
@@ -783,22 +749,22 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	}
 
 	comment(&o, "1. system directories, read-only");
-	for (size_t i = 0; bwrap_system_dirs[i]; i++) {
+	for (size_t i = 0; paths_linux_system_dirs[i]; i++) {
 		const struct bwrap_link *link = NULL;
 
 		for (size_t k = 0; k < c->n_system_links; k++)
-			if (!strcmp(c->system_links[k].path, bwrap_system_dirs[i]))
+			if (!strcmp(c->system_links[k].path, paths_linux_system_dirs[i]))
 				link = &c->system_links[k];
 		/* A merged-/usr symlink is recreated, not mounted a second time. */
 		if (link)
 			args3(&o, "--symlink", link->target, link->path);
 		else
-			args3(&o, "--ro-bind-try", bwrap_system_dirs[i], bwrap_system_dirs[i]);
+			args3(&o, "--ro-bind-try", paths_linux_system_dirs[i], paths_linux_system_dirs[i]);
 	}
-	for (size_t i = 0; bwrap_etc_files[i]; i++) {
+	for (size_t i = 0; paths_linux_etc_files[i]; i++) {
 		char path[64];
 
-		snprintf(path, sizeof(path), "/etc/%s", bwrap_etc_files[i]);
+		snprintf(path, sizeof(path), "/etc/%s", paths_linux_etc_files[i]);
 		args3(&o, "--ro-bind-try", path, path);
 	}
 

@@ -32,27 +32,8 @@ static const char *const param_names[SBPL_PARAM_COUNT] = {
 };
 
 /* Read-only system roots (spec section 4): subpaths, then the symlinks themselves. */
-static const char *const system_subpaths[] = {
-    "/usr",
-    "/System",
-    "/Library",
-    "/bin",
-    "/sbin",
-    "/opt",
-    "/private/etc",
-    "/private/var/db/timezone",
-    "/private/var/db/mds",
-    "/private/var/db/dyld",
-    NULL,
-};
 static const char *const system_literals[] = {"/", "/etc", "/var", "/tmp", NULL};
 
-/* Never granted to make a command visible: they would expose every user's files. */
-bool
-sbpl_path_is_system(const char *path)
-{
-	return path_within_any(path, system_subpaths);
-}
 
 const char *
 sbpl_param_name(enum sbpl_param p)
@@ -90,67 +71,7 @@ sbpl_regex_escape(struct textbuf *out, const char *s)
 
 /* ---- paths -------------------------------------------------------------------- */
 
-/* Collapse "." and ".." and empty segments of REL.  A ".." that climbs above
- * the start is dropped for an absolute path ("/.." is "/") and kept in front
- * otherwise (the base is unknown here). */
-static char *
-collapse_rel(struct arena *a, const char *rel, bool absolute)
-{
-	size_t n = strlen(rel);
-	const char **seg = arena_alloc(a, (n / 2 + 2) * sizeof(*seg));
-	size_t *len = arena_alloc(a, (n / 2 + 2) * sizeof(*len));
-	size_t depth = 0;
-	char *out = arena_alloc(a, n + 1), *w = out;
 
-	for (const char *p = rel; *p;) {
-		const char *s;
-		size_t l;
-
-		while (*p == '/')
-			p++;
-		s = p;
-		while (*p && *p != '/')
-			p++;
-		l = (size_t)(p - s);
-		if (l == 0 || (l == 1 && s[0] == '.'))
-			continue;
-		if (l == 2 && s[0] == '.' && s[1] == '.') {
-			if (depth && !(len[depth - 1] == 2 && !memcmp(seg[depth - 1], "..", 2))) {
-				depth--;
-				continue;
-			}
-			if (absolute)
-				continue;
-		}
-		seg[depth] = s;
-		len[depth++] = l;
-	}
-	for (size_t i = 0; i < depth; i++) {
-		if (i)
-			*w++ = '/';
-		memcpy(w, seg[i], len[i]);
-		w += len[i];
-	}
-	*w = '\0';
-	return out;
-}
-
-char *
-sbpl_darwin_path(struct arena *a, const char *path)
-{
-	static const char *const moved[] = {"tmp", "var", "etc", NULL};
-	char *rel = collapse_rel(a, path, true);
-
-	for (size_t i = 0; moved[i]; i++) {
-		size_t n = strlen(moved[i]);
-
-		/* The kernel resolves these symlinks before Seatbelt looks: a rule
-		 * on /tmp/x would silently never match. */
-		if (!strncmp(rel, moved[i], n) && (rel[n] == '\0' || rel[n] == '/'))
-			return arena_printf(a, "/private/%s", rel);
-	}
-	return arena_printf(a, "/%s", rel);
-}
 
 /* Does PATH hold a ".." segment at or after P? */
 static bool
@@ -422,7 +343,7 @@ ir_path_string(struct b *b, const struct ir_path *ip)
 	switch (ip->base) {
 	case PATH_ABSOLUTE:
 		return b->c->resolved ? arena_printf(b->a, "/%s", ip->rel)
-				      : sbpl_darwin_path(b->a, ip->symbolic);
+				      : paths_darwin_spelling(b->a, ip->symbolic);
 	case PATH_CWD:
 		base = b->cwd;
 		break;
@@ -436,9 +357,9 @@ ir_path_string(struct b *b, const struct ir_path *ip)
 	if (!ip->rel[0])
 		return base;
 	if (b->c->resolved)
-		return sbpl_darwin_path(b->a, arena_printf(b->a, "%s/%s", base, ip->rel));
+		return paths_darwin_spelling(b->a, arena_printf(b->a, "%s/%s", base, ip->rel));
 	{
-		char *rel = collapse_rel(b->a, ip->rel, false);
+		char *rel = path_collapse(b->a, ip->rel, false);
 		const char *name, *match;
 
 		if (strncmp(rel, "..", 2) || (rel[2] != '/' && rel[2] != '\0'))
@@ -496,8 +417,8 @@ emit_baseline(struct b *b)
 	put(b, "\n");
 	comment(b, "4. system, read-only");
 	put(b, "(allow file-read*");
-	for (size_t i = 0; system_subpaths[i]; i++)
-		put(b, "\n\t(subpath \"%s\")", system_subpaths[i]);
+	for (size_t i = 0; paths_darwin_system_dirs[i]; i++)
+		put(b, "\n\t(subpath \"%s\")", paths_darwin_system_dirs[i]);
 	for (size_t i = 0; system_literals[i]; i++)
 		put(b, "\n\t(literal \"%s\")", system_literals[i]);
 	put(b, ")\n");

@@ -189,14 +189,7 @@ is_system(enum target t, const char *path)
 {
 	if (path[0] != '/')
 		return false;
-	if (t == TARGET_DARWIN)
-		return sbpl_path_is_system(path);
-	if (bwrap_path_is_system(path))
-		return true;
-	for (size_t i = 0; bwrap_etc_files[i]; i++)
-		if (!strcmp(path, bwrap_etc_files[i]))
-			return true;
-	return false;
+	return t == TARGET_DARWIN ? paths_darwin_system(path) : paths_linux_shown(path);
 }
 
 static void

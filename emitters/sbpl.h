@@ -27,6 +27,7 @@
 #include "../compiler/base/arena.h"
 #include "../compiler/policy.h"
 #include "../compiler/base/textbuf.h"
+#include "../compiler/decide/paths.h"
 #include "emit.h"
 
 /*
@@ -148,18 +149,6 @@ int sbpl_put_string(struct textbuf *out, const char *s);
 
 /* Append S with every regex metacharacter escaped by a backslash. */
 void sbpl_regex_escape(struct textbuf *out, const char *s);
-
-/*
- * The canonical macOS spelling of the absolute path PATH, lexically: "."
- * and empty segments dropped, ".." collapsed, and /tmp, /var, /etc (and
- * what lies below them) moved to /private/tmp, /private/var, /private/etc,
- * which are what Seatbelt sees after the kernel follows those symlinks.
- * Returns an arena string.
- */
-char *sbpl_darwin_path(struct arena *a, const char *path);
-
-/* Is PATH (canonical) inside one of the read-only system directories? */
-bool sbpl_path_is_system(const char *path);
 
 /* Can P be written for Seatbelt at all?  git_ssh and copy_on_write are Linux's only. */
 bool sbpl_can_express(const struct policy *p);

@@ -44,7 +44,7 @@ darwin_launch_context(struct arena *a, const struct launch_request *rq0, struct 
 	c->home = f->home;
 	c->scratch = f->scratch;
 	c->port = rq.proxy_port ? rq.proxy_port : "{PORT}";
-	c->proxy_socket = rq.proxy_socket ? sbpl_darwin_path(a, rq.proxy_socket) : "{SOCK}";
+	c->proxy_socket = rq.proxy_socket ? paths_darwin_spelling(a, rq.proxy_socket) : "{SOCK}";
 	c->command_dirs = f->command_dirs;
 	c->n_command_dirs = f->n_command_dirs;
 	c->dyld_cache_dir = rq.dyld_cache_dir;
@@ -226,7 +226,7 @@ darwin_dyld_cache_dir(struct arena *a)
 		return NULL;
 	dir = arena_printf(a, "%s%scom.apple.dyld", buf, buf[n - 2] == '/' ? "" : "/");
 	if (stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-		return sbpl_darwin_path(a, dir);
+		return paths_darwin_spelling(a, dir);
 	return NULL;
 #else
 	(void)a;

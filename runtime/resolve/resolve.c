@@ -152,7 +152,7 @@ path_dirname(struct arena *a, const char *path)
 static const char *
 spell(struct rctx *r, const char *path)
 {
-	return r->linux_target ? path : sbpl_darwin_path(r->a, path);
+	return r->linux_target ? path : paths_darwin_spelling(r->a, path);
 }
 
 /* ENTRY now names the canonical PATH (and the emitters read it so). */
@@ -364,7 +364,7 @@ grant_root_dirs(struct rctx *r, bool writable, const char *what, uint32_t line)
 
 			if (open_checked(r, path, what, line, 0, &w) < 0)
 				rc = -1;
-			else if (w.exists && strcmp(w.path, path) && bwrap_path_is_system(w.path))
+			else if (w.exists && strcmp(w.path, path) && paths_linux_system(w.path))
 				close(w.fd); /* /bin -> usr/bin: recreated as the link it is */
 			else if (w.exists)
 				/* A top-level link elsewhere shows its target under its own name.
@@ -948,7 +948,7 @@ resolve_mask_paths(struct rctx *r)
 		set_path(r, &l->v[i], w.path);
 		if (!r->linux_target)
 			continue;
-		if (w.exists && !visible_inside(r, w.path) && !bwrap_path_shown(w.path)) {
+		if (w.exists && !visible_inside(r, w.path) && !paths_linux_shown(w.path)) {
 			/* The sandbox does not see it: nothing to hide, and no mount to
 			 * check inside (the directory there is not the host's). */
 			if (w.parent_fd >= 0)
@@ -1081,7 +1081,7 @@ make_visible(struct rctx *r, const char *what, const char *path)
 {
 	const char *dir;
 
-	if (r->linux_target ? bwrap_path_is_system(path) : sbpl_path_is_system(path))
+	if (r->linux_target ? paths_linux_system(path) : paths_darwin_system(path))
 		return 0;
 	if (visible_inside(r, path)) {
 		for (size_t i = 0; i < r->n_masks; i++)
@@ -1160,7 +1160,7 @@ resolve_interpreter(struct rctx *r, const char *script, const char *script_canon
 	if (program_at(r, "the interpreter", interp, &canon) < 0)
 		return -1;
 	if (writable_inside(r, script_canon) &&
-	    !(r->linux_target ? bwrap_path_is_system(canon) : sbpl_path_is_system(canon)) &&
+	    !(r->linux_target ? paths_linux_system(canon) : paths_darwin_system(canon)) &&
 	    !visible_inside(r, canon))
 		return fail(r,
 			    "the script %s lies in a directory the sandbox can write, so its #! "
@@ -2106,7 +2106,7 @@ own_bind_reason(struct rctx *r, const struct bwrap_grant *g, const char *dir)
 	struct stat st;
 	bool may;
 
-	if (bwrap_dir_is_fixed(dir))
+	if (paths_linux_fixed_dir(dir))
 		return arena_printf(r->a, "its directory %s is a system directory", shown(r, dir));
 	if (hidden_by_mask(r, dir))
 		return arena_printf(r->a, "its directory %s is hidden", shown(r, dir));
@@ -2193,19 +2193,19 @@ find_system_links(struct rctx *r)
 	struct bwrap_link *links = arena_alloc(r->a, 8 * sizeof(*links));
 	size_t n = 0;
 
-	for (size_t i = 0; bwrap_system_dirs[i] && n < 8; i++) {
+	for (size_t i = 0; paths_linux_system_dirs[i] && n < 8; i++) {
 		char target[PATH_MAX];
-		ssize_t len = readlink(bwrap_system_dirs[i], target, sizeof(target) - 1);
+		ssize_t len = readlink(paths_linux_system_dirs[i], target, sizeof(target) - 1);
 
 		/* Only a link to a system directory (usr/bin): anything
 		 * else is bound as the spec says, target and all. */
 		if (len <= 0)
 			continue;
 		target[len] = '\0';
-		if (target[0] == '/' ? !bwrap_path_is_system(target)
+		if (target[0] == '/' ? !paths_linux_system(target)
 				     : strncmp(target, "usr/", 4) != 0)
 			continue;
-		links[n].path = bwrap_system_dirs[i];
+		links[n].path = paths_linux_system_dirs[i];
 		links[n].target = arena_strdup(r->a, target);
 		n++;
 	}

@@ -199,7 +199,7 @@ build_symbolic(const struct policy *p)
 			v = arena_printf(b.a, "%s%s", HOME, v + 6);
 		if (re)
 			v = arena_strndup(b.a, v, strlen(v) - strlen(":regex"));
-		path = sbpl_darwin_path(b.a, v);
+		path = paths_darwin_spelling(b.a, v);
 		if (re) {
 			sbpl_regex_escape(&t, path);
 			path = arena_strdup(b.a, t.data);
@@ -1500,14 +1500,14 @@ Test(params, the_macos_spellings_are_applied_lexically)
 {
 	struct arena *a = arena_new();
 
-	cr_expect_str_eq(sbpl_darwin_path(a, "/tmp"), "/private/tmp");
-	cr_expect_str_eq(sbpl_darwin_path(a, "/var/folders/x"), "/private/var/folders/x");
-	cr_expect_str_eq(sbpl_darwin_path(a, "/etc/hosts"), "/private/etc/hosts");
-	cr_expect_str_eq(sbpl_darwin_path(a, "/tmpfoo"), "/tmpfoo");
-	cr_expect_str_eq(sbpl_darwin_path(a, "/a/./b//c/../d"), "/a/b/d");
-	cr_expect_str_eq(sbpl_darwin_path(a, "/../x"), "/x");
-	cr_expect_str_eq(sbpl_darwin_path(a, "/"), "/");
-	cr_expect_str_eq(sbpl_darwin_path(a, "/private/tmp"), "/private/tmp");
+	cr_expect_str_eq(paths_darwin_spelling(a, "/tmp"), "/private/tmp");
+	cr_expect_str_eq(paths_darwin_spelling(a, "/var/folders/x"), "/private/var/folders/x");
+	cr_expect_str_eq(paths_darwin_spelling(a, "/etc/hosts"), "/private/etc/hosts");
+	cr_expect_str_eq(paths_darwin_spelling(a, "/tmpfoo"), "/tmpfoo");
+	cr_expect_str_eq(paths_darwin_spelling(a, "/a/./b//c/../d"), "/a/b/d");
+	cr_expect_str_eq(paths_darwin_spelling(a, "/../x"), "/x");
+	cr_expect_str_eq(paths_darwin_spelling(a, "/"), "/");
+	cr_expect_str_eq(paths_darwin_spelling(a, "/private/tmp"), "/private/tmp");
 	arena_free(a);
 }
 
