@@ -9,6 +9,7 @@
 #   make fuzz [FUZZ_SECONDS=600]   make bench   make format
 #   make install [PREFIX=/usr/local] [DESTDIR=] [MANDIR=]   make uninstall   make clean
 #   make check-man       render the manual pages, test the bash completion
+#   make check-size      no function over 150 lines (files over 1,500: a warning)
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -232,6 +233,10 @@ check-golden-selftest: $(COMPILE)
 check-cli: $(COMPILE)
 	tests/cli.sh $(COMPILE)
 
+# No function over 150 lines (fails); files over 1,500 lines are named as a warning.
+check-size:
+	tests/size.sh
+
 check-linux: $(RUN) $(INIT) $(PROBE)
 	tests/linux/acceptance.sh $(B)
 
@@ -342,8 +347,9 @@ bench-deps:
 	@.ci/install-deps tinyproxy hyperfine
 
 check: deps
-	$(MAKE) --no-print-directory unit golden-check check-golden-selftest check-cli check-linux check-attacks check-leftovers check-why check-proxy \
-		check-egress check-git-ssh check-pty check-darwin check-install check-windows check-man
+	$(MAKE) --no-print-directory check-size unit golden-check check-golden-selftest check-cli check-linux check-attacks \
+		check-leftovers check-why check-proxy check-egress check-git-ssh check-pty check-darwin check-install \
+		check-windows check-man
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
 
@@ -475,7 +481,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-golden-selftest check-cli check-linux check-attacks check-leftovers check-why check-proxy check-egress check-git-ssh check-pty check-darwin check-install check-man windows check-windows \
+.PHONY: all unit golden golden-check check-golden-selftest check-cli check-size check-linux check-attacks check-leftovers check-why check-proxy check-egress check-git-ssh check-pty check-darwin check-install check-man windows check-windows \
 	bench-windows deps fuzz-deps bench-deps check fuzz bench-run bench-proxy bench demo install uninstall \
 	format clean
 

@@ -866,123 +866,146 @@ want_cred_header(struct vctx *c, const struct ynode *v, const char *what, struct
 	cr->header.loc = v->loc;
 }
 
-static void
-want_credential(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr)
+/* The credential's 'type' into CR->type and *TNAME; false (reported) when it has none. */
+static bool
+want_cred_type(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr,
+	       struct ir_str *tname)
 {
-	static const char *const databricks_forbidden[] = {"source", "target",	 "targets",
-							   "env",    "username", NULL};
-	static const char *const host_forbidden[] = {"profiles", "default",    "region",
-						     "service",	 "credential", NULL};
-	static const char *const aws_forbidden[] = {"source",	 "env",	    "username",
-						    "header",	 "profiles", "default",
-						    "refresh_interval_seconds", NULL};
-	const struct ynode *type, *v, *target, *targets;
-	struct ir_str tname = {0};
+	const struct ynode *type;
 	size_t t;
 
-	cr->loc = n->loc;
-	if (!want_map(c, n, what))
-		return;
-	check_keys(c, n, what, cred_keys, NULL, NULL);
 	type = ynode_get(n, "type");
 	if (!type) {
 		diag_error(c->d, n->loc,
 			   "%s needs a 'type' (https_bearer, https_basic, git_https, gh_basic, "
 			   "databricks_cli or aws_sigv4)",
 			   what);
-		return;
+		return false;
 	}
-	if (!want_string(c, type, arena_printf(c->a, "%s.type", what), &tname))
-		return;
-	for (t = 0; cred_type_names[t] && strcmp(cred_type_names[t], tname.s); t++)
+	if (!want_string(c, type, arena_printf(c->a, "%s.type", what), tname))
+		return false;
+	for (t = 0; cred_type_names[t] && strcmp(cred_type_names[t], tname->s); t++)
 		;
 	if (!cred_type_names[t]) {
-		const char *hint = validate_suggest(tname.s, cred_type_names);
+		const char *hint = validate_suggest(tname->s, cred_type_names);
 
-		diag_error(c->d, type->loc, "unknown credential type '%s'%s%s%s", tname.s,
+		diag_error(c->d, type->loc, "unknown credential type '%s'%s%s%s", tname->s,
 			   hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
-		return;
+		return false;
 	}
 	cr->type = (enum cred_type)t;
+	return true;
+}
 
-	if (cr->type == CRED_DATABRICKS_CLI) {
-		cred_forbid(c, n, what, tname.s, databricks_forbidden);
-		v = ynode_get(n, "profiles");
-		if (!v) {
-			diag_error(c->d, n->loc, "%s: databricks_cli needs a 'profiles' list",
-				   what);
-			return;
-		}
-		want_strlist(c, v, arena_printf(c->a, "%s.profiles", what), LIST_STRING,
-			     &cr->profiles);
-		if (cr->profiles.n == 0 && v->kind == YNODE_SEQ && v->n_items == 0)
-			diag_error(c->d, v->loc, "%s.profiles is empty", what);
-		if (cr->profiles.n < v->n_items && v->kind == YNODE_SEQ) {
-			/* want_strlist dropped duplicates silently; here they are errors. */
-			for (size_t i = 1; i < v->n_items; i++)
-				for (size_t j = 0; j < i; j++)
-					if (is_string(v->items[i]) && is_string(v->items[j]) &&
-					    !strcmp(v->items[i]->value, v->items[j]->value)) {
-						diag_error(c->d, v->items[i]->loc,
-							   "%s.profiles lists '%s' twice", what,
-							   v->items[i]->value);
-						break;
-					}
-		}
-		if ((v = ynode_get(n, "default")) &&
-		    want_string(c, v, arena_printf(c->a, "%s.default", what),
-				&cr->default_profile)) {
-			bool found = false;
+/* databricks_cli: its 'profiles', each once, and a 'default' among them. */
+static void
+want_databricks_cli(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr,
+		    const char *type)
+{
+	static const char *const databricks_forbidden[] = {"source", "target",	 "targets",
+							   "env",    "username", NULL};
+	const struct ynode *v;
 
-			for (size_t i = 0; i < cr->profiles.n; i++)
-				found |= !strcmp(cr->profiles.v[i].s, cr->default_profile.s);
-			if (!found)
-				diag_error(c->d, v->loc,
-					   "%s.default '%s' is not one of its profiles", what,
-					   cr->default_profile.s);
-		}
+	cred_forbid(c, n, what, type, databricks_forbidden);
+	v = ynode_get(n, "profiles");
+	if (!v) {
+		diag_error(c->d, n->loc, "%s: databricks_cli needs a 'profiles' list", what);
 		return;
 	}
-
-	if (cr->type == CRED_AWS_SIGV4) {
-		cred_forbid(c, n, what, tname.s, aws_forbidden);
-		if ((v = ynode_get(n, "region")))
-			want_aws_name(c, v, arena_printf(c->a, "%s.region", what), &cr->region);
-		else
-			diag_error(c->d, n->loc, "%s: aws_sigv4 needs a 'region'", what);
-		if ((v = ynode_get(n, "service")))
-			want_aws_name(c, v, arena_printf(c->a, "%s.service", what), &cr->service);
-		else
-			cr->service.s = "s3";
-		if ((v = ynode_get(n, "credential")))
-			want_aws_credential(c, v, arena_printf(c->a, "%s.credential", what), cr);
-		else
-			diag_error(c->d, n->loc,
-				   "%s: aws_sigv4 needs a 'credential' ({profile: NAME}, or "
-				   "access_key_id and secret_access_key sources)",
-				   what);
-	} else {
-		cred_forbid(c, n, what, tname.s, host_forbidden);
-		if ((v = ynode_get(n, "source")))
-			want_cred_source(c, v, arena_printf(c->a, "%s.source", what), cr);
-		else
-			diag_error(c->d, n->loc,
-				   "%s needs a 'source' ({env: NAME}, {file: PATH}, "
-				   "{command: CMD} or {unix_socket: PATH})",
-				   what);
-		if ((v = ynode_get(n, "refresh_interval_seconds")) &&
-		    want_uint(c, v, arena_printf(c->a, "%s.refresh_interval_seconds", what), 1,
-			      86400, &cr->refresh_interval) &&
-		    cr->source_kind != CRED_SOURCE_FILE && cr->source_kind != CRED_SOURCE_UNIX_SOCKET &&
-		    cr->source_kind != CRED_SOURCE_NONE)
-			diag_error(c->d, v->loc,
-				   "%s.refresh_interval_seconds: only file and unix_socket sources "
-				   "are read again",
-				   what);
+	want_strlist(c, v, arena_printf(c->a, "%s.profiles", what), LIST_STRING, &cr->profiles);
+	if (cr->profiles.n == 0 && v->kind == YNODE_SEQ && v->n_items == 0)
+		diag_error(c->d, v->loc, "%s.profiles is empty", what);
+	if (cr->profiles.n < v->n_items && v->kind == YNODE_SEQ) {
+		/* want_strlist dropped duplicates silently; here they are errors. */
+		for (size_t i = 1; i < v->n_items; i++)
+			for (size_t j = 0; j < i; j++)
+				if (is_string(v->items[i]) && is_string(v->items[j]) &&
+				    !strcmp(v->items[i]->value, v->items[j]->value)) {
+					diag_error(c->d, v->items[i]->loc,
+						   "%s.profiles lists '%s' twice", what,
+						   v->items[i]->value);
+					break;
+				}
 	}
+	if ((v = ynode_get(n, "default")) &&
+	    want_string(c, v, arena_printf(c->a, "%s.default", what), &cr->default_profile)) {
+		bool found = false;
 
-	target = ynode_get(n, "target");
-	targets = ynode_get(n, "targets");
+		for (size_t i = 0; i < cr->profiles.n; i++)
+			found |= !strcmp(cr->profiles.v[i].s, cr->default_profile.s);
+		if (!found)
+			diag_error(c->d, v->loc, "%s.default '%s' is not one of its profiles", what,
+				   cr->default_profile.s);
+	}
+}
+
+/* aws_sigv4: its 'region', 'service' (s3 by default) and 'credential'. */
+static void
+want_aws_sigv4(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr,
+	       const char *type)
+{
+	static const char *const aws_forbidden[] = {"source",
+						    "env",
+						    "username",
+						    "header",
+						    "profiles",
+						    "default",
+						    "refresh_interval_seconds",
+						    NULL};
+	const struct ynode *v;
+
+	cred_forbid(c, n, what, type, aws_forbidden);
+	if ((v = ynode_get(n, "region")))
+		want_aws_name(c, v, arena_printf(c->a, "%s.region", what), &cr->region);
+	else
+		diag_error(c->d, n->loc, "%s: aws_sigv4 needs a 'region'", what);
+	if ((v = ynode_get(n, "service")))
+		want_aws_name(c, v, arena_printf(c->a, "%s.service", what), &cr->service);
+	else
+		cr->service.s = "s3";
+	if ((v = ynode_get(n, "credential")))
+		want_aws_credential(c, v, arena_printf(c->a, "%s.credential", what), cr);
+	else
+		diag_error(c->d, n->loc,
+			   "%s: aws_sigv4 needs a 'credential' ({profile: NAME}, or "
+			   "access_key_id and secret_access_key sources)",
+			   what);
+}
+
+/* A secret read from a 'source', and how often it is read again. */
+static void
+want_cred_secret(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr,
+		 const char *type)
+{
+	static const char *const host_forbidden[] = {"profiles", "default",    "region",
+						     "service",	 "credential", NULL};
+	const struct ynode *v;
+
+	cred_forbid(c, n, what, type, host_forbidden);
+	if ((v = ynode_get(n, "source")))
+		want_cred_source(c, v, arena_printf(c->a, "%s.source", what), cr);
+	else
+		diag_error(c->d, n->loc,
+			   "%s needs a 'source' ({env: NAME}, {file: PATH}, "
+			   "{command: CMD} or {unix_socket: PATH})",
+			   what);
+	if ((v = ynode_get(n, "refresh_interval_seconds")) &&
+	    want_uint(c, v, arena_printf(c->a, "%s.refresh_interval_seconds", what), 1, 86400,
+		      &cr->refresh_interval) &&
+	    cr->source_kind != CRED_SOURCE_FILE && cr->source_kind != CRED_SOURCE_UNIX_SOCKET &&
+	    cr->source_kind != CRED_SOURCE_NONE)
+		diag_error(c->d, v->loc,
+			   "%s.refresh_interval_seconds: only file and unix_socket sources "
+			   "are read again",
+			   what);
+}
+
+/* The hosts the credential goes to: 'target' or 'targets' (gh_basic: GitHub's two). */
+static void
+want_cred_targets(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr)
+{
+	const struct ynode *target = ynode_get(n, "target"), *targets = ynode_get(n, "targets");
+
 	if (target && targets) {
 		diag_error(c->d, targets->loc, "%s: give 'target' or 'targets', not both", what);
 	} else if (target) {
@@ -1015,16 +1038,17 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 	} else {
 		diag_error(c->d, n->loc, "%s needs a 'target' host or a 'targets' list", what);
 	}
+}
 
-	if ((v = ynode_get(n, "header")))
-		want_cred_header(c, v, arena_printf(c->a, "%s.header", what), cr, tname.s);
-
-	/*
-	 * The scheme the proxy speaks upstream.  gh_basic splits: git traffic
-	 * to the git host uses Basic, the REST/GraphQL host ("api.*") uses
-	 * "token" and gets the placeholder through GH_TOKEN/GITHUB_TOKEN,
-	 * because the GitHub CLI will not send a request without a local token.
-	 */
+/*
+ * The scheme the proxy speaks upstream.  gh_basic splits: git traffic
+ * to the git host uses Basic, the REST/GraphQL host ("api.*") uses
+ * "token" and gets the placeholder through GH_TOKEN/GITHUB_TOKEN,
+ * because the GitHub CLI will not send a request without a local token.
+ */
+static void
+cred_set_schemes(struct credential *cr)
+{
 	for (size_t i = 0; i < cr->n_targets; i++) {
 		struct cred_target *tg = &cr->targets[i];
 
@@ -1043,6 +1067,14 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 			tg->scheme = CRED_SCHEME_BASIC;
 		}
 	}
+}
+
+/* The variables that hold the placeholder: 'env' (gh_basic: GH_TOKEN, GITHUB_TOKEN). */
+static void
+want_cred_env(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr,
+	      const char *type)
+{
+	const struct ynode *v;
 
 	if ((v = ynode_get(n, "env"))) {
 		const char *ewhat = arena_printf(c->a, "%s.env", what);
@@ -1051,7 +1083,7 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 			diag_error(c->d, v->loc,
 				   "%s: %s does not take 'env' (only https_bearer and "
 				   "https_basic do)",
-				   what, tname.s);
+				   what, type);
 		} else if (v->kind == YNODE_SEQ) {
 			want_strlist(c, v, ewhat, LIST_ENV_NAME, &cr->env);
 		} else {
@@ -1071,6 +1103,33 @@ want_credential(struct vctx *c, const struct ynode *n, const char *what, struct 
 			*ARENA_PUSH(c->a, cr->env.v, cr->env.n, cr->env.cap) = e;
 		}
 	}
+}
+
+static void
+want_credential(struct vctx *c, const struct ynode *n, const char *what, struct credential *cr)
+{
+	const struct ynode *v;
+	struct ir_str tname = {0};
+
+	cr->loc = n->loc;
+	if (!want_map(c, n, what))
+		return;
+	check_keys(c, n, what, cred_keys, NULL, NULL);
+	if (!want_cred_type(c, n, what, cr, &tname))
+		return;
+	if (cr->type == CRED_DATABRICKS_CLI) {
+		want_databricks_cli(c, n, what, cr, tname.s);
+		return;
+	}
+	if (cr->type == CRED_AWS_SIGV4)
+		want_aws_sigv4(c, n, what, cr, tname.s);
+	else
+		want_cred_secret(c, n, what, cr, tname.s);
+	want_cred_targets(c, n, what, cr);
+	if ((v = ynode_get(n, "header")))
+		want_cred_header(c, v, arena_printf(c->a, "%s.header", what), cr, tname.s);
+	cred_set_schemes(cr);
+	want_cred_env(c, n, what, cr, tname.s);
 	if ((v = ynode_get(n, "username"))) {
 		if (cr->type == CRED_HTTPS_BEARER)
 			diag_error(c->d, v->loc, "%s: https_bearer does not take 'username'", what);

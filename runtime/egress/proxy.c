@@ -2529,208 +2529,284 @@ websocket_response_error(struct conn *c, const char *buf)
 	return NULL;
 }
 
-static void
-handle_request(struct conn *c, const char *buf)
+/* One request of the agent's, as handle_request() hands it from phase to phase. */
+struct agent_request {
+	const char *buf; /* the head's bytes */
+	const char *method;
+	size_t mlen;
+	char t[PROXY_TARGET_MAX]; /* the target as sent, escaped */
+	struct http_url u;
+	char *norm;	    /* the normalized path (malloc'd) */
+	ssize_t nlen;	    /* its length; -1 when it is ambiguous */
+	char hosttext[300]; /* c->host, escaped */
+};
+
+/*
+ * A request in a tunnel: origin-form, or absolute-form naming the CONNECT
+ * host, with a Host header that names it too.  False when answered.
+ */
+static bool
+parse_tunnel_request(struct conn *c, struct agent_request *rq)
 {
 	struct proxy *p = c->p;
 	const struct http_head *h = &c->req->head;
-	const char *method = http_span_ptr(buf, h->method), *target = http_span_ptr(buf, h->target);
-	size_t mlen = h->method.len, tlen = h->target.len;
-	char *norm = NULL, *path = NULL, t[PROXY_TARGET_MAX], rule[1200], hosttext[300];
-	const char *why;
-	struct cred_out cred;
-	struct http_url u;
-	struct in_addr v4;
-	ssize_t nlen, r;
-	bool trace;
+	const char *buf = rq->buf, *target = http_span_ptr(buf, h->target), *why;
+	size_t tlen = h->target.len;
 
-	conn_unpark(c, 0); /* a whole head: the agent is being served */
-	head_account(c, 0);
-	c->req_http10 = h->version == 10;
-	c->req_close = h->conn_close;
-	c->req_head = http_name_is(method, mlen, "HEAD");
-	c->req_ws = false;
-	if (!c->cli_tls && http_name_is(method, mlen, "CONNECT")) {
-		handle_connect(c, buf);
-		return;
+	if (http_name_is(rq->method, rq->mlen, "CONNECT")) {
+		bad_request(c, "CONNECT inside a tunnel");
+		return false;
 	}
-	esc(t, sizeof(t), target, tlen);
-	if (c->cli_tls) {
-		if (http_name_is(method, mlen, "CONNECT")) {
-			bad_request(c, "CONNECT inside a tunnel");
-			return;
-		}
-		if (tlen && target[0] == '/') {
-			u.path = target;
-			u.path_len = tlen;
-		} else if (http_parse_absolute(target, tlen, "https", &u, &why) < 0) {
-			bad_request(c, why);
-			return;
-		} else if (u.host_len != strlen(c->host) ||
-			   strncasecmp(u.host, c->host, u.host_len) != 0) {
+	if (tlen && target[0] == '/') {
+		rq->u.path = target;
+		rq->u.path_len = tlen;
+	} else if (http_parse_absolute(target, tlen, "https", &rq->u, &why) < 0) {
+		bad_request(c, why);
+		return false;
+	} else if (rq->u.host_len != strlen(c->host) ||
+		   strncasecmp(rq->u.host, c->host, rq->u.host_len) != 0) {
+		refuse(c, 403, "host-mismatch", "the request names another host than the CONNECT",
+		       false);
+		return false;
+	}
+	if (h->host >= 0) {
+		struct http_url hu;
+		const struct http_field *f = &h->fields[h->host];
+
+		/* The tunnel was checked for the CONNECT host; a request
+		 * for another would reach it under a false name. */
+		if (http_parse_host_field(http_span_ptr(buf, f->value), f->value.len, &hu, &why) <
+			0 ||
+		    hu.host_len != strlen(c->host) ||
+		    strncasecmp(hu.host, c->host, hu.host_len) != 0) {
+			char hv[300];
+
+			esc(hv, sizeof(hv), http_span_ptr(buf, f->value), f->value.len);
+			free(c->log_url);
+			c->log_url = strdup(rq->t);
+			plog(p,
+			     "c%lu host-mismatch %.*s %s: Host '%s' is not the CONNECT "
+			     "host %s",
+			     c->id, (int)rq->mlen, rq->method, rq->t, hv, c->host);
 			refuse(c, 403, "host-mismatch",
-			       "the request names another host than the CONNECT", false);
-			return;
+			       "the Host header differs from the CONNECT host", false);
+			return false;
 		}
-		if (h->host >= 0) {
-			struct http_url hu;
-			const struct http_field *f = &h->fields[h->host];
-
-			/* The tunnel was checked for the CONNECT host; a request
-			 * for another would reach it under a false name. */
-			if (http_parse_host_field(http_span_ptr(buf, f->value), f->value.len, &hu,
-						  &why) < 0 ||
-			    hu.host_len != strlen(c->host) ||
-			    strncasecmp(hu.host, c->host, hu.host_len) != 0) {
-				char hv[300];
-
-				esc(hv, sizeof(hv), http_span_ptr(buf, f->value), f->value.len);
-				free(c->log_url);
-				c->log_url = strdup(t);
-				plog(p,
-				     "c%lu host-mismatch %.*s %s: Host '%s' is not the CONNECT "
-				     "host %s",
-				     c->id, (int)mlen, method, t, hv, c->host);
-				refuse(c, 403, "host-mismatch",
-				       "the Host header differs from the CONNECT host", false);
-				return;
-			}
-		}
-	} else {
-		if (tlen && target[0] == '/') {
-			bad_request(c, "this is a proxy: send absolute-form requests "
-				       "(GET http://host/path) or CONNECT");
-			return;
-		}
-		if (http_parse_absolute(target, tlen, "http", &u, &why) < 0) {
-			bad_request(c, why);
-			return;
-		}
-		if (u.ipv6) {
-			bad_request(c, "IPv6 literal hosts are not supported (no egress rule can "
-				       "name one)");
-			return;
-		}
-		if (!egress_host_is_safe(u.host, u.host_len)) {
-			bad_request(c, "the host holds characters outside [A-Za-z0-9.-]");
-			return;
-		}
-		/* Another host than the open upstream connection: start afresh. */
-		if (c->host && (strlen(c->host) != u.host_len ||
-				strncasecmp(c->host, u.host, u.host_len) || c->port != u.port))
-			up_close(c);
-		free(c->host);
-		c->host = strndup(u.host, u.host_len);
-		if (!c->host) {
-			conn_kill(c);
-			return;
-		}
-		lower(c->host);
-		c->port = u.port;
 	}
-	/* "" and "?q" mean "/" and "/?q" (RFC 9112 3.2.2). */
-	path = malloc(u.path_len + 2);
-	norm = malloc(PROXY_TARGET_MAX);
-	if (!path || !norm) {
-		free(path);
-		free(norm);
+	return true;
+}
+
+/*
+ * A request to the plain-HTTP proxy: absolute-form, for a host an egress
+ * rule could name, which becomes the connection's.  False when answered.
+ */
+static bool
+parse_proxy_request(struct conn *c, struct agent_request *rq)
+{
+	const struct http_head *h = &c->req->head;
+	const char *target = http_span_ptr(rq->buf, h->target), *why;
+	size_t tlen = h->target.len;
+	struct http_url *u = &rq->u;
+
+	if (tlen && target[0] == '/') {
+		bad_request(c, "this is a proxy: send absolute-form requests "
+			       "(GET http://host/path) or CONNECT");
+		return false;
+	}
+	if (http_parse_absolute(target, tlen, "http", u, &why) < 0) {
+		bad_request(c, why);
+		return false;
+	}
+	if (u->ipv6) {
+		bad_request(c, "IPv6 literal hosts are not supported (no egress rule can "
+			       "name one)");
+		return false;
+	}
+	if (!egress_host_is_safe(u->host, u->host_len)) {
+		bad_request(c, "the host holds characters outside [A-Za-z0-9.-]");
+		return false;
+	}
+	/* Another host than the open upstream connection: start afresh. */
+	if (c->host && (strlen(c->host) != u->host_len ||
+			strncasecmp(c->host, u->host, u->host_len) || c->port != u->port))
+		up_close(c);
+	free(c->host);
+	c->host = strndup(u->host, u->host_len);
+	if (!c->host) {
 		conn_kill(c);
-		return;
+		return false;
+	}
+	lower(c->host);
+	c->port = u->port;
+	return true;
+}
+
+/*
+ * The path normalized (rq->nlen -1 when it is ambiguous), and the request
+ * as the log names it (c->log_url).  False when out of memory: killed.
+ */
+static bool
+normalize_request(struct conn *c, struct agent_request *rq)
+{
+	const struct http_url *u = &rq->u;
+	char *path;
+
+	/* "" and "?q" mean "/" and "/?q" (RFC 9112 3.2.2). */
+	path = malloc(u->path_len + 2);
+	rq->norm = malloc(PROXY_TARGET_MAX);
+	if (!path || !rq->norm) {
+		free(path);
+		free(rq->norm);
+		conn_kill(c);
+		return false;
 	}
 	path[0] = '/';
-	memcpy(path + (u.path_len == 0 || u.path[0] == '?'), u.path, u.path_len);
-	nlen = egress_normalize_target(path, u.path_len + (u.path_len == 0 || u.path[0] == '?'),
-				       norm, PROXY_TARGET_MAX);
+	memcpy(path + (u->path_len == 0 || u->path[0] == '?'), u->path, u->path_len);
+	rq->nlen =
+	    egress_normalize_target(path, u->path_len + (u->path_len == 0 || u->path[0] == '?'),
+				    rq->norm, PROXY_TARGET_MAX);
 	free(path);
-	esc(hosttext, sizeof(hosttext), c->host, strlen(c->host));
+	esc(rq->hosttext, sizeof(rq->hosttext), c->host, strlen(c->host));
 	{
 		char ms[64], ts[PROXY_TARGET_MAX];
 
-		esc(ms, sizeof(ms), method, mlen);
-		esc(ts, sizeof(ts), nlen >= 0 ? norm : t, nlen >= 0 ? (size_t)nlen : strlen(t));
+		esc(ms, sizeof(ms), rq->method, rq->mlen);
+		esc(ts, sizeof(ts), rq->nlen >= 0 ? rq->norm : rq->t,
+		    rq->nlen >= 0 ? (size_t)rq->nlen : strlen(rq->t));
 		free(c->log_url);
-		c->log_url = malloc(strlen(ms) + strlen(hosttext) + strlen(ts) + 32);
+		c->log_url = malloc(strlen(ms) + strlen(rq->hosttext) + strlen(ts) + 32);
 		if (c->log_url) {
 			if ((c->cli_tls && c->port != 443) || (!c->cli_tls && c->port != 80))
 				sprintf(c->log_url, "%s %s://%s:%u%s", ms,
-					c->cli_tls ? "https" : "http", hosttext, c->port, ts);
+					c->cli_tls ? "https" : "http", rq->hosttext, c->port, ts);
 			else
 				sprintf(c->log_url, "%s %s://%s%s", ms,
-					c->cli_tls ? "https" : "http", hosttext, ts);
+					c->cli_tls ? "https" : "http", rq->hosttext, ts);
 		}
 	}
-	if (nlen < 0) {
-		free(norm);
-		refuse(
-		    c, 403, "blocked-by-policy",
-		    "the path is ambiguous (dot segments above '/', or encoded '/', '\\' or '.')",
-		    true);
-		return;
-	}
-	if (dest_classify_host(c->host, strlen(c->host), &v4, &why) == DEST_HOST_BAD) {
-		free(norm);
-		c->after = AFTER_FORWARD;
-		dest_refuse(c, c->log_url, why);
-		return;
-	}
-	/* Max-Forwards: 0 stops at the proxy, whatever the host (no upstream, no
-	 * credential): the proxy answers it itself. */
-	trace = http_name_is(method, mlen, "TRACE") || http_name_is(method, mlen, "OPTIONS");
-	if (trace && h->max_forwards == 0) {
-		free(norm);
-		answer_max_forwards(c, buf, http_name_is(method, mlen, "TRACE"));
-		return;
-	}
-	r = egress_match(p->matcher, method, mlen, c->host, strlen(c->host), c->port,
-			 c->cli_tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN, norm, (size_t)nlen);
-	if (r < 0) {
-		deny_request(c, method, mlen, hosttext, norm);
-		free(norm);
-		return;
-	}
-	/*
-	 * Frameworks honour a method named in a header (X-HTTP-Method-Override
-	 * and its kin) over the request line's: the rules check that method
-	 * too, so an allowed POST cannot become a denied DELETE upstream.
-	 */
+	return true;
+}
+
+/*
+ * Frameworks honour a method named in a header (X-HTTP-Method-Override
+ * and its kin) over the request line's: the rules check that method
+ * too, so an allowed POST cannot become a denied DELETE upstream.
+ * False when one is denied: answered.
+ */
+static bool
+method_overrides_allowed(struct conn *c, const struct agent_request *rq)
+{
+	struct proxy *p = c->p;
+	const struct http_head *h = &c->req->head;
+
 	for (size_t i = 0; i < h->n_fields; i++) {
 		const struct http_field *f = &h->fields[i];
-		const char *name = http_span_ptr(buf, f->name), *val = http_span_ptr(buf, f->value);
+		const char *name = http_span_ptr(rq->buf, f->name),
+			   *val = http_span_ptr(rq->buf, f->value);
 
 		if (!http_name_is(name, f->name.len, "X-HTTP-Method-Override") &&
 		    !http_name_is(name, f->name.len, "X-HTTP-Method") &&
 		    !http_name_is(name, f->name.len, "X-Method-Override"))
 			continue;
 		if (egress_match(p->matcher, val, f->value.len, c->host, strlen(c->host), c->port,
-				 c->cli_tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN, norm,
-				 (size_t)nlen) < 0) {
+				 c->cli_tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN, rq->norm,
+				 (size_t)rq->nlen) < 0) {
 			char m[64];
 
 			esc(m, sizeof(m), val, f->value.len);
 			plog(p, "c%lu deny %s: method override to %s", c->id, c->log_url, m);
-			deny_request(c, val, f->value.len, hosttext, norm);
-			free(norm);
-			return;
+			deny_request(c, val, f->value.len, rq->hosttext, rq->norm);
+			return false;
 		}
 	}
+	return true;
+}
+
+/*
+ * The rules' decision: the egress rule that allows the request into *RULE,
+ * or false when it is answered here (refused, or Max-Forwards: 0), its
+ * normalized path freed.
+ */
+static bool
+route_request(struct conn *c, struct agent_request *rq, ssize_t *rule)
+{
+	struct proxy *p = c->p;
+	const struct http_head *h = &c->req->head;
+	const char *why;
+	struct in_addr v4;
+	bool trace;
+
+	if (rq->nlen < 0) {
+		free(rq->norm);
+		refuse(
+		    c, 403, "blocked-by-policy",
+		    "the path is ambiguous (dot segments above '/', or encoded '/', '\\' or '.')",
+		    true);
+		return false;
+	}
+	if (dest_classify_host(c->host, strlen(c->host), &v4, &why) == DEST_HOST_BAD) {
+		free(rq->norm);
+		c->after = AFTER_FORWARD;
+		dest_refuse(c, c->log_url, why);
+		return false;
+	}
+	/* Max-Forwards: 0 stops at the proxy, whatever the host (no upstream, no
+	 * credential): the proxy answers it itself. */
+	trace = http_name_is(rq->method, rq->mlen, "TRACE") ||
+		http_name_is(rq->method, rq->mlen, "OPTIONS");
+	if (trace && h->max_forwards == 0) {
+		free(rq->norm);
+		answer_max_forwards(c, rq->buf, http_name_is(rq->method, rq->mlen, "TRACE"));
+		return false;
+	}
+	*rule = egress_match(p->matcher, rq->method, rq->mlen, c->host, strlen(c->host), c->port,
+			     c->cli_tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN, rq->norm,
+			     (size_t)rq->nlen);
+	if (*rule < 0) {
+		deny_request(c, rq->method, rq->mlen, rq->hosttext, rq->norm);
+		free(rq->norm);
+		return false;
+	}
+	if (!method_overrides_allowed(c, rq)) {
+		free(rq->norm);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * An allowed request on its way: its credential applied, its head for
+ * the upstream built, and the upstream connection reused, opened or
+ * resolved first.  Frees the normalized path.
+ */
+static void
+forward_request(struct conn *c, struct agent_request *rq, ssize_t r)
+{
+	struct proxy *p = c->p;
+	const struct http_head *h = &c->req->head;
+	const char *buf = rq->buf, *method = rq->method, *why;
+	size_t mlen = rq->mlen;
+	char rule[1200];
+	struct cred_out cred;
+
 	if (!apply_credentials(c, buf, method, mlen, &cred)) {
-		free(norm);
+		free(rq->norm);
 		return;
 	}
 	c->scrub = c->cli_tls && cred_for_host(p, c->host, c->port);
 	/* A WebSocket upgrade keeps its Upgrade header only when a rule allowed this GET. */
 	c->req_ws = http_name_is(method, mlen, "GET") && h->conn_upgrade && h->upgrade_websocket;
 	if (c->req_ws && !websocket_request_ok(c, buf)) {
-		free(norm);
+		free(rq->norm);
 		bad_request(c, "a WebSocket upgrade needs one valid Sec-WebSocket-Key and "
 			       "Sec-WebSocket-Version: 13");
 		return;
 	}
 	why = NULL;
-	c->up_head = build_upstream_head(c, buf, method, mlen, norm, &cred, &why);
+	c->up_head = build_upstream_head(c, buf, method, mlen, rq->norm, &cred, &why);
 	if (cred.swapped)
 		explicit_bzero((char *)cred.value, cred.len);
-	free(norm);
+	free(rq->norm);
 	if (!c->up_head && why) {
 		char what[256];
 
@@ -2760,6 +2836,33 @@ handle_request(struct conn *c, const char *buf)
 	} else {
 		dest_resolve(c, AFTER_FORWARD);
 	}
+}
+
+/* A whole request head of the agent's: parsed, routed by the rules, forwarded. */
+static void
+handle_request(struct conn *c, const char *buf)
+{
+	const struct http_head *h = &c->req->head;
+	struct agent_request rq = {
+	    .buf = buf, .method = http_span_ptr(buf, h->method), .mlen = h->method.len};
+	ssize_t r;
+
+	conn_unpark(c, 0); /* a whole head: the agent is being served */
+	head_account(c, 0);
+	c->req_http10 = h->version == 10;
+	c->req_close = h->conn_close;
+	c->req_head = http_name_is(rq.method, rq.mlen, "HEAD");
+	c->req_ws = false;
+	if (!c->cli_tls && http_name_is(rq.method, rq.mlen, "CONNECT")) {
+		handle_connect(c, buf);
+		return;
+	}
+	esc(rq.t, sizeof(rq.t), http_span_ptr(buf, h->target), h->target.len);
+	if (c->cli_tls ? !parse_tunnel_request(c, &rq) : !parse_proxy_request(c, &rq))
+		return;
+	if (!normalize_request(c, &rq) || !route_request(c, &rq, &r))
+		return;
+	forward_request(c, &rq, r);
 }
 
 /* Every address passed the check. */
@@ -4046,20 +4149,12 @@ refresh_teardown(struct proxy *p)
 	p->n_refreshers = 0;
 }
 
-struct proxy *
-proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, size_t errlen)
+/* The caps: memory, and connections within it and within the descriptors. */
+static void
+proxy_set_caps(struct proxy *p, const struct proxy_config *cf)
 {
-	struct proxy *p = calloc(1, sizeof(*p));
-	char *cas = NULL;
-	const char *ca_pem;
-	size_t cas_len = 0, ca_len;
 	struct rlimit nofile;
-	int fd = -1, rc;
 
-	if (!p) {
-		snprintf(err, errlen, "out of memory");
-		return NULL;
-	}
 	/*
 	 * Bodies flow through short-lived 16-64 KiB buffers (evbuffer chains,
 	 * OpenSSL records released between uses so idle tunnels stay small).
@@ -4080,12 +4175,12 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 	/* A fixed threshold: glibc would raise it after each large free, and
 	 * heads pulled up whole would then fragment the heap. */
 	mallopt(M_MMAP_THRESHOLD, 128 << 10);
-	p->base = base;
-	p->arena = arena_new();
-	p->allow_private = cf->allow_private;
-	p->log = cf->log;
-	p->log_arg = cf->log_arg;
-	p->socket_path = strdup(cf->socket_path);
+}
+
+/* The rules and credentials of CF, copied into P, and the matcher over them. */
+static int
+proxy_copy_config(struct proxy *p, const struct proxy_config *cf, char *err, size_t errlen)
+{
 	p->rules = arena_alloc(p->arena, (cf->n_rules ? cf->n_rules : 1) * sizeof(*p->rules));
 	for (size_t i = 0; i < cf->n_rules; i++) {
 		p->rules[i] = cf->rules[i];
@@ -4103,21 +4198,34 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 			snprintf(err, errlen,
 				 "credential for %s: too many secrets, or a placeholder too long",
 				 s->host);
-			goto fail;
+			return -1;
 		}
 	}
 	p->n_creds = cf->n_creds;
 	if (refresh_setup(p) < 0) {
 		snprintf(err, errlen, "out of memory");
-		goto fail;
+		return -1;
 	}
 	p->matcher = egress_matcher_new(p->rules, p->n_rules);
 	p->stage = evbuffer_new();
 	p->scrubbed = evbuffer_new();
 	if (!p->matcher || !p->socket_path || !p->stage || !p->scrubbed) {
 		snprintf(err, errlen, "out of memory");
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+/*
+ * TLS both ways: the upstream trust store, and the proxy's own CA for
+ * the agent's tunnels, whose bundle (with the store) goes to CF's path.
+ */
+static int
+proxy_tls_setup(struct proxy *p, const struct proxy_config *cf, char *err, size_t errlen)
+{
+	char *cas = NULL;
+	const char *ca_pem;
+	size_t cas_len = 0, ca_len;
 
 	/* The trust store for upstream TLS: read now, once, from the host's
 	 * file; the bundle the sandbox sees is a copy the agent can change. */
@@ -4150,43 +4258,85 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 	    write_bundle(cf->ca_bundle_path, cas, cas_len, ca_pem, ca_len, err, errlen) < 0)
 		goto fail;
 	free(cas);
-	cas = NULL;
+	return 0;
+fail:
+	free(cas);
+	return -1;
+}
+
+/* The resolver: the nameservers of resolv.conf and the hosts file, nothing more. */
+static int
+proxy_dns_setup(struct proxy *p, const struct proxy_config *cf, char *err, size_t errlen)
+{
+	int rc;
 
 	/* No search domains: a name must not become a different, unchecked one. */
-	p->dns = evdns_base_new(base, 0);
+	p->dns = evdns_base_new(p->base, 0);
 	if (!p->dns) {
 		snprintf(err, errlen, "cannot start the resolver");
-		goto fail;
+		return -1;
 	}
 	rc = evdns_base_resolv_conf_parse(p->dns, DNS_OPTION_NAMESERVERS | DNS_OPTION_MISC,
 					  cf->resolv_conf ? cf->resolv_conf : "/etc/resolv.conf");
 	if (rc != 0 && rc != 6 && !(rc == 1 && !cf->resolv_conf)) {
 		snprintf(err, errlen, "%s: cannot read the resolver configuration (error %d)",
 			 cf->resolv_conf ? cf->resolv_conf : "/etc/resolv.conf", rc);
-		goto fail;
+		return -1;
 	}
 	if (evdns_base_load_hosts(p->dns, cf->hosts_file ? cf->hosts_file : "/etc/hosts") != 0 &&
 	    cf->hosts_file) {
 		snprintf(err, errlen, "%s: cannot read the hosts file", cf->hosts_file);
-		goto fail;
+		return -1;
 	}
+	return 0;
+}
+
+/* The listener on CF's socket, and the sweep that checks memory every second. */
+static int
+proxy_listen(struct proxy *p, const struct proxy_config *cf, char *err, size_t errlen)
+{
+	int fd;
 
 	fd = listen_unix(cf->socket_path, err, errlen);
 	if (fd < 0)
-		goto fail;
-	p->listener = evconnlistener_new(base, accept_cb, p,
+		return -1;
+	p->listener = evconnlistener_new(p->base, accept_cb, p,
 					 LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (!p->listener) {
 		close(fd);
 		unlink(cf->socket_path);
 		snprintf(err, errlen, "cannot listen on %s", cf->socket_path);
-		goto fail;
+		return -1;
 	}
 	evconnlistener_set_error_cb(p->listener, listener_error_cb);
-	p->sweep = event_new(base, -1, EV_PERSIST, sweep_cb, p);
+	p->sweep = event_new(p->base, -1, EV_PERSIST, sweep_cb, p);
 	if (!p->sweep || event_add(p->sweep, &(struct timeval){1, 0}) < 0) {
 		snprintf(err, errlen, "cannot start the memory check");
-		goto fail;
+		return -1;
+	}
+	return 0;
+}
+
+struct proxy *
+proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, size_t errlen)
+{
+	struct proxy *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	proxy_set_caps(p, cf);
+	p->base = base;
+	p->arena = arena_new();
+	p->allow_private = cf->allow_private;
+	p->log = cf->log;
+	p->log_arg = cf->log_arg;
+	p->socket_path = strdup(cf->socket_path);
+	if (proxy_copy_config(p, cf, err, errlen) < 0 || proxy_tls_setup(p, cf, err, errlen) < 0 ||
+	    proxy_dns_setup(p, cf, err, errlen) < 0 || proxy_listen(p, cf, err, errlen) < 0) {
+		proxy_free(p);
+		return NULL;
 	}
 	plog(p,
 	     "listening on %s: %zu rules, %zu credential bindings, private destinations %s; "
@@ -4194,10 +4344,6 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 	     cf->socket_path, p->n_rules, p->n_creds, p->allow_private ? "allowed" : "refused",
 	     p->max_conns, mem_limit >> 10);
 	return p;
-fail:
-	free(cas);
-	proxy_free(p);
-	return NULL;
 }
 
 /* The kernel's high-water mark of this process's resident memory, in KiB (0: unknown). */

@@ -351,55 +351,59 @@ send_ready(int sock, int listener)
 	return n == 1 ? 0 : -1;
 }
 
-int
-main(int argc, char **argv)
+/* A limit of the command line, set last (set_limits()). */
+struct pending_limit {
+	const char *opt;
+	int resource;
+	const char *value;
+};
+
+/* The command line: what to set up, and the agent's ARGV. */
+struct init_options {
+	const char *exec_path, *relay_port_arg, *relay_socket;
+	const char **writable;
+	size_t n_writable;
+	bool scope, landlock, tty;
+	int ready_fd, masks_fd, seccomp_fd;
+	const char *seccomp_arg;
+	struct pending_limit rl[8];
+	size_t n_rl;
+	char **argv;
+};
+
+/*
+ * 0, 1 and 2 (and the ready socket, the masks and the filter, until each
+ * has served); nothing else anyone left open goes on to the agent.
+ */
+static void
+keep_fds(struct init_options *io, int argc, char **argv)
 {
-	const char *exec_path = NULL, *relay_port_arg = NULL, *relay_socket = NULL;
-	const char **writable = calloc((size_t)argc, sizeof(*writable));
-	size_t n_writable = 0;
-	bool scope = false, landlock = false, tty = false;
-	int ready_fd = -1, masks_fd = -1, seccomp_fd = -1, keep[3] = {-1, -1, -1};
-	const char *seccomp_arg = NULL;
-	struct pending_limit {
-		const char *opt;
-		int resource;
-		const char *value;
-	} rl[8];
-	size_t n_rl = 0;
+	int keep[3] = {-1, -1, -1};
 	size_t n_keep = 0;
-	char err[512];
-	sigset_t set, old;
-	pid_t child;
+
+	for (int i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--ready-fd"))
+			io->ready_fd = atoi(argv[i + 1]);
+		if (!strcmp(argv[i], "--masks-fd"))
+			io->masks_fd = atoi(argv[i + 1]);
+		if (!strcmp(argv[i], "--seccomp-fd"))
+			io->seccomp_fd = atoi(io->seccomp_arg = argv[i + 1]);
+	}
+	if (io->ready_fd > 2)
+		keep[n_keep++] = io->ready_fd;
+	if (io->masks_fd > 2)
+		keep[n_keep++] = io->masks_fd;
+	if (io->seccomp_fd > 2)
+		keep[n_keep++] = io->seccomp_fd;
+	fds_keep_only(keep, n_keep);
+}
+
+/* The options up to `--` into IO, and the agent's ARGV after it; usage() on anything else. */
+static void
+parse_options(struct init_options *io, int argc, char **argv)
+{
 	int i;
 
-	/* git's ssh (git_ssh), run by git in the sandbox: none of what follows.
-	 * _exit(): git reads its status, and no exit handler may change it
-	 * (a sanitizer's leak check needs ptrace, which the filter refuses). */
-	if (argc > 1 && !strcmp(argv[1], "--git-ssh")) {
-		free(writable);
-		i = gitssh_client_main(argc - 2, argv + 2);
-		fflush(NULL);
-		_exit(i);
-	}
-	/* 0, 1 and 2 (and the ready socket, the masks and the filter, until
-	 * each has served); nothing else anyone left open goes on to the agent. */
-	for (i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++) {
-		if (!strcmp(argv[i], "--ready-fd"))
-			ready_fd = atoi(argv[i + 1]);
-		if (!strcmp(argv[i], "--masks-fd"))
-			masks_fd = atoi(argv[i + 1]);
-		if (!strcmp(argv[i], "--seccomp-fd"))
-			seccomp_fd = atoi(seccomp_arg = argv[i + 1]);
-	}
-	if (ready_fd > 2)
-		keep[n_keep++] = ready_fd;
-	if (masks_fd > 2)
-		keep[n_keep++] = masks_fd;
-	if (seccomp_fd > 2)
-		keep[n_keep++] = seccomp_fd;
-	fds_keep_only(keep, n_keep);
-	if (!writable)
-		return 125;
 	for (i = 1; i < argc; i++) {
 		static const struct {
 			const char *opt;
@@ -411,12 +415,12 @@ main(int argc, char **argv)
 		size_t k;
 
 		if (!strcmp(argv[i], "--exec") && i + 1 < argc) {
-			exec_path = argv[++i];
+			io->exec_path = argv[++i];
 			continue;
 		}
 		if (!strcmp(argv[i], "--relay") && i + 2 < argc) {
-			relay_port_arg = argv[++i];
-			relay_socket = argv[++i];
+			io->relay_port_arg = argv[++i];
+			io->relay_socket = argv[++i];
 			continue;
 		}
 		if ((!strcmp(argv[i], "--ready-fd") || !strcmp(argv[i], "--masks-fd") ||
@@ -426,16 +430,16 @@ main(int argc, char **argv)
 			continue;
 		}
 		if (!strcmp(argv[i], "--fs-write") && i + 1 < argc) {
-			writable[n_writable++] = argv[++i];
-			landlock = true;
+			io->writable[io->n_writable++] = argv[++i];
+			io->landlock = true;
 			continue;
 		}
 		if (!strcmp(argv[i], "--scope")) {
-			scope = landlock = true;
+			io->scope = io->landlock = true;
 			continue;
 		}
 		if (!strcmp(argv[i], "--tty")) {
-			tty = true;
+			io->tty = true;
 			continue;
 		}
 		if (!strcmp(argv[i], "--"))
@@ -448,53 +452,68 @@ main(int argc, char **argv)
 		i++;
 		/* Set last, just before the relay and the agent: nothing of this
 		 * process's own set-up should run under the agent's limits. */
-		if (n_rl < sizeof(rl) / sizeof(rl[0]))
-			rl[n_rl++] =
+		if (io->n_rl < sizeof(io->rl) / sizeof(io->rl[0]))
+			io->rl[io->n_rl++] =
 			    (struct pending_limit){limits[k].opt, limits[k].resource, argv[i]};
 	}
 	if (i >= argc - 1)
 		usage();
-	argv += i + 1;
+	io->argv = argv + i + 1;
+}
 
-	if (masks_fd > 2 && check_masks(masks_fd) < 0)
-		return 125;
+/* The masks checked, Landlock, the filter, the limits: -1 (said) when one fails. */
+static int
+confine(struct init_options *io)
+{
+	char err[512];
+
+	if (io->masks_fd > 2 && check_masks(io->masks_fd) < 0)
+		return -1;
 	/* The second layer, before anything of the agent's runs. */
-	if (landlock && landlock_restrict(writable, n_writable, scope, err, sizeof(err)) < 0) {
+	if (io->landlock &&
+	    landlock_restrict(io->writable, io->n_writable, io->scope, err, sizeof(err)) < 0) {
 		fprintf(stderr, "omnibox-init: %s; nothing ran\n", err);
-		return 125;
+		return -1;
 	}
-	free(writable);
+	free(io->writable);
 	/* A filter asked for is loaded, or nothing runs. */
-	if (seccomp_arg && seccomp_fd <= 2) {
-		fprintf(stderr, "omnibox-init: --seccomp-fd %s: not a descriptor above 2; nothing ran\n",
-			seccomp_arg);
-		return 125;
+	if (io->seccomp_arg && io->seccomp_fd <= 2) {
+		fprintf(stderr,
+			"omnibox-init: --seccomp-fd %s: not a descriptor above 2; nothing ran\n",
+			io->seccomp_arg);
+		return -1;
 	}
-	if (seccomp_arg && load_filter(seccomp_fd, ready_fd > 2) < 0)
-		return 125;
-	for (size_t k = 0; k < n_rl; k++)
-		if (set_limit(rl[k].resource, rl[k].value) < 0) {
-			fprintf(stderr, "omnibox-init: %s %s: %s; nothing ran\n", rl[k].opt,
-				rl[k].value, strerror(errno));
-			return 125;
+	if (io->seccomp_arg && load_filter(io->seccomp_fd, io->ready_fd > 2) < 0)
+		return -1;
+	for (size_t k = 0; k < io->n_rl; k++)
+		if (set_limit(io->rl[k].resource, io->rl[k].value) < 0) {
+			fprintf(stderr, "omnibox-init: %s %s: %s; nothing ran\n", io->rl[k].opt,
+				io->rl[k].value, strerror(errno));
+			return -1;
 		}
+	return 0;
+}
 
+/* The relay started, and omnibox-run told the sandbox is set up: -1 (said) when not. */
+static int
+announce_ready(const struct init_options *io)
+{
 	/*
 	 * The egress relay listens before the agent exists, so its first
 	 * connection finds it; it runs in a child of its own, limits and all,
 	 * and dies with the namespace when this process exits.
 	 */
-	if (relay_port_arg && start_relay(relay_port_arg, relay_socket) < 0)
-		return 125;
+	if (io->relay_port_arg && start_relay(io->relay_port_arg, io->relay_socket) < 0)
+		return -1;
 	/* The sandbox is set up: from here on a failure is the command's. */
-	if (ready_fd > 2) {
-		if (send_ready(ready_fd, listener_fd) < 0) {
+	if (io->ready_fd > 2) {
+		if (send_ready(io->ready_fd, listener_fd) < 0) {
 			fprintf(stderr, "omnibox-init: cannot tell omnibox-run the sandbox is set "
 					"up: %s; nothing ran\n",
 				strerror(errno));
-			return 125;
+			return -1;
 		}
-		close(ready_fd);
+		close(io->ready_fd);
 	}
 	/*
 	 * Only omnibox-run holds the listener now.  If it dies, the kernel
@@ -504,13 +523,27 @@ main(int argc, char **argv)
 		close(listener_fd);
 		listener_fd = -1;
 	}
+	return 0;
+}
+
+/*
+ * The agent started, with every signal of SET (filled here) blocked in
+ * this process for sigwait().  Returns its pid, or -1 (said) when it
+ * cannot be started; the child never returns.
+ */
+static pid_t
+start_agent(const struct init_options *io, sigset_t *set)
+{
+	char **argv = io->argv;
+	sigset_t old;
+	pid_t child;
 
 	/* Take every signal synchronously; the agent gets default dispositions. */
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
 	for (size_t k = 0; k < sizeof(forwarded) / sizeof(forwarded[0]); k++)
-		sigaddset(&set, forwarded[k]);
-	sigprocmask(SIG_BLOCK, &set, &old);
+		sigaddset(set, forwarded[k]);
+	sigprocmask(SIG_BLOCK, set, &old);
 
 	/*
 	 * --tty: standard input is the sandbox's own terminal (omnibox-run's
@@ -518,22 +551,22 @@ main(int argc, char **argv)
 	 * can become its controlling one; the agent gets a process group of its
 	 * own in the foreground, and a shell inside has job control.
 	 */
-	if (tty && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0) {
+	if (io->tty && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0) {
 		fprintf(stderr, "omnibox-init: cannot take the terminal: %s; nothing ran\n",
 			strerror(errno));
-		return 125;
+		return -1;
 	}
 	child = fork();
 	if (child < 0) {
 		perror("omnibox-init: fork");
-		return 125;
+		return -1;
 	}
-	if (tty && child > 0) {
+	if (io->tty && child > 0) {
 		setpgid(child, child);
 		tcsetpgrp(STDIN_FILENO, child);
 	}
 	if (child == 0) {
-		if (tty) {
+		if (io->tty) {
 			/* From a background group until it is done: SIGTTOU ignored. */
 			signal(SIGTTOU, SIG_IGN);
 			setpgid(0, 0);
@@ -542,19 +575,28 @@ main(int argc, char **argv)
 		}
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		/* Without --exec (macOS), ARGV[0] on the PATH sandbox-exec passed on. */
-		if (exec_path)
-			execv(exec_path, argv);
+		if (io->exec_path)
+			execv(io->exec_path, argv);
 		else
 			execvp(argv[0], argv);
 		fprintf(stderr, "omnibox-init: cannot run %s: %s\n",
-			exec_path ? exec_path : argv[0], strerror(errno));
+			io->exec_path ? io->exec_path : argv[0], strerror(errno));
 		_exit(errno == ENOENT ? 127 : 126);
 	}
+	return child;
+}
 
+/*
+ * Until the agent is gone: the signals of SET passed on to it, orphans
+ * reaped.  Returns the agent's status (agent_done()).
+ */
+static int
+wait_agent(const sigset_t *set, pid_t child)
+{
 	for (;;) {
 		int sig;
 
-		if (sigwait(&set, &sig) != 0)
+		if (sigwait(set, &sig) != 0)
 			continue;
 		if (sig != SIGCHLD) {
 			kill(child, sig);
@@ -578,4 +620,35 @@ main(int argc, char **argv)
 				return agent_done(status);
 		}
 	}
+}
+
+int
+main(int argc, char **argv)
+{
+	struct init_options io = {.ready_fd = -1, .masks_fd = -1, .seccomp_fd = -1};
+	sigset_t set;
+	pid_t child;
+
+	io.writable = calloc((size_t)argc, sizeof(*io.writable));
+	/* git's ssh (git_ssh), run by git in the sandbox: none of what follows.
+	 * _exit(): git reads its status, and no exit handler may change it
+	 * (a sanitizer's leak check needs ptrace, which the filter refuses). */
+	if (argc > 1 && !strcmp(argv[1], "--git-ssh")) {
+		int rc;
+
+		free(io.writable);
+		rc = gitssh_client_main(argc - 2, argv + 2);
+		fflush(NULL);
+		_exit(rc);
+	}
+	keep_fds(&io, argc, argv);
+	if (!io.writable)
+		return 125;
+	parse_options(&io, argc, argv);
+	if (confine(&io) < 0 || announce_ready(&io) < 0)
+		return 125;
+	child = start_agent(&io, &set);
+	if (child < 0)
+		return 125;
+	return wait_agent(&set, child);
 }

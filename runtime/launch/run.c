@@ -1294,34 +1294,42 @@ landlock_report(const struct policy *p, bool quiet)
 		    abi, LANDLOCK_ABI_SCOPE);
 }
 
-int
-main(int argc, char **argv)
-{
+/*
+ * One launch, from the options to the report: what main's phases hand on
+ * to each other.  It lives in main's frame for the whole launch, since die()
+ * undoes the scratch dir and the plan through undo_scratch and undo_plan.
+ */
+struct run {
 	struct options o;
-	struct textbuf src = {0}, text = {0}, nul = {0}, tail = {0};
-	struct launch_request rq = {0};
+	struct arena *a;
+	struct textbuf src, text, nul, tail;
+	struct launch_request rq;
 	struct launch_plan plan;
-	struct host_entry scratch = {.dirfd = -1};
-	struct arena *a = arena_new();
+	struct host_entry scratch;
 	struct policy *p;
-	struct diag d;
-	char launch_dir[PATH_MAX], err[4096], *bwrap, *init, *cgroup = NULL;
-	const char *home, *tmp;
-	int rc, seccomp_fd = -1, args_fd, status_pipe[2] = {-1, -1}, ready_sock[2] = {-1, -1};
-	int janitor;
 	const struct sandbox *sb;
-	struct cred_runtime creds = {0};
+	struct diag d;
+	char launch_dir[PATH_MAX], *bwrap, *init, *cgroup;
+	const char *home;
+	int seccomp_fd, args_fd, status_pipe[2], ready_sock[2];
+	int janitor;
+	struct cred_runtime creds;
 	struct event_base *base;
 	struct copyback *copyback;
-	struct proxy *proxy = NULL;
+	struct proxy *proxy;
 	struct notify *notify;
-	FILE *egress_log = NULL;
+	FILE *egress_log;
 	char git_ssh_token[GITSSH_TOKEN_LEN + 1];
-	pid_t git_ssh_pid = -1;
-	int git_ssh_alive = -1;
-	struct pty pty = {.master = -1, .slave = -1};
+	pid_t git_ssh_pid;
+	int git_ssh_alive;
+	struct pty pty;
 	bool use_pty;
+};
 
+/* Before the options: the process as every launch needs it. */
+static void
+process_setup(void)
+{
 	/* Whatever the caller left open goes no further than this process. */
 	fds_cloexec_from(3);
 	/* Before anything uses libevent or OpenSSL: the proxy counts what they hold. */
@@ -1335,293 +1343,440 @@ main(int argc, char **argv)
 		setrlimit(RLIMIT_NOFILE, &up);
 	}
 	signal(SIGPIPE, SIG_IGN);
-	parse_options(argc, argv, &o);
-	verbose_denials = o.verbose;
+}
+
+/* The options, and whether the launch gets a terminal of its own. */
+static void
+run_options(struct run *r, int argc, char **argv)
+{
+	parse_options(argc, argv, &r->o);
+	verbose_denials = r->o.verbose;
 	/* An interactive launch gets a terminal of its own (pty.h), when both
 	 * ends are a terminal: output piped elsewhere stays byte for byte. */
-	use_pty = !o.no_pty && (o.pty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
-	if (o.pty && !isatty(STDIN_FILENO))
+	r->use_pty = !r->o.no_pty && (r->o.pty || (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO)));
+	if (r->o.pty && !isatty(STDIN_FILENO))
 		die("--pty: standard input is not a terminal");
-	rc = file_read(o.input, &src, FILE_READ_MAX);
+}
+
+/* The policy, compiled (and its terminal selected) with every diagnostic printed. */
+static void
+run_compile(struct run *r)
+{
+	const struct options *o = &r->o;
+	int rc;
+
+	rc = file_read(o->input, &r->src, FILE_READ_MAX);
 	if (rc < 0)
-		die("%s: %s", o.input, strerror(-rc));
-	diag_init(&d, a, o.input, src.data ? src.data : "", src.len);
-	p = policy_compile_flags(a, &d, o.input, src.data ? src.data : "", src.len,
-				 o.strict_toplevel ? POLICY_STRICT_TOPLEVEL : 0);
-	if (p && o.terminal)
-		p = policy_select_terminal(a, &d, p, o.terminal);
-	diag_print(&d, stderr, !o.quiet);
-	if (!p)
-		die("%s: invalid policy; nothing ran", o.input);
+		die("%s: %s", o->input, strerror(-rc));
+	diag_init(&r->d, r->a, o->input, r->src.data ? r->src.data : "", r->src.len);
+	r->p = policy_compile_flags(r->a, &r->d, o->input, r->src.data ? r->src.data : "",
+				    r->src.len, o->strict_toplevel ? POLICY_STRICT_TOPLEVEL : 0);
+	if (r->p && o->terminal)
+		r->p = policy_select_terminal(r->a, &r->d, r->p, o->terminal);
+	diag_print(&r->d, stderr, !o->quiet);
+	if (!r->p)
+		die("%s: invalid policy; nothing ran", o->input);
+}
 
-	/* A URL, or a launch without a Linux sandbox: from the IR.  A path:
-	 * from the launch resolved as --dry-run resolves it, below. */
-	if (o.why && (!strncmp(o.why, "http", 4) || p->os_env.sandbox.type == SANDBOX_NONE ||
-		      OMNIBOX_DARWIN_LAUNCH)) {
-		rc = explain_why(a, p, NULL, o.why);
-		arena_free(a);
-		tb_free(&src);
-		return rc;
-	}
-	if (o.why) {
-		static char sh_name[] = "sh";
-		static char *sh[] = {sh_name, NULL};
+/*
+ * --why of a URL, or of a launch without a Linux sandbox: answered from the
+ * IR.  A path is answered from the launch resolved as --dry-run resolves it:
+ * of a shell, unless a command was given.  Returns true when answered, with
+ * the status in *RC.
+ */
+static bool
+why_from_ir(struct run *r, int *rc)
+{
+	static char sh_name[] = "sh";
+	static char *sh[] = {sh_name, NULL};
+	struct options *o = &r->o;
 
-		o.dry_run = true;
-		/* The launch of a shell, unless a command was given. */
-		if (!o.n_command && !p->terminal) {
-			o.command = sh;
-			o.n_command = 1;
-		}
+	if (!o->why)
+		return false;
+	if (!strncmp(o->why, "http", 4) || r->p->os_env.sandbox.type == SANDBOX_NONE ||
+	    OMNIBOX_DARWIN_LAUNCH) {
+		*rc = explain_why(r->a, r->p, NULL, o->why);
+		arena_free(r->a);
+		tb_free(&r->src);
+		return true;
 	}
-	sb = &p->os_env.sandbox;
+	o->dry_run = true;
+	if (!o->n_command && !r->p->terminal) {
+		o->command = sh;
+		o->n_command = 1;
+	}
+	return false;
+}
+
+/*
+ * The launch directory and home, and the backend: a launch that is not
+ * bwrap's (Seatbelt, or sandbox type none) runs here and returns true with
+ * its status in *RC.  A type this system cannot run dies.
+ */
+static bool
+run_elsewhere(struct run *r, int *rc)
+{
+	const struct options *o = &r->o;
+	const struct policy *p = r->p;
+
+	r->sb = &p->os_env.sandbox;
 	if (p->os_env.fork.value)
 		die("%s:%u: os_env.fork is not supported; remove it to run on the workspace "
 		    "itself",
-		    o.input, p->os_env.fork.loc.line);
-	if (!getcwd(launch_dir, sizeof(launch_dir)))
+		    o->input, p->os_env.fork.loc.line);
+	if (!getcwd(r->launch_dir, sizeof(r->launch_dir)))
 		die("getcwd: %s", strerror(errno));
-	home = launch_home(environ);
+	r->home = launch_home(environ);
 	switch (p->os_env.sandbox.type) {
 #if defined(__APPLE__) || defined(OMNIBOX_TEST_DARWIN)
 	case SANDBOX_AUTO:
 	case SANDBOX_DARWIN_SEATBELT:
-		rc = run_darwin(&o, p, a, launch_dir);
-		tb_free(&src);
-		arena_free(a);
-		return rc;
+		*rc = run_darwin(o, p, r->a, r->launch_dir);
+		tb_free(&r->src);
+		arena_free(r->a);
+		return true;
 #else
 	case SANDBOX_AUTO:
 	case SANDBOX_LINUX_BWRAP:
-		break;
+		return false;
 #endif
 	case SANDBOX_NONE:
-		return run_unsandboxed(&o, p, a, launch_dir, home);
+		*rc = run_unsandboxed(o, p, r->a, r->launch_dir, r->home);
+		return true;
 	default:
 		die("%s:%u: sandbox type %s cannot run on this system; use auto, or run it where "
 		    "its backend exists",
-		    o.input, p->os_env.sandbox.type_loc.line,
+		    o->input, p->os_env.sandbox.type_loc.line,
 		    sandbox_type_name(p->os_env.sandbox.type));
 	}
+}
+
+/*
+ * bwrap and omnibox-init, and the scratch dir (only named on --dry-run);
+ * then the descriptors omnibox-init gets: the seccomp filter, its status
+ * pipe and its ready socket.
+ */
+static void
+run_prepare(struct run *r)
+{
+	const char *tmp;
 
 	/* Absolute PATH entries only, as for the agent's command; and below
 	 * (once the policy's writable directories are known) never one the
 	 * sandbox could have written: that bwrap would run unsandboxed. */
-	bwrap = launch_find_in_path(a, environ, "bwrap");
-	if (!bwrap)
+	r->bwrap = launch_find_in_path(r->a, environ, "bwrap");
+	if (!r->bwrap)
 		die("bwrap (bubblewrap) is not on PATH; install it (Debian/Ubuntu: apt install "
 		    "bubblewrap; Fedora: dnf install bubblewrap)");
-	init = self_dir(a) ? launch_find_init(a, self_dir(a)) : NULL;
-	if (!init)
+	r->init = self_dir(r->a) ? launch_find_init(r->a, self_dir(r->a)) : NULL;
+	if (!r->init)
 		die("omnibox-init is missing next to omnibox-run; reinstall omnibox");
 	tmp = getenv("TMPDIR");
 	if (!tmp || tmp[0] != '/')
 		tmp = "/tmp";
-	if (o.dry_run) {
-		scratch.path = arena_printf(a, "%s/omnibox-XXXXXX", tmp);
+	if (r->o.dry_run) {
+		r->scratch.path = arena_printf(r->a, "%s/omnibox-XXXXXX", tmp);
 	} else {
-		if (host_scratch_create(a, tmp, &scratch) < 0)
+		if (host_scratch_create(r->a, tmp, &r->scratch) < 0)
 			die("cannot create the scratch dir in %s: %s", tmp, strerror(errno));
-		undo_scratch = &scratch;
+		undo_scratch = &r->scratch;
 	}
 
-	seccomp_fd = fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
-				      (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
+	r->seccomp_fd = fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
+					 (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
 	/* The ready byte comes with the seccomp listener (SCM_RIGHTS): a socket. */
-	if (seccomp_fd < 0 || pipe2(status_pipe, O_CLOEXEC) < 0 ||
-	    fcntl(status_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ready_sock) < 0 ||
-	    fcntl(ready_sock[0], F_SETFL, O_NONBLOCK) < 0)
+	if (r->seccomp_fd < 0 || pipe2(r->status_pipe, O_CLOEXEC) < 0 ||
+	    fcntl(r->status_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, r->ready_sock) < 0 ||
+	    fcntl(r->ready_sock[0], F_SETFL, O_NONBLOCK) < 0)
 		die("cannot pass the seccomp filter to omnibox-init: %s", strerror(errno));
+}
+
+/*
+ * With egress_rules: the proxy's port and socket, its log, and the
+ * credentials' placeholders in the sandbox's environment.  With git_ssh:
+ * the helper's token, for the broker started later.
+ */
+static void
+prepare_egress(struct run *r)
+{
+	struct launch_request *rq = &r->rq;
+	const struct sandbox *sb = r->sb;
+	struct arena *a = r->a;
 
 	if (sb->n_egress) {
-		uint32_t r = 0;
+		uint32_t rnd = 0;
 
 		/* Any port works in the sandbox's own network namespace; a random
 		 * one keeps clients from hard-coding it. */
-		if (getrandom(&r, sizeof(r), 0) != sizeof(r))
-			r = (uint32_t)getpid();
-		rq.proxy_port = arena_printf(a, "%u", 20000 + r % 40000);
-		rq.proxy_socket = arena_printf(a, "%s/%s", scratch.path, LAUNCH_PROXY_SOCKET);
-		if (strlen(rq.proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+			rnd = (uint32_t)getpid();
+		rq->proxy_port = arena_printf(a, "%u", 20000 + rnd % 40000);
+		rq->proxy_socket = arena_printf(a, "%s/%s", r->scratch.path, LAUNCH_PROXY_SOCKET);
+		if (strlen(rq->proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 			die("the proxy socket path %s is too long for a Unix socket; set TMPDIR to "
 			    "a shorter directory",
-			    rq.proxy_socket);
-		if (o.dry_run) {
-			rq.proxy_port = NULL;
-			rq.proxy_socket = NULL;
-			rq.extra_env = placeholder_names(a, sb, &rq.n_extra_env);
+			    rq->proxy_socket);
+		if (r->o.dry_run) {
+			rq->proxy_port = NULL;
+			rq->proxy_socket = NULL;
+			rq->extra_env = placeholder_names(a, sb, &rq->n_extra_env);
 		} else {
 			/* Opened now, while nothing but the scratch dir needs undoing.
 			 * An interactive screen is no place for the proxy's log. */
-			if (use_pty && !o.egress_log) {
-				egress_log = egress_log_create(a, scratch.path, &o.egress_log);
-				if (!o.quiet)
+			if (r->use_pty && !r->o.egress_log) {
+				r->egress_log =
+				    egress_log_create(a, r->scratch.path, &r->o.egress_log);
+				if (!r->o.quiet)
 					say("omnibox-run: the egress log is %s\n",
-					    arena_escape(a, o.egress_log));
+					    arena_escape(a, r->o.egress_log));
 			} else {
-				egress_log = egress_log_open(a, &o);
+				r->egress_log = egress_log_open(a, &r->o);
 			}
-			egress_credentials(a, sb, home, scratch.path, &creds);
-			rq.extra_env = creds.env;
-			rq.n_extra_env = creds.n_env;
+			egress_credentials(a, sb, r->home, r->scratch.path, &r->creds);
+			rq->extra_env = r->creds.env;
+			rq->n_extra_env = r->creds.n_env;
 		}
 	}
 
 	/* git_ssh: the helper's token, for the broker started below. */
 	if (sb->n_git_ssh) {
-		if (o.dry_run)
-			snprintf(git_ssh_token, sizeof(git_ssh_token), "{RANDOM}");
-		else if (gitssh_new_token(git_ssh_token) < 0)
+		if (r->o.dry_run)
+			snprintf(r->git_ssh_token, sizeof(r->git_ssh_token), "{RANDOM}");
+		else if (gitssh_new_token(r->git_ssh_token) < 0)
 			die("git_ssh: no randomness for the broker's token: %s", strerror(errno));
-		rq.extra_env = gitssh_env_add(a, rq.extra_env, &rq.n_extra_env, git_ssh_token);
+		rq->extra_env =
+		    gitssh_env_add(a, rq->extra_env, &rq->n_extra_env, r->git_ssh_token);
 	}
+}
 
-	rq.policy = p;
-	rq.target = LAUNCH_LINUX;
-	rq.launch_dir = launch_dir;
-	rq.cwd = o.cwd;
-	rq.home = home;
-	rq.scratch = scratch.path;
-	rq.init = init;
-	rq.command = o.command;
-	rq.n_command = o.n_command;
-	rq.environ = environ;
-	rq.create_placeholders = !o.dry_run;
-	rq.policy_file = o.input[0] == '/' ? o.input : arena_printf(a, "%s/%s", launch_dir, o.input);
-	rq.seccomp_fd = seccomp_fd;
-	rq.status_fd = status_pipe[1];
-	rq.ready_fd = ready_sock[1];
-	if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0)
+/*
+ * The launch resolved against this machine (launch_resolve()), its terminal
+ * and its masks for omnibox-init, bwrap checked against what the sandbox can
+ * write, and bwrap's arguments built.
+ */
+static void
+run_resolve(struct run *r)
+{
+	struct launch_request *rq = &r->rq;
+	const struct options *o = &r->o;
+	struct launch_plan *plan = &r->plan;
+	struct arena *a = r->a;
+	char err[4096];
+
+	rq->policy = r->p;
+	rq->target = LAUNCH_LINUX;
+	rq->launch_dir = r->launch_dir;
+	rq->cwd = o->cwd;
+	rq->home = r->home;
+	rq->scratch = r->scratch.path;
+	rq->init = r->init;
+	rq->command = o->command;
+	rq->n_command = o->n_command;
+	rq->environ = environ;
+	rq->create_placeholders = !o->dry_run;
+	rq->policy_file =
+	    o->input[0] == '/' ? o->input : arena_printf(a, "%s/%s", r->launch_dir, o->input);
+	rq->seccomp_fd = r->seccomp_fd;
+	rq->status_fd = r->status_pipe[1];
+	rq->ready_fd = r->ready_sock[1];
+	if (launch_resolve(a, rq, plan, err, sizeof(err)) < 0)
 		die("%s; nothing ran", err);
-	undo_plan = &plan;
-	plan.ctx.tty = use_pty;
-	if (use_pty && !o.dry_run && pty_open(&pty, err, sizeof(err)) < 0)
+	undo_plan = plan;
+	plan->ctx.tty = r->use_pty;
+	if (r->use_pty && !o->dry_run && pty_open(&r->pty, err, sizeof(err)) < 0)
 		die("%s; nothing ran (--no-pty runs without one)", err);
-	if (!o.dry_run && (plan.ctx.n_masks || plan.ctx.n_sockets)) {
+	if (!o->dry_run && (plan->ctx.n_masks || plan->ctx.n_sockets)) {
 		struct textbuf list = {0};
 
 		/* What omnibox-init checks is in place before it lets anything run. */
-		bwrap_masks_list(&plan.ctx, &list);
-		plan.ctx.masks_fd = fds_sealed_memfd("omnibox-masks", list.data, list.len);
+		bwrap_masks_list(&plan->ctx, &list);
+		plan->ctx.masks_fd = fds_sealed_memfd("omnibox-masks", list.data, list.len);
 		tb_free(&list);
-		if (plan.ctx.masks_fd < 0)
+		if (plan->ctx.masks_fd < 0)
 			die("cannot pass the masks to omnibox-init: %s", strerror(errno));
 	}
 	{
-		const char *real = walk_canonical(a, bwrap);
+		const char *real = walk_canonical(a, r->bwrap);
 
-		if (!real || launch_plan_writable(&plan, real))
+		if (!real || launch_plan_writable(plan, real))
 			die("%s, the bwrap found first on PATH, lies in a directory the sandbox "
 			    "can "
 			    "write: an agent could have put it there, and it would run outside the "
 			    "sandbox; put the system's bwrap first on PATH; nothing ran",
-			    arena_escape(a, real ? real : bwrap));
+			    arena_escape(a, real ? real : r->bwrap));
 	}
-	bwrap_build(plan.policy, &plan.ctx, &d, &text, &nul, &tail);
-	if (!o.quiet && !o.dry_run)
-		for (size_t i = 0; i < plan.n_notes; i++)
-			say("omnibox-run: %s\n", plan.notes[i]);
-	if (o.dry_run) {
-		struct textbuf desc = {0};
+	bwrap_build(plan->policy, &plan->ctx, &r->d, &r->text, &r->nul, &r->tail);
+	if (!o->quiet && !o->dry_run)
+		for (size_t i = 0; i < plan->n_notes; i++)
+			say("omnibox-run: %s\n", plan->notes[i]);
+}
 
-		if (o.why)
-			rc = explain_why(a, p, &plan, o.why);
-		else
-			launch_describe(&plan, &desc);
-		if (desc.data)
-			fputs(desc.data, stdout);
-		launch_plan_close(&plan);
-		tb_free(&desc);
-		tb_free(&src);
-		tb_free(&text);
-		tb_free(&nul);
-		tb_free(&tail);
-		arena_free(a);
-		return o.why ? rc : 0;
-	}
-	landlock_report(p, o.quiet);
+/* --dry-run: the resolved launch described (or --why answered); nothing runs. */
+static int
+run_describe(struct run *r)
+{
+	struct textbuf desc = {0};
+	int rc = 0;
 
-	args_fd = fds_sealed_memfd("omnibox-args", nul.data, nul.len);
-	if (args_fd < 0)
+	if (r->o.why)
+		rc = explain_why(r->a, r->p, &r->plan, r->o.why);
+	else
+		launch_describe(&r->plan, &desc);
+	if (desc.data)
+		fputs(desc.data, stdout);
+	launch_plan_close(&r->plan);
+	tb_free(&desc);
+	tb_free(&r->src);
+	tb_free(&r->text);
+	tb_free(&r->nul);
+	tb_free(&r->tail);
+	arena_free(r->a);
+	return r->o.why ? rc : 0;
+}
+
+/* bwrap's arguments in a sealed memfd, and the limits: a cgroup, or what stands in. */
+static void
+run_limits(struct run *r)
+{
+	const struct limits *l = &r->plan.policy->os_env.sandbox.limits;
+	char why[512];
+
+	r->args_fd = fds_sealed_memfd("omnibox-args", r->nul.data, r->nul.len);
+	if (r->args_fd < 0)
 		die("cannot pass the arguments to bwrap: %s", strerror(errno));
-	{
-		const struct limits *l = &plan.policy->os_env.sandbox.limits;
-		char why[512];
-
-		if (l->present)
-			cgroup = cgroup_create(a, l, why, sizeof(why));
-		if (l->present && !o.quiet) {
-			if (cgroup)
-				say("omnibox-run: limits: the sandbox runs in cgroup %s\n", cgroup);
-			if (!cgroup && l->processes.present)
-				say("omnibox-run: limits.processes is approximate: "
-				    "RLIMIT_NPROC counts every process of the user (%s)\n",
-				    why);
-			if (!cgroup && l->cpu_rate.present)
-				say("omnibox-run: limits.cpu_rate is not enforced: %s\n", why);
-			if (!cgroup && l->memory.present)
-				say("omnibox-run: limits.memory is RLIMIT_DATA (private writable "
-				    "memory, not a cgroup's memory.max: %s)\n",
-				    why);
-		}
+	if (l->present)
+		r->cgroup = cgroup_create(r->a, l, why, sizeof(why));
+	if (l->present && !r->o.quiet) {
+		if (r->cgroup)
+			say("omnibox-run: limits: the sandbox runs in cgroup %s\n", r->cgroup);
+		if (!r->cgroup && l->processes.present)
+			say("omnibox-run: limits.processes is approximate: "
+			    "RLIMIT_NPROC counts every process of the user (%s)\n",
+			    why);
+		if (!r->cgroup && l->cpu_rate.present)
+			say("omnibox-run: limits.cpu_rate is not enforced: %s\n", why);
+		if (!r->cgroup && l->memory.present)
+			say("omnibox-run: limits.memory is RLIMIT_DATA (private writable "
+			    "memory, not a cgroup's memory.max: %s)\n",
+			    why);
 	}
-	base = event_base_new();
-	notify = base ? notify_new(base, o.verbose, o.quiet) : NULL;
-	if (!notify)
+}
+
+/*
+ * What runs beside the sandbox, up before the agent exists: the event loop
+ * with the seccomp refusals, the egress proxy, the git_ssh broker and the
+ * cleanup process.
+ */
+static void
+start_services(struct run *r)
+{
+	char err[4096];
+
+	r->base = event_base_new();
+	r->notify = r->base ? notify_new(r->base, r->o.verbose, r->o.quiet) : NULL;
+	if (!r->notify)
 		die("cannot create the event loop");
-	if (sb->n_egress) {
+	if (r->sb->n_egress) {
 		struct proxy_config pc;
 
-		egress_config(a, &o, sb, scratch.path, rq.proxy_socket, &creds, egress_log, &pc);
+		egress_config(r->a, &r->o, r->sb, r->scratch.path, r->rq.proxy_socket, &r->creds,
+			      r->egress_log, &pc);
 		/* Up before the agent exists: no first request may find it missing. */
-		proxy = proxy_new(base, &pc, err, sizeof(err));
+		r->proxy = proxy_new(r->base, &pc, err, sizeof(err));
 		/* The proxy keeps its own copy: ours goes now. */
-		if (creds.n_creds)
-			cred_runtime_wipe(&creds);
-		if (!proxy)
+		if (r->creds.n_creds)
+			cred_runtime_wipe(&r->creds);
+		if (!r->proxy)
 			die("the egress proxy cannot start: %s; nothing ran", err);
 	}
-	if (sb->n_git_ssh) {
-		if (!egress_log)
-			egress_log = egress_log_open(a, &o);
-		git_ssh_pid =
-		    start_git_ssh(a, &o, &plan, git_ssh_token, egress_log, &git_ssh_alive);
+	if (r->sb->n_git_ssh) {
+		if (!r->egress_log)
+			r->egress_log = egress_log_open(r->a, &r->o);
+		r->git_ssh_pid = start_git_ssh(r->a, &r->o, &r->plan, r->git_ssh_token,
+					       r->egress_log, &r->git_ssh_alive);
 	}
-	janitor = start_janitor(&scratch, &plan);
-	if (janitor < 0)
+	r->janitor = start_janitor(&r->scratch, &r->plan);
+	if (r->janitor < 0)
 		die("cannot start the cleanup process: %s", strerror(errno));
-	copyback = copyback_start(base, plan.writebacks, plan.n_writebacks);
-	rc = run_bwrap(base, bwrap, &plan, &tail, args_fd, status_pipe, ready_sock, cgroup,
-		       use_pty ? &pty : NULL, notify);
-	copyback_finish(copyback, plan.writebacks, plan.n_writebacks);
+}
+
+/* The sandbox run to its end, then what it leaves quarantined and the broker stopped. */
+static int
+run_sandbox(struct run *r)
+{
+	int rc;
+
+	r->copyback = copyback_start(r->base, r->plan.writebacks, r->plan.n_writebacks);
+	rc = run_bwrap(r->base, r->bwrap, &r->plan, &r->tail, r->args_fd, r->status_pipe,
+		       r->ready_sock, r->cgroup, r->use_pty ? &r->pty : NULL, r->notify);
+	copyback_finish(r->copyback, r->plan.writebacks, r->plan.n_writebacks);
 	/* Before anything else of the host's can run git in the workspace. */
-	launch_quarantine(&plan, stderr);
-	if (write(janitor, "", 1) != 1)
+	launch_quarantine(&r->plan, stderr);
+	if (write(r->janitor, "", 1) != 1)
 		fprintf(stderr, "omnibox-run: warning: cannot tell the cleanup process the run is "
 				"over: %s\n",
 			strerror(errno));
-	gitssh_stop(git_ssh_pid, git_ssh_alive);
-	launch_plan_close(&plan);
-	if (proxy && !o.quiet)
-		denials_summary(proxy, o.input);
-	if (!o.quiet)
-		notify_summary(notify, stderr);
-	notify_free(notify);
-	if (proxy)
-		proxy_free(proxy);
-	event_base_free(base);
-	if (egress_log && egress_log != stderr)
-		fclose(egress_log);
-	if (cgroup)
-		cgroup_remove(cgroup);
-	host_remove(&scratch, true, false);
-	launch_cleanup(&plan);
-	close(janitor);
-	tb_free(&src);
-	tb_free(&text);
-	tb_free(&nul);
-	tb_free(&tail);
-	arena_free(a);
+	gitssh_stop(r->git_ssh_pid, r->git_ssh_alive);
+	launch_plan_close(&r->plan);
+	return rc;
+}
+
+/* What the proxy and the filter refused, then everything the launch held, released. */
+static void
+run_report(struct run *r)
+{
+	if (r->proxy && !r->o.quiet)
+		denials_summary(r->proxy, r->o.input);
+	if (!r->o.quiet)
+		notify_summary(r->notify, stderr);
+	notify_free(r->notify);
+	if (r->proxy)
+		proxy_free(r->proxy);
+	event_base_free(r->base);
+	if (r->egress_log && r->egress_log != stderr)
+		fclose(r->egress_log);
+	if (r->cgroup)
+		cgroup_remove(r->cgroup);
+	host_remove(&r->scratch, true, false);
+	launch_cleanup(&r->plan);
+	close(r->janitor);
+	tb_free(&r->src);
+	tb_free(&r->text);
+	tb_free(&r->nul);
+	tb_free(&r->tail);
+	arena_free(r->a);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct run r = {
+	    .scratch = {.dirfd = -1},
+	    .seccomp_fd = -1,
+	    .status_pipe = {-1, -1},
+	    .ready_sock = {-1, -1},
+	    .git_ssh_pid = -1,
+	    .git_ssh_alive = -1,
+	    .pty = {.master = -1, .slave = -1},
+	};
+	int rc;
+
+	r.a = arena_new();
+	process_setup();
+	run_options(&r, argc, argv);
+	run_compile(&r);
+	if (why_from_ir(&r, &rc) || run_elsewhere(&r, &rc))
+		return rc;
+	run_prepare(&r);
+	prepare_egress(&r);
+	run_resolve(&r);
+	if (r.o.dry_run)
+		return run_describe(&r);
+	landlock_report(r.p, r.o.quiet);
+	run_limits(&r);
+	start_services(&r);
+	rc = run_sandbox(&r);
+	run_report(&r);
 	return rc;
 }
