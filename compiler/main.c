@@ -154,6 +154,56 @@ host_target(void)
 #endif
 }
 
+/* The options of O that do not go together, refused with a usage error. */
+static void
+check_options(struct options *o)
+{
+	if (o->check && !o->target_set)
+		o->target = -1;
+	if (o->check && (o->output || o->emit))
+		usage_error("%s",
+			    "--check compares a whole directory; it takes no --output or --emit");
+	if (o->strict && !o->explain)
+		usage_error("%s", "--strict is for --explain");
+	if (o->explain && (o->check || o->output || o->emit || o->resolve || o->n_queries ||
+			   o->query_file || o->diff))
+		usage_error("%s", "--explain prints its table; it takes no --check, --output, "
+				  "--emit, --resolve, --query or --diff");
+	if (o->format && !o->diff)
+		usage_error("%s", "--format is for --diff");
+	if (o->diff && (o->check || o->output || o->emit || o->resolve || o->n_queries ||
+			o->query_file))
+		usage_error("%s", "--diff compares two policies; it takes no --check, --output, "
+				  "--emit, --resolve or --query");
+	if ((o->n_queries || o->query_file) && (o->check || o->output || o->emit))
+		usage_error("%s", "--query answers on stdout; it takes no --check, --output or "
+				  "--emit");
+	if ((o->n_queries || o->query_file) && o->resolve && o->target != TARGET_LINUX)
+		usage_error("%s", "--query with --resolve answers from a Linux launch: give "
+				  "--target=linux");
+	if (o->target < 0 && !o->check && !o->output && !o->n_queries && !o->query_file &&
+	    !o->diff && !o->explain)
+		usage_error("%s", "--target=all writes several files: give --output=DIR");
+	if (o->target < 0 && o->emit)
+		usage_error("%s", "--emit selects one output, --target=all writes them all");
+	if ((o->cwd || o->home) && !o->resolve)
+		usage_error("%s", "--cwd and --home describe the launch for --resolve");
+	if (o->n_command && !o->resolve)
+		usage_error("%s", "a command after '--' is only for --resolve");
+	if (o->resolve && (o->check || o->target < 0))
+		usage_error("%s", "--resolve describes one launch: one --target, no --check");
+	if (o->resolve && o->target == TARGET_WINDOWS)
+		usage_error("%s", "--resolve has nothing to resolve for --target=windows: the "
+				  "manifest has no machine-specific values");
+	if (o->resolve && o->target == TARGET_LINUX && o->emit && strcmp(o->emit, "bwrap"))
+		usage_error("%s", "--resolve --target=linux prints the bwrap launch; it takes no "
+				  "other --emit");
+	if (o->resolve && o->target == TARGET_DARWIN && o->emit && strcmp(o->emit, "sbpl") &&
+	    strcmp(o->emit, "sbpl-params"))
+		usage_error("%s", "--resolve --target=darwin prints the profile (--emit=sbpl) or "
+				  "its parameters (--emit=sbpl-params)");
+}
+
 static void
 parse_options(int argc, char **argv, struct options *o)
 {
@@ -290,50 +340,7 @@ parse_options(int argc, char **argv, struct options *o)
 	if (optind + 1 < argc)
 		usage_error("one AGENT.yaml at a time; '%s' is one too many", argv[optind + 1]);
 	o->input = argv[optind];
-	if (o->check && !o->target_set)
-		o->target = -1;
-	if (o->check && (o->output || o->emit))
-		usage_error("%s",
-			    "--check compares a whole directory; it takes no --output or --emit");
-	if (o->strict && !o->explain)
-		usage_error("%s", "--strict is for --explain");
-	if (o->explain && (o->check || o->output || o->emit || o->resolve || o->n_queries ||
-			   o->query_file || o->diff))
-		usage_error("%s", "--explain prints its table; it takes no --check, --output, "
-				  "--emit, --resolve, --query or --diff");
-	if (o->format && !o->diff)
-		usage_error("%s", "--format is for --diff");
-	if (o->diff && (o->check || o->output || o->emit || o->resolve || o->n_queries ||
-			o->query_file))
-		usage_error("%s", "--diff compares two policies; it takes no --check, --output, "
-				  "--emit, --resolve or --query");
-	if ((o->n_queries || o->query_file) && (o->check || o->output || o->emit))
-		usage_error("%s", "--query answers on stdout; it takes no --check, --output or "
-				  "--emit");
-	if ((o->n_queries || o->query_file) && o->resolve && o->target != TARGET_LINUX)
-		usage_error("%s", "--query with --resolve answers from a Linux launch: give "
-				  "--target=linux");
-	if (o->target < 0 && !o->check && !o->output && !o->n_queries && !o->query_file &&
-	    !o->diff && !o->explain)
-		usage_error("%s", "--target=all writes several files: give --output=DIR");
-	if (o->target < 0 && o->emit)
-		usage_error("%s", "--emit selects one output, --target=all writes them all");
-	if ((o->cwd || o->home) && !o->resolve)
-		usage_error("%s", "--cwd and --home describe the launch for --resolve");
-	if (o->n_command && !o->resolve)
-		usage_error("%s", "a command after '--' is only for --resolve");
-	if (o->resolve && (o->check || o->target < 0))
-		usage_error("%s", "--resolve describes one launch: one --target, no --check");
-	if (o->resolve && o->target == TARGET_WINDOWS)
-		usage_error("%s", "--resolve has nothing to resolve for --target=windows: the "
-				  "manifest has no machine-specific values");
-	if (o->resolve && o->target == TARGET_LINUX && o->emit && strcmp(o->emit, "bwrap"))
-		usage_error("%s", "--resolve --target=linux prints the bwrap launch; it takes no "
-				  "other --emit");
-	if (o->resolve && o->target == TARGET_DARWIN && o->emit && strcmp(o->emit, "sbpl") &&
-	    strcmp(o->emit, "sbpl-params"))
-		usage_error("%s", "--resolve --target=darwin prints the profile (--emit=sbpl) or "
-				  "its parameters (--emit=sbpl-params)");
+	check_options(o);
 }
 
 /* One file of an output directory: where it goes and what it holds. */

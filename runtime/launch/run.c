@@ -52,6 +52,7 @@
 #include "runtime/resolve/command.h"
 #include "runtime/egress/proxy.h"
 #include "runtime/gitssh/broker.h"
+#include "compiler/decide/refuse.h"
 #include "runtime/resolve/resolve.h"
 #include "runtime/resolve/why.h"
 #include "runtime/resolve/walk.h"
@@ -1420,10 +1421,18 @@ run_elsewhere(struct run *r, int *rc)
 	const struct policy *p = r->p;
 
 	r->sb = &p->os_env.sandbox;
-	if (p->os_env.fork.value)
-		die("%s:%u: os_env.fork is not supported; remove it to run on the workspace "
-		    "itself",
-		    o->input, p->os_env.fork.loc.line);
+	{
+		/* What no launch here runs (refuse.h): the words every tool uses. */
+		struct arena *a = arena_new();
+		struct loc loc;
+		const char *why = refuse_launch(
+		    a, p, OMNIBOX_DARWIN_LAUNCH ? SANDBOX_DARWIN_SEATBELT : SANDBOX_LINUX_BWRAP,
+		    OMNIBOX_DARWIN_LAUNCH ? "darwin" : "linux", &loc);
+
+		if (why)
+			die("%s:%u:%u: %s", o->input, loc.line, loc.col, why);
+		arena_free(a);
+	}
 	if (!getcwd(r->launch_dir, sizeof(r->launch_dir)))
 		die("getcwd: %s", strerror(errno));
 	r->home = launch_home(environ);
@@ -1571,6 +1580,7 @@ run_resolve(struct run *r)
 	rq->home = r->home;
 	rq->scratch = r->scratch.path;
 	rq->init = r->init;
+	rq->bwrap = r->bwrap;
 	rq->command = o->command;
 	rq->n_command = o->n_command;
 	rq->environ = environ;
@@ -1595,16 +1605,6 @@ run_resolve(struct run *r)
 		tb_free(&list);
 		if (plan->ctx.masks_fd < 0)
 			die("cannot pass the masks to omnibox-init: %s", strerror(errno));
-	}
-	{
-		const char *real = walk_canonical(a, r->bwrap);
-
-		if (!real || launch_plan_writable(plan, real))
-			die("%s, the bwrap found first on PATH, lies in a directory the sandbox "
-			    "can "
-			    "write: an agent could have put it there, and it would run outside the "
-			    "sandbox; put the system's bwrap first on PATH; nothing ran",
-			    arena_escape(a, real ? real : r->bwrap));
 	}
 	bwrap_build(plan->policy, &plan->ctx, &r->d, &r->text, &r->nul, &r->tail);
 	if (!o->quiet && !o->dry_run)

@@ -110,8 +110,7 @@ shown(struct rctx *r, const char *s)
 static const char *
 at_loc(struct rctx *r, struct loc loc)
 {
-	return loc.line ? arena_printf(r->a, "%s:%u:%u: ", r->source, loc.line, loc.col)
-			: "";
+	return loc.line ? arena_printf(r->a, "%s:%u:%u: ", r->source, loc.line, loc.col) : "";
 }
 
 /* "agent.yaml:9: " for a setting written on line LINE, "" for a default. */
@@ -466,8 +465,9 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 	}
 	if (too_wide(r, w.path)) {
 		close(w.fd);
-		return fail(r, "%swrite_paths %s: copy_on_write of a home directory or of / is "
-			       "refused (the copy would hold everything in it)",
+		return fail(r,
+			    "%swrite_paths %s: copy_on_write of a home directory or of / is "
+			    "refused (the copy would hold everything in it)",
 			    at_line(r, entry->loc.line), shown(r, w.path));
 	}
 	for (size_t i = 0; i < r->n_grants; i++) {
@@ -549,10 +549,11 @@ check_secret(struct rctx *r, struct ir_path *p, const char *what, bool canonical
 		via = "the scratch dir";
 	else if (sandbox_exposes(r->a, sb, r->plan->workspace, canon, &e))
 		via = e.file_mask
-			  ? arena_printf(r->a,
-					 "%s, though hidden: a file the host replaces comes out from "
-					 "under the mask that hides it; keep it in a hidden directory",
-					 e.grant ? e.grant->written : r->plan->workspace)
+			  ? arena_printf(
+				r->a,
+				"%s, though hidden: a file the host replaces comes out from "
+				"under the mask that hides it; keep it in a hidden directory",
+				e.grant ? e.grant->written : r->plan->workspace)
 		      : !e.grant ? arena_printf(r->a, "the workspace %s", r->plan->workspace)
 		      : e.dotfile
 			  ? arena_printf(r->a,
@@ -765,7 +766,8 @@ reexpose_below(struct rctx *r, const char *hidden)
 			return fail(r, "cannot duplicate a descriptor: %s", strerror(errno));
 		keep_fd(r, fd);
 		*ARENA_PUSH(r->a, r->reexpose, r->n_reexpose, r->cap_reexpose) =
-		    (struct bwrap_grant){g->path, fd, g->writable, false, g->what, g->line, g->cow, false, NULL};
+		    (struct bwrap_grant){g->path, fd,	  g->writable, false, g->what,
+					 g->line, g->cow, false,       NULL};
 	}
 	return 0;
 }
@@ -917,8 +919,8 @@ pin_parents(struct rctx *r, const char *path, uint32_t line)
 				    at_line(r, line), shown(r, dir));
 		}
 		keep_fd(r, w.fd);
-		*ARENA_PUSH(r->a, r->pins, r->n_pins, r->cap_pins) =
-		    (struct bwrap_grant){dir, w.fd, true, true, "mask_paths", line, false, false, NULL};
+		*ARENA_PUSH(r->a, r->pins, r->n_pins, r->cap_pins) = (struct bwrap_grant){
+		    dir, w.fd, true, true, "mask_paths", line, false, false, NULL};
 	}
 	return 0;
 }
@@ -1265,8 +1267,7 @@ masked(struct rctx *r, const char *path)
 }
 
 static void
-add_protect(struct rctx *r, const char *path, int fd, bool writable, const char *why,
-	    uint32_t line)
+add_protect(struct rctx *r, const char *path, int fd, bool writable, const char *why, uint32_t line)
 {
 	for (size_t i = 0; i < r->n_protects; i++)
 		if (!strcmp(r->protects[i].path, path)) {
@@ -1365,10 +1366,10 @@ protect_missing(struct rctx *r, const struct protect_entry *e, const char *reaso
 	}
 	if (!r->rq->create_placeholders) {
 		close(w->parent_fd);
-		add_protect(r, at, -1, false,
-			    arena_printf(r->a, "%s; missing: placeholder %s made at launch", reason,
-					 at),
-			    e->line);
+		add_protect(
+		    r, at, -1, false,
+		    arena_printf(r->a, "%s; missing: placeholder %s made at launch", reason, at),
+		    e->line);
 		if (file)
 			r->protects[r->n_protects - 1].hold_text = e->text;
 		r->protect_rc = pin_parents(r, at, e->line);
@@ -1377,9 +1378,9 @@ protect_missing(struct rctx *r, const struct protect_entry *e, const char *reaso
 	h = ARENA_PUSH(r->a, r->plan->placeholders, r->plan->n_placeholders, r->cap_placeholders);
 	/* A directory, unless the entry itself is missing and its tools read a
 	 * file there (file placeholders hold what reads as no file at all). */
-	made = file ? host_placeholder_file(r->a, w->parent_fd, strrchr(at, '/') + 1, at, e->text,
-					    h)
-		    : host_placeholder_make(r->a, w->parent_fd, strrchr(at, '/') + 1, at, true, h);
+	made = file
+		   ? host_placeholder_file(r->a, w->parent_fd, strrchr(at, '/') + 1, at, e->text, h)
+		   : host_placeholder_make(r->a, w->parent_fd, strrchr(at, '/') + 1, at, true, h);
 	if (made < 0) {
 		int err = errno;
 
@@ -1403,8 +1404,8 @@ protect_missing(struct rctx *r, const struct protect_entry *e, const char *reaso
 				     at_line(r, e->line), at);
 		return;
 	}
-	add_protect(r, at, fd, false,
-		    arena_printf(r->a, "%s; missing: placeholder %s", reason, at), e->line);
+	add_protect(r, at, fd, false, arena_printf(r->a, "%s; missing: placeholder %s", reason, at),
+		    e->line);
 	if (file)
 		r->protects[r->n_protects - 1].hold_text = e->text;
 	r->protect_rc = pin_parents(r, at, e->line);
@@ -1446,11 +1447,12 @@ protect_one(void *arg, const struct protect_entry *e)
 			close(w.fd);
 		if (w.parent_fd >= 0)
 			close(w.parent_fd);
-		r->protect_rc = fail(r,
-				     "%s%s is protected (%s) but reached through a symbolic link "
-				     "the sandbox could replace (it resolves to %s); replace the link "
-				     "with what it names, or name the entry in unprotect_paths",
-				     at_line(r, e->line), path, e->why, w.path);
+		r->protect_rc =
+		    fail(r,
+			 "%s%s is protected (%s) but reached through a symbolic link "
+			 "the sandbox could replace (it resolves to %s); replace the link "
+			 "with what it names, or name the entry in unprotect_paths",
+			 at_line(r, e->line), path, e->why, w.path);
 		return;
 	}
 	if (w.exists) {
@@ -1476,7 +1478,7 @@ protect_one(void *arg, const struct protect_entry *e)
 			close(w.parent_fd);
 		if (holder && writable_inside(r, holder) && strcmp(holder, path) &&
 		    !masked(r, holder)) {
-			struct protect_entry h = {holder, false, e->why, e->line,
+			struct protect_entry h = {holder,	    false, e->why, e->line,
 						  PROTECT_HOLD_DIR, NULL};
 
 			protect_one(r, &h);
@@ -1539,8 +1541,9 @@ protect_config(struct rctx *r, const char *worktree, const char *gitdir)
 	if (w.fd >= 0)
 		close(w.fd);
 	files[0] = "/etc/gitconfig";
-	files[1] = xdg && xdg[0] == '/' ? arena_printf(r->a, "%s/git/config", xdg)
-					: arena_printf(r->a, "%s/.config/git/config", r->plan->home);
+	files[1] = xdg && xdg[0] == '/'
+		       ? arena_printf(r->a, "%s/git/config", xdg)
+		       : arena_printf(r->a, "%s/.config/git/config", r->plan->home);
 	files[2] = arena_printf(r->a, "%s/.gitconfig", r->plan->home);
 	files[3] = env_lookup(r->rq->environ, "GIT_CONFIG_GLOBAL");
 	files[4] = arena_printf(r->a, "%s/config", common);
@@ -1577,8 +1580,8 @@ protect_gitdir(struct rctx *r, const char *gitdir)
 static void
 protect_gitfile(struct rctx *r, const char *path)
 {
-	struct protect_entry self = {path, false, "git takes its git directory from it", 0,
-				     PROTECT_HOLD_NONE, NULL};
+	struct protect_entry self = {
+	    path, false, "git takes its git directory from it", 0, PROTECT_HOLD_NONE, NULL};
 	struct walk_result w;
 	const char *target = NULL, *canon;
 
@@ -1602,8 +1605,7 @@ protect_gitfile(struct rctx *r, const char *path)
 		const char *common = gitguard_commondir(r->a, w.fd, canon);
 
 		/* A linked worktree's: config and hooks come from there. */
-		if (common && (common = walk_canonical(r->a, common)) &&
-		    writable_inside(r, common))
+		if (common && (common = walk_canonical(r->a, common)) && writable_inside(r, common))
 			protect_gitdir(r, common);
 	}
 	if (w.fd >= 0)
@@ -1655,14 +1657,14 @@ masked_dirs(struct rctx *r, struct gitguard_prune *out)
 /* Every repository in the writable ROOTS now, kept for the check after
  * the run, into *FOUND.  0, or -1 with the message. */
 static int
-find_repositories(struct rctx *r, const char *const *roots, size_t n,
-		  struct gitguard_entry **found, size_t *n_found)
+find_repositories(struct rctx *r, const char *const *roots, size_t n, struct gitguard_entry **found,
+		  size_t *n_found)
 {
 	char err[512];
 
 	masked_dirs(r, &r->plan->git_prune);
-	if (gitguard_find(r->a, roots, n, &r->plan->git_prune, found, n_found, err,
-			  sizeof(err)) < 0)
+	if (gitguard_find(r->a, roots, n, &r->plan->git_prune, found, n_found, err, sizeof(err)) <
+	    0)
 		return fail(r, "%s", err);
 	r->plan->gits = *found;
 	r->plan->n_gits = *n_found;
@@ -1702,12 +1704,13 @@ protect_repositories(struct rctx *r, const char *const *roots, size_t n)
 		if (masked(r, path))
 			continue;
 		if (found[i].kind == SCAN_LINK)
-			r->protect_rc = fail(r,
-					     "%s is a symbolic link in a writable root: the sandbox "
-					     "could point it at a repository of its making, which "
-					     "git on this machine would obey; replace it with what "
-					     "it names",
-					     shown(r, path));
+			r->protect_rc =
+			    fail(r,
+				 "%s is a symbolic link in a writable root: the sandbox "
+				 "could point it at a repository of its making, which "
+				 "git on this machine would obey; replace it with what "
+				 "it names",
+				 shown(r, path));
 		else if (found[i].kind == SCAN_FILE)
 			protect_gitfile(r, path);
 		else if (found[i].kind == SCAN_DIR) {
@@ -1729,8 +1732,8 @@ protect_repositories(struct rctx *r, const char *const *roots, size_t n)
 static void
 protect_profile_dir(struct rctx *r, const char *dir, bool whole)
 {
-	static const char *const parts[] = {"policy.ir.json", "egress.rules", "linux", "darwin",
-					    "windows", NULL};
+	static const char *const parts[] = {"policy.ir.json", "egress.rules", "linux",
+					    "darwin",	      "windows",      NULL};
 	struct stat st;
 
 	if (fstatat(AT_FDCWD, arena_printf(r->a, "%s/policy.ir.json", dir), &st,
@@ -1893,64 +1896,20 @@ list_entries(struct rctx *r, int host, const char *const *skip, size_t n_skip, s
  * and, when the policy shows DIR, its other entries read-only (links
  * recreated).  Entries the sandbox saw there keep their masks.
  */
+/*
+ * The private directory K of DIR (open as DIRFD, mode of ST) made in the
+ * scratch dir: a copy of each member (NAMES), the directory's links made
+ * again, its mode.  *PRIV_PATH: an O_PATH descriptor on it, kept.  0, or -1.
+ */
 static int
-private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_members, size_t k)
+private_dir_fill(struct rctx *r, const char *dir, int dirfd, const struct stat *st,
+		 const char **names, const size_t *members, size_t n_members, const char **entries,
+		 size_t n_entries, size_t k, int *priv_path)
 {
-	const struct bwrap_grant *first = &r->grants[members[0]];
-	uint32_t line = first->line;
-	const char **names = arena_alloc(r->a, n_members * sizeof(*names));
-	const char **entries = NULL;
-	size_t n_entries = 0;
-	struct walk_result w;
 	char sub[32];
-	int scratch, wbdir, priv = -1, priv_path;
-	struct stat st;
+	int scratch, wbdir, priv = -1;
+	struct walk_result w = {.fd = dirfd};
 
-	if (open_checked(r, dir, "write_files", line, 0, &w) < 0)
-		return -1;
-	if (!w.exists || !w.is_dir || strcmp(w.path, dir)) {
-		if (w.fd >= 0)
-			close(w.fd);
-		return fail(r, "%swrite_files: %s changed while it was being opened",
-			    at_line(r, line), shown(r, dir));
-	}
-	for (size_t i = 0; i < n_members; i++) {
-		const struct bwrap_grant *g = &r->grants[members[i]];
-		struct stat in_dir, own;
-
-		names[i] = base_name(g->path);
-		if (fstatat(w.fd, names[i], &in_dir, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    fstat(g->fd, &own) < 0 || in_dir.st_dev != own.st_dev ||
-		    in_dir.st_ino != own.st_ino) {
-			close(w.fd);
-			return fail(r, "%swrite_files %s changed while it was being opened",
-				    at_line(r, g->line), shown(r, g->path));
-		}
-
-	}
-	if (shown_read_only(r, dir)) {
-		entries = list_entries(r, w.fd, names, n_members, &n_entries);
-		if (!entries) {
-			close(w.fd);
-			note(r,
-			     "write_files (line %u): %s is bound on its own, so it can be written "
-			     "in place but not replaced by a rename: its directory %s has %s "
-			     "entries the sandbox sees",
-			     line, shown(r, first->path), shown(r, dir),
-			     n_entries > WRITEBACK_MAX_ENTRIES ? "more than 256" : "unlistable");
-			return 0;
-		}
-	}
-	if (fstat(w.fd, &st) < 0) {
-		close(w.fd);
-		return fail(r, "cannot stat %s: %s", shown(r, dir), strerror(errno));
-	}
-
-	/* Described only: the same mounts, made at launch. */
-	if (!r->rq->create_placeholders) {
-		priv_path = -1;
-		goto grants;
-	}
 	snprintf(sub, sizeof(sub), "%zu", k);
 	scratch = open(r->plan->scratch, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (scratch < 0 || (mkdirat(scratch, WRITEBACK_DIR, 0700) < 0 && errno != EEXIST) ||
@@ -1960,25 +1919,23 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 
 		if (scratch >= 0)
 			close(scratch);
-		close(w.fd);
 		return fail(r, "cannot make %s/%s: %s", shown(r, r->plan->scratch), WRITEBACK_DIR,
 			    strerror(e));
 	}
 	close(scratch);
 	if (mkdirat(wbdir, sub, 0700) < 0 ||
 	    (priv = openat(wbdir, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    (priv_path = openat(wbdir, sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+	    (*priv_path = openat(wbdir, sub, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		int e = errno;
 
 		if (priv >= 0)
 			close(priv);
 		close(wbdir);
-		close(w.fd);
 		return fail(r, "cannot make %s/%s/%s: %s", shown(r, r->plan->scratch),
 			    WRITEBACK_DIR, sub, strerror(e));
 	}
 	close(wbdir);
-	keep_fd(r, priv_path);
+	keep_fd(r, *priv_path);
 	for (size_t i = 0; i < n_members; i++) {
 		const struct bwrap_grant *g = &r->grants[members[i]];
 		struct writeback *wb =
@@ -1993,7 +1950,6 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 			if (wb->host_fd < 0 || wb->dir_fd < 0)
 				fail(r, "cannot duplicate a descriptor: %s", strerror(errno));
 			close(priv);
-			close(w.fd);
 			return -1;
 		}
 	}
@@ -2012,19 +1968,33 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 		target[len] = '\0';
 		if (symlinkat(target, priv, entries[i]) < 0) {
 			close(priv);
-			close(w.fd);
 			return fail(r, "cannot make the link %s/%s in the scratch dir: %s",
 				    shown(r, dir), shown(r, entries[i]), strerror(errno));
 		}
 	}
 	/* Inside, the directory is the copy's: it looks like the host's. */
-	if (fchmod(priv, st.st_mode & 0777) < 0) {
+	if (fchmod(priv, st->st_mode & 0777) < 0) {
 		close(priv);
-		close(w.fd);
 		return fail(r, "cannot set the mode of the private directory: %s", strerror(errno));
 	}
 	close(priv);
-grants:
+	return 0;
+}
+
+/*
+ * The mounts of the private directory K of DIR (DIRFD): the first member's
+ * grant becomes it (PRIV_PATH, -1 when only described), the other members
+ * go, the directory's other entries are bound read-only, and the masks
+ * that must find their parent find the private one.
+ */
+static void
+private_dir_mount(struct rctx *r, const char *dir, int dirfd, const size_t *members,
+		  size_t n_members, const char **entries, size_t n_entries, size_t k, int priv_path,
+		  uint32_t line)
+{
+	struct walk_result w = {.fd = dirfd};
+	struct stat st;
+
 	/* The first member becomes the directory's mount, the others go. */
 	r->grants[members[0]] = (struct bwrap_grant){
 	    dir,
@@ -2074,6 +2044,71 @@ grants:
 			}
 		}
 	}
+}
+
+static int
+private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_members, size_t k)
+{
+	const struct bwrap_grant *first = &r->grants[members[0]];
+	uint32_t line = first->line;
+	const char **names = arena_alloc(r->a, n_members * sizeof(*names));
+	const char **entries = NULL;
+	size_t n_entries = 0;
+	struct walk_result w;
+	int priv_path = -1;
+	struct stat st;
+
+	if (open_checked(r, dir, "write_files", line, 0, &w) < 0)
+		return -1;
+	if (!w.exists || !w.is_dir || strcmp(w.path, dir)) {
+		if (w.fd >= 0)
+			close(w.fd);
+		return fail(r, "%swrite_files: %s changed while it was being opened",
+			    at_line(r, line), shown(r, dir));
+	}
+	for (size_t i = 0; i < n_members; i++) {
+		const struct bwrap_grant *g = &r->grants[members[i]];
+		struct stat in_dir, own;
+
+		names[i] = base_name(g->path);
+		if (fstatat(w.fd, names[i], &in_dir, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    fstat(g->fd, &own) < 0 || in_dir.st_dev != own.st_dev ||
+		    in_dir.st_ino != own.st_ino) {
+			close(w.fd);
+			return fail(r, "%swrite_files %s changed while it was being opened",
+				    at_line(r, g->line), shown(r, g->path));
+		}
+	}
+	if (shown_read_only(r, dir)) {
+		entries = list_entries(r, w.fd, names, n_members, &n_entries);
+		if (!entries) {
+			close(w.fd);
+			note(r,
+			     "write_files (line %u): %s is bound on its own, so it can be written "
+			     "in place but not replaced by a rename: its directory %s has %s "
+			     "entries the sandbox sees",
+			     line, shown(r, first->path), shown(r, dir),
+			     n_entries > WRITEBACK_MAX_ENTRIES ? "more than 256" : "unlistable");
+			return 0;
+		}
+	}
+	if (fstat(w.fd, &st) < 0) {
+		close(w.fd);
+		return fail(r, "cannot stat %s: %s", shown(r, dir), strerror(errno));
+	}
+
+	/* Described only: the same mounts, made at launch. */
+	if (!r->rq->create_placeholders) {
+		priv_path = -1;
+		goto grants;
+	}
+	if (private_dir_fill(r, dir, w.fd, &st, names, members, n_members, entries, n_entries, k,
+			     &priv_path) < 0) {
+		close(w.fd);
+		return -1;
+	}
+grants:
+	private_dir_mount(r, dir, w.fd, members, n_members, entries, n_entries, k, priv_path, line);
 	close(w.fd);
 	return 0;
 }
@@ -2186,7 +2221,6 @@ private_parents(struct rctx *r)
 	return 0;
 }
 
-
 static void
 find_system_links(struct rctx *r)
 {
@@ -2295,10 +2329,9 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 	plan->ctx.init_fd = -1;
 	{
 		struct loc loc;
-		const char *why = refuse_launch(a, rq->policy,
-						r.linux_target ? SANDBOX_LINUX_BWRAP
-							       : SANDBOX_DARWIN_SEATBELT,
-						r.linux_target ? "linux" : "darwin", &loc);
+		const char *why = refuse_launch(
+		    a, rq->policy, r.linux_target ? SANDBOX_LINUX_BWRAP : SANDBOX_DARWIN_SEATBELT,
+		    r.linux_target ? "linux" : "darwin", &loc);
 
 		if (why)
 			return fail(&r, "%s%s", at_loc(&r, loc), why);
@@ -2352,11 +2385,13 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 		/* It runs outside the sandbox: one the agent could have put there
 		 * would run what it likes. */
 		if (!real || launch_plan_writable(plan, real)) {
-			fail(&r,
-			     "%s, the bwrap found first on PATH, lies in a directory the sandbox can "
-			     "write: an agent could have put it there, and it would run outside the "
-			     "sandbox; put the system's bwrap first on PATH",
-			     shown(&r, real ? real : rq->bwrap));
+			fail(
+			    &r,
+			    "%s, the bwrap found first on PATH, lies in a directory the sandbox "
+			    "can "
+			    "write: an agent could have put it there, and it would run outside the "
+			    "sandbox; put the system's bwrap first on PATH",
+			    shown(&r, real ? real : rq->bwrap));
 			goto fail;
 		}
 	}

@@ -151,6 +151,53 @@ read_link(int dirfd, int fd, const char *name, char *buf, size_t size)
 #endif
 }
 
+/*
+ * The link NAME (NFD, closed here) in CUR_PATH (descriptor CUR, the
+ * caller's): the path to walk next, the link followed and then REST, into
+ * *WANT.  0, or -1 with errno: ELOOP past WALK_MAX_LINKS, EXDEV for a link
+ * in a writable root that leaves it (OUT's bad_* say which).
+ */
+static int
+follow_link(struct arena *a, int cur, int nfd, const char *name, const char *cur_path,
+	    const char *rest, const char *const *roots, size_t n_roots, unsigned flags, int *links,
+	    struct walk_result *out, const char **want)
+{
+	char target[PATH_MAX];
+	ssize_t n = read_link(cur, nfd, name, target, sizeof(target) - 1);
+	size_t len = strlen(name);
+	const char *abs, *root;
+
+	close(nfd);
+	if (n < 0)
+		return -1;
+	target[n] = '\0';
+	if (++*links > WALK_MAX_LINKS) {
+		errno = ELOOP;
+		return -1;
+	}
+	abs = walk_lexical(a, target[0] == '/' ? target : join(a, cur_path, target, (size_t)n));
+	/*
+	 * A link inside a writable root may have been planted by the agent: it
+	 * may point anywhere inside that root (which the agent sees anyway),
+	 * never out of it.
+	 */
+	root = root_of(cur_path, roots, n_roots);
+	if (root && !path_within(abs, root)) {
+		out->bad_link = join(a, cur_path, name, len);
+		out->bad_target = arena_strdup(a, target);
+		out->bad_root = root;
+		errno = EXDEV;
+		return -1;
+	}
+	out->through_link = true;
+	if (flags & WALK_PHYSICAL)
+		*want = join(a, target[0] == '/' ? target : join(a, cur_path, target, (size_t)n),
+			     rest, strlen(rest));
+	else
+		*want = walk_lexical(a, join(a, abs, rest, strlen(rest)));
+	return 0;
+}
+
 int
 walk_open(struct arena *a, const char *path, const char *const *roots, size_t n_roots,
 	  unsigned flags, struct walk_result *out)
@@ -226,45 +273,9 @@ restart:
 				goto fail;
 			}
 			if (S_ISLNK(st.st_mode)) {
-				char target[PATH_MAX];
-				ssize_t n = read_link(cur, nfd, name, target, sizeof(target) - 1);
-				const char *abs, *root;
-
-				close(nfd);
-				if (n < 0)
+				if (follow_link(a, cur, nfd, name, cur_path, rest, roots, n_roots, flags,
+						&links, out, &want) < 0)
 					goto fail;
-				target[n] = '\0';
-				if (++links > WALK_MAX_LINKS) {
-					close(cur);
-					errno = ELOOP;
-					return -1;
-				}
-				abs = walk_lexical(a, target[0] == '/'
-							  ? target
-							  : join(a, cur_path, target, (size_t)n));
-				/*
-				 * A link inside a writable root may have been planted by
-				 * the agent: it may point anywhere inside that root (which
-				 * the agent sees anyway), never out of it.
-				 */
-				root = root_of(cur_path, roots, n_roots);
-				if (root && !path_within(abs, root)) {
-					out->bad_link = join(a, cur_path, name, len);
-					out->bad_target = arena_strdup(a, target);
-					out->bad_root = root;
-					close(cur);
-					errno = EXDEV;
-					return -1;
-				}
-				out->through_link = true;
-				if (flags & WALK_PHYSICAL)
-					want = join(a,
-						    target[0] == '/'
-							? target
-							: join(a, cur_path, target, (size_t)n),
-						    rest, strlen(rest));
-				else
-					want = walk_lexical(a, join(a, abs, rest, strlen(rest)));
 				close(cur);
 				goto restart;
 			}

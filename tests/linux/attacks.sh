@@ -432,6 +432,12 @@ t_bwrap_on_path() {
 	expect_out "lies in a directory the sandbox can write"
 	tests=$((tests + 1))
 	[ ! -e "$O/pwned-by-bwrap" ] || fail "the agent's bwrap ran outside the sandbox"
+	name="--resolve refuses the same bwrap, in the same words"
+	out=$(cd "$WS" && as_user env PATH="$WS/tools:/usr/bin:/bin" "$TB/omnibox-compile" \
+		--resolve --target=linux "$P/write-ws.yaml" 2>&1)
+	rc=$?
+	expect_rc 65
+	expect_out "the bwrap found first on PATH, lies in a directory the sandbox can write"
 	name="a relative PATH entry is never searched for bwrap"
 	cp "$WS/tools/bwrap" "$WS/bwrap"
 	[ "$who" = nobody ] && chown nobody:nogroup "$WS/bwrap"
