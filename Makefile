@@ -96,6 +96,7 @@ LIB_SRC := \
 	runtime/resolve/gitconfig.c \
 	runtime/resolve/why.c \
 	runtime/launch/fds.c \
+	runtime/launch/janitor.c \
 	runtime/launch/landlock.c \
 	runtime/launch/seccomp_load.c \
 	emitters/json.c

@@ -3,6 +3,7 @@
  */
 #include "compiler/base/diag.h"
 #include "runtime/launch/darwin.h"
+#include "runtime/launch/janitor.h"
 #include "compiler/base/textbuf.h"
 #include "compiler/base/textesc.h"
 #include "runtime/launch/fds.h"
@@ -236,46 +237,6 @@ darwin_dyld_cache_dir(struct arena *a)
 
 /* ---- running ---------------------------------------------------------------------- */
 
-/*
- * A process of its own that removes the profile dir and the scratch dir
- * once the launch is over, however omnibox-run ends (a SIGKILL included):
- * it waits for the end of file on a pipe only omnibox-run holds.  Returns
- * that pipe's write end, or -1 with errno.
- */
-static int
-start_janitor(const struct host_entry *scratch, const char *pdir)
-{
-	int fds[2];
-	pid_t pid;
-
-	if (pipe(fds) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		struct host_entry own = *scratch;
-		int keep[2] = {fds[0], scratch->dirfd};
-		char c;
-
-		/* Holding nothing of the launch's but the scratch dir's directory. */
-		close(fds[1]);
-		launch_detach(keep, own.dirfd >= 0 ? 2 : 1);
-		rlimit_raise_nofile();
-		own.dirfd = own.dirfd >= 0 ? keep[1] : -1;
-		while (read(keep[0], &c, 1) < 0 && errno == EINTR)
-			;
-		rmtree(pdir);
-		host_remove(&own, true, false);
-		_exit(0);
-	}
-	close(fds[0]);
-	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-	return fds[1];
-}
 
 static volatile sig_atomic_t child_pid;
 
@@ -444,7 +405,7 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 	} else if (darwin_launch_argv(a, &plan, exe, ppath) < 0) {
 		fprintf(stderr, "omnibox-run: %s is not an absolute path; nothing ran\n", exe);
 		rc = DARWIN_EXIT_SETUP;
-	} else if ((janitor = start_janitor(scratch, pdir)) < 0) {
+	} else if ((janitor = janitor_start(scratch, &plan.facts, pdir)) < 0) {
 		fprintf(stderr, "omnibox-run: cannot start the cleanup process: %s; nothing ran\n",
 			strerror(errno));
 		rc = DARWIN_EXIT_SETUP;
@@ -452,6 +413,7 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 		rc = darwin_launch_run(&plan);
 		/* Before anything else of the host's can run git in the workspace. */
 		launch_quarantine(&plan.facts, stderr);
+		janitor_checked(janitor);
 	}
 	if (pdir)
 		darwin_profile_remove(pdir, ppath);

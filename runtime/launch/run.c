@@ -47,6 +47,7 @@
 #include "runtime/launch/pty.h"
 #include "runtime/launch/rlimit.h"
 #include "emitters/query.h"
+#include "runtime/launch/janitor.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/egress/credentials.h"
 #include "runtime/resolve/command.h"
@@ -320,83 +321,6 @@ self_dir(struct arena *a)
 	return arena_strdup(a, self);
 }
 
-/* ---- the janitor: removes the scratch dir even if omnibox-run is killed ---- */
-
-static int
-start_janitor(const struct host_entry *scratch, struct launch_plan *plan)
-{
-	int pipefd[2], *keep;
-	size_t n = 0;
-	pid_t pid;
-
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -1;
-	keep = calloc(2 + plan->n_placeholders, sizeof(*keep));
-	if (!keep)
-		return -1;
-	keep[n++] = pipefd[0];
-	keep[n++] = scratch->dirfd;
-	for (size_t i = 0; i < plan->n_placeholders; i++)
-		keep[n++] = plan->placeholders[i].dirfd;
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		free(keep);
-		return -1;
-	}
-	if (pid == 0) {
-		struct host_entry own = *scratch;
-		char c;
-
-		/*
-		 * Hold nothing of omnibox-run's (not its terminal, not bwrap's
-		 * pipes) but the directories of what it removes: by those
-		 * descriptors, never by a path the agent could re-point.
-		 */
-		launch_detach(keep, n);
-		/* Its own limits, not what omnibox-run was left with; the removal
-		 * needs few descriptors anyway, however deep the tree (host.h). */
-		rlimit_raise_nofile();
-		ssize_t got;
-		bool checked = false;
-
-		own.dirfd = keep[1];
-		for (size_t i = 0; i < plan->n_placeholders; i++)
-			plan->placeholders[i].dirfd = keep[2 + i];
-
-		/* A byte: omnibox-run has made its check after the run; the end of
-		 * the pipe: omnibox-run is gone. */
-		while ((got = read(keep[0], &c, 1)) != 0)
-			if (got == 1)
-				checked = true;
-			else if (errno != EINTR)
-				break;
-		/* No word from omnibox-run before it went: it was killed before its
-		 * own check after the run, so the repositories the sandbox made are
-		 * set aside here (once the sandbox is gone), silently. */
-		if (!checked) {
-			FILE *null = fopen("/dev/null", "we");
-
-			if (null) {
-				usleep(200000);
-				launch_quarantine(plan, null);
-				fclose(null);
-			}
-		}
-		/* omnibox-run is gone: the sandbox dies with it (--die-with-parent),
-		 * possibly still writing for a moment; retry until the tree is gone. */
-		for (int i = 0; i < 50; i++) {
-			if (host_remove(&own, true, true) == 0)
-				break;
-			usleep(40000);
-		}
-		launch_cleanup(plan);
-		_exit(0);
-	}
-	free(keep);
-	close(pipefd[0]);
-	return pipefd[1];
-}
 
 /* ---- running bwrap ---------------------------------------------------------- */
 
@@ -1696,7 +1620,7 @@ start_services(struct run *r)
 		r->git_ssh_pid = start_git_ssh(r->a, &r->o, &r->plan, r->git_ssh_token,
 					       r->egress_log, &r->git_ssh_alive);
 	}
-	r->janitor = start_janitor(&r->scratch, &r->plan);
+	r->janitor = janitor_start(&r->scratch, &r->plan, NULL);
 	if (r->janitor < 0)
 		die("cannot start the cleanup process: %s", strerror(errno));
 }
@@ -1713,10 +1637,7 @@ run_sandbox(struct run *r)
 	copyback_finish(r->copyback, r->plan.writebacks, r->plan.n_writebacks);
 	/* Before anything else of the host's can run git in the workspace. */
 	launch_quarantine(&r->plan, stderr);
-	if (write(r->janitor, "", 1) != 1)
-		fprintf(stderr, "omnibox-run: warning: cannot tell the cleanup process the run is "
-				"over: %s\n",
-			strerror(errno));
+	janitor_checked(r->janitor);
 	gitssh_stop(r->git_ssh_pid, r->git_ssh_alive);
 	launch_plan_close(&r->plan);
 	return rc;

@@ -1,0 +1,117 @@
+/*
+ * janitor.c - the cleanup process of a launch (janitor.h).
+ */
+#include "runtime/launch/janitor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/launch/fds.h"
+#include "runtime/launch/rlimit.h"
+
+/* In the janitor: wait for the end of the pipe READ; did a byte come first? */
+static bool
+wait_for_end(int read_fd)
+{
+	bool checked = false;
+	ssize_t got;
+	char c;
+
+	while ((got = read(read_fd, &c, 1)) != 0)
+		if (got == 1)
+			checked = true;
+		else if (errno != EINTR)
+			break;
+	return checked;
+}
+
+static void __attribute__((noreturn))
+janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launch_plan *plan,
+	     const char *extra_dir)
+{
+	struct host_entry own = *scratch;
+
+	/*
+	 * Hold nothing of omnibox-run's (not its terminal, not bwrap's pipes)
+	 * but the directories of what it removes: by those descriptors, never
+	 * by a path the agent could re-point.
+	 */
+	launch_detach(keep, n);
+	/* Its own limits, not what omnibox-run was left with; the removal needs
+	 * few descriptors anyway, however deep the tree (host.h). */
+	rlimit_raise_nofile();
+	own.dirfd = keep[1]; /* -1 when there was none */
+	for (size_t i = 0; i < plan->n_placeholders; i++)
+		plan->placeholders[i].dirfd = keep[2 + i];
+	/* No word from omnibox-run before it went: it was killed before its own
+	 * check after the run, so the repositories the sandbox made are set
+	 * aside here (once the sandbox is gone), silently. */
+	if (!wait_for_end(keep[0])) {
+		FILE *null = fopen("/dev/null", "we");
+
+		if (null) {
+			usleep(200000);
+			launch_quarantine(plan, null);
+			fclose(null);
+		}
+	}
+	if (extra_dir)
+		rmtree(extra_dir);
+	/* The sandbox dies with omnibox-run (--die-with-parent), possibly still
+	 * writing for a moment: retry until the tree is gone. */
+	for (int i = 0; own.dirfd >= 0 && i < 50; i++) {
+		if (host_remove(&own, true, true) == 0)
+			break;
+		usleep(40000);
+	}
+	launch_cleanup(plan);
+	_exit(0);
+}
+
+int
+janitor_start(const struct host_entry *scratch, struct launch_plan *plan, const char *extra_dir)
+{
+	int pipefd[2], *keep;
+	size_t n = 0;
+	pid_t pid;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -1;
+	keep = calloc(2 + plan->n_placeholders, sizeof(*keep));
+	if (!keep) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	keep[n++] = pipefd[0];
+	keep[n++] = scratch->dirfd;
+	for (size_t i = 0; i < plan->n_placeholders; i++)
+		keep[n++] = plan->placeholders[i].dirfd;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		free(keep);
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	if (pid == 0)
+		janitor_main(keep, n, scratch, plan, extra_dir);
+	free(keep);
+	close(pipefd[0]);
+	return pipefd[1];
+}
+
+void
+janitor_checked(int fd)
+{
+	if (write(fd, "", 1) != 1)
+		fprintf(stderr, "omnibox-run: warning: cannot tell the cleanup process the run is "
+				"over: %s\n",
+			strerror(errno));
+}

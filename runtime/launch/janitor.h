@@ -1,0 +1,30 @@
+/*
+ * janitor.h - what a launch leaves on the host goes, however omnibox-run ends.
+ *
+ * One cleanup process for the Linux and the macOS launch: started before
+ * the command, it holds nothing of omnibox-run's but the directories of
+ * what it removes, and waits for the end of a pipe.  When omnibox-run is
+ * gone, by any way, it removes the scratch dir and the placeholders (by the
+ * descriptors held since they were made) and the profile directory; and,
+ * unless omnibox-run said first that its own check after the run is done,
+ * it sets aside the repositories the sandbox made (launch_quarantine()).
+ */
+#ifndef OMNIBOX_JANITOR_H
+#define OMNIBOX_JANITOR_H
+
+#include "runtime/resolve/host.h"
+#include "runtime/resolve/resolve.h"
+
+/*
+ * Start it for SCRATCH (its dirfd may be -1: nothing to remove), PLAN and
+ * EXTRA_DIR (a directory removed by path, or NULL).  Returns the write end
+ * of its pipe: write one byte once the check after the run is done, close
+ * it at the end.  -1 with errno when it cannot start.
+ */
+int janitor_start(const struct host_entry *scratch, struct launch_plan *plan,
+		  const char *extra_dir);
+
+/* Tell the janitor the check after the run is done. */
+void janitor_checked(int fd);
+
+#endif
