@@ -361,6 +361,69 @@ set_aside(struct arena *a, const char *const *roots, size_t n_roots,
 	return 0;
 }
 
+/* Does the file at DIRFD/NAME hold a rebase todo line that runs a command? */
+static bool
+todo_runs_commands(int dirfd, const char *name)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	for (char *line = buf; *line;) {
+		size_t word;
+
+		line += strspn(line, " \t");
+		word = strcspn(line, " \t\n");
+		if ((word == 4 && !strncmp(line, "exec", 4)) || (word == 1 && line[0] == 'x'))
+			return true;
+		line += strcspn(line, "\n");
+		line += *line == '\n';
+	}
+	return false;
+}
+
+/*
+ * A rebase the sandbox left stopped in the git directory GIT, with a
+ * command still to run (an "exec" line): the user's own `git rebase
+ * --continue` would run it.  Said on OUT; nothing is changed (the user
+ * decides between --abort and reading it first).
+ */
+static void
+warn_pending_exec(struct arena *a, const char *const *roots, size_t n_roots, const char *git,
+		  FILE *out)
+{
+	static const char *const todos[][2] = {{"rebase-merge", "git-rebase-todo"},
+					       {"sequencer", "todo"}};
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *dir = arena_printf(a, "%s/%s", git, todos[i][0]);
+		struct walk_result w;
+		bool runs;
+
+		if (walk_open(a, dir, roots, n_roots, 0, &w) < 0 || !w.exists || !w.is_dir) {
+			if (w.fd >= 0)
+				close(w.fd);
+			continue;
+		}
+		runs = todo_runs_commands(w.fd, todos[i][1]);
+		close(w.fd);
+		if (!runs)
+			continue;
+		fputs("omnibox-run: warning: ", out);
+		put_path(out, arena_printf(a, "%s/%s", dir, todos[i][1]));
+		fputs(" holds a command (an exec line) that `git rebase --continue` would run on "
+		      "this machine: read it, or run `git rebase --abort`, before you continue\n",
+		      out);
+	}
+}
+
 int
 gitguard_quarantine(const char *const *roots, size_t n_roots,
 		    const struct gitguard_prune *prune, const struct gitguard_entry *known,
@@ -395,8 +458,11 @@ gitguard_quarantine(const char *const *roots, size_t n_roots,
 		rc = -1;
 	}
 	for (size_t i = 0; i < n_found; i++) {
-		if (known_entry(&found[i], known, n_known))
+		if (known_entry(&found[i], known, n_known)) {
+			if (found[i].kind == SCAN_DIR)
+				warn_pending_exec(a, roots, n_roots, found[i].path, out);
 			continue;
+		}
 		if (set_aside(a, roots, n_roots, &found[i], out) < 0)
 			rc = -1;
 		else

@@ -250,6 +250,16 @@ t_killed_run() {
 	no_marks
 }
 
+t_rebase_exec() {
+	name="a rebase left stopped with a command to run is named after the run"
+	make_repo rebase
+	host sh -c 'echo two >>f && git commit -qam two' >/dev/null
+	agent "GIT_SEQUENCE_EDITOR='printf \"break\\nexec touch $M/rebase-exec\\n\" >' git rebase -i HEAD~1 >/dev/null 2>&1; echo stopped"
+	expect_out "stopped"
+	expect_out "/.git/rebase-merge/git-rebase-todo holds a command (an exec line) that \`git rebase --continue\` would run on this machine"
+	no_marks
+}
+
 t_bare_repository() {
 	name="a directory git takes for a repository, whatever its name, is set aside after the run"
 	make_repo bare
@@ -442,6 +452,7 @@ run_all() {
 	t_hooks_path
 	t_git_moves
 	t_killed_run
+	t_rebase_exec
 	t_bare_repository
 	t_unreadable_directory
 	t_pruned_swap
