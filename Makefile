@@ -60,8 +60,8 @@ LIB_SRC := \
 	compiler/decide/paths.c \
 	compiler/policy.c \
 	compiler/ir.c \
-	compiler/protect.c \
-	compiler/secrets.c \
+	compiler/decide/protect.c \
+	compiler/decide/secrets.c \
 	compiler/base/textbuf.c \
 	compiler/base/textesc.c \
 	compiler/base/udiff.c \

@@ -7,8 +7,8 @@
  */
 #include "ir.h"
 #include "decide/refuse.h"
-#include "protect.h"
-#include "secrets.h"
+#include "decide/protect.h"
+#include "decide/secrets.h"
 #include "validate.h"
 #include "yaml_tree.h"
 #include "decide/env.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compiler/protect.h"
+#include "../compiler/decide/protect.h"
 #include "../grammar/egress.h"
 #include "json.h"
 #include "query.h"

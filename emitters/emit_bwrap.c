@@ -7,7 +7,7 @@
  * hides a writable one below it), then the masks, so no grant can undo a
  * mask.  bwrap applies mounts in argument order and the later one wins.
  */
-#include "../compiler/protect.h"
+#include "../compiler/decide/protect.h"
 #include "../compiler/base/textesc.h"
 #include "bwrap.h"
 #include "emit.h"

@@ -6,7 +6,7 @@
  * arguments) keep source order.  Every element says which line it came
  * from; null means a default.
  */
-#include "../compiler/protect.h"
+#include "../compiler/decide/protect.h"
 #include "emit.h"
 #include "json.h"
 

@@ -18,7 +18,7 @@
  * that moment, and it also covers dotfiles created later.
  */
 #include "../compiler/decide/hidden.h"
-#include "../compiler/protect.h"
+#include "../compiler/decide/protect.h"
 #include "emit.h"
 #include "sbpl.h"
 

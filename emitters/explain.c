@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../compiler/protect.h"
+#include "../compiler/decide/protect.h"
 #include "sbpl.h"
 #include "winjob.h"
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../compiler/protect.h"
-#include "../compiler/secrets.h"
+#include "../compiler/decide/protect.h"
+#include "../compiler/decide/secrets.h"
 #include "../grammar/egress.h"
 #include "bwrap.h"
 #include "sbpl.h"

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compiler/secrets.h"
+#include "compiler/decide/secrets.h"
 #include "compiler/decide/env.h"
 #include "runtime/resolve/command.h"
 

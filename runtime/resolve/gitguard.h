@@ -20,7 +20,7 @@
 #include <stdio.h>
 
 #include "compiler/base/arena.h"
-#include "compiler/protect.h"
+#include "compiler/decide/protect.h"
 #include "runtime/resolve/scan.h"
 
 struct gitguard_entry {

@@ -21,7 +21,7 @@
 #include "compiler/base/diag.h"
 #include "compiler/base/fileio.h"
 #include "compiler/policy.h"
-#include "compiler/protect.h"
+#include "compiler/decide/protect.h"
 #include "emitters/diff.h"
 #include "emitters/query.h"
 #include "grammar/egress.h"

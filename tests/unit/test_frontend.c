@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "compiler/policy.h"
-#include "compiler/secrets.h"
+#include "compiler/decide/secrets.h"
 
 struct run {
 	struct arena *arena;

@@ -3,7 +3,7 @@
  */
 #include "secrets.h"
 
-#include "decide/hidden.h"
+#include "hidden.h"
 
 #include <string.h>
 

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "ir.h"
+#include "../ir.h"
 
 /* aws_sigv4 {profile: NAME}: this file below the home directory (AWS_SHARED_CREDENTIALS_FILE
  * and ~/.aws/config are not read). */

@@ -19,7 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ir.h"
+#include "../ir.h"
 
 /* What holds a protected name that does not exist, so nothing can be made there. */
 enum protect_hold {
