@@ -58,6 +58,7 @@ LIB_SRC := \
 	compiler/decide/hidden.c \
 	compiler/decide/refuse.c \
 	compiler/decide/paths.c \
+	compiler/decide/address.c \
 	compiler/policy.c \
 	compiler/ir.c \
 	compiler/decide/protect.c \

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../compiler/decide/address.h"
 #include "../compiler/decide/protect.h"
 #include "../compiler/decide/secrets.h"
 #include "../grammar/egress.h"
@@ -289,7 +290,9 @@ decide_http(struct arena *a, const struct policy *p, enum target t, const struct
 	const struct sandbox *sb = &p->os_env.sandbox;
 	struct egress_matcher *m;
 	ssize_t i;
-	const char *cred = "";
+	const char *cred = "", *bad = NULL;
+	uint8_t v4[4];
+	enum address_host_kind kind;
 
 	if (!sb->n_egress) {
 		if (!sb->allow_network.value) {
@@ -307,6 +310,10 @@ decide_http(struct arena *a, const struct policy *p, enum target t, const struct
 			       : "the network is on (allow_network)",
 			   sb->egress_present ? sb->egress_loc.line : sb->allow_network.loc.line);
 	}
+	kind = address_classify_host(q->host, strlen(q->host), v4, &bad);
+	if (kind == ADDRESS_HOST_BAD)
+		return set(d, false, arena_printf(a, "the host is %s: the proxy refuses it", bad),
+			   sb->egress_loc.line);
 	if (!(m = egress_matcher_new(sb->egress, sb->n_egress)))
 		abort();
 	i = egress_match(m, q->method_name, strlen(q->method_name), q->host, strlen(q->host),
@@ -315,6 +322,14 @@ decide_http(struct arena *a, const struct policy *p, enum target t, const struct
 	egress_matcher_free(m);
 	if (i < 0)
 		return set(d, false, "no egress rule matches (default deny)", sb->egress_loc.line);
+	if (kind == ADDRESS_HOST_IPV4 && (bad = address_refused_v4(v4)) &&
+	    !sb->egress_allow_private.value)
+		return set(d, false,
+			   arena_printf(a,
+					"egress rule %zd matches, but the address is in %s, refused "
+					"unless egress_allow_private_destinations: true",
+					i + 1, bad),
+			   sb->egress[i].loc.line);
 	for (size_t c = 0; c < sb->n_creds; c++)
 		for (size_t k = 0; k < sb->creds[c].n_targets; k++)
 			if (q->tls && !strcmp(sb->creds[c].targets[k].host, q->host) &&

@@ -123,6 +123,19 @@ expect_rc 0 "--query-file" -- "$compiler" --target=all --query-file=queries q.ya
 check "--query-file answers each line on each target" -- test "$(grep -c '^  [a-z]' out)" = 6
 expect_rc 2 "--query with a bad access" -- "$compiler" --query "open x" q.yaml
 expect_rc 2 "--query with --emit" -- "$compiler" --query "read x" --emit=ir q.yaml
+# The address table is the proxy's (compiler/decide/address.c): an address in a
+# URL that the proxy would refuse is refused here too, whatever rule matches.
+printf 'os_env:\n  sandbox:\n    egress_rules: ["GET 169.254.169.254/**", "GET 0x7f.1/**"]\n' >qa.yaml
+expect_rc 0 "--query of refused addresses" -- "$compiler" --target=linux \
+	--query "GET http://169.254.169.254/latest/meta-data/" --query "GET http://0x7f.1/" qa.yaml
+check "--query refuses the metadata address a rule names, and says why" -- grep -q \
+	'deny  egress rule 1 matches, but the address is in 169.254.0.0/16 (link-local, cloud metadata), refused unless egress_allow_private_destinations: true' out
+check "--query refuses an address in another notation" -- grep -q \
+	'deny  the host is an IPv4 address in a non-canonical notation' out
+printf '    egress_allow_private_destinations: true\n' >>qa.yaml
+expect_rc 0 "--query with private destinations allowed" -- "$compiler" --target=linux \
+	--query "GET http://169.254.169.254/latest/meta-data/" qa.yaml
+check "--query allows the address once private destinations are" -- grep -q 'allow egress rule 1' out
 
 expect_rc 0 "--explain" -- "$compiler" --explain --target=all q.yaml
 check "--explain sums up each target" -- test "$(grep -c '^  summary ' out)" = 3

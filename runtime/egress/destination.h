@@ -6,10 +6,10 @@
  * metadata service or the host's private network (DNS rebinding).  So the
  * proxy resolves once, checks every address against the table of
  * spec/egress.md ("Destinations") and connects only to a checked address.
- * Addresses that embed an IPv4 address (IPv4-mapped, NAT64, 6to4) are
- * judged by the embedded address too.
+ * The table and the rules for literal hosts are compiler/decide/address.h's;
+ * these are the same over socket address types.
  *
- * Pure functions: no DNS, no sockets.
+ * No DNS, no sockets.
  */
 #ifndef OMNIBOX_DESTINATION_H
 #define OMNIBOX_DESTINATION_H
