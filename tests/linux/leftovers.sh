@@ -440,6 +440,22 @@ t_shell_startup_during() {
 	wait "$bg" 2>/dev/null
 }
 
+t_file_placeholders() {
+	name="a missing protected file is held by a read-only file, not a directory"
+	make_repo files
+	agent 'cat .mcp.json; echo "{}" >.mcp.json; echo "export A=1" >.envrc; test -d .gitmodules && echo gitmodules-is-a-dir; git config -f .gitmodules x.y z; echo agent-done'
+	expect_out '{"mcpServers": {}}'
+	expect_out "agent-done"
+	expect_out "Read-only file system"
+	expect_no_out "Is a directory"
+	expect_no_out "gitmodules-is-a-dir"
+	tests=$((tests + 1))
+	for f in .mcp.json .envrc .gitmodules; do
+		[ -e "$R/$f" ] && fail "$f is left in the workspace"
+	done
+	no_marks
+}
+
 run_all() {
 	setup_user
 	if [ -n "${ONLY:-}" ]; then
@@ -463,6 +479,7 @@ run_all() {
 	t_template_dir
 	t_shell_startup
 	t_shell_startup_during
+	t_file_placeholders
 }
 
 if [ "$(id -u)" != 0 ]; then
