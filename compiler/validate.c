@@ -1913,6 +1913,42 @@ warn_protected_grant(void *arg, const struct protect_entry *e)
 					     lists[k]->v[i].written, path);
 }
 
+/*
+ * What is legal but not what the user probably meant: said once, at the
+ * line, by the compiler and by every launch.
+ */
+static void
+warn_surprises(struct vctx *c, const struct sandbox *sb, const char *w)
+{
+	bool venv = false;
+
+	if (sb->n_egress && sb->allow_network.loc.line && !sb->allow_network.value)
+		diag_warning(c->d, sb->allow_network.loc,
+			     "%s.allow_network: false does not turn the network off here: "
+			     "egress_rules (line %u) do, through the egress proxy, for what they "
+			     "allow (Omnigent reads it the same way); drop egress_rules for no "
+			     "network",
+			     w, sb->egress_loc.line);
+	if (!sb->cwd_allow_hidden.loc.line)
+		return;
+	for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++) {
+		const struct ir_str *e = &sb->cwd_allow_hidden.v[i];
+
+		venv |= !strcmp(e->s, ".venv") || !strcmp(e->s, "*");
+		if (!strcmp(e->s, "*"))
+			diag_warning(c->d, e->loc,
+				     "'*' in %s.cwd_allow_hidden is an omnibox extension: here it "
+				     "shows every dotfile, while Omnigent reads it as a file named "
+				     "'*'; list the names for a policy both read the same way",
+				     w);
+	}
+	if (!venv && sb->cwd_allow_hidden.n) /* an empty list hides all, on purpose */
+		diag_warning(c->d, sb->cwd_allow_hidden.loc,
+			     "%s.cwd_allow_hidden replaces the default list [.venv]: .venv is "
+			     "hidden now; add .venv to the list to keep it visible",
+			     w);
+}
+
 /* The rules that tie several settings together (schema: cross-field rules). */
 static void
 check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
@@ -1935,6 +1971,7 @@ check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
 			   "%s.credential_proxy needs a non-empty egress_rules list: the egress "
 			   "proxy is what swaps the credentials in",
 			   w);
+	warn_surprises(c, sb, w);
 	if (sb->type == SANDBOX_NONE && sb->allow_network.loc.line && !sb->allow_network.value)
 		diag_error(c->d, sb->allow_network.loc,
 			   "%s.allow_network: false cannot be enforced without a sandbox (type is "

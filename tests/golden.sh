@@ -25,6 +25,20 @@
 # GOLDEN_DIR=DIR checks (or rewrites) a copy of golden/ instead.
 set -u
 
+# drop_diagnostics COMMON FILE: FILE without the diagnostics COMMON holds,
+# each a whole: its message line and the quoted source lines under it.
+drop_diagnostics() {
+	awk 'function flush() {
+		if (blk != "" && common) seen[blk] = 1
+		else if (blk != "" && !(blk in seen)) printf "%s", blk
+		blk = ""
+	}
+	FILENAME != file { flush(); file = FILENAME; common = FILENAME == ARGV[1] }
+	/^[^ ]/ { flush() }
+	{ blk = blk $0 "\n" }
+	END { flush() }' "$1" "$2"
+}
+
 mode=$1
 compiler=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -102,7 +116,7 @@ for dir in "$golden"/*/; do
 				if [ -s "$tmp/err" ] || [ -f "$warn" ]; then
 					if [ "$kind" != ir ] && [ -f "$dir/expect.warnings" ]; then
 						# Front-end warnings are checked once, with the IR.
-						grep -v -x -F -f "$dir/expect.warnings" "$tmp/err" >"$tmp/err2"
+						drop_diagnostics "$dir/expect.warnings" "$tmp/err" >"$tmp/err2"
 						mv "$tmp/err2" "$tmp/err"
 					fi
 					if [ -s "$tmp/err" ] || [ -f "$warn" ]; then
