@@ -317,7 +317,7 @@ Test(unenforced, network_on_is_what_happens_anyway)
 
 Test(unenforced, dotfile_settings_are_lines_and_warnings)
 {
-	struct run r = emit(SB "    cwd_allow_hidden: [.git]\n    cwd_hidden_scan_recursive: true\n"
+	struct run r = emit(SB "    cwd_allow_hidden: [.git, .venv]\n    cwd_hidden_scan_recursive: true\n"
 			       "    cwd_hidden_scan_max_entries: 10\n"
 			       "    cwd_hidden_scan_overflow: error\n");
 
