@@ -176,8 +176,10 @@ grant_widens(struct dctx *c, const struct ir_pathlist *l, const char *key, bool 
 		const char *p = l->v[i].symbolic;
 		enum query_access acc = write ? QUERY_WRITE : QUERY_READ;
 
-		/* Newly writable says newly readable too. */
-		if (!write && allows(c, c->to, QUERY_WRITE, p) && !allows(c, c->from, QUERY_WRITE, p))
+		/* Newly writable says newly readable too; a copy's writes stay in
+		 * the copy, so a copy says nothing of the kind. */
+		if (!write && l != &c->to->os_env.sandbox.cow_paths &&
+		    allows(c, c->to, QUERY_WRITE, p) && !allows(c, c->from, QUERY_WRITE, p))
 			continue;
 
 		if (allows(c, c->to, acc, p) && !allows(c, c->from, acc, p))
@@ -254,52 +256,41 @@ diff_files(struct dctx *c)
 }
 
 /*
- * Dotfiles: probed in every root the scan of TO walks, with each name TO
- * lets through (a fresh one for "*"), at the top level and one level down.
+ * Dotfiles: the rule is the same in every directory the scan walks (the
+ * workspace and each granted directory), so it is probed in the workspace
+ * alone, with each name TO lets through (a fresh one for "*"), at the top
+ * level and one level down, and said once for all of them.  A grant that
+ * is new shows its own line; a grant of a file has no dotfiles below it.
  */
 static void
 diff_dotfiles(struct dctx *c)
 {
 	const struct sandbox *t = &c->to->os_env.sandbox;
-	const struct ir_pathlist *lists[] = {&t->read_paths, &t->write_paths, &t->cow_paths};
-	const char *roots[257];
-	size_t n = 0;
 
-	roots[n++] = "{CWD}";
-	for (size_t k = 0; k < 3; k++)
-		for (size_t i = 0; i < lists[k]->n && n < 257; i++) {
-			bool dup = false;
+	for (size_t i = 0; i <= t->cwd_allow_hidden.n; i++) {
+		const char *name =
+		    i < t->cwd_allow_hidden.n ? t->cwd_allow_hidden.v[i].s : ".omnibox-any";
 
-			for (size_t j = 0; j < n && !dup; j++)
-				dup = !strcmp(roots[j], lists[k]->v[i].symbolic);
-			if (!dup)
-				roots[n++] = lists[k]->v[i].symbolic;
-		}
-	for (size_t r = 0; r < n; r++)
-		for (size_t i = 0; i <= t->cwd_allow_hidden.n; i++) {
-			const char *name = i < t->cwd_allow_hidden.n ? t->cwd_allow_hidden.v[i].s
-								     : ".omnibox-any";
-			if (!strcmp(name, "*"))
-				continue;
-			for (int depth = 0; depth < 2; depth++) {
-				uint32_t line = depth ? t->scan_recursive.loc.line
-						      : t->cwd_allow_hidden.loc.line;
+		if (!strcmp(name, "*"))
+			continue;
+		for (int depth = 0; depth < 2; depth++) {
+			uint32_t line =
+			    depth ? t->scan_recursive.loc.line : t->cwd_allow_hidden.loc.line;
+			const char *p =
+			    arena_printf(c->a, "{CWD}/%s%s/x", depth ? "sub/" : "", name);
 
-				const char *p = arena_printf(c->a, "%s/%s%s/x", roots[r],
-							     depth ? "sub/" : "", name);
-
-				if (allows(c, c->to, QUERY_READ, p) &&
-				    !allows(c, c->from, QUERY_READ, p)) {
-					add(c, DIFF_DOTFILE, FILES, line,
-					    arena_printf(c->a, "%s/%s%s %s", roots[r],
-							 depth ? "*/" : "",
-							 i < t->cwd_allow_hidden.n ? name : ".*",
-							 verb(c, "becomes visible",
-							      "is hidden again")));
-					break;
-				}
+			if (allows(c, c->to, QUERY_READ, p) && !allows(c, c->from, QUERY_READ, p)) {
+				add(c, DIFF_DOTFILE, FILES, line,
+				    arena_printf(c->a,
+						 "%s%s %s in the workspace and every granted "
+						 "directory",
+						 depth ? "*/" : "",
+						 i < t->cwd_allow_hidden.n ? name : ".*",
+						 verb(c, "becomes visible", "is hidden again")));
+				break;
 			}
 		}
+	}
 }
 
 /* ---- the rest ------------------------------------------------------------------ */
