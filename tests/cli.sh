@@ -147,7 +147,7 @@ check "--explain says what windows cannot enforce" -- grep -q 'not enforced.*a J
 expect_rc 2 "--strict without --explain" -- "$compiler" --strict q.yaml
 printf 'os_env:\n  sandbox:\n    write_paths: [.]\n' >old.yaml
 expect_rc 1 "--diff that widens" -- "$compiler" q.yaml --diff=old.yaml
-check "--diff names the widening" -- grep -q 'dotfile: {CWD}/.git becomes visible' out
+check "--diff names the widening" -- grep -q 'dotfile: .git becomes visible in the workspace and every granted directory' out
 expect_rc 0 "--diff in reverse narrows only" -- "$compiler" old.yaml --diff=q.yaml
 check "--diff in reverse says nothing widened" -- grep -q '^nothing widened' out
 expect_rc 1 "--diff --format=json" -- "$compiler" q.yaml --diff=old.yaml --format=json
