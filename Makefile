@@ -59,6 +59,7 @@ LIB_SRC := \
 	compiler/decide/refuse.c \
 	compiler/decide/paths.c \
 	compiler/decide/address.c \
+	compiler/decide/omnigent.c \
 	compiler/policy.c \
 	compiler/ir.c \
 	compiler/decide/protect.c \

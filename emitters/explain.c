@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../compiler/decide/omnigent.h"
 #include "../compiler/decide/protect.h"
 #include "sbpl.h"
 #include "winjob.h"
@@ -291,4 +292,32 @@ explain_target(const struct policy *p, enum target t, struct textbuf *out, bool 
 		  target_name(t), x.n[ENFORCED], x.n[APPROXIMATED], x.n[NOT_ENFORCED]);
 	*all_enforced = x.n[NOT_ENFORCED] == 0;
 	return 0;
+}
+
+struct ext_rows {
+	struct textbuf *out;
+	size_t n;
+};
+
+static void
+extension_row(void *arg, const struct omnigent_ext *e)
+{
+	struct ext_rows *r = arg;
+	char at[32] = "";
+
+	if (e->loc.line)
+		snprintf(at, sizeof(at), "%u", e->loc.line);
+	tb_printf(r->out, "  %5s  %-44s Omnigent %s\n", at, e->setting, e->omnigent);
+	r->n++;
+}
+
+void
+explain_extensions(const struct policy *p, struct textbuf *out)
+{
+	struct ext_rows r = {out, 0};
+
+	tb_printf(out, "# omnibox extensions (Omnigent rejects these or reads them otherwise)\n");
+	omnigent_extensions(p, extension_row, &r);
+	if (!r.n)
+		tb_printf(out, "  none: Omnigent reads this policy the same way\n");
 }

@@ -17,4 +17,10 @@
 int explain_target(const struct policy *p, enum target t, struct textbuf *out,
 		   bool *all_enforced);
 
+/*
+ * The omnibox extensions P uses (compiler/decide/omnigent.h), a line each
+ * with what Omnigent does with it, or a line saying there are none.
+ */
+void explain_extensions(const struct policy *p, struct textbuf *out);
+
 #endif
