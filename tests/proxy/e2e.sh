@@ -1016,5 +1016,5 @@ done
 out=$(grep -h -A12 -e 'Sanitizer' -e 'runtime error' open.log closed.log small.log aws.log tok.log upstream.err)
 expect_eq "sanitizer reports" "$out" ""
 
-echo "e2e: $tests checks, $failures failed"
+echo "e2e: $tests checks, $failures failed, $skips skipped"
 [ "$failures" -eq 0 ]
