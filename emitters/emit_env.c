@@ -78,6 +78,9 @@ print_rule(struct textbuf *out, const struct env_rule *r)
 	case ENV_SET_SCRATCH:
 		tb_printf(out, "%s={SCRATCH}%s", r->name, r->value);
 		break;
+	case ENV_SET_TEMPLATE:
+		tb_printf(out, "%s=%s", r->name, r->value);
+		break;
 	case ENV_UNSET:
 		tb_printf(out, "-%s", r->name);
 		break;

@@ -10,12 +10,14 @@ const char *const env_base_names[] = {"PATH", "HOME", "USER", "LOGNAME",  "SHELL
 const char *const env_scratch_names[] = {"TMPDIR", "TMP", "TEMP", "TEMPDIR", NULL};
 const char *const env_proxy_names[] = {"HTTP_PROXY",  "HTTPS_PROXY", "http_proxy",
 				       "https_proxy", "ALL_PROXY",   NULL};
-const char *const env_ca_names[] = {"SSL_CERT_FILE",
-				    "REQUESTS_CA_BUNDLE",
-				    "NODE_EXTRA_CA_CERTS",
-				    "CURL_CA_BUNDLE",
-				    "PIP_CERT",
-				    "GIT_SSL_CAINFO",
+/*
+ * Each client's own name for a CA bundle: OpenSSL (and Go, Ruby, PHP),
+ * Python's requests and pip, Node, curl, git, npm (over any cafile an
+ * npmrc sets), Deno and cargo.
+ */
+const char *const env_ca_names[] = {"SSL_CERT_FILE",	   "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS",
+				    "CURL_CA_BUNDLE",	   "PIP_CERT",		 "GIT_SSL_CAINFO",
+				    "npm_config_cafile", "DENO_CERT",		 "CARGO_HTTP_CAINFO",
 				    NULL};
 const char *const env_dangerous_names[] = {"LD_PRELOAD",      "LD_LIBRARY_PATH",
 					   "BASH_ENV",	      "ENV",
@@ -111,6 +113,26 @@ decide_passes(struct decider *d, const struct sandbox *sb, bool windows)
 		     sb->env_passthrough.v[i].loc.line);
 }
 
+/*
+ * Java's proxy properties and trust store, for PROXY_URL
+ * ("http://127.0.0.1:PORT"): the JDK's HTTP clients ignore HTTPS_PROXY, and
+ * its trust store is its own file, not a PEM bundle.
+ */
+static const char *
+java_options(struct arena *a, const char *proxy_url)
+{
+	const char *port = strrchr(proxy_url, ':');
+
+	port = port ? port + 1 : "";
+	return arena_printf(
+	    a,
+	    "-Djavax.net.ssl.trustStore=" ENV_SCRATCH_MARK "/" ENV_CA_TRUSTSTORE
+	    " -Djavax.net.ssl.trustStoreType=JKS -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort=%s"
+	    " -Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=%s"
+	    " -Dhttp.nonProxyHosts=localhost|127.0.0.1|[::1]",
+	    port, port);
+}
+
 static void
 decide_egress(struct decider *d, const struct sandbox *sb, const struct env_launch *l)
 {
@@ -122,6 +144,12 @@ decide_egress(struct decider *d, const struct sandbox *sb, const struct env_laun
 	rule(d, ENV_SET, "no_proxy", NO_PROXY_VALUE, NULL, 0);
 	for (size_t i = 0; env_ca_names[i]; i++)
 		rule(d, ENV_SET_SCRATCH, env_ca_names[i], "/" ENV_CA_BUNDLE, NULL, 0);
+	/* OpenSSL takes a list of hashed directories: the session's, then the system's. */
+	rule(d, ENV_SET_TEMPLATE, "SSL_CERT_DIR",
+	     ENV_SCRATCH_MARK "/" ENV_CA_DIR ":/etc/ssl/certs", NULL, 0);
+	/* Java reads neither the proxy variables nor a PEM bundle. */
+	rule(d, ENV_SET_TEMPLATE, "JAVA_TOOL_OPTIONS", java_options(d->a, l->proxy_url),
+	     "Java: the relay as its proxy, the session's trust store", 0);
 }
 
 /* What the policy itself sets: git_ssh's helper and socket, aws_sigv4's region. */
@@ -254,6 +282,20 @@ host_passes(const char *entry, const struct env_rule *rules, size_t n, bool fold
 	return false;
 }
 
+/* VALUE with each ENV_SCRATCH_MARK replaced by SCRATCH. */
+static const char *
+fill_scratch(struct arena *a, const char *value, const char *scratch)
+{
+	const char *mark;
+	const char *out = "";
+
+	while ((mark = strstr(value, ENV_SCRATCH_MARK))) {
+		out = arena_printf(a, "%s%.*s%s", out, (int)(mark - value), value, scratch);
+		value = mark + strlen(ENV_SCRATCH_MARK);
+	}
+	return arena_printf(a, "%s%s", out, value);
+}
+
 char **
 env_apply(struct arena *a, const struct env_rule *rules, size_t n, bool fold_case,
 	  char *const *host, const char *scratch)
@@ -270,6 +312,8 @@ env_apply(struct arena *a, const struct env_rule *rules, size_t n, bool fold_cas
 			envv_set(&e, r->name, r->value, "");
 		else if (r->op == ENV_SET_SCRATCH && scratch)
 			envv_set(&e, r->name, scratch, r->value);
+		else if (r->op == ENV_SET_TEMPLATE && scratch)
+			envv_set(&e, r->name, fill_scratch(a, r->value, scratch), "");
 		else if (r->op == ENV_UNSET)
 			envv_remove(&e, r->name, 0);
 	}

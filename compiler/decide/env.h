@@ -33,8 +33,12 @@ extern const char *const env_ca_names[];
 /* Names that change what programs load or run: only via env_passthrough. */
 extern const char *const env_dangerous_names[];
 
-/* File name of the CA bundle inside the scratch dir. */
+/* File name of the CA bundle inside the scratch dir; the same certificates
+ * as a Java trust store (JKS), and the session's own CAs in OpenSSL's
+ * hashed-directory form. */
 #define ENV_CA_BUNDLE "omnibox-ca.pem"
+#define ENV_CA_TRUSTSTORE "omnibox-ca.jks"
+#define ENV_CA_DIR "omnibox-ca.d"
 
 /* The git_ssh broker's socket inside the scratch dir, and its helper inside the sandbox. */
 #define ENV_GIT_SSH_SOCKET "omnibox-git-ssh.sock"
@@ -54,7 +58,11 @@ enum env_op {
 	ENV_SET,	 /* NAME=VALUE, replacing whatever came before */
 	ENV_SET_SCRATCH, /* NAME=the scratch dir followed by VALUE ("" or "/file") */
 	ENV_UNSET,	 /* NAME is removed, whatever came before */
+	ENV_SET_TEMPLATE, /* NAME=VALUE with each ENV_SCRATCH_MARK in it the scratch dir */
 };
+
+/* What stands for the scratch dir in an ENV_SET_TEMPLATE value. */
+#define ENV_SCRATCH_MARK "{SCRATCH}"
 
 struct env_rule {
 	enum env_op op;
