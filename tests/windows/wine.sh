@@ -45,6 +45,15 @@ for f in "$RUN" "$AGENT" "$QUOTE" "$COMPILE"; do
 	fi
 done
 
+# Wine turns arguments, environment strings and output between UTF-16 and the
+# Unix locale's character set: without a UTF-8 one (no LANG, as on a minimal
+# machine) 'été' reaches the agent with its high bits stripped.  A locale the
+# tests need is set here, not expected from the caller's environment.
+case $(locale charmap 2>/dev/null) in
+UTF-8) ;;
+*) export LC_ALL=C.UTF-8 ;;
+esac
+
 T=$(mktemp -d /tmp/omnibox-wine.XXXXXX)
 export WINEPREFIX="$T/prefix" WINEDEBUG=-all
 # No Mono or Gecko installers while the prefix is created: nothing here needs them.
