@@ -358,7 +358,7 @@ MINGW_CC ?= x86_64-w64-mingw32-gcc
 WIN := $(B)/windows
 WIN_CFLAGS := -std=c11 -I. -municode $(WARN) $(WERROR) -O2 -g
 # compiler/base/textesc.c is portable C: messages are escaped as on Linux and macOS.
-WIN_RUN_SRC := runtime/win/run_win.c runtime/win/manifest.c runtime/win/winquote.c \
+WIN_RUN_SRC := runtime/win/omnibox-run-win.c runtime/win/manifest.c runtime/win/winquote.c \
 	compiler/decide/env.c compiler/base/arena.c compiler/base/textesc.c
 WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h compiler/base/textesc.h \
 	compiler/decide/env.h

@@ -1,5 +1,5 @@
 /*
- * run_win.c - omnibox-run.exe: run an agent inside a Job Object.
+ * omnibox-run-win.c - omnibox-run.exe: run an agent inside a Job Object.
  *
  *   omnibox-run.exe [--dry-run] [-q] MANIFEST [-- COMMAND [ARG...]]
  *
