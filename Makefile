@@ -389,6 +389,15 @@ $(B)/tests/test_env: $(B)/obj/tests/unit/test_env.o $(B)/obj/runtime/win/manifes
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
 
+# compiler/decide/workspace.c: so far only omnibox-run.exe calls it.
+UNIT_BIN += $(B)/tests/test_workspace
+unit: $(B)/tests/test_workspace
+
+$(B)/tests/test_workspace: $(B)/obj/tests/unit/test_workspace.o \
+		$(B)/obj/compiler/decide/workspace.o $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
+
 $(B)/tests/test_winquote: $(B)/obj/tests/unit/test_winquote.o $(B)/obj/runtime/win/winquote.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcriterion
