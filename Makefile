@@ -360,10 +360,17 @@ MINGW_CC ?= x86_64-w64-mingw32-gcc
 WIN := $(B)/windows
 WIN_CFLAGS := -std=c11 -I. -municode $(WARN) $(WERROR) -O2 -g
 # compiler/base/textesc.c is portable C: messages are escaped as on Linux and macOS.
-WIN_RUN_SRC := runtime/win/run_win.c runtime/win/manifest.c runtime/win/winquote.c \
-	compiler/decide/env.c compiler/base/arena.c compiler/base/textesc.c
-WIN_HDR := runtime/win/manifest.h runtime/win/winquote.h emitters/winjob.h compiler/base/textesc.h \
-	compiler/decide/env.h
+# The library files of omnibox-run.exe return their errors; only the entry
+# point (omnibox-run-win.c) reports one and exits.  What a policy means comes
+# from compiler/decide/, the same functions the other launchers call.
+WIN_LIB_SRC := runtime/win/launch.c runtime/win/job.c runtime/win/agent.c runtime/win/scratch.c \
+	runtime/win/wintext.c runtime/win/manifest.c runtime/win/winquote.c
+WIN_DECIDE_SRC := compiler/decide/env.c compiler/decide/refuse.c compiler/decide/hidden.c \
+	compiler/decide/workspace.c compiler/ir.c compiler/base/arena.c compiler/base/textesc.c
+WIN_RUN_SRC := runtime/win/omnibox-run-win.c $(WIN_LIB_SRC) $(WIN_DECIDE_SRC)
+WIN_HDR := $(wildcard runtime/win/*.h) emitters/winjob.h compiler/base/textesc.h \
+	compiler/decide/env.h compiler/decide/refuse.h compiler/decide/hidden.h \
+	compiler/decide/workspace.h compiler/ir.h
 WIN_HELPERS := $(WIN)/wt_agent.exe $(WIN)/wt_quote.exe $(WIN)/wt_bench.exe
 
 windows: $(WIN)/omnibox-run.exe $(WIN_HELPERS)
@@ -381,6 +388,15 @@ $(B)/tests/test_winjob: $(B)/obj/tests/unit/test_winjob.o $(B)/obj/runtime/win/m
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
 
 $(B)/tests/test_env: $(B)/obj/tests/unit/test_env.o $(B)/obj/runtime/win/manifest.o $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
+
+# compiler/decide/workspace.c: so far only omnibox-run.exe calls it.
+UNIT_BIN += $(B)/tests/test_workspace
+unit: $(B)/tests/test_workspace
+
+$(B)/tests/test_workspace: $(B)/obj/tests/unit/test_workspace.o \
+		$(B)/obj/compiler/decide/workspace.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
 

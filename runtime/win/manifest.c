@@ -57,6 +57,7 @@ enum key {
 	K_TERMINAL,
 	K_COMMAND,
 	K_ARG,
+	K_ALLOW_CWD_OVERRIDE,
 	K_JOB,
 	K_WORKSPACE,
 	K_START_IN_SCRATCH,
@@ -86,6 +87,7 @@ static const struct {
     [K_TERMINAL] = {"terminal", false},
     [K_COMMAND] = {"command", false},
     [K_ARG] = {"arg", true},
+    [K_ALLOW_CWD_OVERRIDE] = {"allow_cwd_override", false},
     [K_JOB] = {"job", false},
     [K_WORKSPACE] = {"workspace", false},
     [K_START_IN_SCRATCH] = {"start_in_scratch", false},
@@ -399,6 +401,12 @@ apply(struct parser *ps, enum key k, char *v)
 		else
 			return strs_push(ps, &m->args, v);
 		break;
+	case K_ALLOW_CWD_OVERRIDE:
+		if (!ps->seen[K_TERMINAL])
+			rc = fail(ps, "allow_cwd_override before terminal");
+		else
+			rc = parse_bool(ps, name, v, &m->allow_cwd_override);
+		break;
 	case K_JOB:
 		if (!strcmp(v, "create"))
 			m->job = true;
@@ -470,6 +478,12 @@ apply(struct parser *ps, enum key k, char *v)
 			break;
 		}
 		*eq = '\0';
+		/* A name as the policy's env keys have them (validate.c asks the same). */
+		if (!env_name_ok(v)) {
+			rc = fail(
+			    ps, "env_set: '%s' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)", v);
+			break;
+		}
 		return env_push(ps, ENV_SET, v, eq + 1);
 	}
 	case K_NOT_ENFORCED:

@@ -28,6 +28,9 @@ struct manifest {
 	char *policy;	/* the policy file's base name (informational) */
 	char *terminal; /* the terminal the manifest was compiled for, or NULL */
 	char *command;	/* that terminal's command, or NULL */
+	/* The terminal's allow_cwd_override: --cwd may name a directory inside
+	 * its workspace.  Absent: false, only its own workspace. */
+	bool allow_cwd_override;
 	struct manifest_strs args;
 	bool job;	 /* false: `job = none`, the policy's explicit opt-out */
 	char *workspace; /* "{LAUNCH}", "{HOME}", either + "/rel", or "/abs" */

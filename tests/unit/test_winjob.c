@@ -873,6 +873,11 @@ Test(reader, refuses_bad_values)
 	expect_refused(BASE "env_set = NOVALUE\n", 7, "env_set needs NAME=VALUE, got 'NOVALUE'");
 	expect_refused(BASE "env_set = =C:=C:\\\\\n", 7,
 		       "env_set needs NAME=VALUE, got '=C:=C:\\'");
+	expect_refused(BASE "env_set = A-B=1\n", 7,
+		       "env_set: 'A-B' is not a variable name ([A-Za-z_][A-Za-z0-9_]*)");
+	expect_refused(BASE "allow_cwd_override = true\n", 7, "allow_cwd_override before terminal");
+	expect_refused(BASE "terminal = t\nallow_cwd_override = yes\n", 8,
+		       "allow_cwd_override must be true or false, got 'yes'");
 	expect_refused(BASE "arg = x\n", 7, "arg before command");
 	expect_refused(BASE "command =\n", 7, "command is empty");
 	expect_refused(HEAD "limit_flags = KILL_ON_JOB_CLOSE\nstart_in_scratch = yes\n", 6,

@@ -45,6 +45,15 @@ for f in "$RUN" "$AGENT" "$QUOTE" "$COMPILE"; do
 	fi
 done
 
+# Wine turns arguments, environment strings and output between UTF-16 and the
+# Unix locale's character set: without a UTF-8 one (no LANG, as on a minimal
+# machine) 'été' reaches the agent with its high bits stripped.  A locale the
+# tests need is set here, not expected from the caller's environment.
+case $(locale charmap 2>/dev/null) in
+UTF-8) ;;
+*) export LC_ALL=C.UTF-8 ;;
+esac
+
 T=$(mktemp -d /tmp/omnibox-wine.XXXXXX)
 export WINEPREFIX="$T/prefix" WINEDEBUG=-all
 # No Mono or Gecko installers while the prefix is created: nothing here needs them.
@@ -335,9 +344,11 @@ run badnum -- "$AGENT" touch "$(winpath "$T/touched")"
 [ -e "$T/touched" ] && fail "the agent ran"
 case $out in *"active_process_limit: '16x' is not a decimal number"*) ;; *) fail "message" ;; esac
 
-check "os_env.fork is refused"
+check "os_env.fork is refused, in the words of every launcher (refuse_launch)"
 run fork -q -- "$AGENT" touch "$(winpath "$T/touched")"
 [ "$rc" = 125 ] && [ ! -e "$T/touched" ] || fail "status $rc"
+case $out in *"os_env.fork is not supported; remove it to run on the workspace itself"*) ;;
+*) fail "message" ;; esac
 
 check "usage errors exit 125"
 capture "$WINE" "$RUN"
@@ -437,6 +448,45 @@ run plain -q -- "$AGENT" cwd
 [ "$out" = "$(winpath "$T")" ] || fail "cwd"
 run subdir -q -- "$AGENT" cwd
 [ "$out" = "$(winpath "$T/sub")" ] || fail "cwd for os_env.cwd: sub"
+
+check "--cwd names the workspace, relative to the launch directory"
+run plain -q --cwd=sub -- "$AGENT" cwd
+[ "$rc" = 0 ] && [ "$out" = "$(winpath "$T/sub")" ] || fail "status $rc"
+run plain -q "--cwd=$(winpath "$T/sub")" -- "$AGENT" cwd
+[ "$rc" = 0 ] && [ "$out" = "$(winpath "$T/sub")" ] || fail "absolute: status $rc"
+
+check "the root of a drive is never the workspace"
+rm -f "$T/touched"
+run plain -q '--cwd=Z:\' -- "$AGENT" touch "$(winpath "$T/touched")"
+[ "$rc" = 125 ] && [ ! -e "$T/touched" ] || fail "status $rc"
+case $out in *'the workspace cannot be Z:\, the root of a drive'*) ;; *) fail "message" ;; esac
+check "a link to the root is no workspace either"
+ln -s / "$T/rootlink"
+run plain -q --cwd=rootlink -- "$AGENT" touch "$(winpath "$T/touched")"
+[ "$rc" = 125 ] && [ ! -e "$T/touched" ] || fail "status $rc"
+case $out in *'rootlink resolves through a symlink to Z:\: omnibox never takes /'*) ;;
+*) fail "message" ;; esac
+check "control: a link to a project directory is followed"
+ln -s "$T/sub" "$T/sublink"
+run plain -q --cwd=sublink -- "$AGENT" cwd
+[ "$rc" = 0 ] && [ "$out" = "$(winpath "$T/sub")" ] || fail "status $rc"
+
+check "a terminal's --cwd is its own workspace unless allow_cwd_override"
+run terminal -q --cwd=sub
+[ "$rc" = 125 ] || fail "status $rc"
+case $out in *"--cwd sub: terminal 't' does not allow a cwd override (allow_cwd_override); its workspace is $(winpath "$T")"*) ;;
+*) fail "message" ;; esac
+run terminal -q --cwd=. -- "$AGENT" cwd
+[ "$rc" = 0 ] && [ "$out" = "$(winpath "$T")" ] || fail "its own workspace: status $rc"
+check "with allow_cwd_override a terminal's --cwd may name a directory inside its workspace, only"
+sed 's/^terminal = t$/terminal = t\nallow_cwd_override = true/' "$T/terminal.manifest" \
+	>"$T/override.manifest"
+run override -q --cwd=sub -- "$AGENT" cwd
+[ "$rc" = 0 ] && [ "$out" = "$(winpath "$T/sub")" ] || fail "status $rc"
+run override -q --cwd=.. -- "$AGENT" cwd
+[ "$rc" = 125 ] || fail "outside: status $rc"
+case $out in *"--cwd .. is outside the workspace $(winpath "$T") of terminal 't'"*) ;;
+*) fail "message" ;; esac
 
 check "a terminal's command runs when none is given, with its env and env_unset"
 # CreateProcess finds wt_agent.exe in the directory of omnibox-run.exe.
