@@ -163,7 +163,8 @@ $(B)/obj/runtime/launch/seccomp_blob.o: runtime/launch/seccomp_blob.S $(B)/gen/s
 PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
 	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
 	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o \
-	$(B)/obj/runtime/egress/sigv4.o $(B)/obj/runtime/egress/refresh.o
+	$(B)/obj/runtime/egress/sigv4.o $(B)/obj/runtime/egress/refresh.o \
+	$(B)/obj/runtime/egress/truststore.o
 
 $(B)/runtime/egress/http.c: runtime/egress/http.re
 	@mkdir -p $(@D)

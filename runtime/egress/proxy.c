@@ -62,6 +62,7 @@
 #include "runtime/egress/scrub.h"
 #include "runtime/egress/sigv4.h"
 #include "runtime/egress/tls.h"
+#include "runtime/egress/truststore.h"
 #include "runtime/egress/websocket.h"
 
 #define PROXY_HWM (512 * 1024)
@@ -3858,39 +3859,32 @@ read_file(const char *path, size_t *len, char *err, size_t errlen)
 	return buf;
 }
 
+/*
+ * The session's trust for the clients inside, beside CF's bundle path (the
+ * scratch dir): the system CAs, the --egress-ca certificates (EXTRA, when
+ * given) and the session CA, as PEM, JKS and a hashed directory.
+ */
 static int
-write_bundle(const char *path, const char *sys, size_t sys_len, const char *ca, size_t ca_len,
-	     char *err, size_t errlen)
+write_trust(const struct proxy_config *cf, const char *extra, size_t extra_len, const char *ca,
+	    size_t ca_len, char *err, size_t errlen)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	const char *parts[3] = {sys, "\n", ca};
-	size_t lens[3] = {sys_len, 1, ca_len};
+	char *sys = NULL;
+	size_t sys_len = 0;
+	int rc;
 
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
+	if (!cf->system_ca_file) {
+		sys = (char *)extra; /* the system store is the upstream trust */
+		sys_len = extra_len;
+		extra = NULL;
+		extra_len = 0;
+	} else if (!(sys = read_file(DEFAULT_SYSTEM_CAS, &sys_len, err, errlen))) {
+		sys_len = 0; /* no system store here: the bundle holds the rest */
 	}
-	for (int i = 0; i < 3; i++) {
-		size_t off = 0;
-
-		while (off < lens[i]) {
-			ssize_t w = write(fd, parts[i] + off, lens[i] - off);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				snprintf(err, errlen, "%s: %s", path, strerror(errno));
-				close(fd);
-				return -1;
-			}
-			off += (size_t)w;
-		}
-	}
-	if (fchmod(fd, 0644) < 0 || close(fd) < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	return 0;
+	rc = truststore_write(cf->ca_bundle_path, sys, sys_len, extra, extra_len, ca, ca_len, err,
+			      errlen);
+	if (cf->system_ca_file)
+		free(sys);
+	return rc;
 }
 
 static int
@@ -4254,8 +4248,7 @@ proxy_tls_setup(struct proxy *p, const struct proxy_config *cf, char *err, size_
 	if (!p->server_ctx)
 		goto fail;
 	ca_pem = tls_ca_pem(p->ca, &ca_len);
-	if (cf->ca_bundle_path &&
-	    write_bundle(cf->ca_bundle_path, cas, cas_len, ca_pem, ca_len, err, errlen) < 0)
+	if (cf->ca_bundle_path && write_trust(cf, cas, cas_len, ca_pem, ca_len, err, errlen) < 0)
 		goto fail;
 	free(cas);
 	return 0;

@@ -69,7 +69,7 @@ struct proxy_cred {
 
 struct proxy_config {
 	const char *socket_path;    /* listen here (created; an existing socket is replaced) */
-	const char *ca_bundle_path; /* written: the system CAs + the session CA (PEM), mode 0644 */
+	const char *ca_bundle_path; /* written, with its JKS and hashed forms beside it (truststore.h) */
 	const char *system_ca_file; /* NULL: /etc/ssl/certs/ca-certificates.crt */
 	const struct egress_rule *rules;
 	size_t n_rules;

@@ -188,11 +188,27 @@ t_allowed_get() {
 	expect_out "HTTP/1.1 200 OK"
 	expect_out "GET /allowed/x HTTP/1.1"
 	expect_out "Host: api.test:$SP"
-	name="the session CA is in the bundle next to the system CAs"
+	name="the bundle holds the system CAs, the --egress-ca certificates and the session CA"
+	sys=$(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt)
+	extra=$(grep -c 'BEGIN CERTIFICATE' "$T/ca.crt")
 	out=$(grep -c 'BEGIN CERTIFICATE' "$CA")
-	expect_eq "certificates in the bundle" "$out" 2
+	expect_eq "certificates in the bundle" "$out" $((sys + extra + 1))
 	out=$(stat -c %a "$CA")
 	expect_eq "bundle mode" "$out" 644
+	name="Java's trust store beside it holds every certificate of the bundle"
+	if command -v keytool >/dev/null 2>&1; then
+		out=$(keytool -list -keystore "$(dirname "$CA")/omnibox-ca.jks" -storetype JKS \
+			-storepass changeit 2>&1 | grep -c trustedCertEntry)
+		expect_eq "trusted entries in the JKS" "$out" $((sys + extra + 1))
+	else
+		skips=$((skips + 1))
+		echo "     (keytool is not installed: the JKS is not read back)"
+	fi
+	name="the hashed directory holds the session CA and the --egress-ca certificates"
+	out=$(ls "$(dirname "$CA")/omnibox-ca.d" | grep -c '^[0-9a-f]\{8\}\.[0-9]$')
+	expect_eq "hashed entries" "$out" $((extra + 1))
+	out=$(openssl verify -CApath "$(dirname "$CA")/omnibox-ca.d" "$(dirname "$CA")/omnibox-ca.d/"* 2>&1 | grep -c ': OK$')
+	expect_eq "certificates openssl verifies by the directory alone" "$out" $((extra + 1))
 }
 
 t_unmatched_request() {

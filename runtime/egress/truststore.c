@@ -1,0 +1,259 @@
+/*
+ * truststore.c - the session's trust in PEM, JKS and hashed-directory form
+ * (truststore.h).
+ */
+#include "runtime/egress/truststore.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include "compiler/decide/env.h"
+
+struct bytes {
+	unsigned char *v;
+	size_t n, cap;
+	int failed;
+};
+
+static void
+put(struct bytes *b, const void *p, size_t n)
+{
+	if (b->failed)
+		return;
+	if (b->n + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		unsigned char *v;
+
+		while (cap < b->n + n)
+			cap *= 2;
+		if (!(v = realloc(b->v, cap))) {
+			b->failed = 1;
+			return;
+		}
+		b->v = v;
+		b->cap = cap;
+	}
+	memcpy(b->v + b->n, p, n);
+	b->n += n;
+}
+
+static void
+put_u32(struct bytes *b, uint32_t x)
+{
+	unsigned char v[4] = {(unsigned char)(x >> 24), (unsigned char)(x >> 16),
+			      (unsigned char)(x >> 8), (unsigned char)x};
+
+	put(b, v, 4);
+}
+
+/* Java's DataOutput.writeUTF, for ASCII text. */
+static void
+put_utf(struct bytes *b, const char *s)
+{
+	size_t n = strlen(s);
+	unsigned char v[2] = {(unsigned char)(n >> 8), (unsigned char)n};
+
+	put(b, v, 2);
+	put(b, s, n);
+}
+
+/* Every certificate of the PEM text P (LEN bytes), appended to *OUT. */
+static int
+read_certs(const char *p, size_t len, STACK_OF(X509) * out)
+{
+	BIO *bio;
+	X509 *x;
+
+	if (!p || !len)
+		return 0;
+	if (!(bio = BIO_new_mem_buf(p, (int)len)))
+		return -1;
+	while ((x = PEM_read_bio_X509(bio, NULL, NULL, NULL)))
+		if (!sk_X509_push(out, x)) {
+			X509_free(x);
+			BIO_free(bio);
+			return -1;
+		}
+	ERR_clear_error(); /* the end of the text reads as an error */
+	BIO_free(bio);
+	return 0;
+}
+
+/*
+ * A JKS trust store of CERTS (sun.security.provider.JavaKeyStore, version
+ * 2): a trusted-certificate entry each, then the SHA-1 over the password
+ * "changeit" in UTF-16BE, "Mighty Aphrodite" and everything before it.
+ * The dates are 0, so the same certificates give the same bytes.
+ */
+static int
+jks(STACK_OF(X509) * certs, struct bytes *b)
+{
+	static const char password[] = "changeit";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int md_len;
+	EVP_MD_CTX *ctx;
+	int ok;
+
+	put_u32(b, 0xfeedfeed);
+	put_u32(b, 2);
+	put_u32(b, (uint32_t)sk_X509_num(certs));
+	for (int i = 0; i < sk_X509_num(certs); i++) {
+		unsigned char *der = NULL;
+		int n = i2d_X509(sk_X509_value(certs, i), &der);
+		char alias[32];
+
+		if (n < 0)
+			return -1;
+		snprintf(alias, sizeof(alias), "omnibox-%d", i);
+		put_u32(b, 2); /* a trusted certificate */
+		put_utf(b, alias);
+		put_u32(b, 0); /* the date, a 64-bit count of milliseconds */
+		put_u32(b, 0);
+		put_utf(b, "X.509");
+		put_u32(b, (uint32_t)n);
+		put(b, der, (size_t)n);
+		OPENSSL_free(der);
+	}
+	if (b->failed || !(ctx = EVP_MD_CTX_new()))
+		return -1;
+	ok = EVP_DigestInit_ex(ctx, EVP_sha1(), NULL);
+	for (size_t i = 0; ok && password[i]; i++) {
+		unsigned char c[2] = {0, (unsigned char)password[i]};
+
+		ok = EVP_DigestUpdate(ctx, c, 2);
+	}
+	ok = ok && EVP_DigestUpdate(ctx, "Mighty Aphrodite", 16) &&
+	     EVP_DigestUpdate(ctx, b->v, b->n) && EVP_DigestFinal_ex(ctx, md, &md_len);
+	EVP_MD_CTX_free(ctx);
+	if (!ok)
+		return -1;
+	put(b, md, md_len);
+	return b->failed ? -1 : 0;
+}
+
+static int
+write_at(int dirfd, const char *name, const void *p, size_t n, char *err, size_t errlen)
+{
+	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	size_t off = 0;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		return -1;
+	}
+	while (off < n) {
+		ssize_t w = write(fd, (const char *)p + off, n - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			snprintf(err, errlen, "%s: %s", name, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	if (fchmod(fd, 0644) < 0 || close(fd) < 0) {
+		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* OpenSSL's hashed directory of CERTS: HASH.N, N from 0 where subjects collide. */
+static int
+hashed_dir(int dirfd, STACK_OF(X509) * certs, char *err, size_t errlen)
+{
+	int fd;
+
+	if (mkdirat(dirfd, ENV_CA_DIR, 0755) < 0 ||
+	    (fd = openat(dirfd, ENV_CA_DIR, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "%s: %s", ENV_CA_DIR, strerror(errno));
+		return -1;
+	}
+	for (int i = 0; i < sk_X509_num(certs); i++) {
+		X509 *x = sk_X509_value(certs, i);
+		unsigned long h = X509_subject_name_hash(x);
+		BIO *bio = BIO_new(BIO_s_mem());
+		char name[32], *pem;
+		long len;
+		int k = 0, rc;
+
+		if (!bio || !PEM_write_bio_X509(bio, x)) {
+			BIO_free(bio);
+			close(fd);
+			snprintf(err, errlen, "%s: cannot write a certificate", ENV_CA_DIR);
+			return -1;
+		}
+		len = BIO_get_mem_data(bio, &pem);
+		do
+			snprintf(name, sizeof(name), "%08lx.%d", h, k++);
+		while (faccessat(fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+		rc = write_at(fd, name, pem, (size_t)len, err, errlen);
+		BIO_free(bio);
+		if (rc < 0) {
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+int
+truststore_write(const char *bundle, const char *sys, size_t sys_len, const char *extra,
+		 size_t extra_len, const char *ca, size_t ca_len, char *err, size_t errlen)
+{
+	STACK_OF(X509) *all = sk_X509_new_null(), *own = sk_X509_new_null();
+	struct bytes pem = {0}, store = {0};
+	const char *name = strrchr(bundle, '/');
+	char *dir = strndup(bundle, name ? (size_t)(name - bundle) : 0);
+	int dirfd = -1, rc = -1;
+
+	snprintf(err, errlen, "the session's trust store beside %s: out of memory", bundle);
+	if (!dir || !name || !name[1])
+		goto out;
+	name++;
+	if ((dirfd = open(*dir ? dir : "/", O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		goto out;
+	}
+	if (!all || !own || read_certs(sys, sys_len, all) < 0 ||
+	    read_certs(extra, extra_len, all) < 0 || read_certs(extra, extra_len, own) < 0 ||
+	    read_certs(ca, ca_len, all) < 0 || read_certs(ca, ca_len, own) < 0)
+		goto out;
+	put(&pem, sys, sys_len);
+	if (sys_len && sys[sys_len - 1] != '\n')
+		put(&pem, "\n", 1);
+	put(&pem, extra, extra ? extra_len : 0);
+	if (extra && extra_len && extra[extra_len - 1] != '\n')
+		put(&pem, "\n", 1);
+	put(&pem, ca, ca_len);
+	if (pem.failed || jks(all, &store) < 0)
+		goto out;
+	rc = write_at(dirfd, name, pem.v, pem.n, err, errlen) < 0 ||
+			     write_at(dirfd, ENV_CA_TRUSTSTORE, store.v, store.n, err, errlen) < 0 ||
+			     hashed_dir(dirfd, own, err, errlen) < 0
+		 ? -1
+		 : 0;
+out:
+	if (dirfd >= 0)
+		close(dirfd);
+	free(dir);
+	free(pem.v);
+	free(store.v);
+	sk_X509_pop_free(all, X509_free);
+	sk_X509_pop_free(own, X509_free);
+	return rc;
+}
