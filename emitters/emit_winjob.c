@@ -183,6 +183,13 @@ emit_header(struct wctx *c)
 			  "# terminal %s (line %u): its command runs when none follows --\n",
 			  esc(c, t->name), t->loc.line);
 		put_kv(c->out, "terminal", t->name);
+		if (t->allow_cwd_override.value) {
+			tb_printf(c->out,
+				  "# allow_cwd_override (line %u): --cwd may name a directory "
+				  "inside its workspace\n",
+				  t->allow_cwd_override.loc.line);
+			tb_puts(c->out, "allow_cwd_override = true\n");
+		}
 		put_kv(c->out, "command", t->command.s);
 		for (size_t i = 0; i < t->args.n; i++)
 			put_kv(c->out, "arg", t->args.v[i].s);

@@ -479,8 +479,11 @@ case $out in *"--cwd sub: terminal 't' does not allow a cwd override (allow_cwd_
 run terminal -q --cwd=. -- "$AGENT" cwd
 [ "$rc" = 0 ] && [ "$out" = "$(winpath "$T")" ] || fail "its own workspace: status $rc"
 check "with allow_cwd_override a terminal's --cwd may name a directory inside its workspace, only"
-sed 's/^terminal = t$/terminal = t\nallow_cwd_override = true/' "$T/terminal.manifest" \
-	>"$T/override.manifest"
+grep -q '^allow_cwd_override' "$T/terminal.manifest" && fail "a terminal without it allows an override"
+sed 's/^    env_unset: \[AWS_PROFILE\]$/&\n    allow_cwd_override: true/' "$T/terminal.yaml" >"$T/override.yaml"
+"$COMPILE" -q --target=windows --emit=winjob --terminal=t -o "$T/override.manifest" \
+	"$T/override.yaml" || exit 2
+grep -q '^allow_cwd_override = true$' "$T/override.manifest" || fail "the compiler does not write allow_cwd_override"
 run override -q --cwd=sub -- "$AGENT" cwd
 [ "$rc" = 0 ] && [ "$out" = "$(winpath "$T/sub")" ] || fail "status $rc"
 run override -q --cwd=.. -- "$AGENT" cwd
