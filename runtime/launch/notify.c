@@ -13,7 +13,7 @@
 
 /* One kind of refusal: a call, on one ABI, and for socket one family (and protocol). */
 struct notify_count {
-	char name[NOTIFY_NAME_MAX]; /* as the lines print it (notify_describe) */
+	char name[NOTIFY_NAME_MAX]; /* as the lines print it (seccomp_refusal_name) */
 	bool handled;		    /* a probe ordinary tools make and handle */
 	unsigned long count;
 };
