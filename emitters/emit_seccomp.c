@@ -28,6 +28,8 @@
 
 #include <errno.h>
 #include <linux/filter.h>
+#include <linux/mempolicy.h>
+#include <linux/netlink.h>
 #include <linux/net.h>
 #include <sched.h>
 #include <stdio.h>
@@ -57,11 +59,15 @@ const size_t seccomp_arch_table_len = sizeof(seccomp_arch_table) / sizeof(seccom
 /* A call libseccomp cannot name: NR on every ABI (x32: NR | 0x40000000). */
 #define DENY_NR(n, k) {.name = (n), .err = EPERM, .reported = true, .nr = (k)}
 #define DENY_IF(n, a, o, v)                                                                        \
-	{.name = (n), .err = EPERM, .reported = true, .checked = true, .arg = (a), .op = (o),      \
-	 .value = (v)}
+	{.name = (n), .err = EPERM, .reported = true, .ncmp = 1,                                   \
+	 .cmp = {{.arg = (a), .op = (o), .value = (v)}}}
+/* Both comparisons must hold; each on another argument. */
+#define DENY_IF2(n, a, o, v, a2, o2, v2)                                                           \
+	{.name = (n), .err = EPERM, .reported = true, .ncmp = 2,                                   \
+	 .cmp = {{.arg = (a), .op = (o), .value = (v)}, {.arg = (a2), .op = (o2), .value = (v2)}}}
 #define DENY_IF_MASKED(n, a, m, v)                                                                 \
-	{.name = (n), .err = EPERM, .reported = true, .checked = true, .arg = (a),                 \
-	 .op = SCMP_CMP_MASKED_EQ, .mask = (m), .value = (v)}
+	{.name = (n), .err = EPERM, .reported = true, .ncmp = 1,                                   \
+	 .cmp = {{.arg = (a), .op = SCMP_CMP_MASKED_EQ, .mask = (m), .value = (v)}}}
 /* One rule per flag: any one of them set refuses the call, whatever else is set. */
 #define DENY_IF_FLAG(n, a, f) DENY_IF_MASKED(n, a, f, f)
 
@@ -106,9 +112,14 @@ const struct seccomp_rule seccomp_rule_table[] = {
 	DENY("reboot"), DENY("kexec_load"), DENY("kexec_file_load"), DENY("syslog"),
 	DENY("swapon"), DENY("swapoff"), DENY("acct"),
 
-	/* NUMA placement */
+	/*
+	 * NUMA placement.  get_mempolicy is allowed: it reads the policy of
+	 * the caller (or of a page of its own memory) and the nodes its cpuset
+	 * allows, what /proc/self/status and numa_maps show; ps, glibc's
+	 * malloc and libnuma ask it.  Changing placement stays refused.
+	 */
 	DENY("mbind"), DENY("migrate_pages"), DENY("move_pages"), DENY("set_mempolicy"),
-	DENY("get_mempolicy"), DENY("set_mempolicy_home_node"),
+	DENY("set_mempolicy_home_node"),
 
 	/* port I/O; vm86 and vm86old exist on x86 only */
 	DENY("ioperm"), DENY("iopl"), DENY("vm86"), DENY("vm86old"),
@@ -144,19 +155,40 @@ const struct seccomp_rule seccomp_rule_table[] = {
 	{.name = "clone3", .err = ENOSYS},
 
 	/*
-	 * socket: AF_UNIX, AF_INET and AF_INET6 (1, 2, 10) only; this keeps
-	 * out AF_NETLINK, AF_PACKET, AF_VSOCK and the rest.  The kernel reads
-	 * the family as a 32-bit int.  On 64-bit ABIs the comparisons below
-	 * see all 64 bits, so garbage in the upper half makes the value
-	 * greater than AF_INET6 and refused: it can make a call fail, never
-	 * let a forbidden family through.  On the 32-bit ABIs only the low
-	 * half exists.
+	 * socket: AF_UNIX, AF_INET and AF_INET6 (1, 2, 10), and AF_NETLINK
+	 * (16) with NETLINK_ROUTE (0) only; this keeps out every other netlink
+	 * protocol (audit, sock_diag, generic, netfilter, uevents, ...),
+	 * AF_PACKET, AF_VSOCK and the rest.  The kernel reads family and
+	 * protocol as 32-bit ints.  On 64-bit ABIs the comparisons below see
+	 * all 64 bits, so garbage in the upper half makes the family greater
+	 * than AF_NETLINK, or the protocol other than NETLINK_ROUTE, and the
+	 * call refused: it can make a call fail, never let a forbidden family
+	 * or protocol through.  On the 32-bit ABIs only the low half exists.
+	 * libseccomp 2.5 takes no two comparisons of one argument in a rule,
+	 * so the families between AF_INET6 and AF_NETLINK are listed one by
+	 * one.
+	 *
+	 * Why NETLINK_ROUTE: getifaddrs(3) and if_nameindex(3) read the
+	 * interfaces over it (libuv's, and so Node's os.networkInterfaces(),
+	 * which dev servers call at start; Python's socket.if_nameindex(),
+	 * `ip addr`).  What it reads, interfaces, addresses, routes and
+	 * neighbours, is what /proc/net and ioctl(SIOCGIFCONF) on an
+	 * AF_INET socket already show.  Every request that changes something
+	 * (RTM_NEW*, RTM_DEL*, RTM_SET*) needs CAP_NET_ADMIN over the network
+	 * namespace, held both by the socket's opener and by the sender;
+	 * bwrap drops every capability (--cap-drop ALL), no_new_privs keeps
+	 * exec from granting one, and the namespace calls that could grant
+	 * one in a new user namespace are refused above: those requests fail
+	 * with EPERM.
 	 */
 	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_UNSPEC), DENY_IF("socket", 0, SCMP_CMP_EQ, AF_AX25),
 	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_IPX), DENY_IF("socket", 0, SCMP_CMP_EQ, AF_APPLETALK),
 	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_NETROM), DENY_IF("socket", 0, SCMP_CMP_EQ, AF_BRIDGE),
 	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_ATMPVC), DENY_IF("socket", 0, SCMP_CMP_EQ, AF_X25),
-	DENY_IF("socket", 0, SCMP_CMP_GT, AF_INET6),
+	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_ROSE), DENY_IF("socket", 0, SCMP_CMP_EQ, AF_DECnet),
+	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_NETBEUI), DENY_IF("socket", 0, SCMP_CMP_EQ, AF_SECURITY),
+	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_KEY), DENY_IF("socket", 0, SCMP_CMP_GT, AF_NETLINK),
+	DENY_IF2("socket", 0, SCMP_CMP_EQ, AF_NETLINK, 2, SCMP_CMP_NE, NETLINK_ROUTE),
 
 	/*
 	 * On x86, socket() can also arrive as socketcall(SYS_SOCKET, args),
@@ -219,8 +251,9 @@ const struct seccomp_allowed seccomp_allowed_table[] = {
 	ALLOW("fstat64"), ALLOW("fstatat64"), ALLOW("fstatfs"), ALLOW("fstatfs64"), ALLOW("fsync"),
 	ALLOW("ftime"), ALLOW("ftruncate"), ALLOW("ftruncate64"), ALLOW("futex"),
 	ALLOW("futex_requeue"), ALLOW("futex_time64"), ALLOW("futex_wait"), ALLOW("futex_waitv"),
-	ALLOW("futex_wake"), ALLOW("futimesat"), ALLOW("get_robust_list"), ALLOW("get_thread_area"),
-	ALLOW("get_tls"), ALLOW("getcpu"), ALLOW("getcwd"), ALLOW("getdents"), ALLOW("getdents64"),
+	ALLOW("futex_wake"), ALLOW("futimesat"), ALLOW("get_mempolicy"), ALLOW("get_robust_list"),
+	ALLOW("get_thread_area"), ALLOW("get_tls"), ALLOW("getcpu"), ALLOW("getcwd"),
+	ALLOW("getdents"), ALLOW("getdents64"),
 	ALLOW("getegid"), ALLOW("getegid32"), ALLOW("geteuid"), ALLOW("geteuid32"), ALLOW("getgid"),
 	ALLOW("getgid32"), ALLOW("getgroups"), ALLOW("getgroups32"), ALLOW("gethostname"),
 	ALLOW("getitimer"), ALLOW("getpeername"), ALLOW("getpgid"), ALLOW("getpgrp"),
@@ -345,6 +378,118 @@ seccomp_table_name(int nr)
 		if (seccomp_allowed_table[i].nr && (uint32_t)seccomp_allowed_table[i].nr == n)
 			return seccomp_allowed_table[i].name;
 	return NULL;
+}
+
+/* clang-format off */
+static const char *const family_names[] = {
+	"AF_UNSPEC", "AF_UNIX", "AF_INET", "AF_AX25", "AF_IPX", "AF_APPLETALK", "AF_NETROM",
+	"AF_BRIDGE", "AF_ATMPVC", "AF_X25", "AF_INET6", "AF_ROSE", "AF_DECnet", "AF_NETBEUI",
+	"AF_SECURITY", "AF_KEY", "AF_NETLINK", "AF_PACKET", "AF_ASH", "AF_ECONET", "AF_ATMSVC",
+	"AF_RDS", "AF_SNA", "AF_IRDA", "AF_PPPOX", "AF_WANPIPE", "AF_LLC", "AF_IB", "AF_MPLS",
+	"AF_CAN", "AF_TIPC", "AF_BLUETOOTH", "AF_IUCV", "AF_RXRPC", "AF_ISDN", "AF_PHONET",
+	"AF_IEEE802154", "AF_CAIF", "AF_ALG", "AF_NFC", "AF_VSOCK", "AF_KCM", "AF_QIPCRTR",
+	"AF_SMC", "AF_XDP", "AF_MCTP",
+};
+static const char *const netlink_names[] = {
+	"NETLINK_ROUTE", "NETLINK_UNUSED", "NETLINK_USERSOCK", "NETLINK_FIREWALL",
+	"NETLINK_SOCK_DIAG", "NETLINK_NFLOG", "NETLINK_XFRM", "NETLINK_SELINUX", "NETLINK_ISCSI",
+	"NETLINK_AUDIT", "NETLINK_FIB_LOOKUP", "NETLINK_CONNECTOR", "NETLINK_NETFILTER",
+	"NETLINK_IP6_FW", "NETLINK_DNRTMSG", "NETLINK_KOBJECT_UEVENT", "NETLINK_GENERIC", NULL,
+	"NETLINK_SCSITRANSPORT", "NETLINK_ECRYPTFS", "NETLINK_RDMA", "NETLINK_CRYPTO",
+	"NETLINK_SMC",
+};
+/* clang-format on */
+
+/*
+ * Refusals ordinary tools make and handle, counted apart: each is a probe
+ * whose failure the tool expects and takes for its answer, and nothing
+ * the command was asked to do fails because of it.  Matched on the call
+ * and one argument (its low 32 bits: each is an int to the kernel), so
+ * that the same call made for another purpose is reported as usual.
+ */
+static const struct {
+	const char *call;
+	unsigned arg;
+	uint32_t value;
+	const char *name;
+} handled_probes[] = {
+    /*
+     * libnuma, when it starts (ps, top, numactl and whatever else links
+     * it): it tries MPOL_PREFERRED_MANY on the caller to learn whether the
+     * kernel has that policy, then puts the old one back; refused, it
+     * takes the policy for missing, which matters only to a program that
+     * asks libnuma for it, and such a program's own set_mempolicy is
+     * refused anyway.
+     */
+    {"set_mempolicy", 0, MPOL_PREFERRED_MANY, "set_mempolicy(MPOL_PREFERRED_MANY)"},
+};
+
+/* NAMES[V] when V has one, else the number; into BUF. */
+static const char *
+value_name(const char *const *names, size_t n, uint64_t v, char *buf, size_t len)
+{
+	if (v < n && names[v])
+		return names[v];
+	snprintf(buf, len, v > 0xffffffffu ? "%#llx" : "%llu", (unsigned long long)v);
+	return buf;
+}
+
+/* socket(FAMILY) or, for AF_NETLINK, socket(AF_NETLINK, PROTOCOL); into BUF. */
+static void
+socket_name(uint64_t fam, uint64_t protocol, char *buf, size_t len)
+{
+	char f[24], p[24];
+	const char *family = value_name(
+	    family_names, sizeof(family_names) / sizeof(family_names[0]), fam, f, sizeof(f));
+
+	if (fam != AF_NETLINK) {
+		snprintf(buf, len, "socket(%s)", family);
+		return;
+	}
+	snprintf(buf, len, "socket(%s, %s)", family,
+		 value_name(netlink_names, sizeof(netlink_names) / sizeof(netlink_names[0]),
+			    protocol, p, sizeof(p)));
+}
+
+/* The ABI of a report, as seccomp_arch_table names it: x32 by bit 30 of the number. */
+static const char *
+refusal_abi(uint32_t arch, int nr, uint32_t *token)
+{
+	*token = arch == SCMP_ARCH_X86_64 && ((uint32_t)nr & X32_BIT) ? SCMP_ARCH_X32 : arch;
+	for (size_t i = 0; i < seccomp_arch_table_len; i++)
+		if (seccomp_arch_table[i].token == *token)
+			return seccomp_arch_table[i].name;
+	return "?";
+}
+
+bool
+seccomp_refusal_name(uint32_t arch, int nr, const uint64_t args[6], char *buf, size_t len)
+{
+	uint32_t token;
+	const char *abi = refusal_abi(arch, nr, &token);
+	char *resolved = seccomp_syscall_resolve_num_arch(token, nr);
+	/* Newer than libseccomp's tables: the number is the same on every ABI. */
+	const char *name = resolved ? resolved : seccomp_table_name(nr);
+	bool native = token == seccomp_arch_native(), handled = false;
+	char call[SECCOMP_REFUSAL_NAME_MAX];
+
+	if (!name) {
+		snprintf(buf, len, "%d [%s]", nr, abi);
+		return false;
+	}
+	snprintf(call, sizeof(call), "%s", name);
+	if (!strcmp(name, "socket"))
+		socket_name(args[0], args[2], call, sizeof(call));
+	for (size_t i = 0; i < sizeof(handled_probes) / sizeof(handled_probes[0]); i++)
+		if (!strcmp(name, handled_probes[i].call) &&
+		    (uint32_t)args[handled_probes[i].arg] == handled_probes[i].value) {
+			snprintf(call, sizeof(call), "%s", handled_probes[i].name);
+			handled = true;
+		}
+	snprintf(buf, len, "%s%s%s%s", call, native ? "" : " [", native ? "" : abi,
+		 native ? "" : "]");
+	free(resolved);
+	return handled;
 }
 
 /* The number of a table entry on TOKEN's ABI, or -1 where it has none. */
@@ -655,22 +800,27 @@ syscall_on_arch(uint32_t arch, const char *name)
 static int
 rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *r, bool report)
 {
-	struct scmp_arg_cmp cmp = {.arg = r->arg, .op = r->op};
+	struct scmp_arg_cmp cmp[SECCOMP_RULE_CMP_MAX];
 	uint32_t action =
 	    report && r->reported ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO((uint32_t)r->err);
 
-	if (r->op == SCMP_CMP_MASKED_EQ) {
-		cmp.datum_a = r->mask;
-		cmp.datum_b = r->value;
-	} else {
-		cmp.datum_a = r->value;
+	for (unsigned i = 0; i < r->ncmp; i++) {
+		const struct seccomp_cmp *c = &r->cmp[i];
+
+		cmp[i] = (struct scmp_arg_cmp){.arg = c->arg, .op = c->op};
+		if (c->op == SCMP_CMP_MASKED_EQ) {
+			cmp[i].datum_a = c->mask;
+			cmp[i].datum_b = c->value;
+		} else {
+			cmp[i].datum_a = c->value;
+		}
 	}
 	/*
 	 * The number is the build machine's (or a pseudo number); libseccomp
 	 * maps it to the context's ABI by name.
 	 */
-	return seccomp_rule_add_array(ctx, action, seccomp_syscall_resolve_name(r->name),
-				      r->checked ? 1 : 0, &cmp);
+	return seccomp_rule_add_array(ctx, action, seccomp_syscall_resolve_name(r->name), r->ncmp,
+				      cmp);
 }
 
 /*

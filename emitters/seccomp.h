@@ -42,27 +42,36 @@ extern const struct seccomp_arch seccomp_arch_table[];
 extern const size_t seccomp_arch_table_len;
 
 /*
- * One rule: NAME fails with ERR (after omnibox-run was told, when
- * REPORTED), always (!checked) or only when
- * args[arg] OP value holds; for SCMP_CMP_MASKED_EQ the test is
+ * One comparison of a rule: args[arg] OP value, or for SCMP_CMP_MASKED_EQ
  * (args[arg] & mask) == value.  Comparisons are on the 64-bit argument on
  * 64-bit ABIs and on its low 32 bits on the others (x86, x32, arm), as
- * libseccomp generates them.  Several rules for one name: any that holds
- * refuses the call.
+ * libseccomp generates them.
+ */
+struct seccomp_cmp {
+	unsigned arg;
+	enum scmp_compare op; /* SCMP_CMP_EQ, SCMP_CMP_NE, SCMP_CMP_GT or SCMP_CMP_MASKED_EQ */
+	uint64_t mask;
+	uint64_t value;
+};
+
+/* Comparisons one rule may hold, each on another argument (libseccomp 2.5 takes no two on one). */
+#define SECCOMP_RULE_CMP_MAX 2
+
+/*
+ * One rule: NAME fails with ERR (after omnibox-run was told, when
+ * REPORTED), always (ncmp 0) or only when each of its NCMP comparisons
+ * holds.  Several rules for one name: any that holds refuses the call.
  */
 struct seccomp_rule {
 	const char *name;
 	int err;
 	bool reported; /* exactly when ERR is EPERM: omnibox-init reports those */
-	bool checked;
-	unsigned arg;
-	enum scmp_compare op; /* SCMP_CMP_EQ, SCMP_CMP_GT or SCMP_CMP_MASKED_EQ */
-	uint64_t mask;
-	uint64_t value;
+	unsigned ncmp;
+	struct seccomp_cmp cmp[SECCOMP_RULE_CMP_MAX];
 	/*
 	 * 0: libseccomp names the call.  Else its number, the same on every
 	 * ABI (x32: nr | 0x40000000), for a call newer than libseccomp's
-	 * tables: refused by the gate, always (never checked).
+	 * tables: refused by the gate, always (no comparison).
 	 */
 	int nr;
 };
@@ -87,6 +96,21 @@ int seccomp_classify(const char *name);
  * newer than libseccomp's tables, as a static string, or NULL.
  */
 const char *seccomp_table_name(int nr);
+
+/* Room enough for every name seccomp_refusal_name gives. */
+#define SECCOMP_REFUSAL_NAME_MAX 64
+
+/*
+ * The name omnibox-run gives the refused call NR of the ABI ARCH
+ * (seccomp_data.arch, an AUDIT_ARCH_* value; x32's bit 30 in NR) made with
+ * ARGS, into BUF (LEN bytes, always terminated): "mount", "mount [x86]" on
+ * another ABI than this machine's, "socket(AF_PACKET)", "socket(AF_NETLINK,
+ * NETLINK_AUDIT)", the number when no table names the call ("1000
+ * [x86_64]").  Returns true when the call is a probe ordinary tools make
+ * and handle (listed in emit_seccomp.c with the reason for each), which
+ * omnibox-run counts apart from the refusals worth the user's attention.
+ */
+bool seccomp_refusal_name(uint32_t arch, int nr, const uint64_t args[6], char *buf, size_t len);
 
 /* A range of syscall numbers the gate refuses, as the kernel reports them. */
 struct seccomp_range {

@@ -11,9 +11,10 @@
 
 #include "runtime/launch/pty.h"
 
+/* One kind of refusal: a call, on one ABI, and for socket one family (and protocol). */
 struct notify_count {
-	uint32_t arch; /* seccomp_data.arch: AUDIT_ARCH_* */
-	int nr;	       /* as the kernel saw it (x32's bit 30 included) */
+	char name[NOTIFY_NAME_MAX]; /* as the lines print it (seccomp_refusal_name) */
+	bool handled;		    /* a probe ordinary tools make and handle */
 	unsigned long count;
 };
 
@@ -24,14 +25,15 @@ struct notify {
 	bool verbose, quiet;
 	struct notify_count counts[NOTIFY_MAX];
 	size_t n_counts;
-	unsigned long others; /* refusals of calls beyond the NOTIFY_MAX first */
+	/* refusals of kinds beyond the NOTIFY_MAX first, handled probes apart */
+	unsigned long others, others_handled;
 	unsigned long shown;
 };
 
 unsigned long
 notify_total(const struct notify *n)
 {
-	unsigned long total = n->others;
+	unsigned long total = n->others + n->others_handled;
 
 	for (size_t i = 0; i < n->n_counts; i++)
 		total += n->counts[i].count;
@@ -40,70 +42,11 @@ notify_total(const struct notify *n)
 
 #if defined(__linux__)
 #include <fcntl.h>
-#include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <poll.h>
-#include <seccomp.h>
 #include <sys/ioctl.h>
 
 #include "emitters/seccomp.h"
-
-#define X32_SYSCALL_BIT 0x40000000u
-
-/* The ABIs of the filter (emitters/emit_seccomp.c), by seccomp_data.arch. */
-static const struct {
-	uint32_t audit;
-	const char *name;
-} abi_names[] = {
-    {AUDIT_ARCH_X86_64, "x86_64"},
-    {AUDIT_ARCH_I386, "x86"},
-    {AUDIT_ARCH_AARCH64, "aarch64"},
-    {AUDIT_ARCH_ARM, "arm"},
-};
-
-/* libseccomp's token for the ABI of a report: its AUDIT_ARCH, but for x32. */
-static uint32_t
-arch_token(uint32_t arch, int nr)
-{
-	if (arch == AUDIT_ARCH_X86_64 && ((uint32_t)nr & X32_SYSCALL_BIT))
-		return SCMP_ARCH_X32;
-	return arch;
-}
-
-static const char *
-abi_name(uint32_t arch, int nr)
-{
-	if (arch_token(arch, nr) == SCMP_ARCH_X32)
-		return "x32";
-	for (size_t i = 0; i < sizeof(abi_names) / sizeof(abi_names[0]); i++)
-		if (abi_names[i].audit == arch)
-			return abi_names[i].name;
-	return "?";
-}
-
-/*
- * "mount", or "mount [x86]" for another ABI than this machine's, or the
- * number when neither libseccomp nor the filter's table has a name for it.
- * In BUF.
- */
-static const char *
-call_name(uint32_t arch, int nr, char *buf, size_t len)
-{
-	char *name = seccomp_syscall_resolve_num_arch(arch_token(arch, nr), nr);
-	bool native = arch_token(arch, nr) == seccomp_arch_native();
-
-	if (name)
-		snprintf(buf, len, "%s%s%s%s", name, native ? "" : " [",
-			 native ? "" : abi_name(arch, nr), native ? "" : "]");
-	else if (seccomp_table_name(nr))
-		/* Newer than libseccomp's tables: the number is the same on every ABI. */
-		snprintf(buf, len, "%s%s%s%s", seccomp_table_name(nr), native ? "" : " [",
-			 native ? "" : abi_name(arch, nr), native ? "" : "]");
-	else
-		snprintf(buf, len, "%d [%s]", nr, abi_name(arch, nr));
-	free(name);
-	return buf;
-}
 
 /*
  * The caller's PID inside the sandbox (the last of its NSpid), which is
@@ -141,26 +84,36 @@ sandbox_pid(uint32_t pid)
 static void
 count(struct notify *n, const struct seccomp_notif *req)
 {
+	char name[NOTIFY_NAME_MAX];
+	uint64_t args[6];
+	bool handled;
 	size_t i;
 
+	for (i = 0; i < 6; i++)
+		args[i] = req->data.args[i];
+	handled = seccomp_refusal_name(req->data.arch, req->data.nr, args, name, sizeof(name));
+
 	for (i = 0; i < n->n_counts; i++)
-		if (n->counts[i].arch == req->data.arch && n->counts[i].nr == req->data.nr)
+		if (n->counts[i].handled == handled && !strcmp(n->counts[i].name, name))
 			break;
-	if (i == n->n_counts && n->n_counts < NOTIFY_MAX)
-		n->counts[n->n_counts++] = (struct notify_count){req->data.arch, req->data.nr, 0};
+	if (i == n->n_counts && n->n_counts < NOTIFY_MAX) {
+		n->counts[n->n_counts] = (struct notify_count){.handled = handled};
+		memcpy(n->counts[n->n_counts++].name, name, sizeof(name));
+	}
 	if (i < n->n_counts)
 		n->counts[i].count++;
+	else if (handled)
+		n->others_handled++;
 	else
 		n->others++;
 	if (!n->verbose || n->shown > NOTIFY_SHOWN)
 		return;
 	/* In raw mode (an interactive launch's) a line must return the carriage too. */
 	if (n->shown++ < NOTIFY_SHOWN) {
-		char name[96];
-
-		fprintf(stderr, "omnibox-run: refused syscall %s (pid %ld)%s",
-			call_name(req->data.arch, req->data.nr, name, sizeof(name)),
-			sandbox_pid(req->pid), pty_is_raw() ? "\r\n" : "\n");
+		fprintf(stderr, "omnibox-run: refused syscall %s (pid %ld)%s%s", name,
+			sandbox_pid(req->pid),
+			handled ? ", a probe ordinary tools make and handle" : "",
+			pty_is_raw() ? "\r\n" : "\n");
 	} else {
 		fprintf(stderr,
 			"omnibox-run: more refusals not shown (the summary at exit counts "
@@ -328,13 +281,6 @@ stop(struct notify *n, const char *why)
 	(void)why;
 	(void)n;
 }
-
-static const char *
-call_name(uint32_t arch, int nr, char *buf, size_t len)
-{
-	snprintf(buf, len, "%d [%u]", nr, arch);
-	return buf;
-}
 #endif
 
 struct notify *
@@ -363,25 +309,44 @@ void
 notify_summary(const struct notify *n, FILE *f)
 {
 	struct notify_count sorted[NOTIFY_MAX];
-	unsigned long total = notify_total(n);
+	unsigned long main = n->others, handled = n->others_handled;
+	bool listed = false;
+	int width = 24;
 
-	if (!total)
-		return;
+	for (size_t i = 0; i < n->n_counts; i++) {
+		if (n->counts[i].handled)
+			handled += n->counts[i].count;
+		else
+			main += n->counts[i].count;
+		if (!n->counts[i].handled && (int)strlen(n->counts[i].name) > width)
+			width = (int)strlen(n->counts[i].name);
+	}
 	memcpy(sorted, n->counts, n->n_counts * sizeof(sorted[0]));
 	qsort(sorted, n->n_counts, sizeof(sorted[0]), by_count);
-	fprintf(f,
-		"omnibox-run: the seccomp filter refused %lu system call%s (each failed with "
-		"EPERM):\n",
-		total, total == 1 ? "" : "s");
-	for (size_t i = 0; i < n->n_counts; i++) {
-		char name[96];
-
-		fprintf(f, "  %-24s %lu\n",
-			call_name(sorted[i].arch, sorted[i].nr, name, sizeof(name)),
-			sorted[i].count);
+	if (main) {
+		fprintf(f,
+			"omnibox-run: the seccomp filter refused %lu system call%s (each failed "
+			"with EPERM):\n",
+			main, main == 1 ? "" : "s");
+		for (size_t i = 0; i < n->n_counts; i++)
+			if (!sorted[i].handled)
+				fprintf(f, "  %-*s %lu\n", width, sorted[i].name, sorted[i].count);
+		if (n->others)
+			fprintf(f, "  ... and %lu more, of other calls\n", n->others);
 	}
-	if (n->others)
-		fprintf(f, "  ... and %lu more, of other calls\n", n->others);
+	/* Nothing to act on: only for who asked to see everything. */
+	if (!handled || !n->verbose)
+		return;
+	fprintf(f, "omnibox-run: %lu refusal%s ordinary tools make and handle, no action needed:",
+		handled, handled == 1 ? "" : "s");
+	for (size_t i = 0; i < n->n_counts; i++)
+		if (sorted[i].handled) {
+			fprintf(f, "%s %s %lu", listed ? "," : "", sorted[i].name, sorted[i].count);
+			listed = true;
+		}
+	if (n->others_handled)
+		fprintf(f, ", %lu more", n->others_handled);
+	fputc('\n', f);
 }
 
 void

@@ -7,10 +7,16 @@
  * omnibox-init derives that variant from the emitted ERRNO(EPERM) filter,
  * loads it, and sends the listener with its ready byte
  * (runtime/launch/seccomp_load.h); from then on omnibox-run's event loop
- * receives each report, counts it by ABI and number, and answers EPERM,
- * which is what the caller gets from the emitted filter loaded as it is.  The call never runs: the only answer here is
- * a refusal.  With --verbose each refusal is printed as it happens (the
- * first NOTIFY_SHOWN); the exit summary names and counts them.
+ * receives each report, counts it by ABI and call (a socket call by its
+ * family, and an AF_NETLINK one by its protocol too), and answers EPERM,
+ * which is what the caller gets from the emitted filter loaded as it is.
+ * The call never runs: the only answer here is a refusal.  With --verbose
+ * each refusal is printed as it happens (the first NOTIFY_SHOWN); the exit
+ * summary names and counts them (seccomp_refusal_name, emitters/seccomp.h).
+ * A few refusals are probes ordinary tools make and handle (the filter's
+ * table lists them, each with its reason): they are
+ * counted apart, and named only with --verbose, so the summary lists what
+ * the user may want to act on.
  *
  * An unserved report would hold its caller forever, so the listener is
  * served for as long as the event loop runs, which is for as long as the
@@ -29,6 +35,8 @@
 #define NOTIFY_MAX 64
 /* Refusals --verbose prints; after them, one line says more were not shown. */
 #define NOTIFY_SHOWN 50
+/* Room for a refusal's name (seccomp_refusal_name, emitters/seccomp.h). */
+#define NOTIFY_NAME_MAX 64
 
 struct notify;
 
@@ -49,13 +57,14 @@ struct notify *notify_new(struct event_base *base, bool verbose, bool quiet);
  */
 int notify_ready(struct notify *n, int sock);
 
-/* The refusals seen, in all (every call counted, the others too). */
+/* The refusals seen, in all (every call counted, the others and the handled probes too). */
 unsigned long notify_total(const struct notify *n);
 
 /*
  * What the filter refused, once the run is over, to F: a line with the
- * total, then one per call, most frequent first.  Nothing when there was no
- * refusal.
+ * total, then one per call, most frequent first; then, with --verbose, one
+ * line with the probes ordinary tools make and handle.  Nothing when there
+ * was no refusal but those.
  */
 void notify_summary(const struct notify *n, FILE *f);
 

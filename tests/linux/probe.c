@@ -8,7 +8,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mempolicy.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <linux/sched.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <pthread.h>
@@ -167,6 +171,77 @@ new_mount_call(const char *what)
 	return syscall(457, req, buf, sizeof(buf), 0);
 }
 
+/*
+ * Over a NETLINK_ROUTE socket, what getifaddrs(3) does ("netlink-route":
+ * dump the links), or a change ("netlink-route-newaddr": add 127.0.0.1/8
+ * to lo; "netlink-route-newlink": set lo up).  Where they are allowed the
+ * changes change nothing (the address is there: EEXIST; lo is up: ok), so
+ * the probe can run anywhere; each needs CAP_NET_ADMIN, which the sandbox
+ * never has: EPERM.  The answer is the kernel's: the first message back,
+ * or its acknowledgement.
+ */
+static long
+netlink_route(const char *what)
+{
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	union {
+		struct nlmsghdr h;
+		char buf[8192];
+	} msg = {0};
+	struct nlmsghdr *h = &msg.h;
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+	ssize_t got;
+
+	if (fd < 0)
+		return -1;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+	h->nlmsg_seq = 1;
+	if (!strcmp(what, "netlink-route-newaddr")) {
+		struct ifaddrmsg *a = NLMSG_DATA(h);
+		struct rtattr *rta = (struct rtattr *)((char *)a + NLMSG_ALIGN(sizeof(*a)));
+		uint32_t lo = htonl(INADDR_LOOPBACK);
+
+		*a = (struct ifaddrmsg){.ifa_family = AF_INET, .ifa_prefixlen = 8, .ifa_index = 1};
+		rta->rta_type = IFA_LOCAL;
+		rta->rta_len = RTA_LENGTH(sizeof(lo));
+		memcpy(RTA_DATA(rta), &lo, sizeof(lo));
+		h->nlmsg_type = RTM_NEWADDR;
+		h->nlmsg_flags |= NLM_F_CREATE | NLM_F_EXCL;
+		h->nlmsg_len = NLMSG_LENGTH(NLMSG_ALIGN(sizeof(*a)) + RTA_LENGTH(sizeof(lo)));
+	} else if (!strcmp(what, "netlink-route-newlink")) {
+		struct ifinfomsg *l = NLMSG_DATA(h);
+
+		*l = (struct ifinfomsg){.ifi_family = AF_UNSPEC,
+					.ifi_index = (int)if_nametoindex("lo"),
+					.ifi_flags = IFF_UP,
+					.ifi_change = IFF_UP};
+		h->nlmsg_type = RTM_NEWLINK;
+		h->nlmsg_len = NLMSG_LENGTH(sizeof(*l));
+	} else {
+		struct rtgenmsg *g = NLMSG_DATA(h);
+
+		g->rtgen_family = AF_UNSPEC;
+		h->nlmsg_type = RTM_GETLINK;
+		h->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+		h->nlmsg_len = NLMSG_LENGTH(sizeof(*g));
+	}
+	if (sendto(fd, h, h->nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return -1;
+	got = recv(fd, msg.buf, sizeof(msg.buf), 0);
+	close(fd);
+	if (got < (ssize_t)sizeof(*h) || !NLMSG_OK(h, (size_t)got)) {
+		errno = EIO;
+		return -1;
+	}
+	if (h->nlmsg_type == NLMSG_ERROR) {
+		const struct nlmsgerr *e = NLMSG_DATA(h);
+
+		errno = -e->error;
+		return e->error ? -1 : 0;
+	}
+	return h->nlmsg_type == RTM_NEWLINK ? 0 : (errno = EIO, -1);
+}
+
 static long
 raw_clone(unsigned long flags)
 {
@@ -216,8 +291,26 @@ main(int argc, char **argv)
 		return report(syscall(SYS_keyctl, 0 /* KEYCTL_GET_KEYRING_ID */, -3, 0));
 	if (!strcmp(what, "bpf"))
 		return report(syscall(SYS_bpf, 0, NULL, 0));
-	if (!strcmp(what, "socket-netlink"))
-		return report(socket(AF_NETLINK, SOCK_RAW, 0));
+	/* Every netlink protocol but NETLINK_ROUTE is refused; audit and sock_diag for two. */
+	if (!strcmp(what, "socket-netlink-audit"))
+		return report(socket(AF_NETLINK, SOCK_RAW, NETLINK_AUDIT));
+	if (!strcmp(what, "socket-netlink-diag"))
+		return report(socket(AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG));
+	if (!strncmp(what, "netlink-route", 13))
+		return report(netlink_route(what));
+	/* libnuma's probe at start (counted apart by omnibox-run), and a real request. */
+	if (!strcmp(what, "set-mempolicy-preferred-many") || !strcmp(what, "set-mempolicy-bind")) {
+		unsigned long mask[16] = {1};
+		int mode = strcmp(what, "set-mempolicy-bind") ? MPOL_PREFERRED_MANY : MPOL_BIND;
+
+		return report(syscall(SYS_set_mempolicy, mode, mask, sizeof(mask) * 8));
+	}
+	if (!strcmp(what, "get-mempolicy")) {
+		int mode = -1;
+		unsigned long mask[16] = {0};
+
+		return report(syscall(SYS_get_mempolicy, &mode, mask, sizeof(mask) * 8, NULL, 0));
+	}
 	if (!strcmp(what, "socket-packet"))
 		return report(socket(AF_PACKET, SOCK_RAW, 0));
 	if (!strcmp(what, "socket-vsock"))
@@ -431,8 +524,9 @@ main(int argc, char **argv)
 	if (!strcmp(what, "i386-keyctl"))
 		return report(int80(288, 0, -3, 0));
 	if (!strcmp(what, "i386-socketcall-netlink")) {
-		/* socketcall(SYS_SOCKET, {AF_NETLINK, SOCK_RAW, 0}): the array must sit
-		 * below 4 GiB for the 32-bit ABI to read it. */
+		/* socketcall(SYS_SOCKET, {AF_NETLINK, SOCK_RAW, NETLINK_ROUTE}), refused
+		 * whatever the family: the array must sit below 4 GiB for the 32-bit ABI
+		 * to read it. */
 		uint32_t *args = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
 
@@ -442,7 +536,9 @@ main(int argc, char **argv)
 		return report(int80(102, 1, (long)(uintptr_t)args, 0));
 	}
 	if (!strcmp(what, "i386-socket-netlink"))
-		return report(int80(359, AF_NETLINK, SOCK_RAW, 0));
+		return report(int80(359, AF_NETLINK, SOCK_RAW, NETLINK_AUDIT));
+	if (!strcmp(what, "i386-socket-netlink-route"))
+		return report(int80(359, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE));
 	if (!strcmp(what, "i386-socket-inet"))
 		return report(int80(359, AF_INET, SOCK_STREAM, 0));
 #endif

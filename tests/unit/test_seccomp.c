@@ -26,7 +26,10 @@
 #include <linux/audit.h>
 #include <linux/if_ether.h>
 #include <linux/keyctl.h>
+#include <linux/mempolicy.h>
 #include <linux/net.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -104,6 +107,7 @@ TestSuite(bpf_interp);
 TestSuite(seccomp_kernel, .init = programs_build, .fini = programs_free);
 TestSuite(seccomp_listener, .init = programs_build, .fini = programs_free);
 TestSuite(seccomp_ia32, .init = programs_build, .fini = programs_free);
+TestSuite(seccomp_names);
 
 /* ---- ABIs, verdicts and the table as a reference ------------------------ */
 
@@ -249,21 +253,34 @@ nr_of(const struct abi *abi, const char *name)
 }
 
 static bool
-cond_holds(const struct seccomp_rule *r, uint64_t arg, bool wide)
+cmp_holds(const struct seccomp_rule *r, const struct seccomp_cmp *c, const uint64_t args[6],
+	  bool wide)
 {
-	uint64_t v = wide ? arg : (uint32_t)arg;
+	uint64_t v = wide ? args[c->arg] : (uint32_t)args[c->arg];
 
-	switch (r->op) {
+	switch (c->op) {
 	case SCMP_CMP_EQ:
-		return v == r->value;
+		return v == c->value;
+	case SCMP_CMP_NE:
+		return v != c->value;
 	case SCMP_CMP_GT:
-		return v > r->value;
+		return v > c->value;
 	case SCMP_CMP_MASKED_EQ:
-		return (v & r->mask) == r->value;
+		return (v & c->mask) == c->value;
 	default:
-		cr_assert_fail("rule for %s: comparison %d is not modelled here", r->name, r->op);
+		cr_assert_fail("rule for %s: comparison %d is not modelled here", r->name, c->op);
 	}
 	return false;
+}
+
+/* Every comparison of R holds for ARGS (a rule without any always holds). */
+static bool
+rule_holds(const struct seccomp_rule *r, const uint64_t args[6], bool wide)
+{
+	for (unsigned i = 0; i < r->ncmp; i++)
+		if (!cmp_holds(r, &r->cmp[i], args, wide))
+			return false;
+	return true;
 }
 
 /* What the rule table says about NAME (NULL: no such call) with ARGS. */
@@ -273,7 +290,7 @@ table_verdict(const char *name, const uint64_t args[6], bool wide)
 	for (size_t i = 0; name && i < seccomp_rule_table_len; i++) {
 		const struct seccomp_rule *r = &seccomp_rule_table[i];
 
-		if (!strcmp(r->name, name) && (!r->checked || cond_holds(r, args[r->arg], wide)))
+		if (!strcmp(r->name, name) && rule_holds(r, args, wide))
 			return SECCOMP_RET_ERRNO | (uint32_t)r->err;
 	}
 	return SECCOMP_RET_ALLOW;
@@ -317,6 +334,69 @@ number_verdict(const struct abi *abi, uint32_t nr, const char *name, const uint6
 	if (abi->audit_arch == AUDIT_ARCH_X86_64)
 		abi = nr & 0x40000000 ? &abis[2] : &abis[0];
 	return beyond_the_table(abi, nr) ? RET_REFUSED : SECCOMP_RET_ALLOW;
+}
+
+/* ---- the names omnibox-run gives refusals --------------------------------- */
+
+/* NR of ARCH with ARGS gets the name WANT, and is a probe tools handle exactly when WANT_HANDLED.
+ */
+static void
+assert_refusal_name(uint32_t arch, uint32_t nr, const uint64_t args[6], const char *want,
+		    bool want_handled)
+{
+	char got[SECCOMP_REFUSAL_NAME_MAX];
+	bool handled = seccomp_refusal_name(arch, (int)nr, args, got, sizeof(got));
+
+	cr_assert_str_eq(got, want, "syscall %u of arch %#x is named '%s', not '%s'", nr, arch, got,
+			 want);
+	cr_assert_eq(handled, want_handled, "%s is%s counted as a probe tools handle", want,
+		     handled ? "" : " not");
+}
+
+Test(seccomp_names, a_socket_refusal_names_its_family_and_its_netlink_protocol)
+{
+	long x86 = nr_of(ABI_X86, "socket");
+
+	if (seccomp_arch_native() != SCMP_ARCH_X86_64)
+		cr_skip_test("the names below are x86_64's, this machine's ABI is another");
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket, (uint64_t[6]){AF_PACKET, SOCK_RAW, 3},
+			    "socket(AF_PACKET)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket,
+			    (uint64_t[6]){AF_NETLINK, SOCK_RAW, NETLINK_AUDIT},
+			    "socket(AF_NETLINK, NETLINK_AUDIT)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket,
+			    (uint64_t[6]){AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG},
+			    "socket(AF_NETLINK, NETLINK_SOCK_DIAG)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket,
+			    (uint64_t[6]){AF_NETLINK, SOCK_RAW, 1ull << 32},
+			    "socket(AF_NETLINK, 0x100000000)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket, (uint64_t[6]){AF_NETLINK, SOCK_RAW, 17},
+			    "socket(AF_NETLINK, 17)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket, (uint64_t[6]){99}, "socket(99)", false);
+	cr_assert_geq(x86, 0);
+	assert_refusal_name(AUDIT_ARCH_I386, (uint32_t)x86, (uint64_t[6]){AF_VSOCK},
+			    "socket(AF_VSOCK) [x86]", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, 0x40000000u | SYS_socket,
+			    (uint64_t[6]){AF_NETLINK, SOCK_RAW, NETLINK_GENERIC},
+			    "socket(AF_NETLINK, NETLINK_GENERIC) [x32]", false);
+}
+
+Test(seccomp_names, other_refusals_are_named_by_their_call_and_only_libnumas_probe_is_handled)
+{
+	static const uint64_t zero[6];
+
+	if (seccomp_arch_native() != SCMP_ARCH_X86_64)
+		cr_skip_test("the names below are x86_64's, this machine's ABI is another");
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_mount, zero, "mount", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, 457, zero, "statmount", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, 1000, zero, "1000 [x86_64]", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_set_mempolicy,
+			    (uint64_t[6]){MPOL_PREFERRED_MANY, 0x1000, 1024},
+			    "set_mempolicy(MPOL_PREFERRED_MANY)", true);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_set_mempolicy,
+			    (uint64_t[6]){MPOL_BIND, 0x1000, 64}, "set_mempolicy", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_mbind,
+			    (uint64_t[6]){0, 4096, MPOL_PREFERRED_MANY}, "mbind", false);
 }
 
 /* ---- every syscall number of every ABI against the table ---------------- */
@@ -458,8 +538,8 @@ static const char *const spec_denied[] = {
 	"quotactl_fd", "unshare", "setns", "bpf", "perf_event_open", "userfaultfd", "kcmp",
 	"lookup_dcookie", "fanotify_init", "clock_settime", "clock_settime64", "settimeofday",
 	"stime", "reboot", "kexec_load", "kexec_file_load", "syslog", "swapon", "swapoff", "acct",
-	"mbind", "migrate_pages", "move_pages", "set_mempolicy", "get_mempolicy",
-	"set_mempolicy_home_node", "ioperm", "iopl", "vm86", "vm86old", "sethostname",
+	"mbind", "migrate_pages", "move_pages", "set_mempolicy", "set_mempolicy_home_node",
+	"ioperm", "iopl", "vm86", "vm86old", "sethostname",
 	"setdomainname", "vhangup", "ptrace", "process_vm_readv", "process_vm_writev",
 	"pidfd_getfd", "process_madvise", "add_key", "request_key", "keyctl", "io_uring_setup",
 	"io_uring_enter", "io_uring_register",
@@ -499,7 +579,7 @@ Test(seccomp_rules, the_table_refuses_unconditionally_only_what_the_specificatio
 	for (size_t i = 0; i < seccomp_rule_table_len; i++) {
 		const struct seccomp_rule *r = &seccomp_rule_table[i];
 
-		if (r->checked)
+		if (r->ncmp)
 			continue;
 		if (!strcmp(r->name, "clone3"))
 			cr_assert(r->err == ENOSYS && !r->reported,
@@ -537,12 +617,22 @@ Test(seccomp_rules, every_rule_refuses_its_call_on_each_abi_that_has_it)
 			cr_assert_leq((uint32_t)nr & ~abis[a].nr_bit, SWEEP_MAX,
 				      "%s is %ld on %s, beyond the sweep", r->name, nr,
 				      abis[a].name);
-			if (r->checked)
-				args[r->arg] = r->op == SCMP_CMP_GT ? r->value + 1 : r->value;
+			cr_assert_leq(r->ncmp, SECCOMP_RULE_CMP_MAX, "%s (rule %zu)", r->name, i);
+			for (unsigned k = 0; k < r->ncmp; k++) {
+				const struct seccomp_cmp *c = &r->cmp[k];
+				bool past = c->op == SCMP_CMP_GT || c->op == SCMP_CMP_NE;
+
+				for (unsigned j = 0; j < k; j++)
+					cr_assert_neq(r->cmp[j].arg, c->arg,
+						      "%s (rule %zu) compares args[%u] twice",
+						      r->name, i, c->arg);
+				args[c->arg] = past ? c->value + 1 : c->value;
+			}
 			check_call(&abis[a], (uint32_t)nr, args,
 				   SECCOMP_RET_ERRNO | (uint32_t)r->err,
-				   "%s with args[%u] = %#llx (rule %zu)", r->name, r->arg,
-				   (unsigned long long)args[r->arg], i);
+				   "%s with args %#llx %#llx %#llx (rule %zu)", r->name,
+				   (unsigned long long)args[0], (unsigned long long)args[1],
+				   (unsigned long long)args[2], i);
 		}
 	}
 }
@@ -672,8 +762,7 @@ Test(seccomp_rules, the_numbers_the_table_gives_are_the_kernels)
 			     nr);
 		cr_assert_eq(seccomp_syscall_resolve_name(name), __NR_SCMP_ERROR,
 			     "libseccomp names %s: no number needed", name);
-		cr_assert(!rule ||
-			      (!seccomp_rule_table[i].checked && seccomp_rule_table[i].reported),
+		cr_assert(!rule || (!seccomp_rule_table[i].ncmp && seccomp_rule_table[i].reported),
 			  "%s: a numbered rule refuses always, reported", name);
 	}
 	cr_assert_eq(numbered, LEN(newer), "%zu numbered entries, %zu newer calls", numbered,
@@ -771,12 +860,24 @@ Test(seccomp_rules, clone_for_threads_and_processes_is_allowed)
 }
 
 static bool
-family_allowed(uint64_t family)
+socket_allowed(uint64_t family, uint64_t protocol)
 {
-	return family == AF_UNIX || family == AF_INET || family == AF_INET6;
+	return family == AF_UNIX || family == AF_INET || family == AF_INET6 ||
+	       (family == AF_NETLINK && protocol == NETLINK_ROUTE);
 }
 
-Test(seccomp_rules, socket_allows_only_unix_inet_and_inet6)
+/* Every netlink protocol the kernel has (0-22), and beyond. */
+/* clang-format off */
+static const uint64_t protocols[] = {
+	NETLINK_ROUTE, 1, NETLINK_USERSOCK, NETLINK_FIREWALL, NETLINK_SOCK_DIAG, NETLINK_NFLOG,
+	NETLINK_XFRM, NETLINK_SELINUX, NETLINK_ISCSI, NETLINK_AUDIT, NETLINK_FIB_LOOKUP,
+	NETLINK_CONNECTOR, NETLINK_NETFILTER, NETLINK_IP6_FW, NETLINK_DNRTMSG,
+	NETLINK_KOBJECT_UEVENT, NETLINK_GENERIC, 17, NETLINK_SCSITRANSPORT, NETLINK_ECRYPTFS,
+	NETLINK_RDMA, NETLINK_CRYPTO, NETLINK_SMC, 31, 32, 0x7fffffff, 0xffffffff,
+};
+/* clang-format on */
+
+Test(seccomp_rules, socket_allows_only_unix_inet_inet6_and_netlink_route)
 {
 	static const uint64_t large[] = {AF_MAX, 255, 0x7fffffff, 0x80000000, 0xffffffff};
 
@@ -785,31 +886,74 @@ Test(seccomp_rules, socket_allows_only_unix_inet_and_inet6)
 
 		cr_assert_geq(nr, 0, "no socket on %s", abis[a].name);
 		for (uint64_t fam = 0; fam < AF_MAX; fam++)
-			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam, SOCK_STREAM},
-				   family_allowed(fam) ? SECCOMP_RET_ALLOW : RET_REFUSED,
-				   "socket(%llu)", (unsigned long long)fam);
+			for (size_t p = 0; p < LEN(protocols); p++)
+				check_call(&abis[a], (uint32_t)nr,
+					   (uint64_t[6]){fam, SOCK_RAW, protocols[p]},
+					   socket_allowed(fam, protocols[p]) ? SECCOMP_RET_ALLOW
+									     : RET_REFUSED,
+					   "socket(%llu, SOCK_RAW, %llu)", (unsigned long long)fam,
+					   (unsigned long long)protocols[p]);
 		for (size_t i = 0; i < LEN(large); i++)
 			check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){large[i]}, RET_REFUSED,
 				   "socket(%#llx)", (unsigned long long)large[i]);
 	}
 }
 
-Test(seccomp_rules, upper_bits_never_let_a_forbidden_family_through)
+Test(seccomp_rules, upper_bits_never_let_a_forbidden_family_or_protocol_through)
 {
-	static const uint64_t forbidden[] = {AF_UNSPEC, AF_AX25,  AF_X25,	AF_NETLINK,
-					     AF_PACKET, AF_VSOCK, AF_BLUETOOTH, AF_INET6 + 1};
-	static const uint64_t upper[] = {1, 0x80000000, 0xffffffff};
+	static const uint64_t forbidden[][2] = {
+	    {AF_UNSPEC, 0},
+	    {AF_AX25, 0},
+	    {AF_X25, 0},
+	    {AF_ROSE, 0},
+	    {AF_KEY, 0},
+	    {AF_PACKET, 0},
+	    {AF_VSOCK, 0},
+	    {AF_BLUETOOTH, 0},
+	    {AF_INET6 + 1, 0},
+	    {AF_NETLINK + 1, 0},
+	    {AF_NETLINK, NETLINK_AUDIT},
+	    {AF_NETLINK, NETLINK_SOCK_DIAG},
+	    {AF_NETLINK, NETLINK_GENERIC},
+	};
+	static const uint64_t upper[] = {0, 1, 0x80000000, 0xffffffff};
 
 	for (size_t a = 0; a < N_ABIS; a++) {
 		long nr = nr_of(&abis[a], "socket");
 
 		for (size_t f = 0; f < LEN(forbidden); f++)
 			for (size_t u = 0; u < LEN(upper); u++) {
-				uint64_t fam = upper[u] << 32 | forbidden[f];
+				uint64_t fam = upper[u] << 32 | forbidden[f][0];
+				uint64_t proto = upper[u] << 32 | forbidden[f][1];
 
-				check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){fam}, RET_REFUSED,
-					   "socket(%#llx)", (unsigned long long)fam);
+				check_call(&abis[a], (uint32_t)nr,
+					   (uint64_t[6]){fam, SOCK_RAW, forbidden[f][1]},
+					   RET_REFUSED, "socket(%#llx, SOCK_RAW, %llu)",
+					   (unsigned long long)fam,
+					   (unsigned long long)forbidden[f][1]);
+				check_call(&abis[a], (uint32_t)nr,
+					   (uint64_t[6]){forbidden[f][0], SOCK_RAW, proto},
+					   RET_REFUSED, "socket(%llu, SOCK_RAW, %#llx)",
+					   (unsigned long long)forbidden[f][0],
+					   (unsigned long long)proto);
 			}
+	}
+}
+
+/*
+ * NETLINK_ROUTE with garbage above the protocol: the kernel would open a
+ * NETLINK_ROUTE socket.  64-bit ABIs compare all 64 bits and refuse it
+ * (closed, by design); the others see only the low half.
+ */
+Test(seccomp_rules, netlink_route_with_upper_bits_fails_closed_on_64_bit_abis)
+{
+	for (size_t a = 0; a < N_ABIS; a++) {
+		long nr = nr_of(&abis[a], "socket");
+		uint64_t proto = 1ull << 32 | NETLINK_ROUTE;
+
+		check_call(&abis[a], (uint32_t)nr, (uint64_t[6]){AF_NETLINK, SOCK_RAW, proto},
+			   abis[a].wide ? RET_REFUSED : SECCOMP_RET_ALLOW,
+			   "socket(AF_NETLINK, SOCK_RAW, %#llx)", (unsigned long long)proto);
 	}
 }
 
@@ -1531,9 +1675,21 @@ bpf_call(void)
 }
 
 static long
-socket_netlink(void)
+socket_netlink_audit(void)
 {
-	return socket(AF_NETLINK, SOCK_RAW, 0);
+	return socket(AF_NETLINK, SOCK_RAW, NETLINK_AUDIT);
+}
+
+static long
+socket_netlink_sock_diag(void)
+{
+	return socket(AF_NETLINK, SOCK_DGRAM, NETLINK_SOCK_DIAG);
+}
+
+static long
+socket_netlink_generic(void)
+{
+	return socket(AF_NETLINK, SOCK_RAW, NETLINK_GENERIC);
 }
 
 static long
@@ -1668,10 +1824,13 @@ Test(seccomp_kernel, bpf_fails_with_eperm)
 	REFUSED(bpf_call, EPERM);
 }
 
-Test(seccomp_kernel, netlink_and_packet_sockets_fail_with_eperm)
+Test(seccomp_kernel, netlink_sockets_but_route_and_packet_sockets_fail_with_eperm)
 {
-	REFUSED(socket_netlink, EPERM);
+	REFUSED(socket_netlink_audit, EPERM);
+	REFUSED(socket_netlink_sock_diag, EPERM);
+	REFUSED(socket_netlink_generic, EPERM);
 	REFUSED(socket_packet, EPERM);
+	assert_refused("socket_netlink_audit", socket_netlink_audit, &flat, EPERM);
 }
 
 Test(seccomp_kernel, clone_of_a_network_namespace_fails_with_eperm)
@@ -1782,6 +1941,50 @@ ioctl_fionread(void)
 	if (pipe(fds) || write(fds[1], "abc", 3) != 3 || ioctl(fds[0], FIONREAD, &n))
 		return -1;
 	return n == 3 ? 0 : -1;
+}
+
+/*
+ * What getifaddrs(3) does: a NETLINK_ROUTE socket, and a dump of the
+ * links.  Returns the bytes of the first answer.
+ */
+static long
+netlink_route_dump(void)
+{
+	struct {
+		struct nlmsghdr h;
+		struct rtgenmsg g;
+	} req = {.h = {.nlmsg_len = sizeof(req),
+		       .nlmsg_type = RTM_GETLINK,
+		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		       .nlmsg_seq = 1},
+		 .g = {.rtgen_family = AF_UNSPEC}};
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	char buf[8192];
+	long fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE), got;
+
+	if (fd < 0)
+		return fd;
+	if (sendto((int)fd, &req, sizeof(req), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
+		return -1;
+	got = recv((int)fd, buf, sizeof(buf), 0);
+	close((int)fd);
+	return got;
+}
+
+/* ps, numactl and glibc ask for the policy of the calling thread. */
+static long
+get_mempolicy_self(void)
+{
+	int mode = -1;
+	unsigned long mask[16] = {0};
+
+	return syscall(SYS_get_mempolicy, &mode, mask, sizeof(mask) * 8, NULL, 0);
+}
+
+Test(seccomp_kernel, netlink_route_sockets_and_get_mempolicy_work)
+{
+	WORKS(netlink_route_dump);
+	WORKS(get_mempolicy_self);
 }
 
 Test(seccomp_kernel, threads_fork_exec_file_io_and_inet_sockets_work)
@@ -2128,7 +2331,7 @@ i386_keyctl(void)
 static long
 i386_socketcall_netlink(void)
 {
-	return i386_socketcall(SYS_SOCKET, AF_NETLINK, SOCK_RAW, 0);
+	return i386_socketcall(SYS_SOCKET, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
 }
 
 static long
@@ -2138,9 +2341,15 @@ i386_socketcall_inet(void)
 }
 
 static long
-i386_socket_netlink(void)
+i386_socket_netlink_audit(void)
 {
-	return int80(I386_SOCKET, AF_NETLINK, SOCK_RAW, 0);
+	return int80(I386_SOCKET, AF_NETLINK, SOCK_RAW, NETLINK_AUDIT);
+}
+
+static long
+i386_socket_netlink_route(void)
+{
+	return int80(I386_SOCKET, AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
 }
 
 static long
@@ -2212,11 +2421,12 @@ Test(seccomp_ia32, i386_socketcall_sys_socket_fails_with_eperm_for_any_family)
 	REFUSED(i386_socketcall_inet, EPERM);
 }
 
-Test(seccomp_ia32, i386_direct_socket_checks_the_family)
+Test(seccomp_ia32, i386_direct_socket_checks_the_family_and_the_netlink_protocol)
 {
 	require_ia32();
-	REFUSED(i386_socket_netlink, EPERM);
+	REFUSED(i386_socket_netlink_audit, EPERM);
 	WORKS(i386_socket_inet);
+	WORKS(i386_socket_netlink_route);
 }
 
 Test(seccomp_ia32, i386_getpid_and_other_socketcalls_work)
