@@ -70,23 +70,21 @@ darwin_launch_prepare(struct arena *a, const struct launch_request *rq0,
 		return diag_failure(d, "no scratch dir");
 	if (sb->n_egress && (!rq.proxy_port || !rq.proxy_socket || !rq.n_relay_argv) &&
 	    !rq.command_optional)
-		return diag_failure(d,
-				 "egress_rules need the relay's port, the proxy's socket "
-				 "and the relay's command line");
+		return diag_failure(d, "egress_rules need the relay's port, the proxy's socket "
+				       "and the relay's command line");
 	/* Parameter values travel on sandbox-exec's command line and into
 	 * regular expressions: nothing there may hide a line break. */
 	if (has_control(rq.home) || has_control(rq.scratch) || has_control(rq.launch_dir) ||
 	    has_control(rq.cwd) || has_control(rq.proxy_socket))
-		return diag_failure(d,
-				 "a control character in the workspace, home, scratch or "
-				 "socket path");
+		return diag_failure(d, "a control character in the workspace, home, scratch or "
+				       "socket path");
 	if (rq.proxy_port) {
 		char *end;
 		long port = strtol(rq.proxy_port, &end, 10);
 
 		if (*end || port < 1 || port > 65535 || rq.proxy_port[0] == '0')
 			return diag_failure(d, "relay port '%s' is not a port number",
-					 rq.proxy_port);
+					    rq.proxy_port);
 	}
 	if (darwin_launch_context(a, &rq, &plan->facts, &plan->ctx, d) < 0)
 		return -1;

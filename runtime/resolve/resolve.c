@@ -39,7 +39,7 @@ struct rctx {
 	struct arena *a;
 	const struct launch_request *rq;
 	struct launch_plan *plan;
-	struct diag *d;	 /* every error goes here (resolve.h) */
+	struct diag *d; /* every error goes here (resolve.h) */
 	char err[2048]; /* the message of a helper that fails at no position */
 	bool linux_target;
 	bool ws_writable;
@@ -319,11 +319,11 @@ resolve_workspace(struct rctx *r)
 					    shown(r, rq->cwd), shown(r, t->name),
 					    shown(r, own_canon));
 			if (!path_within(want, own_canon))
-				return fail_at(r, t->allow_cwd_override.loc,
-					       "--cwd %s is outside the workspace %s of terminal "
-					       "'%s': allow_cwd_override accepts a directory inside it",
-					       shown(r, rq->cwd), shown(r, own_canon),
-					       shown(r, t->name));
+				return fail_at(
+				    r, t->allow_cwd_override.loc,
+				    "--cwd %s is outside the workspace %s of terminal "
+				    "'%s': allow_cwd_override accepts a directory inside it",
+				    shown(r, rq->cwd), shown(r, own_canon), shown(r, t->name));
 		}
 	}
 	{
@@ -332,12 +332,13 @@ resolve_workspace(struct rctx *r)
 		canon = walk_open(r->a, ws, NULL, 0, WALK_NO_FD, &w) == 0 ? w.path : NULL;
 		/* The same rule as for grants: a link to / or /etc is no workspace. */
 		if (canon && w.through_link && link_target_refused(r, ws, canon))
-			return fail_at(r, at,
-				       "the workspace %s resolves through a symlink to %s: omnibox "
-				       "never takes /, a home directory or a parent of one, a system "
-				       "directory or a hidden path as a workspace by way of a link; "
-				       "name it itself if that is what you mean",
-				       shown(r, ws), shown(r, canon));
+			return fail_at(
+			    r, at,
+			    "the workspace %s resolves through a symlink to %s: omnibox "
+			    "never takes /, a home directory or a parent of one, a system "
+			    "directory or a hidden path as a workspace by way of a link; "
+			    "name it itself if that is what you mean",
+			    shown(r, ws), shown(r, canon));
 	}
 	/* macOS: a workspace that is missing fails at the launch's chdir; here,
 	 * on another system, it may be a Mac's path being described. */
@@ -461,7 +462,8 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 			close(w.fd);
 		/* A directory would be writable without being a writable root, whose
 		 * symlinks the next launch checks. */
-		return fail_at(r, entry->loc, "write_files %s is a directory: name it in write_paths",
+		return fail_at(r, entry->loc,
+			       "write_files %s is a directory: name it in write_paths",
 			       shown(r, w.path));
 	}
 	if (r->linux_target)
@@ -611,10 +613,11 @@ check_secret(struct rctx *r, struct ir_path *p, const char *what, bool canonical
 	else
 		via = NULL;
 	if (via)
-		return fail_at(r, p->loc,
-			       "%s %s (%s) would be readable or writable in the sandbox through %s; "
-			       "keep it outside every grant",
-			       what, shown(r, p->written), shown(r, canon), shown(r, via));
+		return fail_at(
+		    r, p->loc,
+		    "%s %s (%s) would be readable or writable in the sandbox through %s; "
+		    "keep it outside every grant",
+		    what, shown(r, p->written), shown(r, canon), shown(r, via));
 	if (canonicalize)
 		set_path(r, p, canon);
 	return 0;
@@ -1441,15 +1444,16 @@ protect_missing(struct rctx *r, const struct protect_entry *e, const char *reaso
 
 		r->plan->n_placeholders--;
 		close(w->parent_fd);
-		r->protect_rc = fail_at(r, protect_loc(r, e),
-					"cannot create a placeholder to protect %s: %s", at,
-					strerror(err));
+		r->protect_rc =
+		    fail_at(r, protect_loc(r, e), "cannot create a placeholder to protect %s: %s",
+			    at, strerror(err));
 		return;
 	}
 	/* Listable, so tools inside see an empty directory, not an error. */
 	if (!file && fchmodat(h->dirfd, h->name, 0555, 0) < 0) {
-		r->protect_rc = fail_at(r, protect_loc(r, e), "cannot set up the placeholder %s: %s",
-					at, strerror(errno));
+		r->protect_rc =
+		    fail_at(r, protect_loc(r, e), "cannot set up the placeholder %s: %s", at,
+			    strerror(errno));
 		return;
 	}
 	fd = openat(h->dirfd, h->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
@@ -2107,8 +2111,8 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 {
 	const struct bwrap_grant *first = &r->grants[members[0]];
 	uint32_t line = first->line;
-	struct loc loc = loc_on_line(&r->plan->policy->os_env.sandbox.write_files, line,
-				     first->path);
+	struct loc loc =
+	    loc_on_line(&r->plan->policy->os_env.sandbox.write_files, line, first->path);
 	const char **names = arena_alloc(r->a, n_members * sizeof(*names));
 	const char **entries = NULL;
 	size_t n_entries = 0;
@@ -2133,9 +2137,11 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 		    fstat(g->fd, &own) < 0 || in_dir.st_dev != own.st_dev ||
 		    in_dir.st_ino != own.st_ino) {
 			close(w.fd);
-			return fail_at(
-			    r, loc_on_line(&r->plan->policy->os_env.sandbox.write_files, g->line, g->path),
-			    "write_files %s changed while it was being opened", shown(r, g->path));
+			return fail_at(r,
+				       loc_on_line(&r->plan->policy->os_env.sandbox.write_files,
+						   g->line, g->path),
+				       "write_files %s changed while it was being opened",
+				       shown(r, g->path));
 		}
 	}
 	if (shown_read_only(r, dir)) {

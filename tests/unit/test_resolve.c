@@ -369,8 +369,8 @@ Test(resolve, a_grant_replaced_by_a_symlink_out_of_the_writable_workspace_is_ref
 	l = launch("os_env:\n  sandbox:\n    write_paths: [.]\n    read_paths: [docs]\n", cmd,
 		   false);
 	cr_expect_eq(l.rc, -1, "%s", l.argv.data);
-	cr_expect(strstr(l.err, "t.yaml:4:18: error: read_paths ") && strstr(l.err, "/ws/docs -> /") &&
-		      strstr(l.err, "leads out of "),
+	cr_expect(strstr(l.err, "t.yaml:4:18: error: read_paths ") &&
+		      strstr(l.err, "/ws/docs -> /") && strstr(l.err, "leads out of "),
 		  "%s", l.err);
 	launch_free(&l);
 	/* Through a parent, to the home directory. */
@@ -378,8 +378,8 @@ Test(resolve, a_grant_replaced_by_a_symlink_out_of_the_writable_workspace_is_ref
 	cr_assert_eq(symlink(at("home"), at("ws/up")), 0);
 	l = launch("os_env:\n  sandbox:\n    write_paths: [., up/code]\n", cmd, false);
 	cr_expect_eq(l.rc, -1);
-	cr_expect(strstr(l.err, "t.yaml:3:22: error: write_paths ") && strstr(l.err, "/ws/up -> "), "%s",
-		  l.err);
+	cr_expect(strstr(l.err, "t.yaml:3:22: error: write_paths ") && strstr(l.err, "/ws/up -> "),
+		  "%s", l.err);
 	launch_free(&l);
 }
 
@@ -474,8 +474,9 @@ Test(resolve, a_mask_through_a_planted_link_is_refused)
 	l = launch("os_env:\n  sandbox:\n    write_paths: [.]\n    mask_paths: [conf/x.key]\n", cmd,
 		   true);
 	cr_expect_eq(l.rc, -1);
-	cr_expect(strstr(l.err, "t.yaml:4:18: error: mask_paths ") && strstr(l.err, "/ws/conf -> /etc"), "%s",
-		  l.err);
+	cr_expect(strstr(l.err, "t.yaml:4:18: error: mask_paths ") &&
+		      strstr(l.err, "/ws/conf -> /etc"),
+		  "%s", l.err);
 	launch_free(&l);
 }
 

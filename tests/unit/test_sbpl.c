@@ -1732,8 +1732,11 @@ Test(launch, egress_without_a_relay_is_refused)
 		fr.policy = f.p;
 		cr_expect_eq(darwin_launch_prepare(a, &fr, &plan, &d), -1);
 		error_text(&d, err, sizeof(err));
-		cr_expect(has(err, "agent.yaml:2:9: error: os_env.fork is not supported; remove it to run on "
-				   "the workspace itself"), "%s", err);
+		cr_expect(
+		    has(err,
+			"agent.yaml:2:9: error: os_env.fork is not supported; remove it to run on "
+			"the workspace itself"),
+		    "%s", err);
 		compiled_free(&f);
 	}
 	rq.proxy_port = "99999";
