@@ -1357,8 +1357,14 @@ run_elsewhere(struct run *r, int *rc)
 		    a, p, OMNIBOX_DARWIN_LAUNCH ? SANDBOX_DARWIN_SEATBELT : SANDBOX_LINUX_BWRAP,
 		    OMNIBOX_DARWIN_LAUNCH ? "darwin" : "linux", &loc);
 
-		if (why)
-			die("%s:%u:%u: %s", o->input, loc.line, loc.col, why);
+		if (why && !loc.line)
+			die("%s: %s", o->input, why);
+		if (why) {
+			/* As omnibox-compile --resolve and the resolver print it. */
+			diag_error(&r->d, loc, "%s", why);
+			diag_print(&r->d, stderr, !o->quiet);
+			die("%s: cannot launch; nothing ran", o->input);
+		}
 		arena_free(a);
 	}
 	if (!getcwd(r->launch_dir, sizeof(r->launch_dir)))
