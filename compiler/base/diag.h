@@ -1,13 +1,16 @@
+/* clang-format off */
 /*
  * diag.h - GCC-style diagnostics with the source line and a caret.
  *
- *   agent.yaml:14:7: error: unknown key 'write_path' in os_env.sandbox (did you mean
- * 'write_paths'?) 14 |       write_path: [.] |       ^~~~~~~~~~
+ *   agent.yaml:14:7: error: unknown key 'write_path' in os_env.sandbox (did you mean 'write_paths'?)
+ *      14 |       write_path: [.]
+ *         |       ^~~~~~~~~~
  *
  * Diagnostics are collected, sorted by position and printed together, so a
  * file's errors come out in reading order whatever order the checks ran in.
  * At most DIAG_MAX_ERRORS errors are kept.
  */
+/* clang-format on */
 #ifndef OMNIBOX_DIAG_H
 #define OMNIBOX_DIAG_H
 
