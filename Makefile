@@ -195,7 +195,8 @@ $(RUN_DARWIN): $(B)/obj/runtime/launch/run-darwin.o $(B)/obj/runtime/launch/secc
 		$(B)/obj/runtime/egress/relay.o $(PROXY_OBJ) $(GITSSH_OBJ) $(PTY_OBJ) $(NOTIFY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
-$(INIT): $(B)/obj/runtime/launch/init.o $(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/launch/rlimit.o \
+$(INIT): $(B)/obj/runtime/launch/omnibox-init.o $(B)/obj/runtime/launch/init_steps.o \
+		$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/launch/rlimit.o \
 		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o \
 		$(B)/obj/runtime/launch/seccomp_load.o $(B)/obj/runtime/gitssh/client.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^

@@ -772,7 +772,7 @@ resolve_launch(const struct options *o, const struct policy *p, struct arena *a,
 {
 	struct launch_request rq;
 	struct textbuf out = {0};
-	char launch_dir[PATH_MAX], self[PATH_MAX], err[4096], *slash;
+	char launch_dir[PATH_MAX], self[PATH_MAX], *slash;
 	ssize_t n;
 
 	if (!getcwd(launch_dir, sizeof(launch_dir))) {
@@ -785,8 +785,9 @@ resolve_launch(const struct options *o, const struct policy *p, struct arena *a,
 		bool want_params = o->emit && !strcmp(o->emit, "sbpl-params");
 
 		rq.target = LAUNCH_DARWIN;
-		if (darwin_launch_prepare(a, &rq, &plan, d, err, sizeof(err)) < 0) {
-			resolve_error(err);
+		if (darwin_launch_prepare(a, &rq, &plan, d) < 0) {
+			if (d->failure)
+				resolve_error(d->failure);
 			return EXIT_INVALID;
 		}
 		if (want_params)
@@ -805,8 +806,9 @@ resolve_launch(const struct options *o, const struct policy *p, struct arena *a,
 		rq.target = LAUNCH_LINUX;
 		rq.init = launch_find_init(a, self);
 		rq.bwrap = launch_find_in_path(a, environ, "bwrap");
-		if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0) {
-			resolve_error(err);
+		if (launch_resolve(a, &rq, &plan, d) < 0) {
+			if (d->failure)
+				resolve_error(d->failure);
 			return EXIT_INVALID;
 		}
 		if (o->n_queries || o->query_file) {

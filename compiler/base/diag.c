@@ -241,6 +241,27 @@ diag_print(struct diag *d, FILE *f, bool with_warnings)
 }
 
 int
+diag_failure(struct diag *d, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	msg = arena_alloc(d->arena, n > 0 ? (size_t)n + 1 : 1);
+	msg[0] = '\0';
+	if (n > 0) {
+		va_start(ap, fmt);
+		vsnprintf(msg, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	d->failure = msg;
+	return -1;
+}
+
+int
 diag_fail(char *err, size_t errlen, const char *fmt, ...)
 {
 	va_list ap;

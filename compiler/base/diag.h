@@ -1,13 +1,16 @@
+/* clang-format off */
 /*
  * diag.h - GCC-style diagnostics with the source line and a caret.
  *
- *   agent.yaml:14:7: error: unknown key 'write_path' in os_env.sandbox (did you mean
- * 'write_paths'?) 14 |       write_path: [.] |       ^~~~~~~~~~
+ *   agent.yaml:14:7: error: unknown key 'write_path' in os_env.sandbox (did you mean 'write_paths'?)
+ *      14 |       write_path: [.]
+ *         |       ^~~~~~~~~~
  *
  * Diagnostics are collected, sorted by position and printed together, so a
  * file's errors come out in reading order whatever order the checks ran in.
  * At most DIAG_MAX_ERRORS errors are kept.
  */
+/* clang-format on */
 #ifndef OMNIBOX_DIAG_H
 #define OMNIBOX_DIAG_H
 
@@ -37,7 +40,8 @@ struct diag {
 	struct diag_entry *v;
 	size_t n, cap;
 	unsigned errors, warnings;
-	bool truncated; /* more than DIAG_MAX_ERRORS errors were reported */
+	bool truncated;	     /* more than DIAG_MAX_ERRORS errors were reported */
+	const char *failure; /* diag_failure(): what failed at no line of the file */
 };
 
 /* Start collecting diagnostics about NAME, whose contents are TEXT/LEN. */
@@ -64,6 +68,16 @@ size_t diag_break_len(const char *p, const char *end);
  * file may have been written by the agent.
  */
 void diag_print(struct diag *d, FILE *f, bool with_warnings);
+
+/*
+ * A failure no line of the file is to blame for (the machine, the command
+ * line, a file that changed while it was opened): kept as D->failure (from
+ * D's arena; a later one replaces it) for the caller to word as its own
+ * ("omnibox-run: ...; nothing ran").  diag_print() leaves it out.  Whatever
+ * the agent could have chosen must be escaped where it enters the message
+ * (textesc.h); the caller escapes the whole once more.  Returns -1.
+ */
+int diag_failure(struct diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * The one-message form, for code that reports a single failure to its

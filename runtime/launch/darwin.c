@@ -31,12 +31,12 @@ has_control(const char *s)
 
 int
 darwin_launch_context(struct arena *a, const struct launch_request *rq0, struct launch_plan *f,
-		      struct sbpl_context *c, char *err, size_t errlen)
+		      struct sbpl_context *c, struct diag *d)
 {
 	struct launch_request rq = *rq0;
 
 	rq.target = LAUNCH_DARWIN;
-	if (launch_resolve(a, &rq, f, err, errlen) < 0)
+	if (launch_resolve(a, &rq, f, d) < 0)
 		return -1;
 	/* The resolver's facts, as the profile's context. */
 	memset(c, 0, sizeof(*c));
@@ -56,7 +56,7 @@ darwin_launch_context(struct arena *a, const struct launch_request *rq0, struct 
 
 int
 darwin_launch_prepare(struct arena *a, const struct launch_request *rq0,
-		      struct darwin_launch_plan *plan, struct diag *d, char *err, size_t errlen)
+		      struct darwin_launch_plan *plan, struct diag *d)
 {
 	struct launch_request rq = *rq0;
 	const struct sandbox *sb = &rq.policy->os_env.sandbox;
@@ -65,34 +65,32 @@ darwin_launch_prepare(struct arena *a, const struct launch_request *rq0,
 	memset(plan, 0, sizeof(*plan));
 	rq.target = LAUNCH_DARWIN;
 	if (rq.policy->os_env.sandbox.type == SANDBOX_NONE)
-		return diag_fail(err, errlen, "sandbox type none has no Seatbelt launch");
+		return diag_failure(d, "sandbox type none has no Seatbelt launch");
 	if (!rq.scratch || rq.scratch[0] != '/')
-		return diag_fail(err, errlen, "no scratch dir");
+		return diag_failure(d, "no scratch dir");
 	if (sb->n_egress && (!rq.proxy_port || !rq.proxy_socket || !rq.n_relay_argv) &&
 	    !rq.command_optional)
-		return diag_fail(err, errlen,
-				 "egress_rules need the relay's port, the proxy's socket "
-				 "and the relay's command line");
+		return diag_failure(d, "egress_rules need the relay's port, the proxy's socket "
+				       "and the relay's command line");
 	/* Parameter values travel on sandbox-exec's command line and into
 	 * regular expressions: nothing there may hide a line break. */
 	if (has_control(rq.home) || has_control(rq.scratch) || has_control(rq.launch_dir) ||
 	    has_control(rq.cwd) || has_control(rq.proxy_socket))
-		return diag_fail(err, errlen,
-				 "a control character in the workspace, home, scratch or "
-				 "socket path");
+		return diag_failure(d, "a control character in the workspace, home, scratch or "
+				       "socket path");
 	if (rq.proxy_port) {
 		char *end;
 		long port = strtol(rq.proxy_port, &end, 10);
 
 		if (*end || port < 1 || port > 65535 || rq.proxy_port[0] == '0')
-			return diag_fail(err, errlen, "relay port '%s' is not a port number",
-					 rq.proxy_port);
+			return diag_failure(d, "relay port '%s' is not a port number",
+					    rq.proxy_port);
 	}
-	if (darwin_launch_context(a, &rq, &plan->facts, &plan->ctx, err, errlen) < 0)
+	if (darwin_launch_context(a, &rq, &plan->facts, &plan->ctx, d) < 0)
 		return -1;
 	if (sbpl_build(a, f->policy, &plan->ctx, d, &plan->profile, &plan->params) < 0) {
 		tb_free(&plan->profile);
-		return diag_fail(err, errlen, "no Seatbelt profile for this launch");
+		return diag_failure(d, "no Seatbelt profile for this launch");
 	}
 	return 0;
 }
@@ -336,7 +334,6 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 	struct host_entry own = {.dirfd = -1};
 	const char *exe = sandbox_exec ? sandbox_exec : DARWIN_SANDBOX_EXEC;
 	const char *pdir = NULL, *ppath = NULL;
-	char err[2048];
 	int rc, janitor = -1;
 
 	diag_init(&d, a, rq.policy->source, NULL, 0);
@@ -363,15 +360,21 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 	}
 	if (!rq.dyld_cache_dir)
 		rq.dyld_cache_dir = darwin_dyld_cache_dir(a);
-	if (darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)) < 0) {
+	if (darwin_launch_prepare(a, &rq, &plan, &d) < 0) {
 		diag_print(&d, stderr, true);
-		/* The resolver escaped the paths in it; a control byte it did not
-		 * cannot reach the terminal either (textesc.h). */
-		char shown[4 * sizeof(err)];
+		if (d.failure) {
+			/* The resolver escaped the paths in it; a control byte it did
+			 * not cannot reach the terminal either (textesc.h). */
+			struct textbuf shown = {0};
 
-		text_escape(shown, sizeof(shown), err, strlen(err),
-			    TEXT_ESC_AGAIN | TEXT_ESC_LINES);
-		fprintf(stderr, "omnibox-run: %s; nothing ran\n", shown);
+			tb_escape(&shown, d.failure, TEXT_ESC_AGAIN | TEXT_ESC_LINES);
+			fprintf(stderr, "omnibox-run: %s; nothing ran\n",
+				shown.data ? shown.data : "");
+			tb_free(&shown);
+		} else {
+			fprintf(stderr, "omnibox-run: %s: cannot launch; nothing ran\n",
+				rq.policy->source);
+		}
 		rc = DARWIN_EXIT_SETUP;
 		goto out;
 	}

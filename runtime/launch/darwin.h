@@ -41,22 +41,23 @@ struct darwin_launch_plan {
 
 /*
  * RQ resolved for macOS (launch_resolve() into F) and the facts as the
- * Seatbelt builder's context C.  Returns 0, or -1 with a message in ERR.
+ * Seatbelt builder's context C.  Returns 0, or -1 with the error in D as
+ * launch_resolve() reports it.
  */
 int darwin_launch_context(struct arena *a, const struct launch_request *rq, struct launch_plan *f,
-			  struct sbpl_context *c, char *err, size_t errlen);
+			  struct sbpl_context *c, struct diag *d);
 
 /*
  * RQ resolved for macOS (launch_resolve(), whatever RQ->target says) and
  * the concrete profile built from the facts.  With egress_rules RQ must
  * name the relay's port, the proxy's socket and the relay's argv (unless
  * RQ->command_optional: --resolve).  Everything but PLAN->profile (freed
- * by darwin_launch_plan_free()) belongs to A.  Returns 0, or -1 with a
- * message in ERR (and the policy's own errors in D): nothing may run then.
+ * by darwin_launch_plan_free()) belongs to A.  Returns 0, or -1 with the
+ * errors in D: the policy's located ones, or D->failure (diag_failure()):
+ * nothing may run then.
  */
 int darwin_launch_prepare(struct arena *a, const struct launch_request *rq,
-			  struct darwin_launch_plan *plan, struct diag *d, char *err,
-			  size_t errlen);
+			  struct darwin_launch_plan *plan, struct diag *d);
 
 /*
  * Fill PLAN->argv: SANDBOX_EXEC (NULL: DARWIN_SANDBOX_EXEC; it must be an

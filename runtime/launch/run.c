@@ -1160,17 +1160,21 @@ start_git_ssh(struct arena *a, const struct options *o, const struct launch_plan
  */
 static int
 run_unsandboxed(const struct options *o, const struct policy *p, struct arena *a,
-		const char *launch_dir, const char *home)
+		const char *launch_dir, const char *home, struct diag *d)
 {
 	const struct terminal *t = p->terminal;
 	struct launch_request rq = {
 	    .policy = p, .launch_dir = launch_dir, .cwd = o->cwd, .home = home};
 	const char *ws;
-	char **env, **cmd, err[2048];
+	char **env, **cmd;
 
-	ws = launch_workspace(a, &rq, err, sizeof(err));
-	if (!ws)
-		die("%s; nothing ran", err);
+	ws = launch_workspace(a, &rq, d);
+	if (!ws) {
+		diag_print(d, stderr, !o->quiet);
+		if (d->failure)
+			die("%s; nothing ran", d->failure);
+		die("%s: cannot launch; nothing ran", o->input);
+	}
 	/* No scratch dir: the command is exec'd in place, nothing would remove one. */
 	env = launch_env_build(a, p, environ, &(struct launch_env){.pwd = ws});
 	if (o->n_command) {
@@ -1353,8 +1357,14 @@ run_elsewhere(struct run *r, int *rc)
 		    a, p, OMNIBOX_DARWIN_LAUNCH ? SANDBOX_DARWIN_SEATBELT : SANDBOX_LINUX_BWRAP,
 		    OMNIBOX_DARWIN_LAUNCH ? "darwin" : "linux", &loc);
 
-		if (why)
-			die("%s:%u:%u: %s", o->input, loc.line, loc.col, why);
+		if (why && !loc.line)
+			die("%s: %s", o->input, why);
+		if (why) {
+			/* As omnibox-compile --resolve and the resolver print it. */
+			diag_error(&r->d, loc, "%s", why);
+			diag_print(&r->d, stderr, !o->quiet);
+			die("%s: cannot launch; nothing ran", o->input);
+		}
 		arena_free(a);
 	}
 	if (!getcwd(r->launch_dir, sizeof(r->launch_dir)))
@@ -1374,7 +1384,7 @@ run_elsewhere(struct run *r, int *rc)
 		return false;
 #endif
 	case SANDBOX_NONE:
-		*rc = run_unsandboxed(o, p, r->a, r->launch_dir, r->home);
+		*rc = run_unsandboxed(o, p, r->a, r->launch_dir, r->home, &r->d);
 		return true;
 	default:
 		die("%s:%u: sandbox type %s cannot run on this system; use auto, or run it where "
@@ -1514,8 +1524,12 @@ run_resolve(struct run *r)
 	rq->seccomp_fd = r->seccomp_fd;
 	rq->status_fd = r->status_pipe[1];
 	rq->ready_fd = r->ready_sock[1];
-	if (launch_resolve(a, rq, plan, err, sizeof(err)) < 0)
-		die("%s; nothing ran", err);
+	if (launch_resolve(a, rq, plan, &r->d) < 0) {
+		diag_print(&r->d, stderr, !o->quiet);
+		if (r->d.failure)
+			die("%s; nothing ran", r->d.failure);
+		die("%s: cannot launch; nothing ran", o->input);
+	}
 	undo_plan = plan;
 	plan->ctx.tty = r->use_pty;
 	if (r->use_pty && !o->dry_run && pty_open(&r->pty, err, sizeof(err)) < 0)

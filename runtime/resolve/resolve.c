@@ -39,9 +39,8 @@ struct rctx {
 	struct arena *a;
 	const struct launch_request *rq;
 	struct launch_plan *plan;
-	char *err;
-	size_t errlen;
-	const char *source;
+	struct diag *d; /* every error goes here (resolve.h) */
+	char err[2048]; /* the message of a helper that fails at no position */
 	bool linux_target;
 	bool ws_writable;
 	const char **roots; /* the writable roots, canonical */
@@ -68,15 +67,51 @@ struct rctx {
 	size_t cap_writebacks;
 };
 
+/* No position: a default, the machine, the command line. */
+static const struct loc nowhere;
+
+/*
+ * The error of a setting written at LOC: located, with its line and a
+ * caret; one with no position (LOC.line 0) is a plain failure.  -1.
+ */
+static int
+vfail_at(struct rctx *r, struct loc loc, const char *fmt, va_list ap)
+{
+	char *msg;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return diag_failure(r->d, "out of memory");
+	if (loc.line)
+		diag_error(r->d, loc, "%s", msg);
+	else
+		diag_failure(r->d, "%s", msg);
+	free(msg);
+	return -1;
+}
+
+static int fail_at(struct rctx *r, struct loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int fail(struct rctx *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+static int
+fail_at(struct rctx *r, struct loc loc, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail_at(r, loc, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* A failure no line of the policy is to blame for. */
 static int
 fail(struct rctx *r, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(r->err, r->errlen, fmt, ap);
+	vfail_at(r, nowhere, fmt, ap);
 	va_end(ap);
 	return -1;
 }
@@ -106,18 +141,27 @@ shown(struct rctx *r, const char *s)
 	return arena_escape(r->a, s);
 }
 
-/* "agent.yaml:9:5: " for a setting written at LOC, "" for a default. */
-static const char *
-at_loc(struct rctx *r, struct loc loc)
+/*
+ * Where the entry of list L on LINE that names PATH (canonical, or as the
+ * IR spells it) is written: a grant or a protected path keeps only its
+ * line.  The first entry on LINE when none names PATH.
+ */
+static struct loc
+loc_on_line(const struct ir_pathlist *l, uint32_t line, const char *path)
 {
-	return loc.line ? arena_printf(r->a, "%s:%u:%u: ", r->source, loc.line, loc.col) : "";
-}
+	const struct ir_path *first = NULL;
 
-/* "agent.yaml:9: " for a setting written on line LINE, "" for a default. */
-static const char *
-at_line(struct rctx *r, uint32_t line)
-{
-	return line ? arena_printf(r->a, "%s:%u: ", r->source, line) : "";
+	if (!line)
+		return nowhere;
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->v[i].loc.line != line)
+			continue;
+		if (path && l->v[i].symbolic && !strcmp(l->v[i].symbolic, path))
+			return l->v[i].loc;
+		if (!first)
+			first = &l->v[i];
+	}
+	return first ? first->loc : (struct loc){line, 1, 0};
 }
 
 static void
@@ -220,22 +264,22 @@ writable_inside(struct rctx *r, const char *path)
  * names the setting (WHAT, on LINE), the path and the link.
  */
 static int
-open_checked(struct rctx *r, const char *path, const char *what, uint32_t line, unsigned flags,
+open_checked(struct rctx *r, const char *path, const char *what, struct loc loc, unsigned flags,
 	     struct walk_result *w)
 {
 	if (walk_open(r->a, path, r->roots, r->n_roots, flags, w) == 0)
 		return 0;
 	if (errno == EXDEV)
-		return fail(r,
-			    "%s%s %s goes through the symlink %s -> %s, which leads out of %s, "
-			    "a directory the sandbox can write: omnibox does not follow it; "
-			    "remove the link, or name its target in the policy",
-			    at_line(r, line), what, shown(r, path), shown(r, w->bad_link),
-			    shown(r, w->bad_target), shown(r, w->bad_root));
+		return fail_at(r, loc,
+			       "%s %s goes through the symlink %s -> %s, which leads out of %s, "
+			       "a directory the sandbox can write: omnibox does not follow it; "
+			       "remove the link, or name its target in the policy",
+			       what, shown(r, path), shown(r, w->bad_link), shown(r, w->bad_target),
+			       shown(r, w->bad_root));
 	if (errno == EAGAIN)
-		return fail(r, "%s%s %s moved while it was being opened; nothing ran",
-			    at_line(r, line), what, shown(r, path));
-	return fail(r, "%s%s %s: %s", at_line(r, line), what, shown(r, path), strerror(errno));
+		return fail_at(r, loc, "%s %s moved while it was being opened; nothing ran", what,
+			       shown(r, path));
+	return fail_at(r, loc, "%s %s: %s", what, shown(r, path), strerror(errno));
 }
 
 /* ---- the workspace ----------------------------------------------------------- */
@@ -254,6 +298,8 @@ resolve_workspace(struct rctx *r)
 	const char *own =
 	    env->cwd.s ? lexical_of(r, &env->cwd_path, rq->launch_dir) : spell(r, rq->launch_dir);
 	const char *ws = own, *canon;
+	/* os_env.cwd is to blame for a workspace it chose. */
+	struct loc at = !rq->cwd && env->cwd.s ? env->cwd.loc : nowhere;
 	struct stat st;
 
 	if (rq->cwd) {
@@ -273,12 +319,11 @@ resolve_workspace(struct rctx *r)
 					    shown(r, rq->cwd), shown(r, t->name),
 					    shown(r, own_canon));
 			if (!path_within(want, own_canon))
-				return fail(
-				    r,
-				    "%s--cwd %s is outside the workspace %s of terminal "
+				return fail_at(
+				    r, t->allow_cwd_override.loc,
+				    "--cwd %s is outside the workspace %s of terminal "
 				    "'%s': allow_cwd_override accepts a directory inside it",
-				    at_line(r, t->allow_cwd_override.loc.line), shown(r, rq->cwd),
-				    shown(r, own_canon), shown(r, t->name));
+				    shown(r, rq->cwd), shown(r, own_canon), shown(r, t->name));
 		}
 	}
 	{
@@ -287,19 +332,21 @@ resolve_workspace(struct rctx *r)
 		canon = walk_open(r->a, ws, NULL, 0, WALK_NO_FD, &w) == 0 ? w.path : NULL;
 		/* The same rule as for grants: a link to / or /etc is no workspace. */
 		if (canon && w.through_link && link_target_refused(r, ws, canon))
-			return fail(r,
-				    "the workspace %s resolves through a symlink to %s: omnibox "
-				    "never takes /, a home directory or a parent of one, a system "
-				    "directory or a hidden path as a workspace by way of a link; "
-				    "name it itself if that is what you mean",
-				    shown(r, ws), shown(r, canon));
+			return fail_at(
+			    r, at,
+			    "the workspace %s resolves through a symlink to %s: omnibox "
+			    "never takes /, a home directory or a parent of one, a system "
+			    "directory or a hidden path as a workspace by way of a link; "
+			    "name it itself if that is what you mean",
+			    shown(r, ws), shown(r, canon));
 	}
 	/* macOS: a workspace that is missing fails at the launch's chdir; here,
 	 * on another system, it may be a Mac's path being described. */
 	if (!canon || (stat(canon, &st) < 0 ? r->linux_target : !S_ISDIR(st.st_mode)))
-		return fail(r, "the workspace %s is not a directory", shown(r, ws));
+		return fail_at(r, at, "the workspace %s is not a directory", shown(r, ws));
 	if (!strcmp(canon, "/"))
-		return fail(r, "the workspace cannot be /: run omnibox-run from a project "
+		return fail_at(r, at,
+			       "the workspace cannot be /: run omnibox-run from a project "
 			       "directory, or set os_env.cwd");
 	r->plan->workspace = canon;
 	return 0;
@@ -344,14 +391,14 @@ find_roots(struct rctx *r)
 
 /* Directories of "/" that a grant of "/" stands for: never /proc /sys /dev /tmp /run. */
 static int
-grant_root_dirs(struct rctx *r, bool writable, const char *what, uint32_t line)
+grant_root_dirs(struct rctx *r, bool writable, const char *what, struct loc loc)
 {
 	static const char *const skip[] = {"proc", "sys", "dev", "tmp", "run", NULL};
 	struct dirent **names;
 	int n = scandir("/", &names, NULL, alphasort), rc = 0;
 
 	if (n < 0)
-		return fail(r, "%scannot list /: %s", at_line(r, line), strerror(errno));
+		return fail_at(r, loc, "cannot list /: %s", strerror(errno));
 	for (int i = 0; i < n; i++) {
 		bool skipped = names[i]->d_name[0] == '.';
 		struct walk_result w;
@@ -361,14 +408,14 @@ grant_root_dirs(struct rctx *r, bool writable, const char *what, uint32_t line)
 		if (!skipped && rc == 0) {
 			const char *path = arena_printf(r->a, "/%s", names[i]->d_name);
 
-			if (open_checked(r, path, what, line, 0, &w) < 0)
+			if (open_checked(r, path, what, loc, 0, &w) < 0)
 				rc = -1;
 			else if (w.exists && strcmp(w.path, path) && paths_linux_system(w.path))
 				close(w.fd); /* /bin -> usr/bin: recreated as the link it is */
 			else if (w.exists)
 				/* A top-level link elsewhere shows its target under its own name.
 				 */
-				add_grant(r, path, w.fd, writable, false, what, line);
+				add_grant(r, path, w.fd, writable, false, what, loc.line);
 		}
 		free(names[i]);
 	}
@@ -389,10 +436,9 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 
 	if (entry->base == PATH_ABSOLUTE && entry->rel[0] == '\0') {
 		set_path(r, entry, "/");
-		return r->linux_target ? grant_root_dirs(r, writable, what, entry->loc.line) : 0;
+		return r->linux_target ? grant_root_dirs(r, writable, what, entry->loc) : 0;
 	}
-	if (open_checked(r, lexical, what, entry->loc.line, r->linux_target ? 0 : WALK_NO_FD, &w) <
-	    0)
+	if (open_checked(r, lexical, what, entry->loc, r->linux_target ? 0 : WALK_NO_FD, &w) < 0)
 		return -1;
 	set_path(r, entry, w.path);
 	if (!w.exists) {
@@ -404,19 +450,21 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 	if (w.through_link && link_target_refused(r, lexical, w.path)) {
 		if (w.fd >= 0)
 			close(w.fd);
-		return fail(r,
-			    "%s%s %s resolves through a symlink to %s: omnibox never grants /, a "
-			    "home directory or a parent of one, a system directory or a hidden "
-			    "path by way of a link; name it in the policy if that is what you mean",
-			    at_line(r, entry->loc.line), what, shown(r, lexical), shown(r, w.path));
+		return fail_at(r, entry->loc,
+			       "%s %s resolves through a symlink to %s: omnibox never grants /, a "
+			       "home directory or a parent of one, a system directory or a hidden "
+			       "path by way of a link; name it in the policy if that is what you "
+			       "mean",
+			       what, shown(r, lexical), shown(r, w.path));
 	}
 	if (!strcmp(what, "write_files") && w.is_dir) {
 		if (w.fd >= 0)
 			close(w.fd);
 		/* A directory would be writable without being a writable root, whose
 		 * symlinks the next launch checks. */
-		return fail(r, "%swrite_files %s is a directory: name it in write_paths",
-			    at_line(r, entry->loc.line), shown(r, w.path));
+		return fail_at(r, entry->loc,
+			       "write_files %s is a directory: name it in write_paths",
+			       shown(r, w.path));
 	}
 	if (r->linux_target)
 		add_grant(r, w.path, w.fd, writable, false, what, entry->loc.line);
@@ -446,7 +494,7 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 	char name[32];
 	int dir, copy;
 
-	if (open_checked(r, lexical, "write_paths", entry->loc.line, 0, &w) < 0)
+	if (open_checked(r, lexical, "write_paths", entry->loc, 0, &w) < 0)
 		return -1;
 	set_path(r, entry, w.path);
 	if (!w.exists) {
@@ -457,18 +505,18 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 	}
 	if (w.through_link && link_target_refused(r, lexical, w.path)) {
 		close(w.fd);
-		return fail(r,
-			    "%swrite_paths %s resolves through a symlink to %s: omnibox never "
-			    "copies /, a home directory or a parent of one, a system directory or "
-			    "a hidden path by way of a link; name it in the policy",
-			    at_line(r, entry->loc.line), shown(r, lexical), shown(r, w.path));
+		return fail_at(r, entry->loc,
+			       "write_paths %s resolves through a symlink to %s: omnibox never "
+			       "copies /, a home directory or a parent of one, a system directory "
+			       "or a hidden path by way of a link; name it in the policy",
+			       shown(r, lexical), shown(r, w.path));
 	}
 	if (too_wide(r, w.path)) {
 		close(w.fd);
-		return fail(r,
-			    "%swrite_paths %s: copy_on_write of a home directory or of / is "
-			    "refused (the copy would hold everything in it)",
-			    at_line(r, entry->loc.line), shown(r, w.path));
+		return fail_at(r, entry->loc,
+			       "write_paths %s: copy_on_write of a home directory or of / is "
+			       "refused (the copy would hold everything in it)",
+			       shown(r, w.path));
 	}
 	for (size_t i = 0; i < r->n_grants; i++) {
 		const struct bwrap_grant *g = &r->grants[i];
@@ -476,11 +524,10 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 		if (g->writable && !g->cow && strcmp(g->path, r->plan->scratch) &&
 		    path_within(g->path, w.path)) {
 			close(w.fd);
-			return fail(r,
-				    "%swrite_paths %s is copy-on-write but %s (line %u) makes %s "
-				    "writable on the host; a path is one or the other",
-				    at_line(r, entry->loc.line), shown(r, w.path), g->what, g->line,
-				    shown(r, g->path));
+			return fail_at(r, entry->loc,
+				       "write_paths %s is copy-on-write but %s (line %u) makes %s "
+				       "writable on the host; a path is one or the other",
+				       shown(r, w.path), g->what, g->line, shown(r, g->path));
 		}
 	}
 	if (!r->rq->create_placeholders) {
@@ -502,10 +549,12 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 	copy = openat(dir, COW_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	close(dir);
 	snprintf(name, sizeof(name), "%zu", index);
-	if (copy < 0 || copy_tree(w.fd, copy, name, r->err, r->errlen) < 0) {
+	if (copy < 0 || copy_tree(w.fd, copy, name, r->err, sizeof(r->err)) < 0) {
 		if (copy < 0)
 			fail(r, "cannot open %s/%s: %s", shown(r, r->plan->scratch), COW_DIR,
 			     strerror(errno));
+		else
+			fail(r, "%s", r->err);
 		close(w.fd);
 		if (copy >= 0)
 			close(copy);
@@ -564,11 +613,11 @@ check_secret(struct rctx *r, struct ir_path *p, const char *what, bool canonical
 	else
 		via = NULL;
 	if (via)
-		return fail(r,
-			    "%s%s %s (%s) would be readable or writable in the sandbox through %s; "
-			    "keep it outside every grant",
-			    at_line(r, p->loc.line), what, shown(r, p->written), shown(r, canon),
-			    shown(r, via));
+		return fail_at(
+		    r, p->loc,
+		    "%s %s (%s) would be readable or writable in the sandbox through %s; "
+		    "keep it outside every grant",
+		    what, shown(r, p->written), shown(r, canon), shown(r, via));
 	if (canonicalize)
 		set_path(r, p, canon);
 	return 0;
@@ -639,7 +688,7 @@ open_grants(struct rctx *r)
 		    (sb->write_paths.v[i].base == PATH_CWD && !sb->write_paths.v[i].rel[0]))
 			ws_entry = &sb->write_paths.v[i];
 	if (r->linux_target) {
-		if (open_checked(r, r->plan->workspace, "the workspace", 0, 0, &w) < 0)
+		if (open_checked(r, r->plan->workspace, "the workspace", nowhere, 0, &w) < 0)
 			return -1;
 		if (!w.exists || !w.is_dir || strcmp(w.path, r->plan->workspace)) {
 			if (w.fd >= 0)
@@ -660,7 +709,7 @@ open_grants(struct rctx *r)
 	}
 	/* The scratch dir: made by the launch; only named when described. */
 	if (r->linux_target) {
-		if (open_checked(r, r->rq->scratch, "the scratch dir", 0, 0, &w) < 0)
+		if (open_checked(r, r->rq->scratch, "the scratch dir", nowhere, 0, &w) < 0)
 			return -1;
 		if (w.exists && !w.is_dir) {
 			close(w.fd);
@@ -782,7 +831,6 @@ run_scan(struct rctx *r)
 	struct scan_options o = {0};
 	struct scan_result res = {0};
 	size_t n_roots = 0;
-	char err[1024];
 
 	/* The workspace and every granted directory outside it, by the very
 	 * descriptors that will be mounted. */
@@ -810,9 +858,9 @@ run_scan(struct rctx *r)
 	o.overflow = sb->scan_overflow == OVERFLOW_WARN	   ? SCAN_WARN
 		     : sb->scan_overflow == OVERFLOW_ERROR ? SCAN_ERROR
 							   : SCAN_UNLIMITED;
-	if (scan_run(roots, n_roots, &o, &res, err, sizeof(err)) < 0) {
+	if (scan_run(roots, n_roots, &o, &res, r->err, sizeof(r->err)) < 0) {
 		scan_result_free(&res);
-		return fail(r, "%s", err);
+		return fail(r, "%s", r->err);
 	}
 	if (res.overflowed) {
 		struct textbuf dirs = {0};
@@ -894,7 +942,7 @@ root_of_path(struct rctx *r, const char *path)
  * the sandbox it is a mount point and cannot be renamed or removed.
  */
 static int
-pin_parents(struct rctx *r, const char *path, uint32_t line)
+pin_parents(struct rctx *r, const char *path, struct loc loc)
 {
 	const char *root = root_of_path(r, path);
 	const char *end = path + (root ? strlen(root) : 0);
@@ -910,17 +958,17 @@ pin_parents(struct rctx *r, const char *path, uint32_t line)
 			have = !strcmp(r->pins[i].path, dir);
 		if (have)
 			continue;
-		if (open_checked(r, dir, "mask_paths", line, 0, &w) < 0)
+		if (open_checked(r, dir, "mask_paths", loc, 0, &w) < 0)
 			return -1;
 		if (!w.exists || !w.is_dir || strcmp(w.path, dir)) {
 			if (w.fd >= 0)
 				close(w.fd);
-			return fail(r, "%smask_paths: %s changed while it was being opened",
-				    at_line(r, line), shown(r, dir));
+			return fail_at(r, loc, "mask_paths: %s changed while it was being opened",
+				       shown(r, dir));
 		}
 		keep_fd(r, w.fd);
 		*ARENA_PUSH(r->a, r->pins, r->n_pins, r->cap_pins) = (struct bwrap_grant){
-		    dir, w.fd, true, true, "mask_paths", line, false, false, NULL};
+		    dir, w.fd, true, true, "mask_paths", loc.line, false, false, NULL};
 	}
 	return 0;
 }
@@ -944,7 +992,7 @@ resolve_mask_paths(struct rctx *r)
 		struct walk_result w;
 		bool dir;
 
-		if (open_checked(r, path, "mask_paths", l->v[i].loc.line,
+		if (open_checked(r, path, "mask_paths", l->v[i].loc,
 				 r->linux_target ? WALK_PARENT | WALK_NO_FD : WALK_NO_FD, &w) < 0)
 			return -1;
 		set_path(r, &l->v[i], w.path);
@@ -962,7 +1010,7 @@ resolve_mask_paths(struct rctx *r)
 			mask_parent(r, w.parent_fd);
 			if (w.parent_fd >= 0)
 				close(w.parent_fd);
-			if (pin_parents(r, w.path, l->v[i].loc.line) < 0)
+			if (pin_parents(r, w.path, l->v[i].loc) < 0)
 				return -1;
 			continue;
 		}
@@ -992,9 +1040,9 @@ resolve_mask_paths(struct rctx *r)
 
 				r->plan->n_placeholders--;
 				close(w.parent_fd);
-				return fail(r, "%scannot create a placeholder to mask %s: %s",
-					    at_line(r, l->v[i].loc.line), shown(r, w.missing),
-					    strerror(err));
+				return fail_at(r, l->v[i].loc,
+					       "cannot create a placeholder to mask %s: %s",
+					       shown(r, w.missing), strerror(err));
 			}
 		} else {
 			close(w.parent_fd);
@@ -1005,7 +1053,7 @@ resolve_mask_paths(struct rctx *r)
 				      r->rq->create_placeholders ? "" : " created at launch"));
 		if (r->rq->create_placeholders)
 			mask_parent(r, r->plan->placeholders[r->plan->n_placeholders - 1].dirfd);
-		if (pin_parents(r, w.missing, l->v[i].loc.line) < 0)
+		if (pin_parents(r, w.missing, l->v[i].loc) < 0)
 			return -1;
 	}
 	return 0;
@@ -1021,13 +1069,13 @@ resolve_sockets(struct rctx *r)
 		struct walk_result w;
 		const char *path = lexical_of(r, &l->v[i], r->plan->workspace);
 
-		if (open_checked(r, path, "deny_unix_socket_paths", l->v[i].loc.line, WALK_NO_FD,
-				 &w) < 0)
+		if (open_checked(r, path, "deny_unix_socket_paths", l->v[i].loc, WALK_NO_FD, &w) <
+		    0)
 			return -1;
 		set_path(r, &l->v[i], w.path);
 		if (r->linux_target && w.exists && !w.is_dir && visible_inside(r, w.path)) {
 			*ARENA_PUSH(r->a, r->sockets, r->n_sockets, r->cap_sockets) = w.path;
-			if (pin_parents(r, w.path, l->v[i].loc.line) < 0)
+			if (pin_parents(r, w.path, l->v[i].loc) < 0)
 				return -1;
 		}
 	}
@@ -1108,7 +1156,7 @@ make_visible(struct rctx *r, const char *what, const char *path)
 		int fd = -1;
 
 		if (r->linux_target) {
-			if (open_checked(r, dir, what, 0, 0, &w) < 0)
+			if (open_checked(r, dir, what, nowhere, 0, &w) < 0)
 				return -1;
 			if (!w.exists || strcmp(w.path, dir)) {
 				if (w.fd >= 0)
@@ -1136,7 +1184,7 @@ program_at(struct rctx *r, const char *what, const char *path, const char **out)
 {
 	struct walk_result w;
 
-	if (open_checked(r, spell(r, path), what, 0, WALK_NO_FD | WALK_PHYSICAL, &w) < 0)
+	if (open_checked(r, spell(r, path), what, nowhere, WALK_NO_FD | WALK_PHYSICAL, &w) < 0)
 		return -1;
 	if (r->linux_target && (!w.exists || w.is_dir))
 		return fail(r, "%s %s does not exist", what, shown(r, path));
@@ -1155,8 +1203,9 @@ resolve_interpreter(struct rctx *r, const char *script, const char *script_canon
 {
 	const char *interp, *canon;
 
-	if (launch_script_interpreter(r->a, r->rq->environ, script, &interp, r->err, r->errlen) < 0)
-		return -1;
+	if (launch_script_interpreter(r->a, r->rq->environ, script, &interp, r->err,
+				      sizeof(r->err)) < 0)
+		return fail(r, "%s", r->err);
 	if (!interp)
 		return 0;
 	if (program_at(r, "the interpreter", interp, &canon) < 0)
@@ -1181,6 +1230,7 @@ resolve_command(struct rctx *r)
 	char **argv = NULL;
 	size_t n = 0, cap = 0;
 	const char *name, *found;
+	struct loc at = nowhere; /* a terminal's command is written in the policy */
 
 	if (rq->n_relay_argv) {
 		const char *relay;
@@ -1199,6 +1249,7 @@ resolve_command(struct rctx *r)
 			*ARENA_PUSH(r->a, argv, n, cap) = arena_strdup(r->a, rq->command[i]);
 	} else if (t) {
 		name = t->command.s;
+		at = t->command.loc;
 		*ARENA_PUSH(r->a, argv, n, cap) = arena_strdup(r->a, t->command.s);
 		for (size_t i = 0; i < t->args.n; i++)
 			*ARENA_PUSH(r->a, argv, n, cap) = arena_strdup(r->a, t->args.v[i].s);
@@ -1221,8 +1272,8 @@ resolve_command(struct rctx *r)
 		found = launch_find_in_path(r->a, rq->environ, name);
 	if (!found || access(found, X_OK) < 0) {
 		if (!rq->command_optional)
-			return fail(r, "command '%s' not found%s", shown(r, name),
-				    strchr(name, '/') ? "" : " on PATH");
+			return fail_at(r, at, "command '%s' not found%s", shown(r, name),
+				       strchr(name, '/') ? "" : " on PATH");
 		/* Described, not run: say what the launch would do. */
 		note(r, "command '%s' is not found%s here: omnibox-run would refuse this launch",
 		     shown(r, name), strchr(name, '/') ? "" : " on PATH");
@@ -1299,6 +1350,13 @@ covered(struct rctx *r, const char *path)
 static void protect_one(void *arg, const struct protect_entry *e);
 static void protect_gitdir(struct rctx *r, const char *gitdir);
 
+/* Where the protect_paths entry of E is written; nowhere for a default. */
+static struct loc
+protect_loc(struct rctx *r, const struct protect_entry *e)
+{
+	return loc_on_line(&r->plan->policy->os_env.sandbox.protect_paths, e->line, e->path);
+}
+
 /*
  * A directory of git directories (.git/modules, .git/worktrees), bound
  * read-only at DIR (descriptor FD): no new one can appear.  Each one that
@@ -1334,7 +1392,7 @@ protect_gitdirs(struct rctx *r, const char *dir, int fd)
 		}
 		if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN)
 			continue;
-		if (open_checked(r, kid, "a git directory", 0, 0, &w) < 0) {
+		if (open_checked(r, kid, "a git directory", nowhere, 0, &w) < 0) {
 			r->protect_rc = -1;
 			break;
 		}
@@ -1372,7 +1430,7 @@ protect_missing(struct rctx *r, const struct protect_entry *e, const char *reaso
 		    e->line);
 		if (file)
 			r->protects[r->n_protects - 1].hold_text = e->text;
-		r->protect_rc = pin_parents(r, at, e->line);
+		r->protect_rc = pin_parents(r, at, protect_loc(r, e));
 		return;
 	}
 	h = ARENA_PUSH(r->a, r->plan->placeholders, r->plan->n_placeholders, r->cap_placeholders);
@@ -1386,29 +1444,31 @@ protect_missing(struct rctx *r, const struct protect_entry *e, const char *reaso
 
 		r->plan->n_placeholders--;
 		close(w->parent_fd);
-		r->protect_rc = fail(r, "%scannot create a placeholder to protect %s: %s",
-				     at_line(r, e->line), at, strerror(err));
+		r->protect_rc =
+		    fail_at(r, protect_loc(r, e), "cannot create a placeholder to protect %s: %s",
+			    at, strerror(err));
 		return;
 	}
 	/* Listable, so tools inside see an empty directory, not an error. */
 	if (!file && fchmodat(h->dirfd, h->name, 0555, 0) < 0) {
-		r->protect_rc = fail(r, "%scannot set up the placeholder %s: %s",
-				     at_line(r, e->line), at, strerror(errno));
+		r->protect_rc =
+		    fail_at(r, protect_loc(r, e), "cannot set up the placeholder %s: %s", at,
+			    strerror(errno));
 		return;
 	}
 	fd = openat(h->dirfd, h->name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != h->dev || st.st_ino != h->ino) {
 		if (fd >= 0)
 			close(fd);
-		r->protect_rc = fail(r, "%sthe placeholder %s changed while it was made",
-				     at_line(r, e->line), at);
+		r->protect_rc = fail_at(r, protect_loc(r, e),
+					"the placeholder %s changed while it was made", at);
 		return;
 	}
 	add_protect(r, at, fd, false, arena_printf(r->a, "%s; missing: placeholder %s", reason, at),
 		    e->line);
 	if (file)
 		r->protects[r->n_protects - 1].hold_text = e->text;
-	r->protect_rc = pin_parents(r, at, e->line);
+	r->protect_rc = pin_parents(r, at, protect_loc(r, e));
 }
 
 /*
@@ -1436,7 +1496,7 @@ protect_one(void *arg, const struct protect_entry *e)
 				    r->cap_protected) = arena_strdup(r->a, path);
 		return;
 	}
-	if (open_checked(r, path, "a protected path", e->line, WALK_PARENT, &w) < 0) {
+	if (open_checked(r, path, "a protected path", protect_loc(r, e), WALK_PARENT, &w) < 0) {
 		r->protect_rc = -1;
 		return;
 	}
@@ -1448,11 +1508,11 @@ protect_one(void *arg, const struct protect_entry *e)
 		if (w.parent_fd >= 0)
 			close(w.parent_fd);
 		r->protect_rc =
-		    fail(r,
-			 "%s%s is protected (%s) but reached through a symbolic link "
-			 "the sandbox could replace (it resolves to %s); replace the link "
-			 "with what it names, or name the entry in unprotect_paths",
-			 at_line(r, e->line), path, e->why, w.path);
+		    fail_at(r, protect_loc(r, e),
+			    "%s is protected (%s) but reached through a symbolic link "
+			    "the sandbox could replace (it resolves to %s); replace the link "
+			    "with what it names, or name the entry in unprotect_paths",
+			    path, e->why, w.path);
 		return;
 	}
 	if (w.exists) {
@@ -1465,7 +1525,7 @@ protect_one(void *arg, const struct protect_entry *e)
 			return;
 		}
 		add_protect(r, w.path, w.fd, false, reason, e->line);
-		r->protect_rc = pin_parents(r, w.path, e->line);
+		r->protect_rc = pin_parents(r, w.path, protect_loc(r, e));
 		if (r->protect_rc == 0 && e->hold == PROTECT_HOLD_GITDIRS && w.is_dir)
 			protect_gitdirs(r, w.path, w.fd);
 		return;
@@ -1660,12 +1720,10 @@ static int
 find_repositories(struct rctx *r, const char *const *roots, size_t n, struct gitguard_entry **found,
 		  size_t *n_found)
 {
-	char err[512];
-
 	masked_dirs(r, &r->plan->git_prune);
-	if (gitguard_find(r->a, roots, n, &r->plan->git_prune, found, n_found, err, sizeof(err)) <
-	    0)
-		return fail(r, "%s", err);
+	if (gitguard_find(r->a, roots, n, &r->plan->git_prune, found, n_found, r->err,
+			  sizeof(r->err)) < 0)
+		return fail(r, "%s", r->err);
 	r->plan->gits = *found;
 	r->plan->n_gits = *n_found;
 	return 0;
@@ -1946,9 +2004,11 @@ private_dir_fill(struct rctx *r, const char *dir, int dirfd, const struct stat *
 		wb->host_fd = fcntl(g->fd, F_DUPFD_CLOEXEC, 3);
 		wb->dir_fd = fcntl(priv, F_DUPFD_CLOEXEC, 3);
 		if (wb->host_fd < 0 || wb->dir_fd < 0 ||
-		    writeback_copy_in(wb, r->err, r->errlen) < 0) {
+		    writeback_copy_in(wb, r->err, sizeof(r->err)) < 0) {
 			if (wb->host_fd < 0 || wb->dir_fd < 0)
 				fail(r, "cannot duplicate a descriptor: %s", strerror(errno));
+			else
+				fail(r, "%s", r->err);
 			close(priv);
 			return -1;
 		}
@@ -2051,6 +2111,8 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 {
 	const struct bwrap_grant *first = &r->grants[members[0]];
 	uint32_t line = first->line;
+	struct loc loc =
+	    loc_on_line(&r->plan->policy->os_env.sandbox.write_files, line, first->path);
 	const char **names = arena_alloc(r->a, n_members * sizeof(*names));
 	const char **entries = NULL;
 	size_t n_entries = 0;
@@ -2058,13 +2120,13 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 	int priv_path = -1;
 	struct stat st;
 
-	if (open_checked(r, dir, "write_files", line, 0, &w) < 0)
+	if (open_checked(r, dir, "write_files", loc, 0, &w) < 0)
 		return -1;
 	if (!w.exists || !w.is_dir || strcmp(w.path, dir)) {
 		if (w.fd >= 0)
 			close(w.fd);
-		return fail(r, "%swrite_files: %s changed while it was being opened",
-			    at_line(r, line), shown(r, dir));
+		return fail_at(r, loc, "write_files: %s changed while it was being opened",
+			       shown(r, dir));
 	}
 	for (size_t i = 0; i < n_members; i++) {
 		const struct bwrap_grant *g = &r->grants[members[i]];
@@ -2075,8 +2137,11 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 		    fstat(g->fd, &own) < 0 || in_dir.st_dev != own.st_dev ||
 		    in_dir.st_ino != own.st_ino) {
 			close(w.fd);
-			return fail(r, "%swrite_files %s changed while it was being opened",
-				    at_line(r, g->line), shown(r, g->path));
+			return fail_at(r,
+				       loc_on_line(&r->plan->policy->os_env.sandbox.write_files,
+						   g->line, g->path),
+				       "write_files %s changed while it was being opened",
+				       shown(r, g->path));
 		}
 	}
 	if (shown_read_only(r, dir)) {
@@ -2255,7 +2320,7 @@ open_init(struct rctx *r)
 	r->plan->ctx.init_fd = -1;
 	if (!r->rq->init)
 		return 0;
-	if (open_checked(r, r->rq->init, "omnibox-init", 0, 0, &w) < 0)
+	if (open_checked(r, r->rq->init, "omnibox-init", nowhere, 0, &w) < 0)
 		return -1;
 	if (!w.exists || w.is_dir)
 		return fail(r, "omnibox-init %s is missing", shown(r, r->rq->init));
@@ -2310,19 +2375,15 @@ fill_context(struct rctx *r)
 
 int
 launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_plan *plan,
-	       char *err, size_t errlen)
+	       struct diag *d)
 {
-	struct rctx r = {.a = a,
-			 .rq = rq,
-			 .plan = plan,
-			 .err = err,
-			 .errlen = errlen,
-			 .source = rq->policy->source,
-			 .linux_target = rq->target == LAUNCH_LINUX};
+	struct rctx r = {
+	    .a = a, .rq = rq, .plan = plan, .d = d, .linux_target = rq->target == LAUNCH_LINUX};
 	struct policy *copy = arena_alloc(a, sizeof(*copy));
 	const char *home;
 
 	memset(plan, 0, sizeof(*plan));
+	d->failure = NULL;
 	*copy = *rq->policy;
 	plan->policy = copy;
 	plan->target = rq->target;
@@ -2334,7 +2395,7 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 		    r.linux_target ? "linux" : "darwin", &loc);
 
 		if (why)
-			return fail(&r, "%s%s", at_loc(&r, loc), why);
+			return fail_at(&r, loc, "%s", why);
 	}
 	if (!rq->scratch || rq->scratch[0] != '/')
 		return fail(&r, "no scratch dir");
@@ -2494,18 +2555,13 @@ launch_find_init(struct arena *a, const char *exe_dir)
 }
 
 const char *
-launch_workspace(struct arena *a, const struct launch_request *rq, char *err, size_t errlen)
+launch_workspace(struct arena *a, const struct launch_request *rq, struct diag *d)
 {
 	struct launch_plan plan = {0};
-	struct rctx r = {.a = a,
-			 .rq = rq,
-			 .plan = &plan,
-			 .err = err,
-			 .errlen = errlen,
-			 .source = rq->policy->source,
-			 .linux_target = true};
+	struct rctx r = {.a = a, .rq = rq, .plan = &plan, .d = d, .linux_target = true};
 	const char *home = walk_canonical(a, rq->home);
 
+	d->failure = NULL;
 	plan.home = home ? home : walk_lexical(a, rq->home);
 	if (resolve_workspace(&r) < 0)
 		return NULL;

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "compiler/base/diag.h"
 #include "compiler/policy.h"
 #include "emitters/bwrap.h"
 #include "runtime/resolve/gitguard.h"
@@ -112,21 +113,24 @@ struct launch_plan {
 };
 
 /*
- * Resolve RQ into PLAN (strings from A).  Returns 0, or -1 with a message
- * in ERR that says what to change ("agent.yaml:9: ..." when a line of the
- * policy is the cause): nothing may run then, and PLAN holds nothing.
+ * Resolve RQ into PLAN (strings from A).  Returns 0, or -1 with one error
+ * in D that says what to change: a located diagnostic (diag_error()) when
+ * an entry of the policy is to blame, printed with its line and a caret by
+ * diag_print() (D must be the one the policy was compiled with, so it holds
+ * the source); otherwise D->failure (diag_failure()), a plain message the
+ * caller words as its own.  Nothing may run then, and PLAN holds nothing.
  */
 int launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_plan *plan,
-		   char *err, size_t errlen);
+		   struct diag *d);
 
 /*
  * The workspace of RQ alone (canonical), by the same rules: --cwd, else
  * os_env.cwd, else the launch directory; a terminal's --cwd only inside its
  * own workspace, and only with allow_cwd_override unless it names it.  For
- * sandbox type none, which resolves nothing else.  NULL with ERR on failure.
+ * sandbox type none, which resolves nothing else.  NULL on failure, with
+ * the error in D as for launch_resolve().
  */
-const char *launch_workspace(struct arena *a, const struct launch_request *rq, char *err,
-			     size_t errlen);
+const char *launch_workspace(struct arena *a, const struct launch_request *rq, struct diag *d);
 
 /* Can the sandbox of PLAN write PATH (canonical) or where it lies? */
 bool launch_plan_writable(const struct launch_plan *plan, const char *path);

@@ -97,7 +97,6 @@ main(int argc, char **argv)
 				     .scratch = "/private/var/folders/zz/T/omnibox-abc123",
 				     .command_optional = true};
 	struct launch_plan facts;
-	char err[1024];
 	struct sbpl_hidden *hidden = arena_alloc(a, (n + 1) * sizeof(*hidden));
 	struct sbpl_context c;
 	struct policy *p, *rp;
@@ -107,9 +106,9 @@ main(int argc, char **argv)
 	diag_init(&d, a, "bench.yaml", policy_yaml, sizeof(policy_yaml) - 1);
 	p = policy_compile(a, &d, "bench.yaml", policy_yaml, sizeof(policy_yaml) - 1);
 	req.policy = p;
-	if (!p || darwin_launch_context(a, &req, &facts, &c, err, sizeof(err)) < 0) {
+	if (!p || darwin_launch_context(a, &req, &facts, &c, &d) < 0) {
 		diag_print(&d, stderr, true);
-		fprintf(stderr, "bench_sbpl: %s\n", p ? err : "invalid policy");
+		fprintf(stderr, "bench_sbpl: %s\n", !p ? "invalid policy" : d.failure ? d.failure : "");
 		return 1;
 	}
 	rp = facts.policy;

@@ -635,7 +635,17 @@ t_fail_closed() {
 	expect_out "inside the hidden path $WS/.tools"
 	sbx fork /bin/true
 	expect_rc 125
-	expect_out "fork is not supported"
+	expect_out "fork.yaml:2:9: error: os_env.fork is not supported; remove it to run on the workspace itself
+    2 |   fork: true
+      |         ^~~~
+omnibox-run: $P/fork.yaml: cannot launch; nothing ran"
+	name="a refusal reads the same from omnibox-run and omnibox-compile --resolve"
+	run_err=$(printf '%s\n' "$out" | grep -v '^omnibox-run: ')
+	out=$(cd "$WS" && as_user "$TB/omnibox-compile" -q --resolve "$P/fork.yaml" 2>&1)
+	rc=$?
+	expect_rc 65
+	[ "$out" = "$run_err" ] || fail "omnibox-run printed '$run_err', --resolve '$out'"
+	tests=$((tests + 1))
 	name="scan overflow with warn: the launch goes on, loudly"
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" "$P/overflow-warn.yaml" -- sh -c 'echo ran' 2>&1)
 	rc=$?

@@ -124,7 +124,10 @@ t_planted_grant_link() {
 	expect_out "planted"
 	sbx write-docs sh -c "cat docs$O/secret.txt; echo pwned > docs$O/pwned; echo command-ran"
 	expect_rc 125
-	expect_out "write-docs.yaml:4: read_paths $WS/docs goes through the symlink $WS/docs -> /"
+	expect_out "write-docs.yaml:4:18: error: read_paths $WS/docs goes through the symlink $WS/docs -> /"
+	expect_out "    4 |     read_paths: [docs]
+      |                  ^~~~"
+	expect_out "omnibox-run: $P/write-docs.yaml: cannot launch; nothing ran"
 	expect_no_out "host-secret"
 	expect_no_out "command-ran"
 	tests=$((tests + 1))
@@ -134,10 +137,13 @@ t_planted_grant_link() {
 	rc=$?
 	expect_rc 125
 	expect_out "goes through the symlink $WS/docs -> /"
+	run_err=$out
 	out=$(cd "$WS" && as_user "$TB/omnibox-compile" --resolve "$P/write-docs.yaml" 2>&1)
 	rc=$?
 	expect_rc 65
 	expect_out "goes through the symlink $WS/docs -> /"
+	name="omnibox-run and --resolve print the refusal alike"
+	expect_out "$(printf '%s\n' "$run_err" | grep -v '^omnibox-run: ')"
 
 	name="a grant replaced by a symlink to \$HOME is refused"
 	rm -f "$WS/docs"

@@ -62,6 +62,25 @@ struct launch {
 	int rc;
 };
 
+/*
+ * The error launch_resolve() left in D as the user sees it: the located
+ * diagnostic as diag_print() shows it, or the plain failure.
+ */
+static void
+error_text(struct diag *d, char *buf, size_t len)
+{
+	FILE *f;
+
+	if (d->failure) {
+		snprintf(buf, len, "%s", d->failure);
+		return;
+	}
+	f = fmemopen(buf, len, "w");
+	cr_assert_not_null(f);
+	diag_print(d, f, false);
+	fclose(f);
+}
+
 static struct launch
 launch(const char *yaml, const char *const *command, bool placeholders)
 {
@@ -90,7 +109,9 @@ launch(const char *yaml, const char *const *command, bool placeholders)
 	rq.create_placeholders = placeholders;
 	rq.seccomp_fd = -1;
 	rq.status_fd = -1;
-	l.rc = launch_resolve(l.a, &rq, &l.plan, l.err, sizeof(l.err));
+	l.rc = launch_resolve(l.a, &rq, &l.plan, &d);
+	if (l.rc < 0)
+		error_text(&d, l.err, sizeof(l.err));
 	if (l.rc == 0)
 		bwrap_build(l.plan.policy, &l.plan.ctx, NULL, &l.argv, NULL, NULL);
 	return l;
@@ -348,8 +369,8 @@ Test(resolve, a_grant_replaced_by_a_symlink_out_of_the_writable_workspace_is_ref
 	l = launch("os_env:\n  sandbox:\n    write_paths: [.]\n    read_paths: [docs]\n", cmd,
 		   false);
 	cr_expect_eq(l.rc, -1, "%s", l.argv.data);
-	cr_expect(strstr(l.err, "t.yaml:4: read_paths ") && strstr(l.err, "/ws/docs -> /") &&
-		      strstr(l.err, "leads out of "),
+	cr_expect(strstr(l.err, "t.yaml:4:18: error: read_paths ") &&
+		      strstr(l.err, "/ws/docs -> /") && strstr(l.err, "leads out of "),
 		  "%s", l.err);
 	launch_free(&l);
 	/* Through a parent, to the home directory. */
@@ -357,8 +378,8 @@ Test(resolve, a_grant_replaced_by_a_symlink_out_of_the_writable_workspace_is_ref
 	cr_assert_eq(symlink(at("home"), at("ws/up")), 0);
 	l = launch("os_env:\n  sandbox:\n    write_paths: [., up/code]\n", cmd, false);
 	cr_expect_eq(l.rc, -1);
-	cr_expect(strstr(l.err, "t.yaml:3: write_paths ") && strstr(l.err, "/ws/up -> "), "%s",
-		  l.err);
+	cr_expect(strstr(l.err, "t.yaml:3:22: error: write_paths ") && strstr(l.err, "/ws/up -> "),
+		  "%s", l.err);
 	launch_free(&l);
 }
 
@@ -453,8 +474,9 @@ Test(resolve, a_mask_through_a_planted_link_is_refused)
 	l = launch("os_env:\n  sandbox:\n    write_paths: [.]\n    mask_paths: [conf/x.key]\n", cmd,
 		   true);
 	cr_expect_eq(l.rc, -1);
-	cr_expect(strstr(l.err, "t.yaml:4: mask_paths ") && strstr(l.err, "/ws/conf -> /etc"), "%s",
-		  l.err);
+	cr_expect(strstr(l.err, "t.yaml:4:18: error: mask_paths ") &&
+		      strstr(l.err, "/ws/conf -> /etc"),
+		  "%s", l.err);
 	launch_free(&l);
 }
 
@@ -484,21 +506,25 @@ Test(resolve, a_terminal_cwd_is_its_own_workspace_or_inside_it_with_the_override
 	rq.seccomp_fd = rq.status_fd = -1;
 	rq.policy = policy_select_terminal(a, &d, p, "fixed");
 	rq.cwd = at("ws");
-	cr_expect_eq(launch_resolve(a, &rq, &plan, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(launch_resolve(a, &rq, &plan, &d), 0, "%s", d.failure);
 	launch_plan_close(&plan);
 	rq.cwd = ".";
-	cr_expect_eq(launch_resolve(a, &rq, &plan, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(launch_resolve(a, &rq, &plan, &d), 0, "%s", d.failure);
 	launch_plan_close(&plan);
 	rq.cwd = "src";
-	cr_expect_eq(launch_resolve(a, &rq, &plan, err, sizeof(err)), -1);
+	cr_expect_eq(launch_resolve(a, &rq, &plan, &d), -1);
+	error_text(&d, err, sizeof(err));
 	cr_expect(strstr(err, "does not allow a cwd override"), "%s", err);
 	rq.policy = policy_select_terminal(a, &d, p, "free");
-	cr_expect_eq(launch_resolve(a, &rq, &plan, err, sizeof(err)), 0, "%s", err);
+	cr_expect_eq(launch_resolve(a, &rq, &plan, &d), 0, "%s", d.failure);
 	cr_expect_str_eq(plan.workspace, walk_canonical(a, at("ws/src")));
 	launch_plan_close(&plan);
 	rq.cwd = at("home");
-	cr_expect_eq(launch_resolve(a, &rq, &plan, err, sizeof(err)), -1);
-	cr_expect(strstr(err, "is outside the workspace"), "%s", err);
+	cr_expect_eq(launch_resolve(a, &rq, &plan, &d), -1);
+	error_text(&d, err, sizeof(err));
+	cr_expect(!strncmp(err, "t.yaml:7:25: error: --cwd ", 26) &&
+		      strstr(err, "is outside the workspace"),
+		  "%s", err);
 	arena_free(a);
 }
 
@@ -508,8 +534,11 @@ Test(resolve, a_write_files_entry_that_is_a_directory_is_refused)
 	struct launch l = launch("os_env:\n  sandbox:\n    write_files: [src]\n", cmd, false);
 
 	cr_expect_eq(l.rc, -1);
-	cr_expect(strstr(l.err, "t.yaml:3: write_files ") && strstr(l.err, "is a directory"), "%s",
-		  l.err);
+	cr_expect(strstr(l.err, "t.yaml:3:19: error: write_files ") &&
+		      strstr(l.err, "is a directory: name it in write_paths\n"
+				    "    3 |     write_files: [src]\n"
+				    "      |                   ^~~\n"),
+		  "%s", l.err);
 	launch_free(&l);
 }
 

@@ -123,6 +123,25 @@ std_request(void)
 				       .command_optional = true};
 }
 
+/*
+ * The error a launch left in D as the user sees it: the located diagnostics
+ * as diag_print() shows them, or the plain failure.
+ */
+static void
+error_text(struct diag *d, char *buf, size_t len)
+{
+	FILE *f;
+
+	if (d->failure) {
+		snprintf(buf, len, "%s", d->failure);
+		return;
+	}
+	f = fmemopen(buf, len, "w");
+	cr_assert_not_null(f);
+	diag_print(d, f, false);
+	fclose(f);
+}
+
 /* Build P for REQ (resolved) with CTX_EDIT applied to the context. */
 static struct built
 build_resolved_with(const struct policy *p, const struct launch_request *req,
@@ -140,7 +159,9 @@ build_resolved_with(const struct policy *p, const struct launch_request *req,
 	b.a = arena_new();
 	diag_init(&d, b.a, "agent.yaml", NULL, 0);
 	q.policy = p;
-	b.rc = darwin_launch_context(b.a, &q, &facts, &c, err, sizeof(err));
+	b.rc = darwin_launch_context(b.a, &q, &facts, &c, &d);
+	if (b.rc < 0 && d.failure)
+		snprintf(err, sizeof(err), "%s", d.failure);
 	if (b.rc == 0) {
 		if (ctx_edit)
 			ctx_edit(&c, arg);
@@ -1471,12 +1492,11 @@ Test(params, resolution_gives_canonical_values_and_escapes_regex_ones)
 	struct arena *a = arena_new();
 	struct darwin_launch_plan plan;
 	struct diag d;
-	char err[1024];
 
 	req.launch_dir = "/tmp/launch/dir";
 	req.policy = c.p;
 	diag_init(&d, a, "agent.yaml", NULL, 0);
-	cr_assert_eq(darwin_launch_prepare(a, &req, &plan, &d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(darwin_launch_prepare(a, &req, &plan, &d), 0, "%s", d.failure);
 	sbpl_params_format(&plan.params, c.p->source, &params);
 	tb_write(&profile, plan.profile.data, plan.profile.len);
 	darwin_launch_plan_free(&plan);
@@ -1655,11 +1675,10 @@ Test(launch, argv_is_sandbox_exec_the_profile_the_parameters_the_relay_and_the_c
 	struct darwin_launch_plan plan;
 	struct arena *a = arena_new();
 	struct diag d;
-	char err[512];
 	struct textbuf got = {0};
 
 	diag_init(&d, a, "agent.yaml", NULL, 0);
-	cr_assert_eq(darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(darwin_launch_prepare(a, &rq, &plan, &d), 0, "%s", d.failure);
 	cr_assert_eq(darwin_launch_argv(a, &plan, NULL, "/private/tmp/p/profile.sb"), 0);
 	for (size_t i = 0; i < plan.argc; i++)
 		tb_printf(&got, "%s\n", plan.argv[i]);
@@ -1703,22 +1722,29 @@ Test(launch, egress_without_a_relay_is_refused)
 	char err[512];
 
 	diag_init(&d, a, "agent.yaml", NULL, 0);
-	cr_expect_eq(darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)), -1);
+	cr_expect_eq(darwin_launch_prepare(a, &rq, &plan, &d), -1);
+	error_text(&d, err, sizeof(err));
 	cr_expect(has(err, "egress_rules need the relay's port"), "%s", err);
 	{
 		struct compiled f = compile("os_env:\n  fork: true\n");
 		struct launch_request fr = rq;
 
 		fr.policy = f.p;
-		cr_expect_eq(darwin_launch_prepare(a, &fr, &plan, &d, err, sizeof(err)), -1);
-		cr_expect(has(err, ":2:9: os_env.fork is not supported; remove it to run on the workspace itself"), "%s", err);
+		cr_expect_eq(darwin_launch_prepare(a, &fr, &plan, &d), -1);
+		error_text(&d, err, sizeof(err));
+		cr_expect(
+		    has(err,
+			"agent.yaml:2:9: error: os_env.fork is not supported; remove it to run on "
+			"the workspace itself"),
+		    "%s", err);
 		compiled_free(&f);
 	}
 	rq.proxy_port = "99999";
 	rq.proxy_socket = SOCK;
 	rq.relay_argv = cmd;
 	rq.n_relay_argv = 1;
-	cr_expect_eq(darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)), -1);
+	cr_expect_eq(darwin_launch_prepare(a, &rq, &plan, &d), -1);
+	error_text(&d, err, sizeof(err));
 	cr_expect(has(err, "not a port number"), "%s", err);
 	arena_free(a);
 	compiled_free(&c);
@@ -1744,7 +1770,8 @@ Test(launch, a_command_that_would_widen_the_sandbox_to_a_home_or_root_is_refused
 	char err[1024];
 
 	diag_init(&d, a, "agent.yaml", NULL, 0);
-	cr_expect_eq(darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)), -1);
+	cr_expect_eq(darwin_launch_prepare(a, &rq, &plan, &d), -1);
+	error_text(&d, err, sizeof(err));
 	cr_expect(has(err, "lives directly in") && has(err, "install the program in a directory "
 							    "of its own"),
 		  "%s", err);
@@ -1777,14 +1804,15 @@ Test(launch, a_command_outside_the_grants_makes_its_directory_visible)
 	rq.command = cmd;
 	rq.environ = env;
 	diag_init(&d, a, "agent.yaml", NULL, 0);
-	cr_assert_eq(darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(darwin_launch_prepare(a, &rq, &plan, &d), 0, "%s", d.failure);
 	cr_expect_eq(plan.ctx.n_command_dirs, 1);
 	cr_expect(
 	    has(plan.profile.data, arena_printf(a, "(allow file-read* (subpath \"%s\"))", bin)),
 	    "%s", plan.profile.data);
 	darwin_launch_plan_free(&plan);
 	cmd[0] = S("no-such-tool");
-	cr_expect_eq(darwin_launch_prepare(a, &rq, &plan, &d, err, sizeof(err)), -1);
+	cr_expect_eq(darwin_launch_prepare(a, &rq, &plan, &d), -1);
+	error_text(&d, err, sizeof(err));
 	cr_expect(has(err, "command 'no-such-tool' not found on PATH"), "%s", err);
 	free(tool);
 	free(bin);

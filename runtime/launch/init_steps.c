@@ -1,0 +1,469 @@
+/*
+ * init_steps.c - the steps of omnibox-init (init_steps.h).
+ *
+ * bwrap starts omnibox-init as PID 1 of the sandbox's PID namespace.  These
+ * check that every mask is in place, add the Landlock layer, load the
+ * seccomp filter turned to report its refusals to a listener
+ * (seccomp_load.h), start the egress relay, send a byte and the listener
+ * on the ready socket (omnibox-run's proof that bwrap's setup succeeded),
+ * start the agent, pass on the signals omnibox-run forwards, reap orphans,
+ * and give the agent's status.
+ */
+#include "runtime/launch/init_steps.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "runtime/egress/relay.h"
+#include "runtime/launch/landlock.h"
+#include "runtime/launch/rlimit.h"
+#include "runtime/launch/seccomp_load.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* FMT into ERR; -1. */
+static int
+fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* The agent is gone: so is the relay (nobody is left to use it). */
+static int
+agent_done(struct init_state *st, int status)
+{
+	if (st->relay_pid > 0) {
+		kill(st->relay_pid, SIGKILL);
+		waitpid(st->relay_pid, NULL, 0);
+	}
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+static const int forwarded[] = {SIGINT,	 SIGTERM,  SIGHUP,  SIGQUIT, SIGUSR1,
+				SIGUSR2, SIGWINCH, SIGCONT, SIGALRM, SIGTSTP};
+
+/* A limit that cannot be set fails the launch: the policy asked for it. */
+static int
+set_limit(int resource, const char *value)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(value, &end, 10);
+	if (errno || *end || end == value) {
+		errno = EINVAL;
+		return -1;
+	}
+	return rlimit_set(resource, v);
+}
+
+/* PATH, opened without following any symlink on the way (the resolver's
+ * paths are canonical: a link there is a racer's). */
+static int
+open_exact(const char *path)
+{
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+
+	if (fd < 0 && errno == ENOSYS)
+		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	return (int)fd;
+}
+
+/* The whole of FD (closed) into *LIST (malloc'd), *LEN bytes.  0, or -1. */
+static int
+read_all(int fd, char **list, size_t *len)
+{
+	size_t cap = 0;
+
+	*list = NULL;
+	*len = 0;
+	for (;;) {
+		ssize_t n;
+
+		if (*len == cap) {
+			char *more = realloc(*list, cap = cap ? cap * 2 : 65536);
+
+			if (!more) {
+				free(*list);
+				return -1;
+			}
+			*list = more;
+		}
+		n = read(fd, *list + *len, cap - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(*list);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		*len += (size_t)n;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Is the directory of PATH the one with device DEV and inode INO? */
+static bool
+parent_is(const char *path, unsigned long long dev, unsigned long long ino)
+{
+	char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+	struct stat up;
+	bool same;
+	int dfd;
+
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	dfd = slash ? open_exact(dir) : -1;
+	same = dfd >= 0 && fstat(dfd, &up) == 0 && (unsigned long long)up.st_dev == dev &&
+	       (unsigned long long)up.st_ino == ino;
+	if (dfd >= 0)
+		close(dfd);
+	free(dir);
+	return same;
+}
+
+/* Is the mask of KIND ('f' or 'd') at exactly PATH? */
+static bool
+mask_in_place(char kind, const char *path)
+{
+	int pfd = open_exact(path);
+	struct stat st, up;
+	struct statfs sf;
+	bool ok = false;
+
+	if (pfd >= 0 && fstat(pfd, &st) == 0) {
+		if (kind == 'f')
+			ok = S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+		else
+			/* A tmpfs mounted there, not an empty directory of the
+			 * file system below it. */
+			ok = S_ISDIR(st.st_mode) && fstatat(pfd, "..", &up, 0) == 0 &&
+			     fstatfs(pfd, &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+			     st.st_dev != up.st_dev;
+	}
+	if (pfd >= 0)
+		close(pfd);
+	return ok;
+}
+
+/*
+ * Each mask bwrap set up by path is where it must be: a /dev/null bind
+ * ("f") or a tmpfs mount ("d") at exactly that path.  A process racing the
+ * setup (renaming a directory on the way, or swapping it with a symlink)
+ * can make a mask land elsewhere; then nothing of the agent's may run.
+ */
+static int
+check_masks(int fd, char *err, size_t errlen)
+{
+	char *list;
+	size_t len;
+	int rc = 0;
+
+	if (read_all(fd, &list, &len) < 0)
+		return -1;
+	for (size_t off = 0; off < len && rc == 0;) {
+		const char *entry = list + off, *path;
+		size_t elen = strnlen(entry, len - off);
+		unsigned long long dev = 0, ino = 0;
+		bool have_parent;
+		char *end;
+
+		if (elen == len - off)
+			break; /* no NUL: not ours */
+		/* "fDEV:INO:PATH" or "f-:-:PATH" (and "d..." alike). */
+		have_parent = entry[1] != '-';
+		if (have_parent) {
+			dev = strtoull(entry + 1, &end, 10);
+			ino = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
+			path = *end == ':' ? end + 1 : NULL;
+		} else {
+			path = strncmp(entry + 1, "-:-:", 4) ? NULL : entry + 5;
+		}
+		if (!path) {
+			rc = -1;
+			break;
+		}
+		/* In the directory the resolver saw: a racer's rename of a parent could
+		 * have had bwrap make a new one by that name and mask an empty file. */
+		if (have_parent && !parent_is(path, dev, ino)) {
+			rc = fail(err, errlen,
+				  "the directory of %s is not the one the launch checked (was it "
+				  "renamed while the sandbox was set up?); nothing ran",
+				  path);
+			break;
+		}
+		if (!mask_in_place(entry[0], path))
+			rc = fail(err, errlen,
+				  "the mask of %s is not in place (was its path changed while the "
+				  "sandbox was set up?); nothing ran",
+				  path);
+		off += elen + 1;
+	}
+	free(list);
+	return rc;
+}
+
+static int
+start_relay(struct init_state *st, const char *port_arg, const char *socket_path, char *err,
+	    size_t errlen)
+{
+	char why[256], *end;
+	unsigned long port = strtoul(port_arg, &end, 10);
+	int fd;
+	pid_t pid;
+
+	if (*end || port == 0 || port > 65535)
+		return fail(err, errlen, "--relay %s: not a port", port_arg);
+	fd = relay_listen((uint16_t)port, why, sizeof(why));
+	if (fd < 0)
+		return fail(err, errlen, "relay: %s", why);
+	pid = fork();
+	if (pid < 0)
+		return fail(err, errlen, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (st->listener_fd >= 0)
+			close(st->listener_fd);
+		relay_serve(fd, socket_path);
+	}
+	close(fd);
+	st->relay_pid = pid;
+	return 0;
+}
+
+/*
+ * The seccomp filter of FD, loaded here: after the masks check and
+ * Landlock, which need calls it refuses, before anything of the agent's.
+ * FD holds the standalone filter, whose refusals are ERRNO(EPERM).  With
+ * a ready socket to send it on, its reporting variant (each of those
+ * returns turned into SECCOMP_RET_USER_NOTIF, filter_eperm_to_notify) is
+ * loaded with a listener (ST->listener_fd) for omnibox-run to answer the
+ * refusals; without, or where the kernel has none, the filter as it came:
+ * the refusals fail with EPERM uncounted.  A filter that cannot be loaded
+ * stops the launch: the agent never runs without one.
+ */
+static int
+load_filter(struct init_state *st, int fd, bool listener, char *err, size_t errlen)
+{
+#if !defined(__linux__)
+	(void)st;
+	(void)fd;
+	(void)listener;
+	return fail(err, errlen, "--seccomp-fd: no seccomp on this system; nothing ran");
+#else
+	struct sock_filter *prog = NULL;
+	size_t n;
+	char why[256];
+
+	if (filter_read(fd, &prog, &n, why, sizeof(why)) < 0 ||
+	    filter_install(prog, n, listener, &st->listener_fd, why, sizeof(why)) < 0) {
+		free(prog);
+		return fail(err, errlen, "%s; nothing ran", why);
+	}
+	/* Without a listener, omnibox-run sees none come and says so (unless -q). */
+	free(prog);
+	return 0;
+#endif
+}
+
+/*
+ * The byte that says the sandbox is set up, with the filter's listener
+ * (SCM_RIGHTS) when there is one.  -1 when it cannot be sent: omnibox-run
+ * then reports a failed setup, so nothing may run.
+ */
+static int
+send_ready(int sock, int listener)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {.iov_base = (char *)"1", .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t n;
+
+	memset(&ctl, 0, sizeof(ctl));
+	if (listener >= 0) {
+		struct cmsghdr *c;
+
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &listener, sizeof(int));
+	}
+	do
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -1;
+}
+
+int
+init_confine(struct init_options *io, struct init_state *st, char *err, size_t errlen)
+{
+	char why[512];
+
+	err[0] = '\0';
+	if (io->masks_fd > 2 && check_masks(io->masks_fd, err, errlen) < 0)
+		return -1;
+	/* The second layer, before anything of the agent's runs. */
+	if (io->landlock &&
+	    landlock_restrict(io->writable, io->n_writable, io->scope, why, sizeof(why)) < 0)
+		return fail(err, errlen, "%s; nothing ran", why);
+	free(io->writable);
+	io->writable = NULL;
+	/* A filter asked for is loaded, or nothing runs. */
+	if (io->seccomp_arg && io->seccomp_fd <= 2)
+		return fail(err, errlen, "--seccomp-fd %s: not a descriptor above 2; nothing ran",
+			    io->seccomp_arg);
+	if (io->seccomp_arg && load_filter(st, io->seccomp_fd, io->ready_fd > 2, err, errlen) < 0)
+		return -1;
+	for (size_t k = 0; k < io->n_rl; k++)
+		if (set_limit(io->rl[k].resource, io->rl[k].value) < 0)
+			return fail(err, errlen, "%s %s: %s; nothing ran", io->rl[k].opt,
+				    io->rl[k].value, strerror(errno));
+	return 0;
+}
+
+int
+init_announce_ready(const struct init_options *io, struct init_state *st, char *err, size_t errlen)
+{
+	/*
+	 * The egress relay listens before the agent exists, so its first
+	 * connection finds it; it runs in a child of its own, limits and all,
+	 * and dies with the namespace when this process exits.
+	 */
+	if (io->relay_port_arg &&
+	    start_relay(st, io->relay_port_arg, io->relay_socket, err, errlen) < 0)
+		return -1;
+	/* The sandbox is set up: from here on a failure is the command's. */
+	if (io->ready_fd > 2) {
+		if (send_ready(io->ready_fd, st->listener_fd) < 0)
+			return fail(
+			    err, errlen,
+			    "cannot tell omnibox-run the sandbox is set up: %s; nothing ran",
+			    strerror(errno));
+		close(io->ready_fd);
+	}
+	/*
+	 * Only omnibox-run holds the listener now.  If it dies, the kernel
+	 * fails each refused call with ENOSYS: refused still.
+	 */
+	if (st->listener_fd >= 0) {
+		close(st->listener_fd);
+		st->listener_fd = -1;
+	}
+	return 0;
+}
+
+pid_t
+init_start_agent(const struct init_options *io, sigset_t *set, char *err, size_t errlen)
+{
+	char **argv = io->argv;
+	sigset_t old;
+	pid_t child;
+
+	/* Take every signal synchronously; the agent gets default dispositions. */
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	for (size_t k = 0; k < sizeof(forwarded) / sizeof(forwarded[0]); k++)
+		sigaddset(set, forwarded[k]);
+	sigprocmask(SIG_BLOCK, set, &old);
+
+	/*
+	 * --tty: standard input is the sandbox's own terminal (omnibox-run's
+	 * pty).  This process leads the session bwrap made, so the terminal
+	 * can become its controlling one; the agent gets a process group of its
+	 * own in the foreground, and a shell inside has job control.
+	 */
+	if (io->tty && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0)
+		return fail(err, errlen, "cannot take the terminal: %s; nothing ran",
+			    strerror(errno));
+	child = fork();
+	if (child < 0)
+		return fail(err, errlen, "fork: %s", strerror(errno));
+	if (io->tty && child > 0) {
+		setpgid(child, child);
+		tcsetpgrp(STDIN_FILENO, child);
+	}
+	if (child == 0) {
+		if (io->tty) {
+			/* From a background group until it is done: SIGTTOU ignored. */
+			signal(SIGTTOU, SIG_IGN);
+			setpgid(0, 0);
+			tcsetpgrp(STDIN_FILENO, getpid());
+			signal(SIGTTOU, SIG_DFL);
+		}
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		/* Without --exec (macOS), ARGV[0] on the PATH sandbox-exec passed on. */
+		if (io->exec_path)
+			execv(io->exec_path, argv);
+		else
+			execvp(argv[0], argv);
+		fprintf(stderr, "omnibox-init: cannot run %s: %s\n",
+			io->exec_path ? io->exec_path : argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	return child;
+}
+
+int
+init_wait_agent(struct init_state *st, const sigset_t *set, pid_t child)
+{
+	for (;;) {
+		int sig;
+
+		if (sigwait(set, &sig) != 0)
+			continue;
+		if (sig != SIGCHLD) {
+			kill(child, sig);
+			continue;
+		}
+		for (;;) {
+			int status;
+			pid_t pid = waitpid(-1, &status, WNOHANG);
+
+			if (pid <= 0)
+				break;
+			if (pid == st->relay_pid) {
+				/* Egress fails closed from here on: nothing listens. */
+				fprintf(stderr, "omnibox-init: the egress relay stopped\n");
+				st->relay_pid = 0;
+				continue;
+			}
+			if (pid != child)
+				continue; /* an orphan, reaped */
+			if (WIFEXITED(status) || WIFSIGNALED(status))
+				return agent_done(st, status);
+		}
+	}
+}
