@@ -1,5 +1,5 @@
 /*
- * run.c - omnibox-run: compile a policy and launch the agent inside it.
+ * omnibox-run.c - omnibox-run: compile a policy and launch the agent inside it.
  *
  * The policy is compiled in this process with the same library as
  * omnibox-compile (one parser), resolved against this machine, and handed to
