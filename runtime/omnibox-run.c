@@ -14,21 +14,17 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "compiler/base/fileio.h"
 #include "compiler/base/textbuf.h"
 #include "compiler/decide/refuse.h"
 #include "compiler/policy.h"
-#include "runtime/egress/proxy.h"
 #include "runtime/launch/darwin_run.h"
-#include "runtime/launch/fds.h"
 #include "runtime/launch/launch.h"
 #include "runtime/launch/launch_bwrap.h"
 #include "runtime/launch/unsandboxed.h"
@@ -224,24 +220,6 @@ parse_options(int argc, char **argv, struct launch_options *o)
 	o->n_command = (size_t)(argc - (dash < argc ? dash + 1 : argc));
 }
 
-/* Before the options: the process as every launch needs it; RLIMIT_NOFILE as found in *GIVEN. */
-static void
-process_setup(struct rlimit *given)
-{
-	/* Whatever the caller left open goes no further than this process. */
-	fds_cloexec_from(3);
-	/* Before anything uses libevent or OpenSSL: the proxy counts what they hold. */
-	proxy_memory_init();
-	/* The proxy's connections need descriptors (its caps follow the limit):
-	 * the soft limit goes up to the hard one here, and back for the sandbox. */
-	if (getrlimit(RLIMIT_NOFILE, given) == 0 && given->rlim_cur < given->rlim_max) {
-		struct rlimit up = {given->rlim_max, given->rlim_max};
-
-		setrlimit(RLIMIT_NOFILE, &up);
-	}
-	signal(SIGPIPE, SIG_IGN);
-}
-
 /* The options, and whether the launch gets a terminal of its own. */
 static void
 run_options(struct run *r, int argc, char **argv)
@@ -418,7 +396,7 @@ main(int argc, char **argv)
 
 	bwrap_launch_init(l);
 	r.a = arena_new();
-	process_setup(&l->nofile);
+	launch_process_setup(&l->nofile);
 	run_options(&r, argc, argv);
 	run_compile(&r);
 	if (why_from_ir(&r, &rc) || run_elsewhere(&r, &rc))

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 
 #include "compiler/base/arena.h"
 
@@ -34,6 +35,15 @@ struct launch_options {
 	char **command;
 	size_t n_command;
 };
+
+/*
+ * The process as every launch needs it, first thing in main(): nothing the
+ * caller left open past this process, the proxy's memory counted
+ * (proxy_memory_init()), RLIMIT_NOFILE's soft limit raised to the hard one
+ * for the proxy's connections (as found in *GIVEN: what the sandbox gets
+ * back), SIGPIPE ignored.
+ */
+void launch_process_setup(struct rlimit *given);
 
 /*
  * Write a message to stderr.  What the agent could have chosen (a name, a
