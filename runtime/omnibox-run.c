@@ -328,19 +328,14 @@ run_elsewhere(struct run *r, int *rc)
 {
 	const struct launch_options *o = &r->o;
 	const struct policy *p = r->p;
+	struct loc loc;
+	/* What no launch here runs (refuse.h): the words every tool uses. */
+	const char *why = refuse_launch(
+	    r->a, p, OMNIBOX_DARWIN_LAUNCH ? SANDBOX_DARWIN_SEATBELT : SANDBOX_LINUX_BWRAP,
+	    OMNIBOX_DARWIN_LAUNCH ? "darwin" : "linux", &loc);
 
-	{
-		/* What no launch here runs (refuse.h): the words every tool uses. */
-		struct arena *a = arena_new();
-		struct loc loc;
-		const char *why = refuse_launch(
-		    a, p, OMNIBOX_DARWIN_LAUNCH ? SANDBOX_DARWIN_SEATBELT : SANDBOX_LINUX_BWRAP,
-		    OMNIBOX_DARWIN_LAUNCH ? "darwin" : "linux", &loc);
-
-		if (why)
-			fail("%s:%u:%u: %s", o->input, loc.line, loc.col, why);
-		arena_free(a);
-	}
+	if (why)
+		fail("%s:%u:%u: %s", o->input, loc.line, loc.col, why);
 	if (!getcwd(r->launch_dir, sizeof(r->launch_dir)))
 		fail("getcwd: %s", strerror(errno));
 	r->home = launch_home(environ);
