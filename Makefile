@@ -179,20 +179,25 @@ COPYBACK_OBJ := $(B)/obj/runtime/launch/copyback.o
 # The seccomp filter's refusals, counted and answered (SECCOMP_RET_USER_NOTIF).
 NOTIFY_OBJ := $(B)/obj/runtime/launch/notify.o
 
-$(RUN): $(B)/obj/runtime/launch/run.o $(B)/obj/runtime/launch/seccomp_blob.o $(PROXY_OBJ) \
-		$(GITSSH_OBJ) $(PTY_OBJ) $(COPYBACK_OBJ) $(NOTIFY_OBJ) $(LIB)
+# omnibox-run's launches: runtime/omnibox-run.c is their entry point.
+RUN_OBJ := $(B)/obj/runtime/launch/launch.o $(B)/obj/runtime/launch/launch_bwrap.o \
+	$(B)/obj/runtime/launch/egress_start.o $(B)/obj/runtime/launch/unsandboxed.o \
+	$(B)/obj/runtime/launch/why_answer.o $(B)/obj/runtime/launch/seccomp_blob.o $(PROXY_OBJ) \
+	$(GITSSH_OBJ) $(PTY_OBJ) $(COPYBACK_OBJ) $(NOTIFY_OBJ)
+
+$(RUN): $(B)/obj/runtime/omnibox-run.o $(RUN_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 # omnibox-run's macOS launch path, built here so it is compiled and tested
 # on Linux: sandbox-exec is replaced by OMNIBOX_TEST_SANDBOX_EXEC.  Never installed.
 RUN_DARWIN := $(B)/test-omnibox-run-darwin
 
-$(B)/obj/runtime/launch/run-darwin.o: runtime/launch/run.c | $(GEN_HDR)
+$(B)/obj/runtime/omnibox-run-darwin.o: runtime/omnibox-run.c | $(GEN_HDR)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -DOMNIBOX_TEST_DARWIN -c -o $@ $<
 
-$(RUN_DARWIN): $(B)/obj/runtime/launch/run-darwin.o $(B)/obj/runtime/launch/seccomp_blob.o \
-		$(B)/obj/runtime/egress/relay.o $(PROXY_OBJ) $(GITSSH_OBJ) $(PTY_OBJ) $(NOTIFY_OBJ) $(LIB)
+$(RUN_DARWIN): $(B)/obj/runtime/omnibox-run-darwin.o $(B)/obj/runtime/launch/darwin_run.o \
+		$(B)/obj/runtime/egress/relay.o $(RUN_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 $(INIT): $(B)/obj/runtime/launch/omnibox-init.o $(B)/obj/runtime/launch/init_steps.o \

@@ -147,11 +147,12 @@ relay_port(int listen_fd)
 	return ntohs(sin.sin_port);
 }
 
-static void
-die(const char *what)
+/* -1, with "relay: WHAT: " and errno's text in ERR. */
+static int
+relay_fail(char *err, size_t errlen, const char *what)
 {
-	fprintf(stderr, "omnibox relay: %s: %s\n", what, strerror(errno));
-	_exit(1);
+	snprintf(err, errlen, "relay: %s: %s", what, strerror(errno));
+	return -1;
 }
 
 void
@@ -619,8 +620,8 @@ broken:
 	pair_close(p);
 }
 
-void
-relay_serve(int listen_fd, const char *socket_path)
+int
+relay_run(int listen_fd, const char *socket_path, char *err, size_t errlen)
 {
 	struct rlimit rl;
 
@@ -633,27 +634,27 @@ relay_serve(int listen_fd, const char *socket_path)
 	relay.addr.sun_family = AF_UNIX;
 	if (strlen(socket_path) >= sizeof(relay.addr.sun_path)) {
 		errno = ENAMETOOLONG;
-		die(socket_path);
+		return relay_fail(err, errlen, socket_path);
 	}
 	strcpy(relay.addr.sun_path, socket_path);
 	relay.listen_fd = listen_fd;
 	relay.pipe_size = RELAY_PIPE_SIZE;
 #if defined(__linux__)
 	if (!relay.use_poll && (relay.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
-		die("epoll_create1");
+		return relay_fail(err, errlen, "epoll_create1");
 #else
 	relay.use_poll = true;
 	relay.no_splice = true;
 #endif
 	if (set_flags(listen_fd) < 0 || watch_set(listen_fd, R_IN, NULL, true) < 0)
-		die("the listening socket");
+		return relay_fail(err, errlen, "the listening socket");
 	for (;;) {
 		int n = watch_wait(relay.listen_paused ? 100 : -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			die("waiting for connections");
+			return relay_fail(err, errlen, "waiting for connections");
 		if (n == 0 && relay.listen_paused && watch_set(listen_fd, R_IN, NULL, false) == 0)
 			relay.listen_paused = false;
 		for (int k = 0; k < n; k++) {
@@ -669,4 +670,14 @@ relay_serve(int listen_fd, const char *socket_path)
 			free(p);
 		}
 	}
+}
+
+void
+relay_serve(int listen_fd, const char *socket_path)
+{
+	char err[8192];
+
+	relay_run(listen_fd, socket_path, err, sizeof(err));
+	fprintf(stderr, "omnibox %s\n", err);
+	_exit(1);
 }

@@ -31,15 +31,22 @@ int relay_listen(uint16_t port, char *err, size_t errlen);
 /* The port LISTEN_FD is bound to, or 0. */
 uint16_t relay_port(int listen_fd);
 
-/*
- * Forward every connection accepted on LISTEN_FD to the Unix socket at
- * SOCKET_PATH, forever.  Raises RLIMIT_NOFILE to its hard limit.  Exits
- * the process (status 1, message on stderr) only when the loop itself
- * cannot run; a connection that fails is closed and the rest go on.
- */
-/* Make relay_serve() use poll(2), as it always does off Linux (for tests). */
+/* Make relay_run() use poll(2), as it always does off Linux (for tests). */
 void relay_use_poll(void);
 
+/*
+ * Forward every connection accepted on LISTEN_FD to the Unix socket at
+ * SOCKET_PATH, forever.  Raises RLIMIT_NOFILE to its hard limit.  Returns
+ * only when the loop itself cannot run: -1 with a message in ERR ("relay:
+ * WHAT: REASON"); a connection that fails is closed and the rest go on.
+ */
+int relay_run(int listen_fd, const char *socket_path, char *err, size_t errlen);
+
+/*
+ * The whole life of the relay's own process (forked for it): relay_run(),
+ * then, since that returns only when it cannot run, its message on stderr
+ * ("omnibox relay: ...") and _exit(1).
+ */
 void relay_serve(int listen_fd, const char *socket_path) __attribute__((noreturn));
 
 #endif

@@ -2,7 +2,7 @@
 # launch.sh BUILD_DIR - omnibox-run's macOS launch path, on Linux.
 #
 # build/test-omnibox-run-darwin is omnibox-run compiled with the macOS
-# launch (runtime/launch/run.c's run_darwin(), runtime/launch/darwin.c): the
+# launch (runtime/omnibox-run.c's run_darwin(), runtime/launch/darwin.c): the
 # profile, sandbox-exec's argv, the environment, the limits, the egress
 # proxy outside and omnibox-init's relay inside.  What Seatbelt would
 # enforce cannot run here (the profiles' meaning is proven by test_sbpl's

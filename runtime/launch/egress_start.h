@@ -1,0 +1,82 @@
+/*
+ * egress_start.h - the egress proxy of a launch, as omnibox-run starts it:
+ * the credentials read outside the sandbox, the proxy's configuration, its
+ * log, the proxy in a process of its own (macOS), and the summary of what
+ * it refused once the run is over.
+ *
+ * Every function that can fail returns -1 with the message omnibox-run
+ * prints in ERR (ERRLEN bytes); what it made is undone by the caller's
+ * cleanup (the scratch dir), as for every other step of a launch.
+ */
+#ifndef OMNIBOX_EGRESS_START_H
+#define OMNIBOX_EGRESS_START_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "compiler/policy.h"
+#include "runtime/egress/credentials.h"
+#include "runtime/egress/proxy.h"
+#include "runtime/launch/launch.h"
+
+/* Where the proxy's decisions go: one line each. */
+struct egress_log {
+	FILE *f;      /* --egress-log's file, or stderr; NULL until opened */
+	bool verbose; /* --verbose: its refusals on stderr too, as they happen */
+};
+
+/* For --dry-run: the names credential placeholders would be set in, unread (in A). */
+char **egress_placeholder_names(struct arena *a, const struct sandbox *sb, size_t *n);
+
+/*
+ * The real secrets of SB's credential_proxy entries, read here, outside
+ * the sandbox; only placeholders go in (CREDS->env), and the files it reads
+ * are written into SCRATCH.  Nothing to do without entries.  Returns 0,
+ * or -1 with ERR.
+ */
+int egress_credentials(struct arena *a, const struct sandbox *sb, const char *home,
+		       const char *scratch, struct cred_runtime *creds, char *err, size_t errlen);
+
+/* PC: the proxy of a launch whose scratch dir is SCRATCH, listening on SOCKET_PATH, logging to LOG.
+ */
+void egress_config(struct arena *a, const struct launch_options *o, const struct sandbox *sb,
+		   const char *scratch, const char *socket_path, const struct cred_runtime *creds,
+		   struct egress_log *log, struct proxy_config *pc);
+
+/*
+ * LOG: --egress-log's file (an existing one is appended to; never through
+ * a symbolic link, only a regular file of this user), or stderr.  Returns
+ * 0, or -1 with ERR.
+ */
+int egress_log_open(struct arena *a, const struct launch_options *o, struct egress_log *log,
+		    char *err, size_t errlen);
+
+/*
+ * LOG: the egress log of an interactive launch, a new file beside SCRATCH
+ * (under another name when one is already there), its name in *NAME.
+ * Returns 0, or -1 with ERR.
+ */
+int egress_log_create(struct arena *a, const struct launch_options *o, const char *scratch,
+		      struct egress_log *log, const char **name, char *err, size_t errlen);
+
+/* Close LOG's file unless it is stderr. */
+void egress_log_close(struct egress_log *log);
+
+/*
+ * The proxy of PC in a process of its own (the macOS launch waits for
+ * sandbox-exec without an event loop), listening when this returns, out of
+ * the terminal's process group (a Ctrl-C is for the agent).  It ends when
+ * *ALIVE is closed or omnibox-run dies (the pipe's end of file).  Returns
+ * its pid, or -1 with ERR.
+ */
+pid_t egress_proxy_process(const struct proxy_config *pc, int *alive, char *err, size_t errlen);
+
+/*
+ * What PROXY refused for want of a rule, on stderr: the agent saw only a
+ * 403, the user sees here which rule of POLICY would have allowed it.
+ */
+void egress_denials_summary(const struct proxy *proxy, const char *policy);
+
+#endif

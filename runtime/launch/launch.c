@@ -1,0 +1,83 @@
+/*
+ * launch.c - what omnibox-run's launches share (launch.h).
+ */
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compiler/base/textbuf.h"
+#include "compiler/base/textesc.h"
+#include "runtime/egress/proxy.h"
+#include "runtime/launch/fds.h"
+#include "runtime/launch/launch.h"
+#if defined(__APPLE__)
+#include <mach-o/dyld.h>
+#endif
+
+void
+launch_process_setup(struct rlimit *given)
+{
+	/* Whatever the caller left open goes no further than this process. */
+	fds_cloexec_from(3);
+	/* Before anything uses libevent or OpenSSL: the proxy counts what they hold. */
+	proxy_memory_init();
+	/* The proxy's connections need descriptors (its caps follow the limit):
+	 * the soft limit goes up to the hard one here, and back for the sandbox. */
+	if (getrlimit(RLIMIT_NOFILE, given) == 0 && given->rlim_cur < given->rlim_max) {
+		struct rlimit up = {given->rlim_max, given->rlim_max};
+
+		setrlimit(RLIMIT_NOFILE, &up);
+	}
+	signal(SIGPIPE, SIG_IGN);
+}
+
+void
+launch_vsay(const char *fmt, va_list ap)
+{
+	struct textbuf shown = {0};
+	char *msg;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return;
+	tb_escape(&shown, msg, TEXT_ESC_AGAIN | TEXT_ESC_LINES);
+	free(msg);
+	if (shown.len)
+		fwrite(shown.data, 1, shown.len, stderr);
+	tb_free(&shown);
+}
+
+void
+launch_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	launch_vsay(fmt, ap);
+	va_end(ap);
+}
+
+char *
+launch_self_dir(struct arena *a)
+{
+	char self[PATH_MAX], *slash;
+#if defined(__APPLE__)
+	uint32_t size = sizeof(self);
+	char real[PATH_MAX];
+
+	if (_NSGetExecutablePath(self, &size) != 0 || !realpath(self, real))
+		return NULL;
+	memcpy(self, real, strlen(real) + 1);
+#else
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return NULL;
+	self[n] = '\0';
+#endif
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	return arena_strdup(a, self);
+}

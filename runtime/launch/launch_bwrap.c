@@ -1,0 +1,816 @@
+/*
+ * launch_bwrap.c - omnibox-run's Linux launch (launch_bwrap.h).
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compiler/base/textesc.h"
+#include "emitters/bwrap.h"
+#include "runtime/egress/proxy.h"
+#include "runtime/launch/cgroup.h"
+#include "runtime/launch/copyback.h"
+#include "runtime/launch/fds.h"
+#include "runtime/launch/janitor.h"
+#include "runtime/launch/landlock.h"
+#include "runtime/launch/launch_bwrap.h"
+#include "runtime/launch/notify.h"
+#include "runtime/resolve/command.h"
+#include "runtime/resolve/walk.h"
+
+extern char **environ;
+
+/* The filter, generated at build time (runtime/launch/seccomp_blob.S). */
+extern const unsigned char omnibox_seccomp_bpf[], omnibox_seccomp_bpf_end[];
+
+/* ---- running bwrap ---------------------------------------------------------- */
+
+struct run_state {
+	struct event_base *base;
+	pid_t bwrap;
+	pid_t sandbox_pid; /* omnibox-init, from --json-status-fd; 0 until known */
+	int status;
+	bool done;
+	int status_fd;
+	struct event *status_ev;
+	char status_buf[4096];
+	size_t status_len;
+	struct pty *pty;       /* the sandbox's terminal, or NULL */
+	struct notify *notify; /* the seccomp refusals, once omnibox-init is ready */
+	struct event *ready_ev;
+	bool ready; /* omnibox-init's byte came */
+};
+
+static void on_status(evutil_socket_t fd, short what, void *arg);
+
+static void
+on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct run_state *st = arg;
+
+	(void)what;
+	if (sig == SIGCHLD) {
+		int status;
+
+		if (waitpid(st->bwrap, &status, WNOHANG) == st->bwrap) {
+			st->status = status;
+			st->done = true;
+			event_base_loopexit(st->base, NULL);
+		}
+		return;
+	}
+	/* The user's terminal changed size: so does the sandbox's. */
+	if (sig == SIGWINCH && st->pty) {
+		pty_resize(st->pty);
+		return;
+	}
+	/* bwrap may have named omnibox-init already, in a line this loop has
+	 * not read yet: read it first (without waiting), or the signal would
+	 * go to bwrap instead of the agent. */
+	if (!st->sandbox_pid) {
+		struct pollfd p = {st->status_fd, POLLIN, 0};
+
+		if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
+			on_status(st->status_fd, EV_READ, st);
+	}
+	/* To omnibox-init, which hands it to the agent; before the sandbox
+	 * exists, to bwrap itself. */
+	kill(st->sandbox_pid ? st->sandbox_pid : st->bwrap, (int)sig);
+}
+
+static void
+on_status(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_state *st = arg;
+	ssize_t n;
+	char *p;
+
+	(void)what;
+	n = read(fd, st->status_buf + st->status_len, sizeof(st->status_buf) - 1 - st->status_len);
+	if (n == 0 && st->status_ev) {
+		/* End of the stream: stop watching, or the loop would spin on it. */
+		event_del(st->status_ev);
+		return;
+	}
+	if (n < 0)
+		return;
+	st->status_len += (size_t)n;
+	st->status_buf[st->status_len] = '\0';
+	p = strstr(st->status_buf, "\"child-pid\"");
+	if (p && !st->sandbox_pid) {
+		p = strchr(p, ':');
+		if (p)
+			st->sandbox_pid = (pid_t)strtol(p + 1, NULL, 10);
+	}
+	if (st->status_len > sizeof(st->status_buf) / 2) {
+		st->status_len = 0; /* keep the buffer small; the pid is known by now */
+	}
+}
+
+/* omnibox-init's ready byte, and the seccomp listener with it: served from now on. */
+static void
+on_ready(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_state *st = arg;
+	int r = notify_ready(st->notify, fd);
+
+	(void)what;
+	if (r >= 0) {
+		st->ready = r == 1;
+		event_del(st->ready_ev); /* one message, or the end of the stream */
+	}
+}
+
+static int
+exit_status_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return LAUNCH_EXIT_SETUP;
+}
+
+/* The argv of a NUL-separated TAIL after "bwrap --args FD --"; free() it.  NULL: out of memory. */
+static char **
+bwrap_argv(const struct textbuf *tail, const char *args_fd)
+{
+	size_t n = 4;
+	char **argv;
+
+	for (size_t i = 0; i < tail->len; i++)
+		n += tail->data[i] == '\0';
+	argv = calloc(n + 1, sizeof(*argv));
+	if (!argv)
+		return NULL;
+	n = 0;
+	argv[n++] = (char *)"bwrap";
+	argv[n++] = (char *)"--args";
+	argv[n++] = (char *)args_fd;
+	argv[n++] = (char *)"--";
+	for (size_t i = 0; i < tail->len; i += strlen(tail->data + i) + 1)
+		argv[n++] = tail->data + i;
+	argv[n] = NULL;
+	return argv;
+}
+
+/*
+ * Every descriptor bwrap is handed on purpose: the rest is closed before it
+ * runs.  Their number, the array (free() it) in *OUT; NULL when out of memory.
+ */
+static size_t
+bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
+{
+	const struct bwrap_context *c = &plan->ctx;
+	int *v =
+	    calloc(6 + c->n_grants + c->n_reexpose + c->n_command_dirs + c->n_pins + c->n_protects,
+		   sizeof(*v));
+	size_t n = 0;
+
+	*out = v;
+	if (!v)
+		return 0;
+	v[n++] = args_fd;
+	v[n++] = c->seccomp_fd;
+	v[n++] = c->status_fd;
+	v[n++] = c->ready_fd;
+	v[n++] = c->masks_fd;
+	v[n++] = c->init_fd;
+	for (size_t i = 0; i < c->n_grants; i++)
+		v[n++] = c->grants[i].fd;
+	for (size_t i = 0; i < c->n_reexpose; i++)
+		v[n++] = c->reexpose[i].fd;
+	for (size_t i = 0; i < c->n_command_dirs; i++)
+		v[n++] = c->command_dirs[i].fd;
+	for (size_t i = 0; i < c->n_pins; i++)
+		v[n++] = c->pins[i].fd;
+	for (size_t i = 0; i < c->n_protects; i++)
+		v[n++] = c->protects[i].fd;
+	return n;
+}
+
+/* The first line of a file of /proc/sys, or "" when there is none. */
+static const char *
+sysctl_value(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/*
+ * bwrap failed: when this process cannot make the namespaces bwrap needs,
+ * say why and how to fix it, instead of leaving the user with bwrap's own
+ * "Permission denied".
+ */
+static void
+namespace_hint(void)
+{
+	char v[64];
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : errno ? errno : 1);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status) == 0)
+		return;
+	if (!strcmp(sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", v,
+				 sizeof(v)),
+		    "1"))
+		launch_say(
+		    "omnibox-run: AppArmor forbids unprivileged user namespaces here (Ubuntu "
+		    "23.10 and later): allow them for bwrap with an AppArmor profile (an "
+		    "/etc/apparmor.d/bwrap granting 'userns,'), or set "
+		    "kernel.apparmor_restrict_unprivileged_userns=0\n");
+	else if (!strcmp(sysctl_value("/proc/sys/user/max_user_namespaces", v, sizeof(v)), "0"))
+		launch_say("omnibox-run: user namespaces are disabled "
+			   "(user.max_user_namespaces=0): set it above 0\n");
+	else if (!strcmp(sysctl_value("/proc/sys/kernel/unprivileged_userns_clone", v, sizeof(v)),
+			 "0"))
+		launch_say("omnibox-run: unprivileged user namespaces are disabled "
+			   "(kernel.unprivileged_userns_clone=0): set it to 1\n");
+	else
+		launch_say(
+		    "omnibox-run: this process cannot create namespaces (%s): a container or "
+		    "sandbox around it forbids them; run omnibox where user namespaces are "
+		    "allowed (for Docker: a seccomp profile that permits unshare and clone, "
+		    "or --privileged)\n",
+		    strerror(WEXITSTATUS(status)));
+}
+
+/* After a failed setup: a bwrap without --bind-fd needs an upgrade, not a retry. */
+static void
+bwrap_hint(const char *bwrap)
+{
+	char cmd[PATH_MAX + 64];
+	FILE *f;
+	bool has = false;
+	char line[512];
+
+	snprintf(cmd, sizeof(cmd), "'%s' --help 2>&1", bwrap);
+	if (strchr(bwrap, '\'') || !(f = popen(cmd, "r")))
+		return;
+	while (fgets(line, sizeof(line), f))
+		has |= strstr(line, "--ro-bind-fd") != NULL;
+	pclose(f);
+	if (!has)
+		launch_say("omnibox-run: this bwrap has no --bind-fd/--ro-bind-fd, which omnibox "
+			   "mounts every grant with; install bubblewrap 0.10 or later (Debian 12: "
+			   "0.8.0-2+deb12u1)\n");
+}
+
+/* bwrap, in the process forked for it: never returns. */
+static void bwrap_exec(const struct bwrap_launch *l, char **argv, const int *keep, size_t n_keep)
+    __attribute__((noreturn));
+
+static void
+bwrap_exec(const struct bwrap_launch *l, char **argv, const int *keep, size_t n_keep)
+{
+	sigset_t none;
+
+	/* Its own process group: terminal signals reach omnibox-run,
+	 * which forwards them to the agent instead of killing bwrap. */
+	setpgid(0, 0);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (l->cgroup && cgroup_enter(l->cgroup) < 0) {
+		launch_say("omnibox-run: cannot enter the cgroup %s; nothing ran\n", l->cgroup);
+		_exit(LAUNCH_EXIT_SETUP);
+	}
+	/* The sandbox's own terminal as 0, 1 and 2: the user's never enters. */
+	if (l->use_pty &&
+	    (dup2(l->pty.slave, 0) < 0 || dup2(l->pty.slave, 1) < 0 || dup2(l->pty.slave, 2) < 0))
+		_exit(LAUNCH_EXIT_SETUP);
+	/* 0, 1, 2 and what the argv names; nothing the caller left open. */
+	fds_keep_only(keep, n_keep);
+	/* The sandbox starts with the descriptor limit omnibox-run was given. */
+	setrlimit(RLIMIT_NOFILE, &l->nofile);
+	execve(l->bwrap, argv, l->plan.env);
+	launch_say("omnibox-run: cannot run %s: %s\n", l->bwrap, strerror(errno));
+	_exit(LAUNCH_EXIT_SETUP);
+}
+
+/* The signals omnibox-run forwards to the sandbox. */
+static const int forward[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,
+			      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+#define N_FORWARD (sizeof(forward) / sizeof(forward[0]))
+
+/*
+ * ST's events on L's loop, into EVS (N_FORWARD + 3 of them): bwrap's end,
+ * the signals to forward, the status stream and omnibox-init's ready byte.
+ * Returns how many.
+ */
+static size_t
+run_state_watch(struct run_state *st, struct bwrap_launch *l, struct event **evs)
+{
+	size_t n_evs = 0;
+
+	st->base = l->base;
+	st->status_fd = l->status_pipe[0];
+	st->pty = l->use_pty ? &l->pty : NULL;
+	evs[n_evs] = evsignal_new(st->base, SIGCHLD, on_signal, st);
+	event_add(evs[n_evs++], NULL);
+	for (size_t i = 0; i < N_FORWARD; i++) {
+		evs[n_evs] = evsignal_new(st->base, forward[i], on_signal, st);
+		event_add(evs[n_evs++], NULL);
+	}
+	evs[n_evs] = event_new(st->base, l->status_pipe[0], EV_READ | EV_PERSIST, on_status, st);
+	st->status_ev = evs[n_evs];
+	event_add(evs[n_evs++], NULL);
+	/* Watched from the start: the agent's first refused call waits for it. */
+	st->notify = l->notify;
+	evs[n_evs] = event_new(st->base, l->ready_sock[0], EV_READ | EV_PERSIST, on_ready, st);
+	st->ready_ev = evs[n_evs];
+	event_add(evs[n_evs++], NULL);
+	return n_evs;
+}
+
+static int
+run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
+{
+	struct event *evs[N_FORWARD + 3];
+	struct run_state st = {0};
+	struct pty *pty = l->use_pty ? &l->pty : NULL;
+	size_t n_evs, n_keep;
+	char **argv, fdbuf[16];
+	int *keep;
+
+	snprintf(fdbuf, sizeof(fdbuf), "%d", l->args_fd);
+	argv = bwrap_argv(&l->tail, fdbuf);
+	n_keep = argv ? bwrap_fds(&l->plan, l->args_fd, &keep) : 0;
+	if (!argv || !keep) {
+		free(argv);
+		return diag_fail(err, errlen, "out of memory");
+	}
+	n_evs = run_state_watch(&st, l, evs);
+	st.bwrap = fork();
+	if (st.bwrap < 0) {
+		diag_fail(err, errlen, "fork: %s", strerror(errno));
+		for (size_t i = 0; i < n_evs; i++)
+			event_free(evs[i]);
+		free(keep);
+		free(argv);
+		return -1;
+	}
+	if (st.bwrap == 0)
+		bwrap_exec(l, argv, keep, n_keep);
+	free(keep);
+	close(l->status_pipe[1]);
+	close(l->ready_sock[1]);
+	if (pty) {
+		/* Only the sandbox holds the slave now: its end is the master's EOF. */
+		close(pty->slave);
+		pty->slave = -1;
+		if (pty_raw() < 0 || pty_relay_start(pty, l->base) < 0) {
+			pty_restore();
+			launch_say("omnibox-run: cannot relay the terminal: %s\n", strerror(errno));
+		}
+	}
+	while (!st.done)
+		if (event_base_loop(st.base, EVLOOP_ONCE) < 0)
+			break;
+	if (pty)
+		pty_finish(pty);
+	/* Read what is left of the status stream. */
+	st.status_ev = NULL;
+	on_status(l->status_pipe[0], EV_READ, &st);
+	for (size_t i = 0; i < n_evs; i++)
+		event_free(evs[i]);
+	free(argv);
+	/*
+	 * bwrap reports the child's PID before that child sets up the mounts;
+	 * only omnibox-init's byte on the ready socket says the setup worked.
+	 * Without it, whatever bwrap exited with, nothing of the agent ran.
+	 * (It may have come with bwrap's end, before the loop could see it.)
+	 */
+	if (!st.ready && notify_ready(l->notify, l->ready_sock[0]) != 1)
+		st.sandbox_pid = 0;
+	if (!st.sandbox_pid) {
+		launch_say("omnibox-run: bwrap could not set up the sandbox (status %d); "
+			   "nothing ran\n",
+			   exit_status_of(st.status));
+		bwrap_hint(l->bwrap);
+		namespace_hint();
+		*status = LAUNCH_EXIT_SETUP;
+		return 0;
+	}
+	*status = exit_status_of(st.status);
+	return 0;
+}
+
+/* ---- git_ssh ---------------------------------------------------------------------- */
+
+/*
+ * The git_ssh broker of L's plan (runtime/gitssh/broker.h), in a process
+ * of its own, listening before the sandbox exists; its sessions log to
+ * L's egress log.  The system ssh is taken from an absolute PATH entry the
+ * sandbox cannot write, like bwrap.  Returns 0, or -1 with ERR.
+ */
+static int
+start_git_ssh(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	const struct launch_plan *plan = &l->plan;
+	const struct sandbox *sb = &plan->policy->os_env.sandbox;
+	struct arena *a = l->a;
+	struct gitssh_config gc = {0};
+	const char *ssh = launch_find_in_path(a, environ, "ssh"), *real;
+	char why[4096];
+
+	if (!ssh)
+		return diag_fail(err, errlen,
+				 "git_ssh needs the system ssh, and none is on PATH (Debian: apt "
+				 "install openssh-client); nothing ran");
+	real = walk_canonical(a, ssh);
+	if (!real || launch_plan_writable(plan, real))
+		return diag_fail(err, errlen,
+				 "%s, the ssh found first on PATH, lies in a directory the sandbox "
+				 "can write; git_ssh runs the system's ssh only; nothing ran",
+				 arena_escape(a, real ? real : ssh));
+	gc.bindings = sb->git_ssh;
+	gc.n_bindings = sb->n_git_ssh;
+	gc.socket_path = arena_printf(a, "%s/%s", plan->scratch, GITSSH_SOCKET);
+	gc.token = l->git_ssh_token;
+	gc.ssh = real;
+	gc.hosts_file = l->o->egress_hosts;
+	gc.home = plan->home;
+	gc.policy = l->o->input;
+	gc.log_fd = fileno(l->egress_log.f);
+	l->git_ssh_pid = gitssh_start(&gc, &l->git_ssh_alive, why, sizeof(why));
+	if (l->git_ssh_pid < 0)
+		return diag_fail(err, errlen, "%s; nothing ran", why);
+	return 0;
+}
+
+/* ---- the steps -------------------------------------------------------------------- */
+
+void
+bwrap_launch_init(struct bwrap_launch *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->nofile = (struct rlimit){RLIM_INFINITY, RLIM_INFINITY};
+	l->scratch.dirfd = -1;
+	l->seccomp_fd = -1;
+	l->args_fd = -1;
+	l->status_pipe[0] = l->status_pipe[1] = -1;
+	l->ready_sock[0] = l->ready_sock[1] = -1;
+	l->janitor = -1;
+	l->git_ssh_pid = -1;
+	l->git_ssh_alive = -1;
+	l->pty.master = l->pty.slave = -1;
+}
+
+/*
+ * bwrap and omnibox-init, and the scratch dir (only named on --dry-run);
+ * then the descriptors omnibox-init gets: the seccomp filter, its status
+ * pipe and its ready socket.
+ */
+static int
+prepare_host(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	const char *tmp, *self;
+
+	/* Absolute PATH entries only, as for the agent's command; and below
+	 * (once the policy's writable directories are known) never one the
+	 * sandbox could have written: that bwrap would run unsandboxed. */
+	l->bwrap = launch_find_in_path(l->a, environ, "bwrap");
+	if (!l->bwrap)
+		return diag_fail(
+		    err, errlen,
+		    "bwrap (bubblewrap) is not on PATH; install it (Debian/Ubuntu: apt "
+		    "install bubblewrap; Fedora: dnf install bubblewrap)");
+	self = launch_self_dir(l->a);
+	l->init = self ? launch_find_init(l->a, self) : NULL;
+	if (!l->init)
+		return diag_fail(err, errlen,
+				 "omnibox-init is missing next to omnibox-run; reinstall omnibox");
+	tmp = getenv("TMPDIR");
+	if (!tmp || tmp[0] != '/')
+		tmp = "/tmp";
+	if (l->o->dry_run) {
+		l->scratch.path = arena_printf(l->a, "%s/omnibox-XXXXXX", tmp);
+	} else {
+		if (host_scratch_create(l->a, tmp, &l->scratch) < 0)
+			return diag_fail(err, errlen, "cannot create the scratch dir in %s: %s",
+					 tmp, strerror(errno));
+		l->scratch_made = true;
+	}
+
+	l->seccomp_fd = fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
+					 (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
+	/* The ready byte comes with the seccomp listener (SCM_RIGHTS): a socket. */
+	if (l->seccomp_fd < 0 || pipe2(l->status_pipe, O_CLOEXEC) < 0 ||
+	    fcntl(l->status_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->ready_sock) < 0 ||
+	    fcntl(l->ready_sock[0], F_SETFL, O_NONBLOCK) < 0)
+		return diag_fail(err, errlen, "cannot pass the seccomp filter to omnibox-init: %s",
+				 strerror(errno));
+	return 0;
+}
+
+/*
+ * With egress_rules: the proxy's port and socket, its log, and the
+ * credentials' placeholders in the sandbox's environment.
+ */
+static int
+prepare_egress(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	struct launch_request *rq = &l->rq;
+	const struct sandbox *sb = &l->p->os_env.sandbox;
+	struct arena *a = l->a;
+	uint32_t rnd = 0;
+
+	/* Any port works in the sandbox's own network namespace; a random
+	 * one keeps clients from hard-coding it. */
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = (uint32_t)getpid();
+	rq->proxy_port = arena_printf(a, "%u", 20000 + rnd % 40000);
+	rq->proxy_socket = arena_printf(a, "%s/%s", l->scratch.path, LAUNCH_PROXY_SOCKET);
+	if (strlen(rq->proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return diag_fail(err, errlen,
+				 "the proxy socket path %s is too long for a Unix socket; set "
+				 "TMPDIR to a shorter directory",
+				 rq->proxy_socket);
+	if (l->o->dry_run) {
+		rq->proxy_port = NULL;
+		rq->proxy_socket = NULL;
+		rq->extra_env = egress_placeholder_names(a, sb, &rq->n_extra_env);
+		return 0;
+	}
+	/* Opened now, while nothing but the scratch dir needs undoing.
+	 * An interactive screen is no place for the proxy's log. */
+	if (l->use_pty && !l->o->egress_log) {
+		const char *name;
+
+		if (egress_log_create(a, l->o, l->scratch.path, &l->egress_log, &name, err,
+				      errlen) < 0)
+			return -1;
+		if (!l->o->quiet)
+			launch_say("omnibox-run: the egress log is %s\n", arena_escape(a, name));
+	} else if (egress_log_open(a, l->o, &l->egress_log, err, errlen) < 0) {
+		return -1;
+	}
+	if (egress_credentials(a, sb, l->home, l->scratch.path, &l->creds, err, errlen) < 0)
+		return -1;
+	rq->extra_env = l->creds.env;
+	rq->n_extra_env = l->creds.n_env;
+	return 0;
+}
+
+/* L->rq: what launch_resolve() resolves. */
+static void
+prepare_request(struct bwrap_launch *l)
+{
+	struct launch_request *rq = &l->rq;
+	const struct launch_options *o = l->o;
+
+	rq->policy = l->p;
+	rq->target = LAUNCH_LINUX;
+	rq->launch_dir = l->launch_dir;
+	rq->cwd = o->cwd;
+	rq->home = l->home;
+	rq->scratch = l->scratch.path;
+	rq->init = l->init;
+	rq->bwrap = l->bwrap;
+	rq->command = o->command;
+	rq->n_command = o->n_command;
+	rq->environ = environ;
+	rq->create_placeholders = !o->dry_run;
+	rq->policy_file =
+	    o->input[0] == '/' ? o->input : arena_printf(l->a, "%s/%s", l->launch_dir, o->input);
+	rq->seccomp_fd = l->seccomp_fd;
+	rq->status_fd = l->status_pipe[1];
+	rq->ready_fd = l->ready_sock[1];
+}
+
+int
+bwrap_launch_prepare(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	const struct sandbox *sb = &l->p->os_env.sandbox;
+	struct launch_request *rq = &l->rq;
+
+	if (prepare_host(l, err, errlen) < 0)
+		return -1;
+	if (sb->n_egress && prepare_egress(l, err, errlen) < 0)
+		return -1;
+	/* git_ssh: the helper's token, for the broker started later. */
+	if (sb->n_git_ssh) {
+		if (l->o->dry_run)
+			snprintf(l->git_ssh_token, sizeof(l->git_ssh_token), "{RANDOM}");
+		else if (gitssh_new_token(l->git_ssh_token) < 0)
+			return diag_fail(err, errlen,
+					 "git_ssh: no randomness for the broker's token: %s",
+					 strerror(errno));
+		rq->extra_env =
+		    gitssh_env_add(l->a, rq->extra_env, &rq->n_extra_env, l->git_ssh_token);
+	}
+	prepare_request(l);
+	return 0;
+}
+
+int
+bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t errlen)
+{
+	struct launch_plan *plan = &l->plan;
+	const struct launch_options *o = l->o;
+	char why[4096];
+
+	plan->ctx.tty = l->use_pty;
+	if (l->use_pty && !o->dry_run && pty_open(&l->pty, why, sizeof(why)) < 0)
+		return diag_fail(err, errlen, "%s; nothing ran (--no-pty runs without one)", why);
+	if (!o->dry_run && (plan->ctx.n_masks || plan->ctx.n_sockets)) {
+		struct textbuf list = {0};
+
+		/* What omnibox-init checks is in place before it lets anything run. */
+		bwrap_masks_list(&plan->ctx, &list);
+		plan->ctx.masks_fd = fds_sealed_memfd("omnibox-masks", list.data, list.len);
+		tb_free(&list);
+		if (plan->ctx.masks_fd < 0)
+			return diag_fail(err, errlen, "cannot pass the masks to omnibox-init: %s",
+					 strerror(errno));
+	}
+	bwrap_build(plan->policy, &plan->ctx, d, &l->text, &l->nul, &l->tail);
+	if (!o->quiet && !o->dry_run)
+		for (size_t i = 0; i < plan->n_notes; i++)
+			launch_say("omnibox-run: %s\n", plan->notes[i]);
+	return 0;
+}
+
+void
+bwrap_launch_close(struct bwrap_launch *l)
+{
+	launch_plan_close(&l->plan);
+	tb_free(&l->text);
+	tb_free(&l->nul);
+	tb_free(&l->tail);
+}
+
+/* Say what the second layer cannot add on this kernel; never silently. */
+static void
+landlock_report(const struct policy *p, bool quiet)
+{
+	int abi = landlock_abi();
+
+	if (quiet)
+		return;
+	if (abi < LANDLOCK_ABI_FS)
+		launch_say("omnibox-run: warning: this kernel has no usable Landlock (ABI %d, "
+			   "writes need %d): the writable set rests on the mounts alone%s\n",
+			   abi, LANDLOCK_ABI_FS,
+			   bwrap_network_shared(p) ? ", and the host's abstract Unix sockets stay "
+						     "reachable (allow_network: true)"
+						   : "");
+	else if (abi < LANDLOCK_ABI_SCOPE && bwrap_network_shared(p))
+		launch_say("omnibox-run: warning: Landlock ABI %d cannot scope abstract Unix "
+			   "sockets (needs %d): the host's stay reachable with allow_network: "
+			   "true\n",
+			   abi, LANDLOCK_ABI_SCOPE);
+}
+
+/* bwrap's arguments in a sealed memfd, and the limits: a cgroup, or what stands in. */
+static int
+start_limits(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	const struct limits *lim = &l->plan.policy->os_env.sandbox.limits;
+	char why[512];
+
+	l->args_fd = fds_sealed_memfd("omnibox-args", l->nul.data, l->nul.len);
+	if (l->args_fd < 0)
+		return diag_fail(err, errlen, "cannot pass the arguments to bwrap: %s",
+				 strerror(errno));
+	if (lim->present)
+		l->cgroup = cgroup_create(l->a, lim, why, sizeof(why));
+	if (lim->present && !l->o->quiet) {
+		if (l->cgroup)
+			launch_say("omnibox-run: limits: the sandbox runs in cgroup %s\n",
+				   l->cgroup);
+		if (!l->cgroup && lim->processes.present)
+			launch_say("omnibox-run: limits.processes is approximate: "
+				   "RLIMIT_NPROC counts every process of the user (%s)\n",
+				   why);
+		if (!l->cgroup && lim->cpu_rate.present)
+			launch_say("omnibox-run: limits.cpu_rate is not enforced: %s\n", why);
+		if (!l->cgroup && lim->memory.present)
+			launch_say("omnibox-run: limits.memory is RLIMIT_DATA (private writable "
+				   "memory, not a cgroup's memory.max: %s)\n",
+				   why);
+	}
+	return 0;
+}
+
+/*
+ * What runs beside the sandbox, up before the agent exists: the event loop
+ * with the seccomp refusals, the egress proxy, the git_ssh broker and the
+ * cleanup process.
+ */
+static int
+start_services(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	const struct sandbox *sb = &l->p->os_env.sandbox;
+	char why[4096];
+
+	l->base = event_base_new();
+	l->notify = l->base ? notify_new(l->base, l->o->verbose, l->o->quiet) : NULL;
+	if (!l->notify)
+		return diag_fail(err, errlen, "cannot create the event loop");
+	if (sb->n_egress) {
+		struct proxy_config pc;
+
+		egress_config(l->a, l->o, sb, l->scratch.path, l->rq.proxy_socket, &l->creds,
+			      &l->egress_log, &pc);
+		/* Up before the agent exists: no first request may find it missing. */
+		l->proxy = proxy_new(l->base, &pc, why, sizeof(why));
+		/* The proxy keeps its own copy: ours goes now. */
+		if (l->creds.n_creds)
+			cred_runtime_wipe(&l->creds);
+		if (!l->proxy)
+			return diag_fail(err, errlen,
+					 "the egress proxy cannot start: %s; nothing ran", why);
+	}
+	if (sb->n_git_ssh) {
+		if (!l->egress_log.f &&
+		    egress_log_open(l->a, l->o, &l->egress_log, err, errlen) < 0)
+			return -1;
+		if (start_git_ssh(l, err, errlen) < 0)
+			return -1;
+	}
+	l->janitor = janitor_start(&l->scratch, &l->plan, NULL);
+	if (l->janitor < 0)
+		return diag_fail(err, errlen, "cannot start the cleanup process: %s",
+				 strerror(errno));
+	return 0;
+}
+
+int
+bwrap_launch_start(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	landlock_report(l->p, l->o->quiet);
+	if (start_limits(l, err, errlen) < 0)
+		return -1;
+	return start_services(l, err, errlen);
+}
+
+int
+bwrap_launch_run(struct bwrap_launch *l, int *status, char *err, size_t errlen)
+{
+	l->copyback = copyback_start(l->base, l->plan.writebacks, l->plan.n_writebacks);
+	if (run_bwrap(l, status, err, errlen) < 0)
+		return -1;
+	copyback_finish(l->copyback, l->plan.writebacks, l->plan.n_writebacks);
+	/* Before anything else of the host's can run git in the workspace. */
+	launch_quarantine(&l->plan, stderr);
+	janitor_checked(l->janitor);
+	gitssh_stop(l->git_ssh_pid, l->git_ssh_alive);
+	launch_plan_close(&l->plan);
+	return 0;
+}
+
+void
+bwrap_launch_report(struct bwrap_launch *l)
+{
+	if (l->proxy && !l->o->quiet)
+		egress_denials_summary(l->proxy, l->o->input);
+	if (!l->o->quiet)
+		notify_summary(l->notify, stderr);
+	notify_free(l->notify);
+	if (l->proxy)
+		proxy_free(l->proxy);
+	event_base_free(l->base);
+	egress_log_close(&l->egress_log);
+	if (l->cgroup)
+		cgroup_remove(l->cgroup);
+	host_remove(&l->scratch, true, false);
+	launch_cleanup(&l->plan);
+	close(l->janitor);
+	tb_free(&l->text);
+	tb_free(&l->nul);
+	tb_free(&l->tail);
+}
+
+void
+bwrap_launch_undo(struct bwrap_launch *l)
+{
+	if (l->resolved)
+		launch_cleanup(&l->plan);
+	if (l->scratch_made)
+		host_remove(&l->scratch, true, false);
+}

@@ -1,0 +1,127 @@
+/*
+ * launch_bwrap.h - omnibox-run's Linux launch: bubblewrap and omnibox-init.
+ *
+ * The arguments go to bwrap through `--args FD`, the seccomp filter to
+ * omnibox-init through `--seccomp-fd FD` (sealed memfds, nothing on disk
+ * an agent could swap), the environment is rebuilt from the allow-list
+ * (values never on bwrap's command line, which /proc makes
+ * world-readable).  omnibox-run stays the parent: it forwards signals,
+ * answers the filter's refusals (notify.h), removes the scratch dir, and
+ * returns the command's status.
+ *
+ * The steps, in order, each on the same struct bwrap_launch:
+ *
+ *   bwrap_launch_prepare()  bwrap, omnibox-init, the scratch dir, the
+ *                           descriptors, the egress side; L->rq filled
+ *   launch_resolve()        (resolve.h) L->rq into L->plan, by the caller,
+ *                           which then sets L->resolved
+ *   bwrap_launch_build()    the terminal, the masks, bwrap's arguments
+ *   bwrap_launch_start()    the limits, the event loop, the proxy, the
+ *                           git_ssh broker, the cleanup process
+ *   bwrap_launch_run()      bwrap run to its end
+ *   bwrap_launch_report()   what was refused, then everything released
+ *
+ * (a --dry-run ends after bwrap_launch_build() with bwrap_launch_close()).
+ * A step that fails returns -1 with the message omnibox-run prints in ERR;
+ * the caller then calls bwrap_launch_undo() and runs nothing: there is no
+ * unsandboxed fallback.
+ */
+#ifndef OMNIBOX_LAUNCH_BWRAP_H
+#define OMNIBOX_LAUNCH_BWRAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "compiler/base/diag.h"
+#include "compiler/base/textbuf.h"
+#include "compiler/policy.h"
+#include "runtime/egress/credentials.h"
+#include "runtime/gitssh/broker.h"
+#include "runtime/launch/egress_start.h"
+#include "runtime/launch/launch.h"
+#include "runtime/launch/pty.h"
+#include "runtime/resolve/resolve.h"
+
+struct event_base;
+struct copyback;
+struct notify;
+struct proxy;
+
+struct bwrap_launch {
+	/* The caller's, set before bwrap_launch_prepare(). */
+	struct arena *a;
+	const struct launch_options *o;
+	const struct policy *p; /* the effective policy (terminal selected) */
+	const char *launch_dir, *home;
+	bool use_pty;	      /* the sandbox gets a terminal of its own */
+	struct rlimit nofile; /* RLIMIT_NOFILE as omnibox-run found it: the sandbox's */
+
+	struct launch_request rq;
+	struct launch_plan plan;
+	bool resolved; /* launch_resolve() filled PLAN: launch_cleanup() undoes it */
+	struct host_entry scratch;
+	bool scratch_made; /* not on --dry-run, where it is only named */
+	char *bwrap, *init, *cgroup;
+	int seccomp_fd, args_fd, status_pipe[2], ready_sock[2];
+	int janitor;
+	struct cred_runtime creds;
+	struct event_base *base;
+	struct copyback *copyback;
+	struct proxy *proxy;
+	struct notify *notify;
+	struct egress_log egress_log;
+	char git_ssh_token[GITSSH_TOKEN_LEN + 1];
+	pid_t git_ssh_pid;
+	int git_ssh_alive;
+	struct pty pty;
+	struct textbuf text, nul, tail; /* bwrap's arguments (bwrap_build()) */
+};
+
+/* L with nothing made yet: every descriptor and pid -1. */
+void bwrap_launch_init(struct bwrap_launch *l);
+
+/*
+ * bwrap and omnibox-init found, the scratch dir made (only named on
+ * --dry-run), the descriptors omnibox-init gets (the seccomp filter, its
+ * status pipe and its ready socket); with egress_rules the proxy's port,
+ * socket and log and the credentials' placeholders; with git_ssh the
+ * broker's token; then L->rq filled for launch_resolve().
+ */
+int bwrap_launch_prepare(struct bwrap_launch *l, char *err, size_t errlen);
+
+/*
+ * After launch_resolve(): the sandbox's terminal, the masks omnibox-init
+ * checks, bwrap's arguments (warnings into D), and the plan's notes said.
+ */
+int bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t errlen);
+
+/* A launch only described (--dry-run): its descriptors closed, its buffers freed. */
+void bwrap_launch_close(struct bwrap_launch *l);
+
+/*
+ * What the kernel's Landlock cannot add, said; bwrap's arguments in a
+ * sealed memfd and the limits (a cgroup, or what stands in); then what runs
+ * beside the sandbox, up before the agent exists: the event loop with the
+ * seccomp refusals, the egress proxy, the git_ssh broker and the cleanup
+ * process.
+ */
+int bwrap_launch_start(struct bwrap_launch *l, char *err, size_t errlen);
+
+/*
+ * The sandbox run to its end, then what it leaves quarantined and the
+ * broker stopped.  Returns 0 with omnibox-run's exit status in *STATUS
+ * (the command's; 128+N after signal N; LAUNCH_EXIT_SETUP when bwrap could
+ * not set up the sandbox, said with what to fix), or -1 with ERR when
+ * bwrap could not even be started.
+ */
+int bwrap_launch_run(struct bwrap_launch *l, int *status, char *err, size_t errlen);
+
+/* What the proxy and the filter refused (unless quiet), then everything L held, released. */
+void bwrap_launch_report(struct bwrap_launch *l);
+
+/* After a failed step: the plan's placeholders and the scratch dir removed. */
+void bwrap_launch_undo(struct bwrap_launch *l);
+
+#endif
