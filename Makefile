@@ -145,7 +145,7 @@ $(LIB): $(LIB_OBJ)
 	$(Q)rm -f $@
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
-$(COMPILE): $(B)/obj/compiler/main.o $(LIB)
+$(COMPILE): $(B)/obj/compiler/omnibox-compile.o $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 # The seccomp filter is compiled once, at build time, and carried by omnibox-run.

@@ -1,5 +1,5 @@
 /*
- * main.c - omnibox-compile: agent YAML in, sandbox profiles out.
+ * omnibox-compile.c - omnibox-compile: agent YAML in, sandbox profiles out.
  */
 #include <errno.h>
 #include <fcntl.h>
