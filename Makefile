@@ -81,6 +81,7 @@ LIB_SRC := \
 	emitters/query.c \
 	emitters/diff.c \
 	emitters/explain.c \
+	emitters/compile.c \
 	runtime/launch/darwin.c \
 	runtime/resolve/resolve.c \
 	runtime/resolve/command.c \
@@ -95,6 +96,8 @@ LIB_SRC := \
 	runtime/resolve/gitguard.c \
 	runtime/resolve/gitconfig.c \
 	runtime/resolve/why.c \
+	runtime/resolve/report.c \
+	runtime/resolve/gitshow.c \
 	runtime/launch/fds.c \
 	runtime/launch/janitor.c \
 	runtime/launch/landlock.c \

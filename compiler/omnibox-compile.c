@@ -1,71 +1,28 @@
 /*
  * omnibox-compile.c - omnibox-compile: agent YAML in, sandbox profiles out.
+ *
+ * The options, the policy read and compiled, one mode run: the modes are
+ * emitters/compile.h, and --resolve runtime/resolve/report.h.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "emitters/emit.h"
 #include "base/arena.h"
 #include "base/diag.h"
 #include "base/fileio.h"
-#include "policy.h"
 #include "base/textbuf.h"
-#include "base/textesc.h"
-#include "base/udiff.h"
-#include "emitters/diff.h"
-#include "emitters/explain.h"
-#include "emitters/query.h"
-#include "runtime/resolve/why.h"
-#include "emitters/sbpl.h"
-#include "emitters/winjob.h"
-#include "runtime/launch/darwin.h"
-#include "runtime/resolve/command.h"
-#include "runtime/resolve/resolve.h"
+#include "emitters/compile.h"
+#include "emitters/emit.h"
+#include "policy.h"
+#include "runtime/resolve/gitshow.h"
+#include "runtime/resolve/report.h"
 
 #define OMNIBOX_VERSION "0.1.0"
-
-extern char **environ;
-
-enum {
-	EXIT_OK = 0,
-	EXIT_STALE = 1,
-	EXIT_USAGE = 2,
-	EXIT_INVALID = 65,
-	EXIT_UNAVAILABLE = 69,
-	EXIT_INTERNAL = 70,
-	EXIT_IO = 74,
-};
-
-struct options {
-	const char *input;
-	int target; /* a TARGET_*, or -1 for all */
-	bool target_set;
-	const char *emit;
-	const char *output;
-	const char *terminal;
-	const char *check;
-	bool quiet, verbose;
-	bool resolve;
-	const char *cwd, *home;
-	char **command; /* after "--", for --resolve */
-	size_t n_command;
-	const char **queries; /* --query, in order */
-	size_t n_queries;
-	const char *query_file;
-	const char *diff;   /* --diff=OLD: a file, or a git revision */
-	const char *format; /* text, json, markdown */
-	bool explain, strict;
-	bool strict_toplevel;
-};
 
 static const char usage_text[] =
     "usage: omnibox-compile [OPTIONS] AGENT.yaml [-- COMMAND [ARG...]]\n"
@@ -154,58 +111,8 @@ host_target(void)
 #endif
 }
 
-/* The options of O that do not go together, refused with a usage error. */
 static void
-check_options(struct options *o)
-{
-	if (o->check && !o->target_set)
-		o->target = -1;
-	if (o->check && (o->output || o->emit))
-		usage_error("%s",
-			    "--check compares a whole directory; it takes no --output or --emit");
-	if (o->strict && !o->explain)
-		usage_error("%s", "--strict is for --explain");
-	if (o->explain && (o->check || o->output || o->emit || o->resolve || o->n_queries ||
-			   o->query_file || o->diff))
-		usage_error("%s", "--explain prints its table; it takes no --check, --output, "
-				  "--emit, --resolve, --query or --diff");
-	if (o->format && !o->diff)
-		usage_error("%s", "--format is for --diff");
-	if (o->diff && (o->check || o->output || o->emit || o->resolve || o->n_queries ||
-			o->query_file))
-		usage_error("%s", "--diff compares two policies; it takes no --check, --output, "
-				  "--emit, --resolve or --query");
-	if ((o->n_queries || o->query_file) && (o->check || o->output || o->emit))
-		usage_error("%s", "--query answers on stdout; it takes no --check, --output or "
-				  "--emit");
-	if ((o->n_queries || o->query_file) && o->resolve && o->target != TARGET_LINUX)
-		usage_error("%s", "--query with --resolve answers from a Linux launch: give "
-				  "--target=linux");
-	if (o->target < 0 && !o->check && !o->output && !o->n_queries && !o->query_file &&
-	    !o->diff && !o->explain)
-		usage_error("%s", "--target=all writes several files: give --output=DIR");
-	if (o->target < 0 && o->emit)
-		usage_error("%s", "--emit selects one output, --target=all writes them all");
-	if ((o->cwd || o->home) && !o->resolve)
-		usage_error("%s", "--cwd and --home describe the launch for --resolve");
-	if (o->n_command && !o->resolve)
-		usage_error("%s", "a command after '--' is only for --resolve");
-	if (o->resolve && (o->check || o->target < 0))
-		usage_error("%s", "--resolve describes one launch: one --target, no --check");
-	if (o->resolve && o->target == TARGET_WINDOWS)
-		usage_error("%s", "--resolve has nothing to resolve for --target=windows: the "
-				  "manifest has no machine-specific values");
-	if (o->resolve && o->target == TARGET_LINUX && o->emit && strcmp(o->emit, "bwrap"))
-		usage_error("%s", "--resolve --target=linux prints the bwrap launch; it takes no "
-				  "other --emit");
-	if (o->resolve && o->target == TARGET_DARWIN && o->emit && strcmp(o->emit, "sbpl") &&
-	    strcmp(o->emit, "sbpl-params"))
-		usage_error("%s", "--resolve --target=darwin prints the profile (--emit=sbpl) or "
-				  "its parameters (--emit=sbpl-params)");
-}
-
-static void
-parse_options(int argc, char **argv, struct options *o)
+parse_options(int argc, char **argv, struct compile_options *o)
 {
 	enum {
 		OPT_TERMINAL = 256,
@@ -245,6 +152,7 @@ parse_options(int argc, char **argv, struct options *o)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
+	const char *conflict;
 	int c;
 
 	memset(o, 0, sizeof(*o));
@@ -340,493 +248,58 @@ parse_options(int argc, char **argv, struct options *o)
 	if (optind + 1 < argc)
 		usage_error("one AGENT.yaml at a time; '%s' is one too many", argv[optind + 1]);
 	o->input = argv[optind];
-	check_options(o);
+	if ((conflict = compile_options_conflict(o)))
+		usage_error("%s", conflict);
 }
 
-/* One file of an output directory: where it goes and what it holds. */
-struct artifact {
-	char *rel; /* "policy.ir.json", "linux/bwrap.args" */
-	struct textbuf data;
-};
-
-struct artifacts {
-	struct artifact *v;
-	size_t n, cap;
-};
-
-static int
-run_emitter(const struct emitter *e, const struct policy *p, enum target t, struct diag *d,
-	    struct textbuf *out)
-{
-	if (e->per_target && emit_check_target(p, t, d) < 0)
-		return -1;
-	return e->emit(p, t, d, out);
-}
-
-/* Every output for the selected target(s), in a fixed order. */
-static int
-collect_artifacts(const struct policy *p, int target, struct diag *d, struct artifacts *set,
-		  struct arena *a)
-{
-	int rc = 0;
-
-	for (const struct emitter *e = emitters; e->name; e++) {
-		for (int t = 0; t < TARGET_COUNT; t++) {
-			struct artifact *art;
-
-			if (target >= 0 && t != target)
-				continue;
-			if (!(e->targets & TARGET_BIT(t)))
-				continue;
-			/* --target=all: a policy pinned to one backend has no other forms. */
-			if (target < 0 && e->per_target && p->os_env.sandbox.type != SANDBOX_AUTO &&
-			    p->os_env.sandbox.type != SANDBOX_NONE &&
-			    p->os_env.sandbox.type != target_backend((enum target)t))
-				continue;
-			/* --target=all: a policy that needs the egress proxy has no windows form.
-			 */
-			if (target < 0 && t == TARGET_WINDOWS && !winjob_can_express(p))
-				continue;
-			/* ... and one with Linux-only settings no darwin form. */
-			if (target < 0 && t == TARGET_DARWIN && !sbpl_can_express(p))
-				continue;
-			art = ARENA_PUSH(a, set->v, set->n, set->cap);
-			art->rel =
-			    e->per_target
-				? arena_printf(a, "%s/%s", target_name((enum target)t), e->file)
-				: arena_strdup(a, e->file);
-			if (run_emitter(e, p, (enum target)t, d, &art->data) < 0)
-				rc = -1;
-			if (!e->per_target)
-				break; /* one copy, whatever the target */
-		}
-	}
-	return rc;
-}
-
-static void
-free_artifacts(struct artifacts *set)
-{
-	for (size_t i = 0; i < set->n; i++)
-		tb_free(&set->v[i].data);
-}
-
-static int
-check_directory(const struct options *o, const struct artifacts *set)
-{
-	struct textbuf diff = {0};
-	int stale = 0;
-
-	for (size_t i = 0; i < set->n; i++) {
-		const struct artifact *art = &set->v[i];
-		char *path, *old_label, *new_label;
-		struct textbuf old = {0};
-		int rc;
-
-		if (asprintf(&path, "%s/%s", o->check, art->rel) < 0)
-			abort();
-		rc = file_read(path, &old, FILE_READ_MAX);
-		if (rc == -ENOENT) {
-			tb_printf(&diff, "Missing: %s (would be written)\n", path);
-			stale = 1;
-		} else if (rc < 0) {
-			fprintf(stderr, "omnibox-compile: %s: %s\n", path, strerror(-rc));
-			free(path);
-			tb_free(&diff);
-			return EXIT_IO;
-		} else {
-			if (asprintf(&old_label, "a/%s", art->rel) < 0 ||
-			    asprintf(&new_label, "b/%s", art->rel) < 0)
-				abort();
-			if (udiff(old_label, old.data ? old.data : "", old.len, new_label,
-				  art->data.data ? art->data.data : "", art->data.len, &diff))
-				stale = 1;
-			else if (o->verbose)
-				fprintf(stderr, "omnibox-compile: %s is up to date\n", path);
-			free(old_label);
-			free(new_label);
-		}
-		tb_free(&old);
-		free(path);
-	}
-	if (diff.len)
-		fwrite(diff.data, 1, diff.len, stdout);
-	tb_free(&diff);
-	if (stale)
-		fprintf(stderr, "omnibox-compile: %s is stale; regenerate it with -o\n", o->check);
-	return stale ? EXIT_STALE : EXIT_OK;
-}
-
-static int
-write_directory(const struct options *o, const struct artifacts *set)
-{
-	for (size_t i = 0; i < set->n; i++) {
-		char *path;
-		int rc;
-
-		if (asprintf(&path, "%s/%s", o->output, set->v[i].rel) < 0)
-			abort();
-		rc = file_write_atomic(path, set->v[i].data.data ? set->v[i].data.data : "",
-				       set->v[i].data.len, true);
-		if (rc < 0) {
-			fprintf(stderr, "omnibox-compile: %s: %s\n", path, strerror(-rc));
-			free(path);
-			return EXIT_IO;
-		}
-		if (o->verbose)
-			fprintf(stderr, "omnibox-compile: wrote %s\n", path);
-		free(path);
-	}
-	return EXIT_OK;
-}
-
-static int
-emit_one(const struct options *o, const struct policy *p, struct diag *d)
+/* The output --emit names (or the target's default), refused with a usage
+ * error when the target has no such output. */
+static const struct emitter *
+select_emitter(const struct compile_options *o)
 {
 	const struct emitter *e;
-	struct textbuf out = {0};
+
+	if (!o->emit)
+		return emitter_default((enum target)o->target);
+	e = emitter_find(o->emit);
+	if (!e)
+		usage_error("unknown output kind '%s' (see --help)", o->emit);
+	if (!(e->targets & TARGET_BIT(o->target)))
+		usage_error("--emit=%s is not an output of this target", o->emit);
+	return e;
+}
+
+/* The mode O asks for, over P. */
+static int
+run_mode(const struct compile_options *o, const struct policy *p, struct arena *a, struct diag *d)
+{
+	struct textbuf old = {0};
+	const char *old_name;
 	int rc;
 
-	if (o->emit) {
-		e = emitter_find(o->emit);
-		if (!e)
-			usage_error("unknown output kind '%s' (see --help)", o->emit);
-		if (!(e->targets & TARGET_BIT(o->target)))
-			usage_error("--emit=%s is not an output of this target", o->emit);
-	} else {
-		e = emitter_default((enum target)o->target);
+	if (o->explain)
+		return compile_explain(o, p);
+	if (o->diff) {
+		rc = git_show_or_read(a, o->diff, o->input, &old, &old_name);
+		if (rc == EXIT_OK)
+			rc = compile_diff(o, p, a, old_name, old.data ? old.data : "", old.len);
+		tb_free(&old);
+		return rc;
 	}
-	if (e->binary && !o->output && isatty(STDOUT_FILENO)) {
-		fprintf(stderr, "omnibox-compile: --emit=%s is binary; give --output=FILE\n",
-			e->name);
-		return EXIT_USAGE;
-	}
-	if (run_emitter(e, p, (enum target)o->target, d, &out) < 0) {
-		tb_free(&out);
-		return EXIT_INVALID;
-	}
-	if (o->output) {
-		rc = file_write_atomic(o->output, out.data ? out.data : "", out.len, false);
-		if (rc < 0) {
-			fprintf(stderr, "omnibox-compile: %s: %s\n", o->output, strerror(-rc));
-			tb_free(&out);
-			return EXIT_IO;
-		}
-		if (o->verbose)
-			fprintf(stderr, "omnibox-compile: wrote %s\n", o->output);
-	} else if (out.len && fwrite(out.data, 1, out.len, stdout) != out.len) {
-		tb_free(&out);
-		return EXIT_IO;
-	}
-	tb_free(&out);
-	return EXIT_OK;
-}
-
-/* ---- --query ---------------------------------------------------------------- */
-
-static void
-query_one(struct arena *a, const struct policy *p, int target, const struct launch_plan *plan,
-	  const char *text, struct textbuf *out)
-{
-	struct query q;
-	char err[512];
-
-	if (query_parse(a, text, &q, err, sizeof(err)) < 0) {
-		tb_printf(out, "# query: %s\n  error: %s\n", text, err);
-		return;
-	}
-	tb_printf(out, "# query: %s\n", text);
-	/* --resolve: a path from the launch itself (why.h). */
-	if (plan && (q.access == QUERY_READ || q.access == QUERY_WRITE)) {
-		const char *path = launch_why_path(a, plan, strchr(text, ' ') + 1);
-		struct decision d;
-
-		launch_why(a, plan, path, q.access, &d);
-		tb_puts(out, "  linux    ");
-		tb_puts(out, d.allowed ? "allow " : "deny  ");
-		tb_escape(out, path, 0);
-		tb_puts(out, ": ");
-		tb_escape(out, d.why, 0);
-		tb_putc(out, '\n');
-		return;
-	}
-	for (int t = 0; t < TARGET_COUNT; t++) {
-		struct decision d;
-
-		if (target >= 0 && t != target)
-			continue;
-		query_decide(a, p, (enum target)t, &q, &d);
-		tb_printf(out, "  %-8s %-5s %s", target_name((enum target)t),
-			  d.allowed ? "allow" : "deny", d.why);
-		if (d.line)
-			tb_printf(out, " (line %u)", d.line);
-		if (!d.enforced)
-			tb_puts(out, " [not enforced]");
-		tb_putc(out, '\n');
-	}
-}
-
-/* --query and --query-file, from PLAN when --resolve made one; 0, or
- * EXIT_USAGE when a query is malformed. */
-static int
-run_queries(const struct options *o, const struct policy *p, struct arena *a,
-	    const struct launch_plan *plan)
-{
-	struct textbuf out = {0}, file = {0};
-	int rc = EXIT_OK;
-
-	for (size_t i = 0; i < o->n_queries; i++)
-		query_one(a, p, o->target, plan, o->queries[i], &out);
-	if (o->query_file) {
-		int err = file_read(o->query_file, &file, FILE_READ_MAX);
-
-		if (err < 0) {
-			fprintf(stderr, "omnibox-compile: %s: %s\n", o->query_file, strerror(-err));
-			tb_free(&out);
-			return EXIT_IO;
-		}
-		for (char *line = file.data; line && *line;) {
-			char *end = strchr(line, '\n');
-
-			if (end)
-				*end = '\0';
-			while (*line == ' ' || *line == '\t')
-				line++;
-			if (*line && *line != '#')
-				query_one(a, p, o->target, plan, line, &out);
-			line = end ? end + 1 : NULL;
-		}
-		tb_free(&file);
-	}
-	if (out.data && strstr(out.data, "\n  error: "))
-		rc = EXIT_USAGE;
-	fwrite(out.data ? out.data : "", 1, out.len, stdout);
-	tb_free(&out);
-	return rc;
-}
-
-/* ---- --explain --------------------------------------------------------------- */
-
-static int
-run_explain(const struct options *o, const struct policy *p)
-{
-	struct textbuf out = {0};
-	bool all = true;
-
-	tb_printf(&out, "# what %s%s%s means on each target\n", p->source,
-		  p->terminal ? ", terminal " : "", p->terminal ? p->terminal->name : "");
-	for (int t = 0; t < TARGET_COUNT; t++) {
-		bool ok = true;
-
-		if (o->target >= 0 && t != o->target)
-			continue;
-		explain_target(p, (enum target)t, &out, &ok);
-		all &= ok;
-	}
-	fwrite(out.data ? out.data : "", 1, out.len, stdout);
-	tb_free(&out);
-	return o->strict && !all ? EXIT_STALE : EXIT_OK;
-}
-
-/* ---- --diff ------------------------------------------------------------------ */
-
-/* The version of INPUT at git revision REV, read with `git show`; 0 or -1. */
-static int
-git_show(const char *input, const char *rev, struct textbuf *out, char *err, size_t errlen)
-{
-	char *dir = strdup(input), *slash = strrchr(dir, '/'), *spec;
-	const char *base = slash ? slash + 1 : input;
-	int fds[2], status = 0;
-	pid_t pid;
-	char buf[65536];
-	ssize_t n;
-
-	if (slash)
-		*slash = '\0';
-	if (asprintf(&spec, "%s:./%s", rev, base) < 0 || pipe(fds) < 0) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		free(dir);
-		return -1;
-	}
-	if ((pid = fork()) == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(fds[1], 1);
-		if (null >= 0)
-			dup2(null, 2);
-		close(fds[0]);
-		execlp("git", "git", "-C", slash ? (*dir ? dir : "/") : ".", "show", spec,
-		       (char *)NULL);
-		_exit(127);
-	}
-	close(fds[1]);
-	while (pid > 0 && (n = read(fds[0], buf, sizeof(buf))) > 0 && out->len < FILE_READ_MAX)
-		tb_write(out, buf, (size_t)n);
-	close(fds[0]);
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
-		snprintf(err, errlen,
-			 "'%s' is neither a file nor a git revision that holds %s (git show %s)",
-			 rev, input, spec);
-		free(spec);
-		free(dir);
-		return -1;
-	}
-	free(spec);
-	free(dir);
-	return 0;
-}
-
-static int
-run_diff(const struct options *o, const struct policy *p, struct arena *a, struct diag *d)
-{
-	struct textbuf src = {0}, out = {0};
-	struct diag od;
-	struct policy *old;
-	struct diff_list w, n;
-	struct stat st;
-	char err[1024];
-	const char *name;
-
-	if (stat(o->diff, &st) == 0 && S_ISREG(st.st_mode)) {
-		int rc = file_read(o->diff, &src, FILE_READ_MAX);
-
-		if (rc < 0) {
-			fprintf(stderr, "omnibox-compile: %s: %s\n", o->diff, strerror(-rc));
-			return EXIT_IO;
-		}
-		name = o->diff;
-	} else {
-		if (!strcmp(o->input, "-") || git_show(o->input, o->diff, &src, err, sizeof(err)) < 0) {
-			fprintf(stderr, "omnibox-compile: --diff=%s: %s\n", o->diff,
-				strcmp(o->input, "-") ? err : "a revision needs AGENT.yaml as a file");
-			tb_free(&src);
-			return EXIT_USAGE;
-		}
-		name = arena_printf(a, "%s:%s", o->diff, o->input);
-	}
-	diag_init(&od, a, name, src.data ? src.data : "", src.len);
-	old = policy_compile(a, &od, name, src.data ? src.data : "", src.len);
-	if (old && o->terminal)
-		old = policy_select_terminal(a, &od, old, o->terminal);
-	diag_print(&od, stderr, false);
-	if (!old) {
-		fprintf(stderr, "omnibox-compile: --diff: the old policy %s is invalid\n", name);
-		tb_free(&src);
-		return EXIT_INVALID;
-	}
-	(void)d;
-	diff_policies(a, old, p, &w, &n);
-	diff_format(&w, &n, o->format ? o->format : "text", name, o->input, &out);
-	fwrite(out.data ? out.data : "", 1, out.len, stdout);
-	tb_free(&out);
-	tb_free(&src);
-	return w.n ? EXIT_STALE : EXIT_OK;
-}
-
-/* What the resolver needs to describe a launch from here, as omnibox-run would. */
-static void
-resolve_request(const struct options *o, const struct policy *p, struct arena *a,
-		const char *launch_dir, struct launch_request *rq)
-{
-	const char *tmp = getenv("TMPDIR");
-
-	memset(rq, 0, sizeof(*rq));
-	rq->policy = p;
-	rq->launch_dir = launch_dir;
-	rq->cwd = o->cwd;
-	rq->home = o->home ? o->home : launch_home(environ);
-	rq->scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
-	rq->command = o->command;
-	rq->n_command = o->n_command;
-	rq->command_optional = true;
-	rq->environ = environ;
-	rq->seccomp_fd = -1;
-	rq->status_fd = -1;
-	rq->ready_fd = -1;
-	rq->policy_file = o->input[0] == '/' ? o->input
-					     : arena_printf(a, "%s/%s", launch_dir, o->input);
-}
-
-/*
- * A refusal of --resolve on stderr.  The resolver escaped what the agent
- * could have chosen where it entered the message; the whole is escaped once
- * more (textesc.h), as omnibox-run does with its own.
- */
-static void
-resolve_error(const char *err)
-{
-	struct textbuf t = {0};
-
-	tb_puts(&t, "omnibox-compile: --resolve: ");
-	tb_escape(&t, err, TEXT_ESC_AGAIN | TEXT_ESC_LINES);
-	tb_putc(&t, '\n');
-	fputs(t.data, stderr);
-	tb_free(&t);
-}
-
-/* --resolve: the launch omnibox-run would execute here, as --dry-run prints it
- * (Linux), or the concrete profile or its -D list (darwin). */
-static int
-resolve_launch(const struct options *o, const struct policy *p, struct arena *a, struct diag *d)
-{
-	struct launch_request rq;
-	struct textbuf out = {0};
-	char launch_dir[PATH_MAX], self[PATH_MAX], err[4096], *slash;
-	ssize_t n;
-
-	if (!getcwd(launch_dir, sizeof(launch_dir))) {
-		fprintf(stderr, "omnibox-compile: getcwd: %s\n", strerror(errno));
-		return EXIT_IO;
-	}
-	resolve_request(o, p, a, launch_dir, &rq);
-	if (o->target == TARGET_DARWIN) {
-		struct darwin_launch_plan plan;
-		bool want_params = o->emit && !strcmp(o->emit, "sbpl-params");
-
-		rq.target = LAUNCH_DARWIN;
-		if (darwin_launch_prepare(a, &rq, &plan, d, err, sizeof(err)) < 0) {
-			resolve_error(err);
-			return EXIT_INVALID;
-		}
-		if (want_params)
-			sbpl_params_format(&plan.params, p->source, &out);
-		else
-			tb_write(&out, plan.profile.data, plan.profile.len);
-		darwin_launch_plan_free(&plan);
-	} else {
-		struct launch_plan plan;
-
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		self[n > 0 ? n : 0] = '\0';
-		slash = strrchr(self, '/');
-		if (slash)
-			*slash = '\0';
-		rq.target = LAUNCH_LINUX;
-		rq.init = launch_find_init(a, self);
-		rq.bwrap = launch_find_in_path(a, environ, "bwrap");
-		if (launch_resolve(a, &rq, &plan, err, sizeof(err)) < 0) {
-			resolve_error(err);
-			return EXIT_INVALID;
-		}
-		if (o->n_queries || o->query_file) {
-			int rc = run_queries(o, p, a, &plan);
-
-			launch_plan_close(&plan);
-			return rc;
-		}
-		launch_describe(&plan, &out);
-		launch_plan_close(&plan);
-	}
-	fwrite(out.data, 1, out.len, stdout);
-	tb_free(&out);
-	return EXIT_OK;
+	if (o->resolve)
+		return launch_report(o, p, a, d);
+	if (o->n_queries || o->query_file)
+		return compile_queries(o, p, a);
+	if (o->check || o->target < 0)
+		return compile_directory(o, p, d, a);
+	return compile_emit_one(select_emitter(o), p, (enum target)o->target, o->output, o->verbose,
+				d);
 }
 
 int
 main(int argc, char **argv)
 {
-	struct options o;
+	struct compile_options o;
 	struct textbuf src = {0};
 	struct arena *a;
 	struct diag d;
@@ -850,31 +323,8 @@ main(int argc, char **argv)
 	rc = p ? EXIT_OK : EXIT_INVALID;
 	if (p && o.terminal && !(p = policy_select_terminal(a, &d, p, o.terminal)))
 		rc = EXIT_USAGE;
-	if (p) {
-		struct artifacts set = {0};
-
-		if (o.explain) {
-			rc = run_explain(&o, p);
-		} else if (o.diff) {
-			rc = run_diff(&o, p, a, &d);
-		} else if ((o.n_queries || o.query_file) && !o.resolve) {
-			rc = run_queries(&o, p, a, NULL);
-		} else if (o.resolve) {
-			if (emit_check_target(p, (enum target)o.target, &d) < 0)
-				rc = EXIT_INVALID;
-			else
-				rc = resolve_launch(&o, p, a, &d);
-		} else if (o.check || o.target < 0) {
-			if (collect_artifacts(p, o.target, &d, &set, a) < 0)
-				rc = EXIT_INVALID;
-			else
-				rc =
-				    o.check ? check_directory(&o, &set) : write_directory(&o, &set);
-			free_artifacts(&set);
-		} else {
-			rc = emit_one(&o, p, &d);
-		}
-	}
+	if (p)
+		rc = run_mode(&o, p, a, &d);
 	fflush(stdout);
 	diag_print(&d, stderr, !o.quiet);
 	arena_free(a);
