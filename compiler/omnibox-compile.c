@@ -314,6 +314,7 @@ main(int argc, char **argv)
 	if (rc < 0) {
 		fprintf(stderr, "omnibox-compile: %s: %s\n", name,
 			rc == -EFBIG ? "file is larger than 16 MiB" : strerror(-rc));
+		free(o.queries);
 		return EXIT_IO;
 	}
 	a = arena_new();
