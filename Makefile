@@ -83,6 +83,7 @@ LIB_SRC := \
 	emitters/query.c \
 	emitters/diff.c \
 	emitters/explain.c \
+	emitters/compile.c \
 	runtime/launch/darwin.c \
 	runtime/resolve/resolve.c \
 	runtime/resolve/command.c \
@@ -97,6 +98,8 @@ LIB_SRC := \
 	runtime/resolve/gitguard.c \
 	runtime/resolve/gitconfig.c \
 	runtime/resolve/why.c \
+	runtime/resolve/report.c \
+	runtime/resolve/gitshow.c \
 	runtime/launch/fds.c \
 	runtime/launch/janitor.c \
 	runtime/launch/landlock.c \
@@ -147,7 +150,7 @@ $(LIB): $(LIB_OBJ)
 	$(Q)rm -f $@
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
-$(COMPILE): $(B)/obj/compiler/main.o $(LIB)
+$(COMPILE): $(B)/obj/compiler/omnibox-compile.o $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
 
 # The seccomp filter is compiled once, at build time, and carried by omnibox-run.
