@@ -130,6 +130,7 @@ struct credential {
 	struct cred_target *targets;
 	size_t n_targets, cap_targets;
 	struct ir_strlist env;	/* variables that receive the placeholder */
+	bool env_list;		/* env was written as a list (an extension) */
 	struct ir_str username; /* basic schemes; NULL s = default */
 	struct ir_str
 	    header; /* https_bearer: the header it travels in, lower case; NULL s = Authorization */

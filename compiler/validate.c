@@ -1086,6 +1086,8 @@ want_cred_env(struct vctx *c, const struct ynode *n, const char *what, struct cr
 				   what, type);
 		} else if (v->kind == YNODE_SEQ) {
 			want_strlist(c, v, ewhat, LIST_ENV_NAME, &cr->env);
+			cr->env.loc = v->loc;
+			cr->env_list = true;
 		} else {
 			struct ir_str e = {0};
 

@@ -364,6 +364,7 @@ compile_explain(const struct compile_options *o, const struct policy *p)
 		explain_target(p, (enum target)t, &out, &ok);
 		all &= ok;
 	}
+	explain_extensions(p, &out);
 	fwrite(out.data ? out.data : "", 1, out.len, stdout);
 	tb_free(&out);
 	return o->strict && !all ? EXIT_STALE : EXIT_OK;

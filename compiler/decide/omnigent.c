@@ -43,7 +43,7 @@ credentials(struct walk *w, const struct sandbox *sb)
 			    c->refresh_interval.loc);
 		if (c->header.s)
 			say(w, "credential_proxy header", "rejects the key", c->header.loc);
-		if (c->env.n > 1)
+		if (c->env_list)
 			say(w, "credential_proxy env as a list", "takes one name", c->env.loc);
 	}
 }
