@@ -60,6 +60,7 @@ LIB_SRC := \
 	compiler/decide/paths.c \
 	compiler/decide/address.c \
 	compiler/decide/omnigent.c \
+	compiler/decide/workspace.c \
 	compiler/policy.c \
 	compiler/ir.c \
 	compiler/decide/protect.c \
@@ -401,12 +402,11 @@ $(B)/tests/test_env: $(B)/obj/tests/unit/test_env.o $(B)/obj/runtime/win/manifes
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
 
-# compiler/decide/workspace.c: so far only omnibox-run.exe calls it.
+# compiler/decide/workspace.c: the workspace rule every launcher takes.
 UNIT_BIN += $(B)/tests/test_workspace
 unit: $(B)/tests/test_workspace
 
-$(B)/tests/test_workspace: $(B)/obj/tests/unit/test_workspace.o \
-		$(B)/obj/compiler/decide/workspace.o $(LIB)
+$(B)/tests/test_workspace: $(B)/obj/tests/unit/test_workspace.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
 

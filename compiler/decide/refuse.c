@@ -3,6 +3,8 @@
  */
 #include "refuse.h"
 
+#include "hidden.h"
+
 #include <string.h>
 
 const char *const refuse_home_parents[] = {"/home", "/Users", "/var/home", "/export/home",
@@ -70,4 +72,18 @@ refuse_too_wide(const char *path, const char *home, bool darwin)
 		if (strlen(mac[i]) == n && !strncmp(path, mac[i], n))
 			return "a system-wide directory";
 	return NULL;
+}
+
+bool
+refuse_link_target(const char *written, const char *canon, const char *home, bool darwin)
+{
+	static const char *const trees[] = {"/etc",   "/proc",	"/sys",	 "/dev",     "/boot",
+					    "/run",   "/usr",	"/bin",	 "/sbin",    "/lib",
+					    "/lib32", "/lib64", "/root", "/var/run", NULL};
+
+	if (!strcmp(written, canon))
+		return false;
+	if (refuse_too_wide(canon, home, darwin) || path_within_any(canon, trees))
+		return true;
+	return hidden_component(canon) && !hidden_component(written);
 }

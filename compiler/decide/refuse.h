@@ -44,4 +44,14 @@ extern const char *const refuse_home_parents[];
  */
 const char *refuse_too_wide(const char *path, const char *home, bool darwin);
 
+/*
+ * May a symbolic link take a grant or the workspace WRITTEN to CANON (both
+ * absolute; CANON the link followed) when the policy does not name CANON
+ * itself?  Not to anything refuse_too_wide() names (HOME, DARWIN as there),
+ * not into the system's trees, and not to a hidden path WRITTEN does not
+ * hold (~/.ssh, ~/.aws): a link may have been planted by a sandbox of
+ * another policy with write access to where it lies.
+ */
+bool refuse_link_target(const char *written, const char *canon, const char *home, bool darwin);
+
 #endif

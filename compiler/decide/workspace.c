@@ -144,16 +144,15 @@ static bool
 link_refused(struct arena *a, const struct workspace_request *rq, const char *written,
 	     const char *canon)
 {
-	const char *c = posix_form(a, canon, rq->windows);
 	const char *home = rq->home && same_volume(rq->home, canon, rq->windows)
 			       ? posix_form(a, rq->home, rq->windows)
 			       : NULL;
 
 	if (same(written, canon, rq->windows))
 		return false;
-	if (workspace_is_root(canon, rq->windows) || refuse_too_wide(c, home, false))
-		return true;
-	return hidden_component(c) && !hidden_component(posix_form(a, written, rq->windows));
+	return workspace_is_root(canon, rq->windows) ||
+	       refuse_link_target(posix_form(a, written, rq->windows),
+				  posix_form(a, canon, rq->windows), home, rq->darwin);
 }
 
 struct workspace_verdict

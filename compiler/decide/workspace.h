@@ -38,6 +38,8 @@ struct workspace_request {
 	/* Paths are Windows': "C:\dir" or "\\server\share\dir", compared without
 	 * regard to case. */
 	bool windows;
+	/* The launch is macOS' (its temporary and volume trees are too wide). */
+	bool darwin;
 };
 
 struct workspace_verdict {

@@ -12,6 +12,7 @@
 #include "compiler/base/textesc.h"
 #include "compiler/decide/hidden.h"
 #include "compiler/decide/refuse.h"
+#include "compiler/decide/workspace.h"
 #include "compiler/decide/protect.h"
 #include "compiler/decide/secrets.h"
 #include "emitters/sbpl.h"
@@ -229,25 +230,11 @@ too_wide(struct rctx *r, const char *path)
 	return refuse_too_wide(path, r->plan->home, !r->linux_target) != NULL;
 }
 
-/*
- * Where a symlink must not take a grant or the workspace unless the policy
- * names that place itself: a link may have been planted by a sandbox of
- * another policy with write access to where it lies.  "/", a home and its
- * parents (too_wide()), the system's trees, and any hidden path the
- * written one does not hold (~/.ssh, ~/.aws, ...).
- */
+/* The link rule (refuse.h), with this launch's home and platform. */
 static bool
 link_target_refused(struct rctx *r, const char *written, const char *canon)
 {
-	static const char *const trees[] = {"/etc",   "/proc",	"/sys",	 "/dev",     "/boot",
-					    "/run",   "/usr",	"/bin",	 "/sbin",    "/lib",
-					    "/lib32", "/lib64", "/root", "/var/run", NULL};
-
-	if (!strcmp(written, canon))
-		return false;
-	if (too_wide(r, canon) || path_within_any(canon, trees))
-		return true;
-	return hidden_component(canon) && !hidden_component(written);
+	return refuse_link_target(written, canon, r->plan->home, !r->linux_target);
 }
 
 static bool
@@ -285,9 +272,8 @@ open_checked(struct rctx *r, const char *path, const char *what, struct loc loc,
 /* ---- the workspace ----------------------------------------------------------- */
 
 /*
- * The workspace: --cwd, else os_env.cwd, else the launch directory.  A
- * terminal's --cwd that names its own workspace is no override; with
- * allow_cwd_override any directory inside it is accepted; nothing else.
+ * The workspace, by workspace_decide() (compiler/decide/workspace.h): the
+ * paths are found here, on the machine; what they mean is decided there.
  */
 static int
 resolve_workspace(struct rctx *r)
@@ -297,58 +283,45 @@ resolve_workspace(struct rctx *r)
 	const struct terminal *t = rq->policy->terminal;
 	const char *own =
 	    env->cwd.s ? lexical_of(r, &env->cwd_path, rq->launch_dir) : spell(r, rq->launch_dir);
-	const char *ws = own, *canon;
+	struct workspace_request wr = {.own = own,
+				       .own_canon = walk_canonical(r->a, own),
+				       .home = r->plan->home,
+				       .darwin = !r->linux_target};
+	struct workspace_verdict v;
 	/* os_env.cwd is to blame for a workspace it chose. */
 	struct loc at = !rq->cwd && env->cwd.s ? env->cwd.loc : nowhere;
 	struct stat st;
 
 	if (rq->cwd) {
-		ws = spell(r, walk_lexical(r->a, rq->cwd[0] == '/'
-						     ? rq->cwd
-						     : path_join(r->a, rq->launch_dir, rq->cwd)));
-		if (t) {
-			const char *own_canon = walk_canonical(r->a, own);
-			const char *want = walk_canonical(r->a, ws);
-
-			own_canon = own_canon ? own_canon : own;
-			want = want ? want : ws;
-			if (strcmp(want, own_canon) && !t->allow_cwd_override.value)
-				return fail(r,
-					    "--cwd %s: terminal '%s' does not allow a cwd override "
-					    "(allow_cwd_override); its workspace is %s",
-					    shown(r, rq->cwd), shown(r, t->name),
-					    shown(r, own_canon));
-			if (!path_within(want, own_canon))
-				return fail_at(
-				    r, t->allow_cwd_override.loc,
-				    "--cwd %s is outside the workspace %s of terminal "
-				    "'%s': allow_cwd_override accepts a directory inside it",
-				    shown(r, rq->cwd), shown(r, own_canon), shown(r, t->name));
-		}
+		wr.cwd_given = rq->cwd;
+		wr.cwd = spell(r, walk_lexical(r->a, rq->cwd[0] == '/'
+							 ? rq->cwd
+							 : path_join(r->a, rq->launch_dir, rq->cwd)));
+		wr.cwd_canon = walk_canonical(r->a, wr.cwd);
 	}
-	{
-		struct walk_result w;
-
-		canon = walk_open(r->a, ws, NULL, 0, WALK_NO_FD, &w) == 0 ? w.path : NULL;
-		/* The same rule as for grants: a link to / or /etc is no workspace. */
-		if (canon && w.through_link && link_target_refused(r, ws, canon))
-			return fail_at(
-			    r, at,
-			    "the workspace %s resolves through a symlink to %s: omnibox "
-			    "never takes /, a home directory or a parent of one, a system "
-			    "directory or a hidden path as a workspace by way of a link; "
-			    "name it itself if that is what you mean",
-			    shown(r, ws), shown(r, canon));
+	if (t) {
+		wr.terminal = t->name;
+		wr.allow_cwd_override = t->allow_cwd_override.value;
+		wr.override_line = t->allow_cwd_override.loc.line;
 	}
+	v = workspace_decide(r->a, &wr);
+	if (!v.path && v.line)
+		return fail_at(r, t->allow_cwd_override.loc, "%s", shown(r, v.why));
+	if (!v.path && rq->cwd && t && !strncmp(v.why, "--cwd ", 6))
+		return fail(r, "%s", shown(r, v.why));
 	/* macOS: a workspace that is missing fails at the launch's chdir; here,
 	 * on another system, it may be a Mac's path being described. */
-	if (!canon || (stat(canon, &st) < 0 ? r->linux_target : !S_ISDIR(st.st_mode)))
-		return fail_at(r, at, "the workspace %s is not a directory", shown(r, ws));
-	if (!strcmp(canon, "/"))
-		return fail_at(r, at,
-			       "the workspace cannot be /: run omnibox-run from a project "
-			       "directory, or set os_env.cwd");
-	r->plan->workspace = canon;
+	if (v.path && (rq->cwd ? !wr.cwd_canon : !wr.own_canon))
+		v.path = NULL, v.why = NULL;
+	if (!v.path && !v.why)
+		return fail_at(r, at, "the workspace %s is not a directory",
+			       shown(r, rq->cwd ? wr.cwd : own));
+	if (!v.path)
+		return fail_at(r, at, "%s", shown(r, v.why));
+	if (stat(v.path, &st) < 0 ? r->linux_target : !S_ISDIR(st.st_mode))
+		return fail_at(r, at, "the workspace %s is not a directory",
+			       shown(r, rq->cwd ? wr.cwd : own));
+	r->plan->workspace = v.path;
 	return 0;
 }
 
