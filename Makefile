@@ -207,7 +207,9 @@ $(RUN_DARWIN): $(B)/obj/runtime/omnibox-run-darwin.o $(B)/obj/runtime/launch/dar
 $(INIT): $(B)/obj/runtime/launch/omnibox-init.o $(B)/obj/runtime/launch/init_steps.o \
 		$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/launch/rlimit.o \
 		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o \
-		$(B)/obj/runtime/launch/seccomp_load.o $(B)/obj/runtime/gitssh/client.o
+		$(B)/obj/runtime/launch/seccomp_load.o $(B)/obj/runtime/gitssh/client.o \
+		$(B)/obj/compiler/base/diag.o $(B)/obj/compiler/base/arena.o \
+		$(B)/obj/compiler/base/textesc.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
 # ---- tests ---------------------------------------------------------------

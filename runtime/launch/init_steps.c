@@ -29,25 +29,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compiler/base/diag.h"
 #include "runtime/egress/relay.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/launch/rlimit.h"
 #include "runtime/launch/seccomp_load.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* FMT into ERR; -1. */
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* The agent is gone: so is the relay (nobody is left to use it). */
 static int
@@ -214,14 +200,14 @@ check_masks(int fd, char *err, size_t errlen)
 		/* In the directory the resolver saw: a racer's rename of a parent could
 		 * have had bwrap make a new one by that name and mask an empty file. */
 		if (have_parent && !parent_is(path, dev, ino)) {
-			rc = fail(err, errlen,
+			rc = diag_fail(err, errlen,
 				  "the directory of %s is not the one the launch checked (was it "
 				  "renamed while the sandbox was set up?); nothing ran",
 				  path);
 			break;
 		}
 		if (!mask_in_place(entry[0], path))
-			rc = fail(err, errlen,
+			rc = diag_fail(err, errlen,
 				  "the mask of %s is not in place (was its path changed while the "
 				  "sandbox was set up?); nothing ran",
 				  path);
@@ -241,13 +227,13 @@ start_relay(struct init_state *st, const char *port_arg, const char *socket_path
 	pid_t pid;
 
 	if (*end || port == 0 || port > 65535)
-		return fail(err, errlen, "--relay %s: not a port", port_arg);
+		return diag_fail(err, errlen, "--relay %s: not a port", port_arg);
 	fd = relay_listen((uint16_t)port, why, sizeof(why));
 	if (fd < 0)
-		return fail(err, errlen, "relay: %s", why);
+		return diag_fail(err, errlen, "relay: %s", why);
 	pid = fork();
 	if (pid < 0)
-		return fail(err, errlen, "fork: %s", strerror(errno));
+		return diag_fail(err, errlen, "fork: %s", strerror(errno));
 	if (pid == 0) {
 		if (st->listener_fd >= 0)
 			close(st->listener_fd);
@@ -276,7 +262,7 @@ load_filter(struct init_state *st, int fd, bool listener, char *err, size_t errl
 	(void)st;
 	(void)fd;
 	(void)listener;
-	return fail(err, errlen, "--seccomp-fd: no seccomp on this system; nothing ran");
+	return diag_fail(err, errlen, "--seccomp-fd: no seccomp on this system; nothing ran");
 #else
 	struct sock_filter *prog = NULL;
 	size_t n;
@@ -285,7 +271,7 @@ load_filter(struct init_state *st, int fd, bool listener, char *err, size_t errl
 	if (filter_read(fd, &prog, &n, why, sizeof(why)) < 0 ||
 	    filter_install(prog, n, listener, &st->listener_fd, why, sizeof(why)) < 0) {
 		free(prog);
-		return fail(err, errlen, "%s; nothing ran", why);
+		return diag_fail(err, errlen, "%s; nothing ran", why);
 	}
 	/* Without a listener, omnibox-run sees none come and says so (unless -q). */
 	free(prog);
@@ -338,18 +324,18 @@ init_confine(struct init_options *io, struct init_state *st, char *err, size_t e
 	/* The second layer, before anything of the agent's runs. */
 	if (io->landlock &&
 	    landlock_restrict(io->writable, io->n_writable, io->scope, why, sizeof(why)) < 0)
-		return fail(err, errlen, "%s; nothing ran", why);
+		return diag_fail(err, errlen, "%s; nothing ran", why);
 	free(io->writable);
 	io->writable = NULL;
 	/* A filter asked for is loaded, or nothing runs. */
 	if (io->seccomp_arg && io->seccomp_fd <= 2)
-		return fail(err, errlen, "--seccomp-fd %s: not a descriptor above 2; nothing ran",
+		return diag_fail(err, errlen, "--seccomp-fd %s: not a descriptor above 2; nothing ran",
 			    io->seccomp_arg);
 	if (io->seccomp_arg && load_filter(st, io->seccomp_fd, io->ready_fd > 2, err, errlen) < 0)
 		return -1;
 	for (size_t k = 0; k < io->n_rl; k++)
 		if (set_limit(io->rl[k].resource, io->rl[k].value) < 0)
-			return fail(err, errlen, "%s %s: %s; nothing ran", io->rl[k].opt,
+			return diag_fail(err, errlen, "%s %s: %s; nothing ran", io->rl[k].opt,
 				    io->rl[k].value, strerror(errno));
 	return 0;
 }
@@ -368,7 +354,7 @@ init_announce_ready(const struct init_options *io, struct init_state *st, char *
 	/* The sandbox is set up: from here on a failure is the command's. */
 	if (io->ready_fd > 2) {
 		if (send_ready(io->ready_fd, st->listener_fd) < 0)
-			return fail(
+			return diag_fail(
 			    err, errlen,
 			    "cannot tell omnibox-run the sandbox is set up: %s; nothing ran",
 			    strerror(errno));
@@ -406,11 +392,11 @@ init_start_agent(const struct init_options *io, sigset_t *set, char *err, size_t
 	 * own in the foreground, and a shell inside has job control.
 	 */
 	if (io->tty && ioctl(STDIN_FILENO, TIOCSCTTY, 0) < 0)
-		return fail(err, errlen, "cannot take the terminal: %s; nothing ran",
+		return diag_fail(err, errlen, "cannot take the terminal: %s; nothing ran",
 			    strerror(errno));
 	child = fork();
 	if (child < 0)
-		return fail(err, errlen, "fork: %s", strerror(errno));
+		return diag_fail(err, errlen, "fork: %s", strerror(errno));
 	if (io->tty && child > 0) {
 		setpgid(child, child);
 		tcsetpgrp(STDIN_FILENO, child);
