@@ -15,7 +15,12 @@
 # The upstreams (tests/workday/servers.py) are one HTTPS server on port 443
 # of a random 127.x.y.z address, with a certificate from a CA made here;
 # omnibox-run resolves the test names to it (--egress-hosts) and trusts the
-# CA (--egress-ca).  Nothing reaches the internet.
+# CA (--egress-ca).  Nothing reaches the internet.  The test user's home is
+# a directory below /home made for the run, never below /tmp.
+#
+# A toolchain that is not installed (go, javac, wget, npm, pip) is a counted
+# skip.  Must run as root.  ONLY="t_git t_home" runs some parts,
+# WORKDAY_USERS=root one user, WORKDAY_KEEP=1 keeps the files.
 set -u
 
 B=$(cd "$1" && pwd)
@@ -403,10 +408,14 @@ t_toolchains() {
 		expect_out "npm-test-42"
 		expect_rc 0
 
-		name="npm reads the project's .npmrc (registry, cafile) inside"
-		launch day 'echo "registry=$(npm config get registry)"; grep cafile .npmrc'
-		expect_out "registry=https://registry.test/"
-		expect_out "cafile=/etc/ssl/certs/ca-certificates.crt"
+		# The policy hides dotfiles but .git and .venv, so whether npm meets
+		# the project's .npmrc (and its cafile, not the session's) depends
+		# on the product; said, not counted.
+		launch day 'echo "npm-registry=$(npm config get registry)"'
+		case $out in
+		*npm-registry=https://registry.test/*) echo "NOTE [$who] npm reads the project's .npmrc (its cafile is in play)" ;;
+		*) echo "NOTE [$who] npm does not see the project's .npmrc (hidden): its cafile is not in play" ;;
+		esac
 
 		# --registry says where, as pip's --index-url does; whatever the
 		# .npmrc says, the session's CA must be the one npm trusts.
@@ -444,7 +453,12 @@ t_toolchains() {
 	if command -v wget >/dev/null; then
 		launch day 'wget -q -O - https://files.test/allowed/hello.txt; echo "wget-rc=$?"'
 		expect_out "hello-from-the-file-server"
-		expect_out "wget-rc=0"
+		tests=$((tests + 1))
+		case $out in
+		*wget-rc=0*) ;;
+		*wget-rc=5*) fail "wget exit 5: TLS verification failed, wget does not trust the session CA" ;;
+		*) fail "wget failed" ;;
+		esac
 	else
 		skip "wget is not installed"
 	fi
@@ -470,13 +484,13 @@ t_toolchains() {
 
 # ---- 5. the same clients, refused ---------------------------------------------
 
-# refused WHAT URL-OR-HOST: the request was not served, and the proxy logged a
-# refusal naming it.
+# refused WHAT REQUEST: the proxy logged the refusal of REQUEST ("GET URL"
+# or "CONNECT HOST:PORT").
 refused() {
 	tests=$((tests + 1))
 	case $log in
-	*deny*"$2"* | *refuse*"$2"*) ;;
-	*) fail "$1: the proxy's log shows no refusal of $2: $(printf '%s' "$log" | head -3)" ;;
+	*"deny $2"*) ;;
+	*) fail "$1: the proxy's log shows no refusal of $2 (the client may not have got that far): $(printf '%s\n' "$log" | grep -v -e listening -e 'proxy: done' | head -4)" ;;
 	esac
 }
 
@@ -490,8 +504,8 @@ t_refusals() {
 	expect_out "curl-path=403"
 	expect_no_out "curl-other-rc=0"
 	expect_no_out "hello-from-the-file-server"
-	refused curl "files.test"
-	refused curl "other.test"
+	refused curl "GET $priv"
+	refused curl "CONNECT other.test:443"
 
 	name="wget: refused"
 	if command -v wget >/dev/null; then
@@ -499,8 +513,8 @@ t_refusals() {
 		expect_no_out "wget-path-rc=0"
 		expect_no_out "wget-other-rc=0"
 		expect_no_out "private-file-content"
-		refused wget "files.test"
-		refused wget "other.test"
+		refused wget "GET $priv"
+		refused wget "CONNECT other.test:443"
 	else
 		skip "wget is not installed"
 	fi
@@ -511,8 +525,8 @@ t_refusals() {
 		expect_out "java-status=403 $priv"
 		expect_no_out "java-status=200"
 		expect_no_out "private-file-content"
-		refused java "files.test"
-		refused java "other.test"
+		refused java "GET $priv"
+		refused java "CONNECT other.test:443"
 	else
 		skip "javac or java is not installed"
 	fi
@@ -523,8 +537,8 @@ t_refusals() {
 			python3 -m pip download --no-deps -d dl3 --index-url https://other.test/simple tinywheel; echo pip-other-rc=$?'
 		expect_no_out "pip-path-rc=0"
 		expect_no_out "pip-other-rc=0"
-		refused pip "pypi.test"
-		refused pip "other.test"
+		refused pip "GET https://pypi.test/private/simple/tinywheel/"
+		refused pip "CONNECT other.test:443"
 	else
 		skip "pip is not installed for python3"
 	fi
