@@ -299,8 +299,9 @@ t_git() {
 	expect_out "status-rc=0 porcelain<<>>"
 
 	name="git diff and git log work inside"
-	launch day 'echo more >>README.md; git diff >/tmp/d; echo "diff-rc=$?"; grep -q "^+more" /tmp/d && echo diff-shows-edit
-		git log --oneline >/tmp/l; echo "log-rc=$?"; grep -q "the project" /tmp/l && echo log-shows-commit
+	launch day 'd=$(mktemp) && l=$(mktemp) && echo more >>README.md
+		git diff >"$d"; echo "diff-rc=$?"; grep -q "^+more" "$d" && echo diff-shows-edit
+		git log --oneline >"$l"; echo "log-rc=$?"; grep -q "the project" "$l" && echo log-shows-commit
 		git checkout -q -- README.md'
 	for w in diff-rc=0 diff-shows-edit log-rc=0 log-shows-commit; do
 		expect_out "$w"
