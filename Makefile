@@ -268,6 +268,10 @@ check-why: $(COMPILE) $(RUN) $(INIT)
 check-leftovers: $(RUN) $(INIT)
 	tests/linux/leftovers.sh $(B)
 
+# A developer's working day (git, toolchains, package registries) inside real launches.
+check-workday: $(RUN) $(INIT)
+	tests/linux/workday.sh $(B)
+
 # The test servers behind the egress proxy.
 $(B)/tests/proxy/upstream: tests/proxy/upstream.c
 	@mkdir -p $(@D)
@@ -364,7 +368,7 @@ bench-deps:
 
 check: deps
 	$(MAKE) --no-print-directory check-size unit golden-check check-golden-selftest check-cli check-linux check-attacks \
-		check-leftovers check-why check-proxy check-egress check-git-ssh check-pty check-darwin check-install \
+		check-leftovers check-workday check-why check-proxy check-egress check-git-ssh check-pty check-darwin check-install \
 		check-windows check-man
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
