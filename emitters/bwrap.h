@@ -27,6 +27,23 @@
 /* The egress proxy's socket, in the scratch dir. */
 #define BWRAP_PROXY_SOCKET "omnibox-proxy.sock"
 
+/*
+ * The private home: the directory of the scratch dir bound writable at the
+ * home directory when no grant (nor the workspace) is the home or a parent
+ * of it.  Empty at launch but for the mount points of the grants below it,
+ * it goes with the scratch dir; nothing written there reaches the host.
+ */
+#define BWRAP_PRIVATE_HOME ".omnibox-home"
+
+/*
+ * The system CA bundles clients read without asking the environment
+ * (GnuTLS's wget and git, compiled-in paths), NULL-terminated, Debian's
+ * first.  With egress_rules the session's bundle is bound read-only over
+ * each one that exists here (followed to the regular file it names), so
+ * they trust the session CA with no setting of their own.
+ */
+extern const char *const bwrap_ca_bundles[];
+
 /* A bind mount: from a descriptor on the host, at PATH inside. */
 struct bwrap_grant {
 	const char *path; /* canonical (resolved) or symbolic */
@@ -80,6 +97,13 @@ struct bwrap_context {
 	size_t n_command_dirs;
 	const struct bwrap_link *system_links; /* system dirs that are symlinks here */
 	size_t n_system_links;
+	/* The private home (BWRAP_PRIVATE_HOME bound writable at the home), or
+	 * NULL: a grant or the workspace holds the home. */
+	const struct bwrap_grant *private_home;
+	/* egress_rules: the system CA bundles that exist here, canonical, which
+	 * the session's bundle covers (symbolic: Debian's). */
+	const char *const *ca_bundles;
+	size_t n_ca_bundles;
 	int seccomp_fd; /* omnibox-init's --seccomp-fd, -1: "{SECCOMP_FD}" */
 	int status_fd;	/* --json-status-fd, -1: "{STATUS_FD}" */
 	int ready_fd;	/* omnibox-init's --ready-fd, -1: "{READY_FD}" */
@@ -111,6 +135,15 @@ void bwrap_context_symbolic(struct bwrap_context *c);
  * entries are moved after them (their descriptors are the caller's).
  */
 size_t bwrap_grants_order(struct bwrap_grant *g, size_t n);
+
+/*
+ * The entry of P that holds the home as written: a write_paths or
+ * read_paths entry (copy_on_write included) that is "~" or "/", or an
+ * os_env.cwd of "~"; NULL when there is none.  With one the launch makes
+ * no private home (the resolver decides again on canonical paths: a
+ * workspace or a grant that is the home or a parent of it there).
+ */
+const struct ir_path *bwrap_home_written(const struct policy *p);
 
 /*
  * Append the argument vector for P to TEXT (one argument per line, with
@@ -147,6 +180,8 @@ struct bwrap_mount {
 	const char *dest; /* inside */
 	const char *why;  /* the comment before it */
 	bool pin;	  /* a directory bound onto itself only so it cannot be renamed */
+	bool own;	  /* the private home: the sandbox's own directory, nothing of the
+			   * host's below it but what later mounts show */
 };
 
 struct bwrap_mounts {
@@ -177,6 +212,13 @@ struct bwrap_view {
  * ones at and below their path, as the kernel stacks them.
  */
 void bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view *v);
+
+/*
+ * Does bwrap make the directory DIR (canonical) to hold a mount of M below
+ * it, that is, is some mount's path strictly inside DIR?  Inside the
+ * private home, such a directory exists where nothing else would.
+ */
+bool bwrap_view_made_dir(const struct bwrap_mounts *m, const char *dir);
 
 /* Does the sandbox of P share the host's network namespace? */
 bool bwrap_network_shared(const struct policy *p);

@@ -75,3 +75,17 @@ bwrap_view_at(const struct bwrap_mounts *m, const char *path, struct bwrap_view 
 	free(ro);
 	free(kept);
 }
+
+bool
+bwrap_view_made_dir(const struct bwrap_mounts *m, const char *dir)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct bwrap_mount *e = &m->v[i];
+
+		if (e->op == BWRAP_FS_WRITE || e->op == BWRAP_REMOUNT_RO)
+			continue;
+		if (path_within(e->dest, dir) && strcmp(e->dest, dir))
+			return true;
+	}
+	return false;
+}

@@ -7,6 +7,7 @@
  * hides a writable one below it), then the masks, so no grant can undo a
  * mask.  bwrap applies mounts in argument order and the later one wins.
  */
+#include "../compiler/decide/env.h"
 #include "../compiler/decide/protect.h"
 #include "../compiler/base/textesc.h"
 #include "bwrap.h"
@@ -17,10 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-
-
-
-
+const char *const bwrap_ca_bundles[] = {
+    "/etc/ssl/certs/ca-certificates.crt",		  /* Debian, Ubuntu, Alpine, Arch */
+    "/etc/pki/tls/certs/ca-bundle.crt",			  /* Fedora, RHEL */
+    "/etc/ssl/cert.pem",				  /* Alpine, Arch, macOS-style */
+    "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", /* Fedora, RHEL: the source */
+    NULL,
+};
 
 void
 bwrap_context_symbolic(struct bwrap_context *c)
@@ -35,6 +39,27 @@ bwrap_context_symbolic(struct bwrap_context *c)
 	c->ready_fd = -1;
 	c->masks_fd = -1;
 	c->exec_path = "{EXEC}";
+	c->ca_bundles = bwrap_ca_bundles;
+	c->n_ca_bundles = 1;
+}
+
+const struct ir_path *
+bwrap_home_written(const struct policy *p)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	const struct ir_pathlist *lists[] = {&sb->write_paths, &sb->read_paths, &sb->cow_paths};
+
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < lists[k]->n; i++) {
+			const struct ir_path *g = &lists[k]->v[i];
+
+			if ((g->base == PATH_HOME || g->base == PATH_ABSOLUTE) && g->rel[0] == '\0')
+				return g;
+		}
+	if (p->os_env.cwd.s && p->os_env.cwd_path.base == PATH_HOME &&
+	    p->os_env.cwd_path.rel[0] == '\0')
+		return &p->os_env.cwd_path;
+	return NULL;
 }
 
 void
@@ -68,6 +93,7 @@ struct out {
 	struct textbuf *text, *nul;
 	struct bwrap_mounts *mounts; /* or NULL */
 	bool pin;		     /* the binds written now are pins */
+	bool own;		     /* the bind written now is the private home */
 };
 
 static char *
@@ -120,6 +146,7 @@ record(struct out *o, const char *flag, const char *x, const char *y)
 		e->dest = dup_or_die(ops[i].two ? y : x);
 		e->why = dup_or_die(m->why);
 		e->pin = o->pin;
+		e->own = o->own;
 		if (e->op == BWRAP_RO_BIND && e->src && !strcmp(e->src, "/dev/null"))
 			e->op = BWRAP_DEVNULL;
 		return;
@@ -395,6 +422,78 @@ emit_grants(const struct policy *p, const struct bwrap_context *c, const struct 
 	}
 }
 
+/*
+ * The private home, before the command's directory and every grant, so
+ * that each one below the home (the workspace often is) is bound over it.
+ * No grant lies above it: one that holds the home means there is none.
+ */
+static void
+emit_private_home(const struct policy *p, const struct bwrap_context *c, struct out *o)
+{
+	const struct ir_path *held = bwrap_home_written(p);
+
+	if (c->resolved && !c->private_home) {
+		comment(o, "2b. no private home: the workspace or a grant holds %s", c->home);
+		return;
+	}
+	if (!c->resolved && held) {
+		comment(o, "2b. no private home: %s (line %u) holds %s", held->written,
+			held->loc.line, c->home);
+		return;
+	}
+	if (c->resolved) {
+		comment(o, "2b. the private home, writable: a directory of the scratch dir, empty at "
+			   "launch and discarded at exit; the host's home only where a grant shows it");
+	} else {
+		comment(o, "2b. the private home, writable: {FD} is an empty directory made at launch "
+			   "in the scratch dir");
+		comment(o, "  ({SCRATCH}/%s) and discarded with it; grants below {HOME} are bound "
+			   "over it, and the host's",
+			BWRAP_PRIVATE_HOME);
+		comment(o, "  home is seen only where one shows it (none at launch when the workspace "
+			   "or a grant is {HOME}");
+		comment(o, "  or a parent of it)");
+	}
+	o->own = true;
+	if (c->resolved)
+		emit_bind(o, c->private_home);
+	else
+		args3(o, "--bind-fd", "{FD}", c->home);
+	o->own = false;
+}
+
+/*
+ * egress_rules: the session's CA bundle read-only over the system's, after
+ * every grant (one of /etc would cover it), for the clients that read the
+ * system's file and no variable.  The proxy writes it before bwrap starts.
+ */
+static void
+emit_ca_bundles(const struct policy *p, const struct bwrap_context *c, struct out *o)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	char src[4096];
+
+	if (!sb->n_egress)
+		return;
+	snprintf(src, sizeof(src), "%s/%s", c->scratch, ENV_CA_BUNDLE);
+	if (c->resolved) {
+		comment(o, "egress_rules (line %u): the session's CA bundle, written by the proxy "
+			   "before bwrap starts, read-only over each system bundle here",
+			sb->egress_loc.line);
+	} else if (!c->resolved) {
+		comment(o, "egress_rules (line %u): the session's CA bundle (the system's CAs, "
+			   "--egress-ca, the session CA),",
+			sb->egress_loc.line);
+		comment(o, "  written by the egress proxy before bwrap starts, read-only over the "
+			   "system's: at launch over each");
+		comment(o, "  of these that exists here, followed to its file (Debian's shown):");
+		for (size_t i = 0; bwrap_ca_bundles[i]; i++)
+			comment(o, "  %s", bwrap_ca_bundles[i]);
+	}
+	for (size_t i = 0; i < c->n_ca_bundles; i++)
+		args3(o, "--ro-bind", src, c->ca_bundles[i]);
+}
+
 static void
 comment_protected(void *arg, const struct protect_entry *e)
 {
@@ -647,6 +746,8 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 		args3(o, rl[i].opt, num, NULL);
 	}
 	comment(o, "Landlock: writes only below the writable grants and these");
+	if (c->resolved ? c->private_home != NULL : !bwrap_home_written(p))
+		args3(o, "--fs-write", c->home, NULL);
 	for (size_t i = 0; i < n_grants; i++)
 		if (grants[i].writable)
 			args3(o, "--fs-write", grants[i].path, NULL);
@@ -710,7 +811,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 {
 	const struct os_env *env = &p->os_env;
 	const struct sandbox *sb = &env->sandbox;
-	struct out o = {text, nul, mounts, false};
+	struct out o = {text, nul, mounts, false, false};
 	const struct bwrap_grant *grants;
 	struct bwrap_grant *owned = NULL;
 	size_t n_grants;
@@ -776,6 +877,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	args3(&o, "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger");
 	args3(&o, "--dev", "/dev", NULL);
 	args3(&o, "--tmpfs", "/tmp", NULL);
+	emit_private_home(p, c, &o);
 
 	comment(&o,
 		"3. the command's install directory, read-only, when outside the system "
@@ -795,6 +897,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 		grants = owned = symbolic_grants(p, c, &n_grants, dirs);
 	}
 	emit_grants(p, c, grants, n_grants, &o);
+	emit_ca_bundles(p, c, &o);
 	emit_masks(p, c, &o);
 	emit_protects(p, c, &o);
 

@@ -15,6 +15,7 @@
 
 #include "../compiler/decide/omnigent.h"
 #include "../compiler/decide/protect.h"
+#include "bwrap.h"
 #include "sbpl.h"
 #include "winjob.h"
 
@@ -60,9 +61,30 @@ paths(struct ex *x, const struct ir_pathlist *l, const char *key, const char *li
 	}
 }
 
+/* Linux: the home is the sandbox's own unless a grant holds it (bwrap.h). */
 static void
-files(struct ex *x, const struct sandbox *sb)
+home(struct ex *x, const struct policy *p)
 {
+	const struct ir_path *held = bwrap_home_written(p);
+	char setting[600];
+
+	if (x->t != TARGET_LINUX)
+		return;
+	if (held) {
+		snprintf(setting, sizeof(setting), "home: %s", held->written);
+		row(x, ENFORCED, setting, held->loc.line,
+		    "the grant decides: no private home, the host's as granted");
+		return;
+	}
+	row(x, ENFORCED, "home: private", 0,
+	    "an empty writable directory of the scratch dir bound at the home, discarded at exit; "
+	    "the host's home only where a grant shows it");
+}
+
+static void
+files(struct ex *x, const struct policy *p)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
 	const char *nofs = "a Job Object does not isolate files";
 	const char *roots[256];
 	size_t n_roots = protect_symbolic_roots(sb, roots, 256);
@@ -76,6 +98,7 @@ files(struct ex *x, const struct sandbox *sb)
 		row(x, ENFORCED, ws ? "workspace, writable" : "workspace, read-only", 0,
 		    by_target(x->t, ws ? "read-write bind mount" : "read-only bind mount",
 			      ws ? "SBPL allow file-read* file-write*" : "SBPL allow file-read*"));
+	home(x, p);
 	paths(x, &sb->write_paths, "write_paths", "read-write bind mount of the descriptor walked to it",
 	      "SBPL allow file-read* file-write* (subpath)", nofs);
 	paths(x, &sb->cow_paths, "write_paths (copy_on_write)",
@@ -264,7 +287,7 @@ explain_target(const struct policy *p, enum target t, struct textbuf *out, bool 
 		    "the command runs unconfined");
 	} else {
 		row(&x, ENFORCED, "sandbox", sb->type_loc.line, backend[t]);
-		files(&x, sb);
+		files(&x, p);
 		network(&x, sb);
 		if (sb->env_passthrough.n || t != TARGET_WINDOWS)
 			row(&x, t == TARGET_WINDOWS ? NOT_ENFORCED : ENFORCED,

@@ -52,6 +52,9 @@ Normalized, so that the files are byte-identical on every machine:
   {SYSTEM_DIR}  in section 1, a system directory /DIR (/usr, /bin, /lib...):
                 --ro-bind-try /DIR /DIR, or --symlink usr/DIR /DIR where the
                 host merged it into /usr; written {SYSTEM_DIR} /DIR /DIR
+  {CA_BUNDLES}  with egress_rules, the session's CA bundle bound over each
+                system bundle the host has (--ro-bind {SCRATCH}/omnibox-ca.pem
+                PATH, as many as there are, or none): one line
 """
 import json
 import os
@@ -282,6 +285,11 @@ def normalize(text, subst):
         if (system and len(out) >= 3 and out[-3] in ("--ro-bind-try", "--symlink")
                 and re.fullmatch(r"/[^/]+", line)):
             out[-3], out[-2] = "{SYSTEM_DIR}", line
+        # The system CA bundles this host has, whichever they are (if any).
+        if line.startswith("# egress_rules") and "the session's CA bundle" in line:
+            out.append("{CA_BUNDLES}")
+        elif len(out) >= 3 and out[-3] == "--ro-bind" and out[-2] == "{SCRATCH}/omnibox-ca.pem":
+            del out[-3:]
     return "\n".join(out)
 
 

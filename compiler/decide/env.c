@@ -24,6 +24,8 @@ const char *const env_dangerous_names[] = {"LD_PRELOAD",      "LD_LIBRARY_PATH",
 					   "PROMPT_COMMAND",  "PYTHONSTARTUP",
 					   "SSH_AUTH_SOCK",   "DBUS_SESSION_BUS_ADDRESS",
 					   "XDG_RUNTIME_DIR", NULL};
+const char *const env_xdg_home_names[] = {"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME",
+					  "XDG_STATE_HOME", NULL};
 
 /* Windows: the system variables programs need (spec/windows.md). */
 static const char *const win_base_names[] = {
@@ -97,8 +99,25 @@ rule(struct decider *d, enum env_op op, const char *name, const char *value, con
 	d->section = NULL;
 }
 
+/*
+ * Is NAME an XDG base directory that a sandboxed launch does not pass?  Its
+ * value is a host path: inside, the home is the sandbox's own (the private
+ * home) or what the grants show of the host's, and a value outside it names
+ * a place the sandbox does not see.  Unset, tools take $HOME/.config,
+ * $HOME/.cache, $HOME/.local/share and $HOME/.local/state, which follow
+ * $HOME wherever it is.
+ */
+static bool
+xdg_home_name(const char *name, bool sandboxed)
+{
+	for (size_t i = 0; sandboxed && env_xdg_home_names[i]; i++)
+		if (!strcmp(name, env_xdg_home_names[i]))
+			return true;
+	return false;
+}
+
 static void
-decide_passes(struct decider *d, const struct sandbox *sb, bool windows)
+decide_passes(struct decider *d, const struct sandbox *sb, bool windows, bool sandboxed)
 {
 	const char *const *names = windows ? win_base_names : env_base_names;
 
@@ -107,10 +126,25 @@ decide_passes(struct decider *d, const struct sandbox *sb, bool windows)
 		rule(d, ENV_PASS, names[i], NULL, NULL, 0);
 	rule(d, ENV_PASS_PREFIX, windows ? "PROCESSOR_" : "LC_", NULL, NULL, 0);
 	for (size_t i = 0; i < sb->env_passthrough.n; i++)
-		rule(d, ENV_PASS, sb->env_passthrough.v[i].s, NULL,
-		     arena_printf(d->a, "env_passthrough (line %u)",
-				  sb->env_passthrough.v[i].loc.line),
-		     sb->env_passthrough.v[i].loc.line);
+		if (!xdg_home_name(sb->env_passthrough.v[i].s, sandboxed))
+			rule(d, ENV_PASS, sb->env_passthrough.v[i].s, NULL,
+			     arena_printf(d->a, "env_passthrough (line %u)",
+					  sb->env_passthrough.v[i].loc.line),
+			     sb->env_passthrough.v[i].loc.line);
+}
+
+/* The XDG base directories env_passthrough names, not passed (xdg_home_name()). */
+static void
+decide_xdg(struct decider *d, const struct sandbox *sb, bool sandboxed)
+{
+	for (size_t i = 0; i < sb->env_passthrough.n; i++)
+		if (xdg_home_name(sb->env_passthrough.v[i].s, sandboxed))
+			rule(d, ENV_UNSET, sb->env_passthrough.v[i].s, NULL,
+			     arena_printf(d->a,
+					  "env_passthrough (line %u): not passed; inside, the XDG "
+					  "base directories follow $HOME",
+					  sb->env_passthrough.v[i].loc.line),
+			     sb->env_passthrough.v[i].loc.line);
 }
 
 /*
@@ -214,14 +248,17 @@ env_decide(struct arena *a, const struct policy *p, const struct env_launch *l,
 	/* Type none execs the command in place outside Windows: no scratch dir exists. */
 	bool scratch = l->windows || sb->type != SANDBOX_NONE;
 
+	bool sandboxed = !l->windows && sb->type != SANDBOX_NONE;
+
 	*out = (struct env_rules){.fold_case = l->windows};
-	decide_passes(&d, sb, l->windows);
+	decide_passes(&d, sb, l->windows, sandboxed);
 	d.section = "set by omnibox-run:";
 	for (const char *const *n = l->windows ? win_scratch_names : env_scratch_names;
 	     scratch && *n; n++)
 		rule(&d, ENV_SET_SCRATCH, *n, "", NULL, 0);
 	if (l->pwd)
 		rule(&d, ENV_SET, "PWD", l->pwd, NULL, 0);
+	decide_xdg(&d, sb, sandboxed);
 	if (!l->windows && sb->n_egress && l->proxy_url && scratch)
 		decide_egress(&d, sb, l);
 	for (size_t i = 0; i < l->n_extra; i++)

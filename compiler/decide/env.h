@@ -30,6 +30,10 @@ extern const char *const env_scratch_names[];
 extern const char *const env_proxy_names[];
 /* CA bundle variables set to the session bundle when egress is active. */
 extern const char *const env_ca_names[];
+/* The XDG base directories (XDG_CONFIG_HOME, ...): never passed to a
+ * sandboxed command, even when env_passthrough names them; they follow
+ * $HOME inside (env_decide()). */
+extern const char *const env_xdg_home_names[];
 /* Names that change what programs load or run: only via env_passthrough. */
 extern const char *const env_dangerous_names[];
 

@@ -175,7 +175,7 @@ bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 {
 	const struct bwrap_context *c = &plan->ctx;
 	int *v =
-	    calloc(6 + c->n_grants + c->n_reexpose + c->n_command_dirs + c->n_pins + c->n_protects,
+	    calloc(7 + c->n_grants + c->n_reexpose + c->n_command_dirs + c->n_pins + c->n_protects,
 		   sizeof(*v));
 	size_t n = 0;
 
@@ -188,6 +188,8 @@ bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 	v[n++] = c->ready_fd;
 	v[n++] = c->masks_fd;
 	v[n++] = c->init_fd;
+	if (c->private_home)
+		v[n++] = c->private_home->fd;
 	for (size_t i = 0; i < c->n_grants; i++)
 		v[n++] = c->grants[i].fd;
 	for (size_t i = 0; i < c->n_reexpose; i++)

@@ -66,6 +66,9 @@ struct rctx {
 	size_t n_pins, cap_pins;
 	size_t cap_command_dir_names, cap_placeholders, cap_notes, cap_skipped;
 	size_t cap_writebacks;
+	struct bwrap_grant *private_home; /* NULL: none */
+	const char **ca_bundles;
+	size_t n_ca_bundles;
 };
 
 /* No position: a default, the machine, the command line. */
@@ -2259,6 +2262,82 @@ private_parents(struct rctx *r)
 	return 0;
 }
 
+/* ---- the private home and the CA bundles (Linux) ------------------------------------ */
+
+/*
+ * The private home (bwrap.h): unless the workspace or a grant is the home
+ * or a parent of it (then that grant decides), an empty directory made in
+ * the scratch dir is bound writable at the home, below every grant of what
+ * lies in it.  It is no writable root: nothing of the host's is in it, so
+ * nothing there is protected, guarded or held by a placeholder, and the
+ * scratch dir's cleanup removes it.  In the scratch dir it is masked: the
+ * sandbox sees it at its home alone.
+ */
+static int
+resolve_private_home(struct rctx *r)
+{
+	const char *home = r->plan->home;
+	int dir, fd = -1;
+
+	/* A home bwrap could not make a mount point for, or one of the system's. */
+	if (!home || home[0] != '/' || paths_linux_fixed_dir(home))
+		return 0;
+	for (size_t i = 0; i < r->n_grants; i++)
+		if (r->grants[i].path && path_within(home, r->grants[i].path))
+			return 0;
+	if (r->rq->create_placeholders) {
+		dir = open(r->plan->scratch, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (dir < 0 || mkdirat(dir, BWRAP_PRIVATE_HOME, 0700) < 0 ||
+		    (fd = openat(dir, BWRAP_PRIVATE_HOME,
+				 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+			int e = errno;
+
+			if (dir >= 0)
+				close(dir);
+			return fail(r, "cannot make the private home %s/%s: %s",
+				    shown(r, r->plan->scratch), BWRAP_PRIVATE_HOME, strerror(e));
+		}
+		close(dir);
+		keep_fd(r, fd);
+	}
+	r->private_home = arena_alloc(r->a, sizeof(*r->private_home));
+	*r->private_home = (struct bwrap_grant){
+	    home, fd, true, true, "the private home", 0, false, false, NULL};
+	add_mask(r, arena_printf(r->a, "%s/%s", r->plan->scratch, BWRAP_PRIVATE_HOME), true,
+		 "the private home, seen only at the home directory");
+	return 0;
+}
+
+/*
+ * egress_rules: the system CA bundles of this machine (bwrap_ca_bundles),
+ * each followed to the regular file it names, once, where the sandbox sees
+ * it: the session's bundle is bound there.
+ */
+static void
+find_ca_bundles(struct rctx *r)
+{
+	size_t n = 0;
+
+	while (bwrap_ca_bundles[n])
+		n++;
+	r->ca_bundles = arena_alloc(r->a, (n + 1) * sizeof(*r->ca_bundles));
+	if (!r->plan->policy->os_env.sandbox.n_egress)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const char *canon = walk_canonical(r->a, bwrap_ca_bundles[i]);
+		struct stat st;
+		bool seen = false;
+
+		if (!canon || stat(canon, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    !paths_linux_shown(canon) || writable_inside(r, canon))
+			continue;
+		for (size_t k = 0; k < r->n_ca_bundles && !seen; k++)
+			seen = !strcmp(r->ca_bundles[k], canon);
+		if (!seen)
+			r->ca_bundles[r->n_ca_bundles++] = canon;
+	}
+}
+
 static void
 find_system_links(struct rctx *r)
 {
@@ -2333,6 +2412,9 @@ fill_context(struct rctx *r)
 	c->n_command_dirs = r->n_command_dirs;
 	c->pins = r->pins;
 	c->n_pins = r->n_pins;
+	c->private_home = r->private_home;
+	c->ca_bundles = r->ca_bundles;
+	c->n_ca_bundles = r->n_ca_bundles;
 	c->masks_fd = -1;
 	c->seccomp_fd = rq->seccomp_fd;
 	c->status_fd = rq->status_fd;
@@ -2390,8 +2472,11 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 		find_system_links(&r);
 	}
 	if (resolve_mask_paths(&r) < 0 || resolve_sockets(&r) < 0 || check_secrets(&r) < 0 ||
-	    (r.linux_target && (resolve_protected(&r) < 0 || private_parents(&r) < 0)))
+	    (r.linux_target && (resolve_protected(&r) < 0 || private_parents(&r) < 0 ||
+				resolve_private_home(&r) < 0)))
 		goto fail;
+	if (r.linux_target)
+		find_ca_bundles(&r);
 	if (!r.linux_target) {
 		/* The profile denies what the repositories hold (listed, not bound),
 		 * and they are noted for the check after the run. */

@@ -175,6 +175,48 @@ made_at_launch(struct arena *a, const struct launch_plan *plan, const struct bwr
 	return true;
 }
 
+/*
+ * Below the private home (bwrap.h) nothing is the host's: reading finds
+ * the sandbox's own directory, and writing makes a file that goes with the
+ * scratch dir.  A new entry can be made where a directory exists there:
+ * the home itself, and the directories bwrap made on the way to a grant.
+ */
+static void
+private_home(struct arena *a, const struct bwrap_mounts *m, const struct bwrap_view *v,
+	     const char *path, enum query_access access, struct decision *d)
+{
+	const char *home = v->mount->dest;
+	const char *dir = arena_strndup(a, path, (size_t)(strrchr(path, '/') - path));
+	bool there = !strcmp(path, home) || !strcmp(dir, home) || bwrap_view_made_dir(m, dir);
+
+	if (access == QUERY_READ)
+		answer(d, false,
+		       arena_printf(a, "the private home holds nothing of the host's (%s)",
+				    v->mount->why));
+	else if (!there)
+		answer(d, false,
+		       arena_printf(a, "its directory does not exist in the private home (%s)",
+				    v->mount->why));
+	else
+		answer(d, v->landlock_write,
+		       arena_printf(a, "a new entry in the private home, never on the host (%s)",
+				    v->mount->why));
+}
+
+/* The session's CA bundle bound over a system bundle of PLAN at PATH? */
+static bool
+ca_bundle_at(const struct launch_plan *plan, const struct bwrap_view *v, const char *path)
+{
+	const struct bwrap_context *c = &plan->ctx;
+
+	if (v->mount->op != BWRAP_RO_BIND || strcmp(v->mount->dest, path))
+		return false;
+	for (size_t i = 0; i < c->n_ca_bundles; i++)
+		if (!strcmp(c->ca_bundles[i], path))
+			return true;
+	return false;
+}
+
 void
 launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 	   enum query_access access, struct decision *d)
@@ -224,6 +266,13 @@ launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 			answer(d, v.landlock_write,
 			       arena_printf(a, "the sandbox's own %s, not the host's (%s)",
 					    v.mount->dest, why));
+	} else if (v.mount->own) {
+		private_home(a, &m, &v, path, access, d);
+	} else if (access == QUERY_READ && ca_bundle_at(plan, &v, path)) {
+		answer(d, true,
+		       arena_printf(a, "the session's CA bundle in its place, holding a copy of the "
+				       "system's CAs and the session CA (%s)",
+				    why));
 	} else if ((v.mount->op == BWRAP_BIND || v.mount->op == BWRAP_RO_BIND) &&
 		   made_at_launch(a, plan, &v, path, access, d)) {
 		/* decided */

@@ -97,6 +97,62 @@ Test(env, sandbox_type_none_applies_env_unset_and_sets_no_scratch_dir)
 	arena_free(a);
 }
 
+/* The XDG base directories follow $HOME inside: a host value is never passed. */
+static const char *const xdg_host[] = {"PATH=/usr/bin",
+				       "HOME=/home/u",
+				       "XDG_CONFIG_HOME=/srv/cfg",
+				       "XDG_CACHE_HOME=/var/cache/u",
+				       "XDG_DATA_HOME=/home/u/.local/share",
+				       "XDG_STATE_HOME=/home/u/.st",
+				       NULL};
+
+Test(env, xdg_base_directories_are_not_passed_to_a_sandbox_even_through_env_passthrough)
+{
+	struct arena *a = arena_new();
+	struct policy *p = compile(a, "os_env:\n  sandbox:\n    env_passthrough: [XDG_CONFIG_HOME, "
+				      "XDG_CACHE_HOME, XDG_DATA_HOME, XDG_STATE_HOME]\n");
+	struct env_launch l = {.pwd = "/ws"};
+	struct env_rules rules;
+	static const char *const want[] = {"PATH=/usr/bin", "HOME=/home/u", "TMPDIR=/s", "TMP=/s",
+					   "TEMP=/s",	    "TEMPDIR=/s",   "PWD=/ws",	 NULL};
+	size_t unset = 0;
+
+	expect_env(env_compute(a, p, &l, ENV(xdg_host), "/s"), want);
+	/* --emit=env says why each one named is left out. */
+	env_decide(a, p, &l, &rules);
+	for (size_t i = 0; i < rules.n; i++) {
+		cr_expect(rules.v[i].op != ENV_PASS || strncmp(rules.v[i].name, "XDG_", 4),
+			  "%s passes", rules.v[i].name);
+		if (rules.v[i].op == ENV_UNSET && !strncmp(rules.v[i].name, "XDG_", 4)) {
+			unset++;
+			cr_expect_str_eq(rules.v[i].why,
+					 "env_passthrough (line 3): not passed; inside, the XDG base "
+					 "directories follow $HOME");
+		}
+	}
+	cr_expect_eq(unset, 4, "%zu XDG names unset, want 4", unset);
+	arena_free(a);
+}
+
+Test(env, xdg_base_directories_pass_through_to_sandbox_type_none_and_a_terminal_may_set_them)
+{
+	struct arena *a = arena_new();
+	struct policy *p = compile(a, "os_env:\n  sandbox:\n    type: none\n    env_passthrough: "
+				      "[XDG_CACHE_HOME]\n");
+	struct env_launch l = {.pwd = "/ws"};
+	static const char *const none[] = {"PATH=/usr/bin", "HOME=/home/u",
+					   "XDG_CACHE_HOME=/var/cache/u", "PWD=/ws", NULL};
+	static const char *const term[] = {"PATH=/usr/bin", "HOME=/home/u", "TMPDIR=/s",
+					   "TMP=/s",	    "TEMP=/s",	    "TEMPDIR=/s",
+					   "PWD=/ws",	    "XDG_CACHE_HOME=/home/u/c", NULL};
+
+	expect_env(env_compute(a, p, &l, ENV(xdg_host), NULL), none);
+	p = compile(a, "os_env:\n  sandbox:\n    env_passthrough: [XDG_CACHE_HOME]\n"
+		       "terminals:\n  t:\n    command: x\n    env: {XDG_CACHE_HOME: /home/u/c}\n");
+	expect_env(env_compute(a, p, &l, ENV(xdg_host), "/s"), term);
+	arena_free(a);
+}
+
 Test(env, egress_sets_the_relay_and_the_session_ca_in_the_scratch_dir)
 {
 	struct arena *a = arena_new();

@@ -107,6 +107,12 @@ launch(const char *yaml, const char *const *command, bool placeholders)
 		rq.n_command++;
 	rq.environ = env;
 	rq.create_placeholders = placeholders;
+	/* A launch makes its scratch dir first, new each time: the private
+	 * home is made in it. */
+	if (placeholders) {
+		mkdir(at("scratch"), 0700);
+		rmdir(at("scratch/.omnibox-home"));
+	}
 	rq.seccomp_fd = -1;
 	rq.status_fd = -1;
 	l.rc = launch_resolve(l.a, &rq, &l.plan, &d);
