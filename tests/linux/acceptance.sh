@@ -223,6 +223,18 @@ setup_user() {
 	    read_paths: ["$U/sock"]
 	    deny_unix_socket_paths: ["$U/sock/control.sock"]
 	EOF
+	policy private-home <<-EOF
+	os_env:
+	  sandbox:
+	    read_paths: [~/.gitconfig]
+	    write_paths: [~/notes]
+	    env_passthrough: [XDG_CACHE_HOME]
+	EOF
+	policy home-ws <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	EOF
 }
 
 t_default_policy() {
@@ -1232,6 +1244,79 @@ t_run_options() {
 	expect_out "unknown top-level key 'os_evn'"
 }
 
+# The names in the host's home, one a line, hidden ones too.
+home_names() {
+	(cd "$H" && find . -mindepth 1 | LC_ALL=C sort)
+}
+
+t_private_home() {
+	echo "[user]" >"$H/.gitconfig"
+	mkdir -p "$H/notes"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$H/.gitconfig" "$H/notes"
+	before=$(home_names)
+
+	name="private home: \$HOME is the user's home path inside, and writable"
+	sbx private-home sh -c 'echo "home=$HOME"; echo "xdg=${XDG_CACHE_HOME-unset}"
+		mkdir -p ~/.cache/x && echo hi >~/.cache/x/f && echo "cache=$(cat ~/.cache/x/f)"
+		mkdir -p ~/.npm/_logs && echo log >~/.npm/_logs/debug.log && echo npm-ok
+		echo history >~/.bash_history && echo history-ok'
+	expect_out "home=$H"
+	expect_out "xdg=unset"
+	expect_out "cache=hi"
+	expect_out "npm-ok"
+	expect_out "history-ok"
+
+	name="private home: the host's home is not there, but for its grants"
+	sbx private-home sh -c 'cat ~/.ssh/id_rsa; cat ~/notes.txt 2>/dev/null || echo no-notes-txt
+		ls -A ~'
+	expect_no_out "ssh-host-key"
+	expect_out "no-notes-txt"
+	expect_out ".gitconfig"
+
+	name="private home: a read grant below it stays read-only, a write grant writes the host"
+	sbx private-home sh -c 'cat ~/.gitconfig; echo x >>~/.gitconfig || echo gitconfig-ro
+		echo through >~/notes/n.txt && echo notes-ok'
+	expect_out "[user]"
+	expect_out "gitconfig-ro"
+	expect_out "notes-ok"
+	tests=$((tests + 1))
+	[ "$(cat "$H/notes/n.txt" 2>/dev/null)" = through ] || fail "~/notes/n.txt not written on the host"
+	tests=$((tests + 1))
+	[ "$(cat "$H/.gitconfig")" = "[user]" ] || fail "the host's .gitconfig changed"
+	rm -f "$H/notes/n.txt"
+
+	name="private home: nothing written in it reaches the host's home"
+	tests=$((tests + 1))
+	after=$(home_names)
+	[ "$after" = "$before" ] || fail "the host's home changed: now $(echo $after)"
+
+	name="private home: a workspace inside the home is bound over it, writable on the host"
+	mkdir -p "$H/code/project"
+	[ "$who" = nobody ] && chown nobody:nogroup "$H/code/project"
+	out=$(cd "$H/code/project" && as_user "$TB/omnibox-run" -q "$P/home-ws.yaml" -- sh -c \
+		'echo ws >ws.txt && cat README; echo cache >~/.cache-file && echo home-ok' 2>&1)
+	expect_out "readme"
+	expect_out "home-ok"
+	tests=$((tests + 1))
+	[ "$(cat "$H/code/project/ws.txt" 2>/dev/null)" = ws ] || fail "ws.txt not written on the host"
+	tests=$((tests + 1))
+	[ ! -e "$H/.cache-file" ] || fail "a file of the private home reached the host's home"
+	rm -f "$H/code/project/ws.txt"
+
+	name="private home: none when a grant holds the home (read_paths: [HOME])"
+	sbx read-home sh -c 'echo x >"$HOME/new" || echo home-ro; cat ~/notes.txt'
+	expect_out "home-ro"
+	expect_out "notes"
+
+	name="private home: --dry-run shows it, --why answers from it"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/private-home.yaml" -- true 2>&1)
+	expect_out "# 2b. the private home, writable"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --why="$H/.ssh/id_rsa" "$P/private-home.yaml" 2>&1)
+	expect_out "the private home holds nothing of the host's"
+	rm -f "$H/.gitconfig"
+	rm -rf "$H/notes"
+}
+
 run_all() {
 	setup_user
 	t_default_policy
@@ -1271,6 +1356,7 @@ run_all() {
 	t_credential_files
 	t_protected
 	t_run_options
+	t_private_home
 }
 
 if [ "$(id -u)" != 0 ]; then

@@ -349,6 +349,33 @@ run_all() {
 	sbx egress sh -c "cd \$TMPDIR && git clone -q $url/git/repo.git clone && cat clone/README"
 	expect_out "cloned-through-the-proxy"
 
+	# Clients that read the system's CA bundle and no variable (wget and
+	# git's libcurl built with GnuTLS, anything with a compiled-in path)
+	# find the session's there: nothing names it to them.
+	noca="env -u SSL_CERT_FILE -u SSL_CERT_DIR -u CURL_CA_BUNDLE -u GIT_SSL_CAINFO -u REQUESTS_CA_BUNDLE"
+	name="the system CA bundle inside is the session's: git (GnuTLS) clones with no CA setting"
+	sbx egress sh -c "cd \$TMPDIR && $noca git clone -q $url/git/repo.git c2 && cat c2/README"
+	expect_out "cloned-through-the-proxy"
+	name="the system CA bundle inside is the session's: curl with no CA setting"
+	sbx egress sh -c "$noca curl -sS $url/echo/curl-system-bundle"
+	expect_out "GET /echo/curl-system-bundle"
+	name="the system CA bundle inside is the session's, read-only; the host's is unchanged"
+	sum=$(cksum </etc/ssl/certs/ca-certificates.crt 2>/dev/null)
+	sbx egress sh -c "echo x >>/etc/ssl/certs/ca-certificates.crt || echo bundle-ro
+		cmp -s /etc/ssl/certs/ca-certificates.crt \$SSL_CERT_FILE && echo bundle-is-session"
+	expect_out "bundle-ro"
+	expect_out "bundle-is-session"
+	expect_eq "the host's bundle" "$(cksum </etc/ssl/certs/ca-certificates.crt 2>/dev/null)" "$sum"
+	if command -v wget >/dev/null; then
+		name="the system CA bundle inside is the session's: wget (GnuTLS) trusts the session CA"
+		sbx egress sh -c "wget -q -O - $url/echo/wget; echo wget-rc=\$?"
+		expect_out "GET /echo/wget"
+		expect_out "wget-rc=0"
+	else
+		echo "SKIP [$who] wget and the session CA: wget is not installed"
+		skips=$((skips + 1))
+	fi
+
 	if command -v python3 >/dev/null; then
 		name="aws_sigv4: placeholders in the sandbox; its GET and PUT signed again and verified with the real keys"
 		: >"$T/aws-up.log"

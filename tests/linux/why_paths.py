@@ -152,6 +152,22 @@ def fixture(ir_json, ws, home, out):
     for d in home_dirs + ["."]:
         asks.add(os.path.join(home, d, "new-file"))
         asks.add(os.path.join(home, d, "why-marker"))
+    # The private home (no grant holds the home): what tools write there,
+    # nested where no directory exists inside yet, and the directories
+    # bwrap makes on the way to each grant below the home, with a new
+    # entry in each.
+    for rel in (".cache", ".cache/x/f", ".npm", ".npm/_logs", ".config/new-app/settings.json",
+                ".local/state", ".local/share/new", ".bash_history", "go/pkg/mod",
+                ".ssh/new-key"):
+        asks.add(os.path.join(home, rel))
+    for p in pdirs + pfiles:
+        up = os.path.dirname(p)
+        while up.startswith(home + "/"):
+            asks.add(up)
+            asks.add(os.path.join(up, "x-new"))
+            up = os.path.dirname(up)
+    # The system CA bundle (the session's in its place with egress_rules).
+    asks.update(["/etc/ssl/certs", "/etc/ssl/certs/ca-certificates.crt"])
     asks.update([ws, home, os.path.join(ws, "agent.yaml"), os.path.dirname(ws),
                  "/etc/passwd", "/etc/hostname", "/etc/shadow", "/etc/ssl", "/usr/bin/env",
                  "/usr/share/why-new", "/etc/why-new", "/root", "/root/.bashrc", "/home",
