@@ -2586,6 +2586,17 @@ launch_describe(const struct launch_plan *plan, struct textbuf *out)
 	tb_puts(out, "\n# scratch dir: ");
 	tb_escape(out, plan->scratch, 0);
 	tb_puts(out, " (a new one per launch, mode 0700, removed on exit)\n");
+	if (plan->target == LAUNCH_LINUX && plan->policy->os_env.sandbox.type != SANDBOX_NONE) {
+		tb_puts(out, "# home: ");
+		tb_escape(out, plan->home, 0);
+		if (plan->ctx.private_home)
+			tb_printf(out, ", private: the scratch dir's %s, empty but for the grants "
+				       "below it, removed with it\n",
+				  BWRAP_PRIVATE_HOME);
+		else
+			tb_puts(out, ", the host's as the grants show it (one holds it: no private "
+				     "home)\n");
+	}
 	/* Skipped grants and notes were escaped as they were written (shown()). */
 	for (size_t i = 0; i < plan->n_skipped; i++) {
 		tb_puts(out, "# ");
