@@ -36,6 +36,7 @@ struct launch_env {
 	const char *scratch;   /* the scratch dir, or NULL when the launch has none */
 	const char *pwd;       /* where the command starts */
 	const char *proxy_url; /* egress: the relay's URL, or NULL */
+	bool linux;	       /* Linux's bwrap launch (env_launch.linux) */
 	char *const *extra;    /* NAME=VALUE set after the allow-list (placeholders), or NULL */
 	size_t n_extra;
 };
