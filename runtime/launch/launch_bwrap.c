@@ -872,9 +872,7 @@ bwrap_launch_run(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 void
 bwrap_launch_report(struct bwrap_launch *l)
 {
-	/* Even under -q: the proxy's log left stderr alone, and this is what the
-	 * user needs to know of a refused request. */
-	if (l->proxy)
+	if (l->proxy && !l->o->quiet)
 		egress_denials_summary(l->proxy, l->o->input);
 	if (!l->o->quiet)
 		notify_summary(l->notify, stderr);
