@@ -1238,6 +1238,23 @@ program_at(struct rctx *r, const char *what, const char *path, const char **out)
 	return 0;
 }
 
+static bool masked(struct rctx *r, const char *path);
+
+/* A PATH entry the sandbox shows as it is here: a system directory, or
+ * within a grant and under no mask (launch_find_command()). */
+static bool
+path_entry_seen(void *arg, const char *dir)
+{
+	struct rctx *r = arg;
+	const char *real = walk_canonical(r->a, dir);
+
+	if (!real)
+		return false;
+	if (r->linux_target ? paths_linux_system(real) : paths_darwin_system(real))
+		return true;
+	return (visible_inside(r, dir) || visible_inside(r, real)) && !masked(r, real);
+}
+
 /*
  * A script's interpreter must be visible too ("#!/usr/bin/env node"
  * included).  A script the sandbox can write holds the agent's #! line,
@@ -1249,8 +1266,8 @@ resolve_interpreter(struct rctx *r, const char *script, const char *script_canon
 {
 	const char *interp, *canon;
 
-	if (launch_script_interpreter(r->a, r->rq->environ, script, &interp, r->err,
-				      sizeof(r->err)) < 0)
+	if (launch_script_interpreter(r->a, r->rq->environ, &(struct path_seen){path_entry_seen, r},
+				      script, &interp, r->err, sizeof(r->err)) < 0)
 		return fail(r, "%s", r->err);
 	if (!interp)
 		return 0;
@@ -1315,7 +1332,8 @@ resolve_command(struct rctx *r)
 	if (strchr(name, '/'))
 		found = name[0] == '/' ? name : path_join(r->a, r->plan->start_dir, name);
 	else
-		found = launch_find_in_path(r->a, rq->environ, name);
+		found = launch_find_command(r->a, rq->environ, name,
+					    &(struct path_seen){path_entry_seen, r});
 	if (!found || access(found, X_OK) < 0) {
 		if (!rq->command_optional)
 			return fail_at(r, at, "command '%s' not found%s", shown(r, name),
