@@ -454,8 +454,14 @@ start_git_ssh(struct bwrap_launch *l, char *err, size_t errlen)
 	gc.hosts_file = l->o->egress_hosts;
 	gc.home = plan->home;
 	gc.policy = l->o->input;
-	gc.log_fd = fileno(l->egress_log.f);
+	/* Under -q without --egress-log the sessions' lines go nowhere, as the proxy's do. */
+	gc.log_fd = l->egress_log.quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC)
+					: fileno(l->egress_log.f);
+	if (gc.log_fd < 0)
+		return diag_fail(err, errlen, "/dev/null: %s; nothing ran", strerror(errno));
 	l->git_ssh_pid = gitssh_start(&gc, &l->git_ssh_alive, why, sizeof(why));
+	if (l->egress_log.quiet)
+		close(gc.log_fd);
 	if (l->git_ssh_pid < 0)
 		return diag_fail(err, errlen, "%s; nothing ran", why);
 	return 0;
