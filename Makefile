@@ -44,7 +44,7 @@ ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 # `make V=1` shows the commands.
 Q := $(if $(V),,@)
 say = $(if $(V),,@printf '  %-7s %s\n' $(1) $(2);)
-LIBS := -lyaml -lseccomp
+LIBS := -lyaml -lseccomp -lcrypto
 RUN_LIBS := -levent -levent_openssl -lssl -lcrypto
 
 # ---- sources -------------------------------------------------------------
@@ -98,6 +98,7 @@ LIB_SRC := \
 	runtime/resolve/host.c \
 	runtime/resolve/gitguard.c \
 	runtime/resolve/gitconfig.c \
+	runtime/resolve/gitindex.c \
 	runtime/resolve/why.c \
 	runtime/resolve/report.c \
 	runtime/resolve/gitshow.c \
@@ -119,7 +120,7 @@ INIT := $(B)/omnibox-init
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
-	http destination credentials scrub websocket sigv4 gitssh diff textesc env
+	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl

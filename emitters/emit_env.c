@@ -100,6 +100,7 @@ emit_env(const struct policy *p, enum target t, struct diag *d, struct textbuf *
 	struct env_rules rules;
 
 	(void)d;
+	l.linux = t == TARGET_LINUX;
 	if (!l.windows) {
 		l.pwd = p->os_env.start_in_scratch.value && sb->type != SANDBOX_NONE ? "{SCRATCH}"
 										     : "{CWD}";

@@ -3,6 +3,8 @@
  */
 #include "env.h"
 
+#include "hidden.h"
+
 #include <string.h>
 
 const char *const env_base_names[] = {"PATH", "HOME", "USER", "LOGNAME",  "SHELL",
@@ -186,6 +188,29 @@ decide_egress(struct decider *d, const struct sandbox *sb, const struct env_laun
 	     "Java: the relay as its proxy, the session's trust store", 0);
 }
 
+bool
+env_git_exclude(const struct sandbox *sb)
+{
+	return sb->type != SANDBOX_NONE && !hidden_name(sb, ".git", 4);
+}
+
+/*
+ * Where .git is shown, git inside ignores what the launch hid (a masked
+ * .env, a protected name's placeholder): git status stays clean and
+ * git add -A does not trip over a file it cannot read.
+ */
+static void
+decide_git(struct decider *d, const struct sandbox *sb, const struct env_launch *l)
+{
+	if (!l->linux || !env_git_exclude(sb))
+		return;
+	d->section = "git inside ignores what the launch hides (core.excludesFile):";
+	rule(d, ENV_SET, "GIT_CONFIG_COUNT", "1", NULL, 0);
+	rule(d, ENV_SET, "GIT_CONFIG_KEY_0", "core.excludesFile", NULL, 0);
+	rule(d, ENV_SET_TEMPLATE, "GIT_CONFIG_VALUE_0", ENV_SCRATCH_MARK "/" ENV_GIT_EXCLUDE, NULL,
+	     0);
+}
+
 /* What the policy itself sets: git_ssh's helper and socket, aws_sigv4's region. */
 static void
 decide_policy_vars(struct decider *d, const struct sandbox *sb)
@@ -264,8 +289,10 @@ env_decide(struct arena *a, const struct policy *p, const struct env_launch *l,
 	for (size_t i = 0; i < l->n_extra; i++)
 		rule(&d, ENV_SET, l->extra[i].name, l->extra[i].value, l->extra[i].why,
 		     l->extra[i].line);
-	if (!l->windows && scratch)
+	if (!l->windows && scratch) {
 		decide_policy_vars(&d, sb);
+		decide_git(&d, sb, l);
+	}
 	decide_terminal(&d, p->terminal);
 }
 

@@ -50,6 +50,17 @@ extern const char *const env_dangerous_names[];
 /* Names of the per-launch values omnibox-run adds (never in a profile). */
 #define ENV_GIT_SSH_TOKEN "OMNIBOX_GIT_SSH_TOKEN"
 
+/*
+ * The file in the scratch dir that git inside reads as core.excludesFile:
+ * what the launch hid or holds in a repository whose .git the sandbox sees,
+ * one anchored pattern a line, so that git inside neither lists nor adds
+ * it (the launch writes it; env_git_exclude() says when).
+ */
+#define ENV_GIT_EXCLUDE "omnibox-git-exclude"
+
+/* Does a Linux launch of SB point git at ENV_GIT_EXCLUDE?  Where .git is shown. */
+bool env_git_exclude(const struct sandbox *sb);
+
 /* A variable name as the policy schema allows it: [A-Za-z_][A-Za-z0-9_]*. */
 bool env_name_ok(const char *s);
 
@@ -92,6 +103,7 @@ struct env_value {
 
 struct env_launch {
 	bool windows;	       /* omnibox-run.exe's launch: Windows' names */
+	bool linux;	       /* Linux's bwrap launch: what it hides is mounted over */
 	const char *pwd;       /* where the command starts; NULL: PWD is not set */
 	const char *proxy_url; /* egress: the relay's URL */
 	const struct env_value *extra;

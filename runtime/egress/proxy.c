@@ -175,6 +175,9 @@ struct proxy {
 	struct proxy_denial denials[PROXY_DENIALS_MAX]; /* distinct, for the summary */
 	size_t n_denials;
 	unsigned long denials_other; /* past PROXY_DENIALS_MAX distinct ones */
+	/* Refused for the address alone: what egress_allow_private_destinations would lift. */
+	unsigned long private_refused;
+	char private_first[512]; /* the first of them, as logged */
 	struct event_base *base;
 	struct evconnlistener *listener;
 	struct evdns_base *dns;
@@ -760,6 +763,13 @@ proxy_denials(const struct proxy *p, const struct proxy_denial **out, unsigned l
 	return p->n_denials;
 }
 
+unsigned long
+proxy_private_refusals(const struct proxy *p, const char **first)
+{
+	*first = p->private_refused ? p->private_first : NULL;
+	return p->private_refused;
+}
+
 /* 403 for a request no rule allows, naming a rule that would. */
 static void
 deny_request(struct conn *c, const char *method, size_t mlen, const char *host, const char *norm)
@@ -846,6 +856,9 @@ dest_check(struct conn *c, const char *what)
 			dest_format(sa, addr, sizeof(addr));
 			snprintf(text, sizeof(text), "%s resolves to %s, in %s",
 				 esc(h, sizeof(h), c->host, strlen(c->host)), addr, why);
+			if (!c->p->private_refused++)
+				snprintf(c->p->private_first, sizeof(c->p->private_first),
+					 "%.200s: %.300s", what, text);
 			dest_refuse(c, what, text);
 			return false;
 		}

@@ -173,4 +173,14 @@ struct proxy_denial {
 size_t proxy_denials(const struct proxy *p, const struct proxy_denial **out,
 		     unsigned long *others);
 
+/*
+ * How many requests were refused for their destination alone (a private,
+ * loopback, link-local, metadata or other special-purpose address, which
+ * egress_allow_private_destinations: true would let through), and in
+ * *FIRST the first of them as the log has it ("CONNECT host:443: host
+ * resolves to 127.0.0.1, in 127.0.0.0/8 (loopback)", escaped), or NULL
+ * when none was.  The text lives as long as P.
+ */
+unsigned long proxy_private_refusals(const struct proxy *p, const char **first);
+
 #endif

@@ -27,6 +27,8 @@ egress_log_line(void *arg, const char *line)
 	const struct egress_log *log = arg;
 	FILE *f = log->f;
 
+	if (log->quiet)
+		return;
 	fprintf(f, "omnibox-egress: %s\n", line);
 	fflush(f);
 	if (log->verbose && f != stderr && strstr(line, " deny ")) {
@@ -135,6 +137,8 @@ egress_log_open(struct arena *a, const struct launch_options *o, struct egress_l
 {
 	log->verbose = o->verbose;
 	log->f = stderr;
+	/* Under -q stderr is the command's and omnibox-run's errors alone. */
+	log->quiet = o->quiet && !o->egress_log;
 	if (!o->egress_log)
 		return 0;
 	log->f = egress_log_at(o->egress_log, false);
@@ -277,6 +281,23 @@ egress_proxy_process(const struct proxy_config *pc, int *alive, char *err, size_
 	return pid;
 }
 
+/* Requests refused for their destination alone: the one setting that lifts it, and its cost. */
+static void
+egress_private_summary(const struct proxy *proxy)
+{
+	const char *first;
+	unsigned long n = proxy_private_refusals(proxy, &first);
+
+	if (!n)
+		return;
+	launch_say("omnibox-run: the egress proxy refused %lu request%s because the destination "
+		   "is a private, loopback or metadata address (%s%s); "
+		   "egress_allow_private_destinations: true allows %s (a risk: a name a rule "
+		   "allows may then lead to this machine's own services, the local network or "
+		   "cloud metadata)\n",
+		   n, n == 1 ? "" : "s", first, n > 1 ? ", and more" : "", n == 1 ? "it" : "them");
+}
+
 void
 egress_denials_summary(const struct proxy *proxy, const char *policy)
 {
@@ -284,6 +305,7 @@ egress_denials_summary(const struct proxy *proxy, const char *policy)
 	unsigned long others, total = 0;
 	size_t n = proxy_denials(proxy, &v, &others);
 
+	egress_private_summary(proxy);
 	if (!n)
 		return;
 	for (size_t i = 0; i < n; i++)

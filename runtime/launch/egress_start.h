@@ -25,6 +25,7 @@
 struct egress_log {
 	FILE *f;      /* --egress-log's file, or stderr; NULL until opened */
 	bool verbose; /* --verbose: its refusals on stderr too, as they happen */
+	bool quiet;   /* -q and no --egress-log: nothing of the proxy's on stderr */
 };
 
 /* For --dry-run: the names credential placeholders would be set in, unread (in A). */
@@ -47,8 +48,9 @@ void egress_config(struct arena *a, const struct launch_options *o, const struct
 
 /*
  * LOG: --egress-log's file (an existing one is appended to; never through
- * a symbolic link, only a regular file of this user), or stderr.  Returns
- * 0, or -1 with ERR.
+ * a symbolic link, only a regular file of this user), or stderr, which
+ * under -q gets none of the proxy's lines (the summary at exit says what
+ * was refused).  Returns 0, or -1 with ERR.
  */
 int egress_log_open(struct arena *a, const struct launch_options *o, struct egress_log *log,
 		    char *err, size_t errlen);
@@ -74,8 +76,10 @@ void egress_log_close(struct egress_log *log);
 pid_t egress_proxy_process(const struct proxy_config *pc, int *alive, char *err, size_t errlen);
 
 /*
- * What PROXY refused for want of a rule, on stderr: the agent saw only a
- * 403, the user sees here which rule of POLICY would have allowed it.
+ * What PROXY refused, on stderr: the agent saw only a 403, the user sees
+ * here which rule of POLICY would have allowed each request no rule
+ * allows, and the setting that would let through those refused for their
+ * private, loopback or metadata destination.
  */
 void egress_denials_summary(const struct proxy *proxy, const char *policy);
 

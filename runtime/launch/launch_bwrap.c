@@ -456,8 +456,14 @@ start_git_ssh(struct bwrap_launch *l, char *err, size_t errlen)
 	gc.hosts_file = l->o->egress_hosts;
 	gc.home = plan->home;
 	gc.policy = l->o->input;
-	gc.log_fd = fileno(l->egress_log.f);
+	/* Under -q without --egress-log the sessions' lines go nowhere, as the proxy's do. */
+	gc.log_fd = l->egress_log.quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC)
+					: fileno(l->egress_log.f);
+	if (gc.log_fd < 0)
+		return diag_fail(err, errlen, "/dev/null: %s; nothing ran", strerror(errno));
 	l->git_ssh_pid = gitssh_start(&gc, &l->git_ssh_alive, why, sizeof(why));
+	if (l->egress_log.quiet)
+		close(gc.log_fd);
 	if (l->git_ssh_pid < 0)
 		return diag_fail(err, errlen, "%s; nothing ran", why);
 	return 0;
@@ -629,6 +635,92 @@ bwrap_launch_prepare(struct bwrap_launch *l, char *err, size_t errlen)
 	return 0;
 }
 
+/* The top-level names of each scan root shown in the line of hidden dotfiles. */
+#define HIDDEN_SHOWN 6
+
+/*
+ * The scan root the dotfile mask M lies at the top level of (the workspace,
+ * or a granted directory outside it, as the resolver scans them), or NULL.
+ */
+static const char *
+hidden_top_root(const struct bwrap_context *c, const struct bwrap_mask *m)
+{
+	const char *slash = strrchr(m->path, '/');
+	size_t len = slash ? (size_t)(slash - m->path) : 0;
+
+	if (!slash || strcmp(m->reason, "dotfile"))
+		return NULL;
+	if (len == 0)
+		len = 1; /* "/.x": the root directory */
+	for (size_t i = 0; i < c->n_grants; i++) {
+		const char *g = c->grants[i].path;
+
+		if (strlen(g) != len || strncmp(g, m->path, len) || !strcmp(g, c->scratch))
+			continue;
+		if (!strcmp(g, c->cwd) || c->grants[i].cow || !path_within(g, c->cwd))
+			return g;
+	}
+	return NULL;
+}
+
+/*
+ * One line for every dotfile the scan hid at the top level of a root, root
+ * by root, from the plan's masks (the scan is not run again): what a user
+ * misses first (.git, .env) and how to get it back.  Names are the agent's
+ * to choose: escaped.
+ */
+static void
+say_hidden(const struct launch_plan *plan)
+{
+	const struct bwrap_context *c = &plan->ctx;
+	struct textbuf line = {0};
+	bool *done = calloc(c->n_masks + 1, sizeof(*done));
+
+	for (size_t i = 0; done && i < c->n_masks; i++) {
+		const char *root = done[i] ? NULL : hidden_top_root(c, &c->masks[i]);
+		size_t shown = 0, more = 0;
+
+		if (!root)
+			continue;
+		tb_puts(&line, line.len ? "; of " : ", at the top level of ");
+		tb_escape(&line, root, 0);
+		tb_puts(&line, ": ");
+		for (size_t k = i; k < c->n_masks; k++) {
+			const char *r = done[k] ? NULL : hidden_top_root(c, &c->masks[k]);
+
+			if (!r || strcmp(r, root))
+				continue;
+			done[k] = true;
+			if (shown == HIDDEN_SHOWN) {
+				more++;
+				continue;
+			}
+			tb_puts(&line, shown++ ? ", " : "");
+			tb_escape(&line, strrchr(c->masks[k].path, '/') + 1, 0);
+		}
+		if (more)
+			tb_printf(&line, " and %zu more", more);
+	}
+	if (line.len)
+		launch_say("omnibox-run: the dotfile scan hid%s; to show one, name it in "
+			   "cwd_allow_hidden (--why=PATH says why a path is hidden)\n",
+			   line.data);
+	tb_free(&line);
+	free(done);
+}
+
+/* What the user should know of the launch before it runs (not under -q). */
+static void
+say_plan(const struct launch_plan *plan)
+{
+	/* Escaped as they were written (the resolver's shown()). */
+	for (size_t i = 0; i < plan->n_skipped; i++)
+		launch_say("omnibox-run: warning: %s\n", plan->skipped[i]);
+	for (size_t i = 0; i < plan->n_notes; i++)
+		launch_say("omnibox-run: %s\n", plan->notes[i]);
+	say_hidden(plan);
+}
+
 int
 bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t errlen)
 {
@@ -652,8 +744,7 @@ bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t err
 	}
 	bwrap_build(plan->policy, &plan->ctx, d, &l->text, &l->nul, &l->tail);
 	if (!o->quiet && !o->dry_run)
-		for (size_t i = 0; i < plan->n_notes; i++)
-			launch_say("omnibox-run: %s\n", plan->notes[i]);
+		say_plan(plan);
 	return 0;
 }
 

@@ -23,8 +23,9 @@ env_lookup(char *const *env, const char *name)
 	return NULL;
 }
 
-char *
-launch_find_in_path(struct arena *a, char *const *env, const char *name)
+/* NAME in the first absolute PATH entry of ENV that SEEN accepts (NULL: any). */
+static char *
+find_in_path(struct arena *a, char *const *env, const char *name, const struct path_seen *seen)
 {
 	const char *path = env_lookup(env, "PATH");
 
@@ -35,7 +36,8 @@ launch_find_in_path(struct arena *a, char *const *env, const char *name)
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		struct stat st;
 
-		if (len && p[0] == '/') {
+		if (len && p[0] == '/' &&
+		    (!seen || seen->seen(seen->arg, arena_strndup(a, p, len)))) {
 			char *cand = arena_printf(a, "%.*s/%s", (int)len, p, name);
 
 			if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) && access(cand, X_OK) == 0)
@@ -47,9 +49,24 @@ launch_find_in_path(struct arena *a, char *const *env, const char *name)
 	}
 }
 
+char *
+launch_find_in_path(struct arena *a, char *const *env, const char *name)
+{
+	return find_in_path(a, env, name, NULL);
+}
+
+char *
+launch_find_command(struct arena *a, char *const *env, const char *name,
+		    const struct path_seen *seen)
+{
+	char *found = seen && seen->seen ? find_in_path(a, env, name, seen) : NULL;
+
+	return found ? found : find_in_path(a, env, name, NULL);
+}
+
 int
-launch_script_interpreter(struct arena *a, char *const *env, const char *script, const char **out,
-			  char *err, size_t errlen)
+launch_script_interpreter(struct arena *a, char *const *env, const struct path_seen *seen,
+			  const char *script, const char **out, char *err, size_t errlen)
 {
 	char line[256], *p, *interp;
 	ssize_t n;
@@ -77,7 +94,7 @@ launch_script_interpreter(struct arena *a, char *const *env, const char *script,
 		p[strcspn(p, " \t")] = '\0';
 		if (!*p || *p == '-')
 			return 0;
-		found = launch_find_in_path(a, env, p);
+		found = launch_find_command(a, env, p, seen);
 		if (!found) {
 			snprintf(err, errlen, "the interpreter '%s' of %s is not on PATH", p,
 				 script);
@@ -96,7 +113,8 @@ launch_env_build(struct arena *a, const struct policy *p, char *const *environ,
 		 const struct launch_env *e)
 {
 	struct env_value *extra = arena_alloc(a, (e->n_extra + 1) * sizeof(*extra));
-	struct env_launch l = {.pwd = e->pwd, .proxy_url = e->proxy_url, .extra = extra};
+	struct env_launch l = {
+	    .linux = e->linux, .pwd = e->pwd, .proxy_url = e->proxy_url, .extra = extra};
 
 	for (size_t i = 0; i < e->n_extra; i++) {
 		const char *eq = strchr(e->extra[i], '=');

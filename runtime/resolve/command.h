@@ -25,17 +25,40 @@ const char *launch_home(char *const *env);
 char *launch_find_in_path(struct arena *a, char *const *env, const char *name);
 
 /*
- * The interpreter a "#!" script at SCRIPT names, with "#!/usr/bin/env NAME"
- * looked up on PATH.  *OUT is NULL when SCRIPT is no script.  Returns 0, or
- * -1 with a message in ERR when env's NAME is not on PATH.
+ * Does the sandbox see the directory DIR, a PATH entry, as it is here?
+ * ARG is the caller's.
  */
-int launch_script_interpreter(struct arena *a, char *const *env, const char *script,
-			      const char **out, char *err, size_t errlen);
+struct path_seen {
+	bool (*seen)(void *arg, const char *dir);
+	void *arg;
+};
+
+/*
+ * NAME on the PATH of ENV as the shell inside the sandbox will find it:
+ * launch_find_in_path() over the entries SEEN says the sandbox sees
+ * (SEEN NULL: all), so an earlier entry it does not see (a version
+ * manager's shims in the home) does not shadow the program it will run.
+ * When no such entry holds NAME, the first absolute entry that does, whose
+ * directory the launch then has to make visible.  Returns an arena string
+ * or NULL.
+ */
+char *launch_find_command(struct arena *a, char *const *env, const char *name,
+			  const struct path_seen *seen);
+
+/*
+ * The interpreter a "#!" script at SCRIPT names, with "#!/usr/bin/env NAME"
+ * looked up on PATH as launch_find_command() does.  *OUT is NULL when
+ * SCRIPT is no script.  Returns 0, or -1 with a message in ERR when env's
+ * NAME is not on PATH.
+ */
+int launch_script_interpreter(struct arena *a, char *const *env, const struct path_seen *seen,
+			      const char *script, const char **out, char *err, size_t errlen);
 
 struct launch_env {
 	const char *scratch;   /* the scratch dir, or NULL when the launch has none */
 	const char *pwd;       /* where the command starts */
 	const char *proxy_url; /* egress: the relay's URL, or NULL */
+	bool linux;	       /* Linux's bwrap launch (env_launch.linux) */
 	char *const *extra;    /* NAME=VALUE set after the allow-list (placeholders), or NULL */
 	size_t n_extra;
 };

@@ -10,6 +10,7 @@
 #include "runtime/resolve/resolve.h"
 
 #include "compiler/base/textesc.h"
+#include "compiler/decide/env.h"
 #include "compiler/decide/hidden.h"
 #include "compiler/decide/refuse.h"
 #include "compiler/decide/workspace.h"
@@ -19,6 +20,7 @@
 #include "runtime/resolve/command.h"
 #include "runtime/resolve/copy.h"
 #include "runtime/resolve/gitguard.h"
+#include "runtime/resolve/gitindex.h"
 #include "runtime/resolve/perm.h"
 #include "runtime/resolve/scan.h"
 #include "runtime/resolve/walk.h"
@@ -50,6 +52,8 @@ struct rctx {
 	size_t n_grants, cap_grants;
 	struct bwrap_mask *masks;
 	size_t n_masks, cap_masks;
+	const char **git_tops; /* scan roots holding a .git directory */
+	size_t n_git_tops;
 	struct bwrap_grant *reexpose;
 	size_t n_reexpose, cap_reexpose;
 	struct bwrap_grant *protects;
@@ -797,6 +801,59 @@ reexpose_below(struct rctx *r, const char *hidden)
 	return 0;
 }
 
+/* The indexes of the repositories at the scan's roots (gitindex.h). */
+struct tracked {
+	struct gitindex **v;
+	size_t n;
+};
+
+/* scan_options.keep: a hidden entry the deepest repository's index vouches for. */
+static bool
+keep_tracked(void *arg, const char *path, int dirfd, const char *name, unsigned char type)
+{
+	const struct tracked *t = arg;
+	const struct gitindex *best = NULL;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (path_within(path, gitindex_top(t->v[i])) &&
+		    (!best || strlen(gitindex_top(t->v[i])) > strlen(gitindex_top(best))))
+			best = t->v[i];
+	return best && gitindex_vouches(best, path, dirfd, name, type);
+}
+
+/*
+ * Where the policy shows .git, the repositories at the roots vouch for
+ * their tracked dotfiles (docs/schema.md, "Dotfiles in a repository").
+ */
+static void
+tracked_load(const struct sandbox *sb, const char *const *roots, const int *fds, size_t n,
+	     struct tracked *t)
+{
+	const char **allow = malloc((sb->cwd_allow_hidden.n + 1) * sizeof(*allow));
+
+	t->v = calloc(n ? n : 1, sizeof(*t->v));
+	t->n = 0;
+	if (!allow || !t->v) {
+		free(allow);
+		return;
+	}
+	for (size_t i = 0; i < sb->cwd_allow_hidden.n; i++)
+		allow[i] = sb->cwd_allow_hidden.v[i].s;
+	if (!hidden_name_in(allow, sb->cwd_allow_hidden.n, ".git", 4))
+		for (size_t i = 0; i < n; i++)
+			if ((t->v[t->n] = gitindex_load(fds[i], roots[i])))
+				t->n++;
+	free(allow);
+}
+
+static void
+tracked_free(struct tracked *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		gitindex_free(t->v[i]);
+	free(t->v);
+}
+
 static int
 run_scan(struct rctx *r)
 {
@@ -806,7 +863,9 @@ run_scan(struct rctx *r)
 	const char **allow = arena_alloc(r->a, (sb->cwd_allow_hidden.n + 1) * sizeof(*allow));
 	struct scan_options o = {0};
 	struct scan_result res = {0};
+	struct tracked tracked;
 	size_t n_roots = 0;
+	int rc;
 
 	/* The workspace and every granted directory outside it, by the very
 	 * descriptors that will be mounted. */
@@ -834,7 +893,21 @@ run_scan(struct rctx *r)
 	o.overflow = sb->scan_overflow == OVERFLOW_WARN	   ? SCAN_WARN
 		     : sb->scan_overflow == OVERFLOW_ERROR ? SCAN_ERROR
 							   : SCAN_UNLIMITED;
-	if (scan_run(roots, n_roots, &o, &res, r->err, sizeof(r->err)) < 0) {
+	tracked_load(sb, roots, fds, n_roots, &tracked);
+	r->git_tops = arena_alloc(r->a, (n_roots + 1) * sizeof(*r->git_tops));
+	for (size_t i = 0; i < n_roots; i++) {
+		struct stat gst;
+
+		if (fstatat(fds[i], ".git", &gst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(gst.st_mode))
+			r->git_tops[r->n_git_tops++] = roots[i];
+	}
+	if (tracked.n) {
+		o.keep = keep_tracked;
+		o.keep_arg = &tracked;
+	}
+	rc = scan_run(roots, n_roots, &o, &res, r->err, sizeof(r->err));
+	tracked_free(&tracked);
+	if (rc < 0) {
 		scan_result_free(&res);
 		return fail(r, "%s", r->err);
 	}
@@ -1168,6 +1241,23 @@ program_at(struct rctx *r, const char *what, const char *path, const char **out)
 	return 0;
 }
 
+static bool masked(struct rctx *r, const char *path);
+
+/* A PATH entry the sandbox shows as it is here: a system directory, or
+ * within a grant and under no mask (launch_find_command()). */
+static bool
+path_entry_seen(void *arg, const char *dir)
+{
+	struct rctx *r = arg;
+	const char *real = walk_canonical(r->a, dir);
+
+	if (!real)
+		return false;
+	if (r->linux_target ? paths_linux_system(real) : paths_darwin_system(real))
+		return true;
+	return (visible_inside(r, dir) || visible_inside(r, real)) && !masked(r, real);
+}
+
 /*
  * A script's interpreter must be visible too ("#!/usr/bin/env node"
  * included).  A script the sandbox can write holds the agent's #! line,
@@ -1179,8 +1269,8 @@ resolve_interpreter(struct rctx *r, const char *script, const char *script_canon
 {
 	const char *interp, *canon;
 
-	if (launch_script_interpreter(r->a, r->rq->environ, script, &interp, r->err,
-				      sizeof(r->err)) < 0)
+	if (launch_script_interpreter(r->a, r->rq->environ, &(struct path_seen){path_entry_seen, r},
+				      script, &interp, r->err, sizeof(r->err)) < 0)
 		return fail(r, "%s", r->err);
 	if (!interp)
 		return 0;
@@ -1245,7 +1335,8 @@ resolve_command(struct rctx *r)
 	if (strchr(name, '/'))
 		found = name[0] == '/' ? name : path_join(r->a, r->plan->start_dir, name);
 	else
-		found = launch_find_in_path(r->a, rq->environ, name);
+		found = launch_find_command(r->a, rq->environ, name,
+					    &(struct path_seen){path_entry_seen, r});
 	if (!found || access(found, X_OK) < 0) {
 		if (!rq->command_optional)
 			return fail_at(r, at, "command '%s' not found%s", shown(r, name),
@@ -1272,6 +1363,7 @@ build_env(struct rctx *r)
 	    .pwd = r->plan->start_dir,
 	    .extra = r->rq->extra_env,
 	    .n_extra = r->rq->n_extra_env,
+	    .linux = r->linux_target,
 	};
 
 	if (r->plan->policy->os_env.sandbox.n_egress)
@@ -2428,6 +2520,62 @@ fill_context(struct rctx *r)
 	c->n_command = r->plan->argc;
 }
 
+/* PATH as one line of a gitignore file, anchored at the work tree TOP; NULL if it cannot be. */
+static const char *
+exclude_line(struct rctx *r, const char *top, const char *path)
+{
+	struct textbuf b = {0};
+	const char *rel = path + strlen(top);
+	const char *line;
+
+	if (!path_within(path, top) || !strcmp(path, top) || strpbrk(rel, "\n\r"))
+		return NULL;
+	for (const char *c = rel; *c; c++) {
+		/* Glob characters and a trailing space read literally. */
+		if (strchr("*?[\\!#", *c) || (*c == ' ' && !c[1]))
+			tb_putc(&b, '\\');
+		tb_putc(&b, *c);
+	}
+	line = arena_strdup(r->a, b.data ? b.data : "");
+	tb_free(&b);
+	return line;
+}
+
+/*
+ * ENV_GIT_EXCLUDE in the scratch dir (env.h): every mask and placeholder
+ * of a repository the sandbox sees, for git inside to ignore.
+ */
+static int
+write_git_exclude(struct rctx *r)
+{
+	struct textbuf b = {0};
+	const char *path = arena_printf(r->a, "%s/%s", r->plan->scratch, ENV_GIT_EXCLUDE);
+	int fd, rc = 0;
+
+	for (size_t t = 0; t < r->n_git_tops; t++) {
+		for (size_t i = 0; i < r->n_masks; i++) {
+			const char *l = exclude_line(r, r->git_tops[t], r->masks[i].path);
+
+			if (l)
+				tb_printf(&b, "%s\n", l);
+		}
+		for (size_t i = 0; i < r->plan->n_placeholders; i++) {
+			const char *l =
+			    exclude_line(r, r->git_tops[t], r->plan->placeholders[i].path);
+
+			if (l)
+				tb_printf(&b, "%s\n", l);
+		}
+	}
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || (b.len && write(fd, b.data, b.len) != (ssize_t)b.len))
+		rc = fail(r, "cannot write %s: %s", shown(r, path), strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	tb_free(&b);
+	return rc;
+}
+
 int
 launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_plan *plan,
 	       struct diag *d)
@@ -2488,6 +2636,9 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 			goto fail;
 	}
 	sort_masks(&r);
+	if (r.linux_target && rq->create_placeholders &&
+	    env_git_exclude(&copy->os_env.sandbox) && write_git_exclude(&r) < 0)
+		goto fail;
 	if (resolve_command(&r) < 0)
 		goto fail;
 	build_env(&r);

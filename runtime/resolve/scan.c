@@ -58,6 +58,7 @@ struct dir_rec {
 	size_t parent; /* index in scan.dirs, or NO_PARENT for a root */
 	size_t depth;  /* 0 for a root */
 	size_t root;   /* a root's index in the caller's roots */
+	bool strict;   /* below a directory o->keep kept: all is hidden unless kept */
 };
 
 struct hit_rec {
@@ -384,6 +385,20 @@ scan_hidden(struct scan *s, size_t i, const char *name, unsigned char type)
 	return 0;
 }
 
+/* Does o->keep keep NAME, of TYPE, in dirs[I] (FD)?  1, 0, or -1 (out of memory). */
+static int
+scan_kept(struct scan *s, size_t i, int fd, const char *name, unsigned char type)
+{
+	size_t off;
+	bool keep;
+
+	if (scan_add_path(s, &s->dirs[i], name, strlen(name), &off) < 0)
+		return -1;
+	keep = s->o->keep(s->o->keep_arg, s->text + off, fd, name, type);
+	s->text_len = off; /* the path was for the question only */
+	return keep;
+}
+
 /* NAME (NULL: dirs[I] itself), of kind KIND, in dirs[I] (FD) goes in named,
  * with its own device and inode. */
 static int
@@ -434,9 +449,10 @@ scan_pruned(const struct scan *s, int fd, const char *name, const char *path)
 	       (unsigned long long)st.st_ino == s->o->prune_ids[k][1];
 }
 
-/* NAME, a visible subdirectory of dirs[I] (FD), is to be listed later. */
+/* NAME, a visible subdirectory of dirs[I] (FD), is to be listed later;
+ * STRICT: a directory o->keep kept, or one below it. */
 static int
-scan_add_kid(struct scan *s, size_t i, int fd, const char *name)
+scan_add_kid(struct scan *s, size_t i, int fd, const char *name, bool strict)
 {
 	const struct dir_rec *d = &s->dirs[i];
 	size_t off;
@@ -455,6 +471,8 @@ scan_add_kid(struct scan *s, size_t i, int fd, const char *name)
 	    .name = d->len + (d->len > 1),
 	    .parent = i,
 	    .depth = d->depth + 1,
+	    .root = d->root,
+	    .strict = strict,
 	};
 	return 0;
 }
@@ -499,8 +517,9 @@ static int
 scan_list(struct scan *s, size_t i)
 {
 	unsigned git_parts = 0;
-	bool recursive = s->o->recursive;
-	int fd = dir_open(s, i);
+	bool strict = s->dirs[i].strict;
+	bool recursive = s->o->recursive || strict;
+	int fd = dir_open(s, i), kept;
 	struct stat st;
 	struct shown b;
 
@@ -539,6 +558,7 @@ scan_list(struct scan *s, size_t i)
 					continue;
 				hidden = hidden_name_in(s->o->allow, s->o->n_allow, name, strlen(name));
 			}
+			hidden |= strict;
 			/*
 			 * Overflow only when there is an entry the cap leaves
 			 * unread: a tree of exactly max_entries is complete.  A
@@ -570,11 +590,17 @@ scan_list(struct scan *s, size_t i)
 				if (s->o->stop_at_named && !hidden)
 					continue;
 			}
-			if (hidden) {
+			if (hidden && s->o->keep && type != DT_LNK &&
+			    (kept = scan_kept(s, i, fd, name, type)) != 0) {
+				if (kept < 0)
+					return -1;
+				if (type == DT_DIR && scan_add_kid(s, i, fd, name, true) < 0)
+					return -1;
+			} else if (hidden) {
 				if (scan_hidden(s, i, name, type) < 0)
 					return -1;
 			} else if (type == DT_DIR) {
-				if (scan_add_kid(s, i, fd, name) < 0)
+				if (scan_add_kid(s, i, fd, name, strict) < 0)
 					return -1;
 			}
 		}

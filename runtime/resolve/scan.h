@@ -55,6 +55,15 @@ struct scan_options {
 	const char *const *prune;
 	const unsigned long long (*prune_ids)[2];
 	size_t n_prune;
+	/*
+	 * Optional: an entry the rule would hide (PATH absolute, NAME in the
+	 * directory DIRFD, TYPE a DT_* value) is offered to KEEP first; true
+	 * leaves it visible.  A directory kept is listed whatever `recursive`
+	 * says, and every entry below it is offered in turn and hidden unless
+	 * kept: the caller shows what it has vouched for, nothing beside it.
+	 */
+	bool (*keep)(void *arg, const char *path, int dirfd, const char *name, unsigned char type);
+	void *keep_arg;
 };
 
 enum scan_kind {

@@ -675,6 +675,32 @@ t_command_visibility() {
 	[ ! -e "$U/opt/tool/bin/new" ] || fail "the command's directory was writable"
 }
 
+t_path_shadow() {
+	name="a PATH entry the sandbox does not see (shims in the home) does not shadow the system's program"
+	mkdir -p "$H/.pyenv/shims"
+	printf '#!/bin/sh\necho shim-ran\n' >"$H/.pyenv/shims/python3"
+	chmod 755 "$H/.pyenv/shims/python3"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$H/.pyenv"
+	out=$(cd "$WS" && as_user env PATH="$H/.pyenv/shims:/usr/bin:/bin" "$TB/omnibox-run" -q \
+		"$P/default.yaml" -- python3 -c 'print("python-" + str(6 * 7))' 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "python-42"
+	expect_no_out "shim-ran"
+	name="the command omnibox-run runs is the one sh -c finds inside"
+	out=$(cd "$WS" && as_user env PATH="$H/.pyenv/shims:/usr/bin:/bin" "$TB/omnibox-run" -q \
+		"$P/default.yaml" -- sh -c 'command -v python3; python3 -c "import sys; print(sys.executable)"' 2>&1)
+	expect_rc 0
+	expect_out "/usr/bin/python3"
+	expect_no_out ".pyenv"
+	name="--dry-run shows the system's program, not the shim"
+	out=$(cd "$WS" && as_user env PATH="$H/.pyenv/shims:/usr/bin:/bin" "$TB/omnibox-run" -q \
+		--dry-run "$P/default.yaml" -- python3 2>&1)
+	expect_rc 0
+	expect_no_out ".pyenv/shims"
+	rm -rf "$H/.pyenv"
+}
+
 # The command's environment is what --emit=env prints, for the same host
 # environment: with bwrap and with sandbox type none.
 t_environment_is_emit_env() {
@@ -1344,6 +1370,7 @@ run_all() {
 	t_dry_run
 	t_fail_closed
 	t_command_visibility
+	t_path_shadow
 	t_none
 	t_null_sandbox
 	t_resolve_matches_dry_run

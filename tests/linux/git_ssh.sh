@@ -213,6 +213,12 @@ run_all() {
 	expect_out "allow fetch root@127.0.0.1:$PORT /$RO"
 	expect_out "exit 0"
 
+	name="-q without --egress-log: the broker's session lines are silent too"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --egress-hosts="$T/hosts" "$P/git.yaml" -- \
+		sh -c "cd \$TMPDIR && git clone -q $(url "$G/ro.git") c && cat c/README" 2>&1)
+	expect_out "fetched-over-ssh"
+	expect_no_out "omnibox-git-ssh:"
+
 	name="the sandbox's git runs the helper, with a token; no agent socket"
 	sbx git sh -c 'echo "cmd=$GIT_SSH_COMMAND variant=$GIT_SSH_VARIANT"; env | grep -c "^SSH_AUTH_SOCK=" ;
 		echo "token=${#OMNIBOX_GIT_SSH_TOKEN}"'

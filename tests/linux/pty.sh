@@ -99,6 +99,21 @@ scenario() {
 	wait_for '^30 100'
 	out=$(screen)
 	expect_out "30 100"
+	name="tty names the sandbox's own terminal, the one on standard input, not the user's"
+	keys 'echo "tty=$(tty) dev=$(stat -L -c %t:%T "$(tty)") in=$(stat -L -c %t:%T /dev/stdin)"' Enter
+	wait_for '^tty=/dev/[a-z]'
+	line=$(screen | grep '^tty=' | tail -n 1)
+	pane=$(stat -L -c %t:%T "$(tmux -S "$sock" display -p -t t '#{pane_tty}')")
+	tests=$((tests + 1))
+	case $line in
+	"tty=/dev/console dev="*) ;;
+	*) fail "tty printed: $line" ;;
+	esac
+	dev=${line#* dev=}
+	dev=${dev%% *}
+	expect_eq "the device tty names and standard input's" "$dev" "${line##* in=}"
+	tests=$((tests + 1))
+	[ "$dev" != "$pane" ] || fail "the sandbox's tty is the user's terminal ($pane)"
 	name="the exit status comes back and the user's terminal is restored"
 	keys 'kill %1; exit 7' Enter
 	i=0

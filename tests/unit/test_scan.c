@@ -255,6 +255,38 @@ Test(scan, allow_list_replaces_the_default)
 	cr_assert_str_eq(hits(&res), ".env .venv/");
 }
 
+/* scan_options.keep for the test: what the names below vouch for. */
+static bool
+keep_listed(void *arg, const char *path, int dirfd, const char *name, unsigned char type)
+{
+	const char *const *kept = arg;
+
+	(void)dirfd;
+	(void)name;
+	(void)type;
+	for (size_t i = 0; kept[i]; i++)
+		if (!strcmp(rel(path), kept[i]))
+			return true;
+	return false;
+}
+
+Test(scan, a_kept_directory_shows_only_what_is_kept_below_it)
+{
+	static const char *const kept[] = {".gitignore", ".github", ".github/workflows",
+					   ".github/workflows/ci.yml", NULL};
+	struct scan_options o = options(false);
+
+	tree(".gitignore .env .github/workflows/ci.yml .github/workflows/local.yml "
+	     ".github/notes.txt .github/secret/key .github/.hidden src/.eslintrc");
+	o.keep = keep_listed;
+	o.keep_arg = (void *)kept;
+	run(&o);
+	/* Below .github every entry is offered, dotted or not, at every depth,
+	 * though the scan is not recursive; the rest of the tree is as before. */
+	cr_assert_str_eq(hits(&res), ".env .github/.hidden .github/notes.txt .github/secret/ "
+				     ".github/workflows/local.yml");
+}
+
 Test(scan, empty_allow_list_hides_venv_too)
 {
 	struct scan_options o = options(false);

@@ -32,6 +32,7 @@ fi
 WINESERVER=${WINESERVER:-$(dirname "$WINE")/wineserver}
 if [ ! -x "$WINE" ]; then
 	echo "wine.sh: SKIP: $WINE not found; install the Debian package wine64"
+	echo "wine.sh: 0 checks, 0 failed, 1 skipped"
 	exit 0
 fi
 RUN=$B/windows/omnibox-run.exe
