@@ -44,7 +44,8 @@ allows(struct dctx *c, const struct policy *p, enum query_access access, const c
 	struct decision d;
 
 	query_decide(c->a, p, TARGET_LINUX, &q, &d);
-	return d.allowed;
+	/* A write that stays in the sandbox's own storage reaches nothing of the host's. */
+	return d.allowed && !(access == QUERY_WRITE && d.own);
 }
 
 /* ---- the network and egress -------------------------------------------------- */

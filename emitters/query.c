@@ -181,8 +181,17 @@ set(struct decision *d, bool allowed, const char *why, uint32_t line)
 {
 	d->allowed = allowed;
 	d->enforced = true;
+	d->own = false;
 	d->why = why;
 	d->line = line;
+}
+
+/* Allowed, in the sandbox's own storage. */
+static void
+set_own(struct decision *d, const char *why, uint32_t line)
+{
+	set(d, true, why, line);
+	d->own = true;
 }
 
 static bool
@@ -191,6 +200,13 @@ is_system(enum target t, const char *path)
 	if (path[0] != '/')
 		return false;
 	return t == TARGET_DARWIN ? paths_darwin_system(path) : paths_linux_shown(path);
+}
+
+/* Is PATH in the private home of a Linux launch (no grant holds the home itself)? */
+static bool
+private_home(const struct policy *p, enum target t, const char *path)
+{
+	return t == TARGET_LINUX && ir_within(path, "{HOME}") && !bwrap_home_written(p);
 }
 
 static void
@@ -226,14 +242,14 @@ decide_file(struct arena *a, const struct policy *p, enum target t, const struct
 					  : arena_printf(a, "protected path %s: %s", f.hit, f.why),
 				   f.line ? f.line : sb->write_paths.loc.line);
 		if (scratch)
-			return set(d, true,
-				   t == TARGET_LINUX
-				       ? "the private scratch dir, or the sandbox's own /tmp"
-				       : "the private scratch dir",
-				   0);
+			return set_own(d,
+				       t == TARGET_LINUX
+					   ? "the private scratch dir, or the sandbox's own /tmp"
+					   : "the private scratch dir",
+				       0);
 		if (cow)
-			return set(
-			    d, true,
+			return set_own(
+			    d,
 			    arena_printf(a,
 					 "write_paths %s, copy-on-write: a private copy; the "
 					 "host's is not written",
@@ -257,6 +273,11 @@ decide_file(struct arena *a, const struct policy *p, enum target t, const struct
 			return set(d, false,
 				   arena_printf(a, "read_paths %s is read-only", g->written),
 				   g->loc.line);
+		if (private_home(p, t, path))
+			return set_own(d,
+				       "the private home: written in the launch's scratch dir and "
+				       "discarded at exit; nothing reaches the host's home",
+				       0);
 		return set(d, false, "not granted (default deny)", 0);
 	}
 	if (scratch)
@@ -278,6 +299,11 @@ decide_file(struct arena *a, const struct policy *p, enum target t, const struct
 		return set(d, true, arena_printf(a, "read_paths %s", g->written), g->loc.line);
 	if (is_system(t, path))
 		return set(d, true, "system directories, read-only", 0);
+	if (private_home(p, t, path))
+		return set(d, false,
+			   "the private home holds nothing of the host's home (read_paths grants "
+			   "what it should see)",
+			   0);
 	return set(d, false, "not granted (default deny)", 0);
 }
 

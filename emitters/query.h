@@ -36,6 +36,8 @@ struct query {
 struct decision {
 	bool allowed;
 	bool enforced;	 /* false: the target cannot enforce what the policy says */
+	bool own;	 /* allowed in the sandbox's own storage (scratch, its /tmp, a
+			  * copy, the private home): nothing of the host's is written */
 	const char *why; /* the rule that decides, in words */
 	uint32_t line;	 /* its YAML line; 0 for a default */
 };

@@ -216,7 +216,8 @@ allowed(struct arena *a, const struct policy *p, const struct query *q)
 	struct decision d;
 
 	query_decide(a, p, TARGET_LINUX, q, &d);
-	return d.allowed;
+	/* What reaches the host: a write to the sandbox's own storage does not. */
+	return d.allowed && !(q->access == QUERY_WRITE && d.own);
 }
 
 /* A query B allows and A refuses, or NULL. */
