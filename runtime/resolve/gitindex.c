@@ -128,7 +128,8 @@ path_v4(const unsigned char *p, const unsigned char *end, const char *prev, size
 	slen = strlen((const char *)q);
 	if (!(path = malloc(keep + slen + 1)))
 		return NULL;
-	memcpy(path, prev, keep);
+	if (keep)
+		memcpy(path, prev, keep);
 	memcpy(path + keep, q, slen + 1);
 	*used = (size_t)(q - p) + slen + 1;
 	return path;
