@@ -532,6 +532,41 @@ want_pathlist(struct vctx *c, const struct ynode *n, const char *what, struct ir
 
 /* ---- egress rules and credentials -------------------------------------------- */
 
+/*
+ * A CONNECT that an HTTP rule allows is intercepted as HTTPS even when a
+ * tcp rule names the same host and port: that tcp rule's stream would
+ * fail unless it is HTTPS, so say so.
+ */
+static void
+warn_tcp_shadowed(struct vctx *c, const struct sandbox *sb)
+{
+	struct egress_matcher *m;
+	bool any = false;
+
+	for (size_t i = 0; i < sb->n_egress; i++)
+		any |= sb->egress[i].tcp;
+	if (!any)
+		return;
+	if (!(m = egress_matcher_new(sb->egress, sb->n_egress))) {
+		fputs("omnibox: out of memory\n", stderr);
+		abort();
+	}
+	for (size_t i = 0; i < sb->n_egress; i++) {
+		const struct egress_rule *r = &sb->egress[i];
+		ssize_t h;
+
+		if (!r->tcp)
+			continue;
+		h = egress_match_host(m, r->host, strlen(r->host), r->port, EGRESS_PORT_TLS);
+		if (h >= 0)
+			diag_warning(c->d, r->loc,
+				     "the HTTP rule at line %u also allows %s:%u: a CONNECT there is "
+				     "inspected as HTTPS, and this tcp rule does not apply",
+				     sb->egress[h].loc.line, r->host, r->port);
+	}
+	egress_matcher_free(m);
+}
+
 static void
 want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sandbox *sb)
 {
@@ -559,9 +594,9 @@ want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sand
 		for (size_t j = 0; j < sb->n_egress && !dup; j++) {
 			const struct egress_rule *o = &sb->egress[j];
 
-			dup = o->methods == r.methods && o->wildcard == r.wildcard &&
-			      o->port == r.port && !strcmp(o->host, r.host) &&
-			      !strcmp(o->path, r.path);
+			dup = o->tcp == r.tcp && o->methods == r.methods &&
+			      o->wildcard == r.wildcard && o->port == r.port &&
+			      !strcmp(o->host, r.host) && !strcmp(o->path, r.path);
 		}
 		if (!dup)
 			*ARENA_PUSH(c->a, sb->egress, sb->n_egress, sb->cap_egress) = r;
@@ -570,6 +605,7 @@ want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sand
 		diag_warning(c->d, n->loc,
 			     "%s is empty: no HTTP filtering, the network follows allow_network",
 			     what);
+	warn_tcp_shadowed(c, sb);
 }
 
 static const char *const cred_type_names[] = {"https_bearer",   "https_basic", "git_https",
@@ -1726,21 +1762,47 @@ want_sandbox(struct vctx *c, const struct ynode *n, const char *w, struct sandbo
 #undef KEY
 }
 
-/* Does the credential's host pass some egress rule's host? */
-/* Does some egress rule let a TLS tunnel reach HOST:PORT, where credentials go? */
-static bool
+/*
+ * Does some HTTP egress rule let a TLS tunnel reach HOST:PORT, where
+ * credentials go?  1 when one does; 0 when none does; -1 when only a tcp
+ * rule does (a plain tunnel, where no credential is ever swapped in).
+ */
+static int
 egress_covers_host(const struct sandbox *sb, const char *host, unsigned port)
 {
 	struct egress_matcher *m = egress_matcher_new(sb->egress, sb->n_egress);
-	bool ok;
+	int ok;
 
 	if (!m) {
 		fputs("omnibox: out of memory\n", stderr);
 		abort();
 	}
-	ok = egress_match_host(m, host, strlen(host), port, EGRESS_PORT_TLS) >= 0;
+	if (egress_match_host(m, host, strlen(host), port, EGRESS_PORT_TLS) >= 0)
+		ok = 1;
+	else
+		ok = egress_match_tcp(m, host, strlen(host), port) >= 0 ? -1 : 0;
 	egress_matcher_free(m);
 	return ok;
+}
+
+/* A credential is swapped in by HTTP rules' interception only. */
+static void
+check_cred_reachable(struct vctx *c, const struct sandbox *sb, const struct cred_target *tg)
+{
+	switch (egress_covers_host(sb, tg->host, tg->port)) {
+	case 0:
+		diag_error(c->d, tg->loc,
+			   "credential host '%s:%u' is not allowed by any egress rule, so the "
+			   "credential could never be used",
+			   tg->host, tg->port);
+		break;
+	case -1:
+		diag_error(c->d, tg->loc,
+			   "credential host '%s:%u' is allowed only by a tcp rule, an uninspected "
+			   "stream where no credential is swapped in: allow it with an HTTP rule",
+			   tg->host, tg->port);
+		break;
+	}
 }
 
 /*
@@ -2022,13 +2084,8 @@ check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
 					reported = true;
 				}
 			}
-			if (!reported && sb->n_egress &&
-			    !egress_covers_host(sb, tg->host, tg->port))
-				diag_error(
-				    c->d, tg->loc,
-				    "credential host '%s:%u' is not allowed by any egress rule, "
-				    "so the credential could never be used",
-				    tg->host, tg->port);
+			if (!reported && sb->n_egress)
+				check_cred_reachable(c, sb, tg);
 		}
 	}
 

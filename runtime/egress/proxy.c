@@ -319,26 +319,11 @@ esc(char *buf, size_t cap, const char *s, size_t len)
 	return buf;
 }
 
-/* A rule as written: "GET,POST api.github.com/repos/(glob)". */
+/* A rule as written: "GET,POST api.github.com/repos/(glob)", "tcp h:22". */
 static void
 rule_text(const struct egress_rule *r, char *buf, size_t cap)
 {
-	size_t o = 0;
-
-	if (r->methods == EGRESS_ANY) {
-		o = (size_t)snprintf(buf, cap, "*");
-	} else {
-		for (unsigned bit = 1; bit < EGRESS_ANY && o < cap; bit <<= 1)
-			if (r->methods & bit)
-				o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? "," : "",
-						      egress_method_name(bit));
-	}
-	if (o < cap && r->port)
-		snprintf(buf + o, cap - o, " %s%s:%u%s", r->wildcard ? "*." : "", r->host, r->port,
-			 r->path_given ? r->path : "");
-	else if (o < cap)
-		snprintf(buf + o, cap - o, " %s%s%s", r->wildcard ? "*." : "", r->host,
-			 r->path_given ? r->path : "");
+	egress_rule_format(r, false, buf, cap);
 }
 
 static const char *
