@@ -532,39 +532,50 @@ want_pathlist(struct vctx *c, const struct ynode *n, const char *what, struct ir
 
 /* ---- egress rules and credentials -------------------------------------------- */
 
+/* Do the host patterns of rules A and B share a name? */
+static bool
+hosts_overlap(const struct egress_rule *a, const struct egress_rule *b)
+{
+	size_t la = strlen(a->host), lb = strlen(b->host);
+
+	if (!strcmp(a->host, b->host))
+		return true;
+	/* "*.x" takes x and every name below it, on a dot boundary. */
+	if (a->wildcard && lb > la && b->host[lb - la - 1] == '.' && !strcmp(b->host + lb - la, a->host))
+		return true;
+	return b->wildcard && la > lb && a->host[la - lb - 1] == '.' &&
+	       !strcmp(a->host + la - lb, b->host);
+}
+
 /*
- * A CONNECT that an HTTP rule allows is intercepted as HTTPS even when a
- * tcp rule names the same host and port: that tcp rule's stream would
- * fail unless it is HTTPS, so say so.
+ * A CONNECT is either inspected (an HTTP rule takes its host and port) or
+ * a plain tunnel (a tcp rule does), never both: a tcp rule that shares a
+ * host and port with an HTTP rule would not do what it says (the proxy
+ * inspects such a tunnel), and the meaning of a policy would depend on
+ * which rule wins.  A rule without a port means 443 for a CONNECT.
  */
 static void
-warn_tcp_shadowed(struct vctx *c, const struct sandbox *sb)
+check_tcp_overlap(struct vctx *c, const struct sandbox *sb)
 {
-	struct egress_matcher *m;
-	bool any = false;
-
-	for (size_t i = 0; i < sb->n_egress; i++)
-		any |= sb->egress[i].tcp;
-	if (!any)
-		return;
-	if (!(m = egress_matcher_new(sb->egress, sb->n_egress))) {
-		fputs("omnibox: out of memory\n", stderr);
-		abort();
-	}
 	for (size_t i = 0; i < sb->n_egress; i++) {
-		const struct egress_rule *r = &sb->egress[i];
-		ssize_t h;
+		const struct egress_rule *t = &sb->egress[i];
 
-		if (!r->tcp)
+		if (!t->tcp)
 			continue;
-		h = egress_match_host(m, r->host, strlen(r->host), r->port, EGRESS_PORT_TLS);
-		if (h >= 0)
-			diag_warning(c->d, r->loc,
-				     "the HTTP rule at line %u also allows %s:%u: a CONNECT there is "
-				     "inspected as HTTPS, and this tcp rule does not apply",
-				     sb->egress[h].loc.line, r->host, r->port);
+		for (size_t j = 0; j < sb->n_egress; j++) {
+			const struct egress_rule *h = &sb->egress[j];
+			unsigned port = h->port ? h->port : EGRESS_PORT_TLS;
+
+			if (h->tcp || port != t->port || !hosts_overlap(t, h))
+				continue;
+			diag_error(c->d, t->loc,
+				   "tcp rule for %s%s:%u shares its host and port with the HTTP "
+				   "rule at line %u, whose CONNECTs the proxy inspects: a host and "
+				   "port is either inspected or a plain tunnel",
+				   t->wildcard ? "*." : "", t->host, t->port, h->loc.line);
+			break;
+		}
 	}
-	egress_matcher_free(m);
 }
 
 static void
@@ -605,7 +616,7 @@ want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sand
 		diag_warning(c->d, n->loc,
 			     "%s is empty: no HTTP filtering, the network follows allow_network",
 			     what);
-	warn_tcp_shadowed(c, sb);
+	check_tcp_overlap(c, sb);
 }
 
 static const char *const cred_type_names[] = {"https_bearer",   "https_basic", "git_https",

@@ -66,8 +66,8 @@ emit_http(const struct policy *p, enum target t, struct diag *d, struct textbuf 
 	}
 	tb_puts(out, "# a host without a port: 443 through a tunnel (HTTPS), 80 for plain HTTP\n");
 	if (has_tcp(sb))
-		tb_puts(out, "# tcp: a plain tunnel to that host and port, when no HTTP rule takes "
-			     "it; no credential\n");
+		tb_puts(out, "# tcp: a plain tunnel to exactly that host and port, not inspected; "
+			     "never a credential\n");
 	tb_printf(out, "#line  %-*s  %-*s  path (the query is not matched)\n", wm, "methods", wh,
 		  "host");
 	for (size_t i = 0; i < sb->n_egress; i++) {
