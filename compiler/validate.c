@@ -532,6 +532,52 @@ want_pathlist(struct vctx *c, const struct ynode *n, const char *what, struct ir
 
 /* ---- egress rules and credentials -------------------------------------------- */
 
+/* Do the host patterns of rules A and B share a name? */
+static bool
+hosts_overlap(const struct egress_rule *a, const struct egress_rule *b)
+{
+	size_t la = strlen(a->host), lb = strlen(b->host);
+
+	if (!strcmp(a->host, b->host))
+		return true;
+	/* "*.x" takes x and every name below it, on a dot boundary. */
+	if (a->wildcard && lb > la && b->host[lb - la - 1] == '.' && !strcmp(b->host + lb - la, a->host))
+		return true;
+	return b->wildcard && la > lb && a->host[la - lb - 1] == '.' &&
+	       !strcmp(a->host + la - lb, b->host);
+}
+
+/*
+ * A CONNECT is either inspected (an HTTP rule takes its host and port) or
+ * a plain tunnel (a tcp rule does), never both: a tcp rule that shares a
+ * host and port with an HTTP rule would not do what it says (the proxy
+ * inspects such a tunnel), and the meaning of a policy would depend on
+ * which rule wins.  A rule without a port means 443 for a CONNECT.
+ */
+static void
+check_tcp_overlap(struct vctx *c, const struct sandbox *sb)
+{
+	for (size_t i = 0; i < sb->n_egress; i++) {
+		const struct egress_rule *t = &sb->egress[i];
+
+		if (!t->tcp)
+			continue;
+		for (size_t j = 0; j < sb->n_egress; j++) {
+			const struct egress_rule *h = &sb->egress[j];
+			unsigned port = h->port ? h->port : EGRESS_PORT_TLS;
+
+			if (h->tcp || port != t->port || !hosts_overlap(t, h))
+				continue;
+			diag_error(c->d, t->loc,
+				   "tcp rule for %s%s:%u shares its host and port with the HTTP "
+				   "rule at line %u, whose CONNECTs the proxy inspects: a host and "
+				   "port is either inspected or a plain tunnel",
+				   t->wildcard ? "*." : "", t->host, t->port, h->loc.line);
+			break;
+		}
+	}
+}
+
 static void
 want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sandbox *sb)
 {
@@ -559,9 +605,9 @@ want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sand
 		for (size_t j = 0; j < sb->n_egress && !dup; j++) {
 			const struct egress_rule *o = &sb->egress[j];
 
-			dup = o->methods == r.methods && o->wildcard == r.wildcard &&
-			      o->port == r.port && !strcmp(o->host, r.host) &&
-			      !strcmp(o->path, r.path);
+			dup = o->tcp == r.tcp && o->methods == r.methods &&
+			      o->wildcard == r.wildcard && o->port == r.port &&
+			      !strcmp(o->host, r.host) && !strcmp(o->path, r.path);
 		}
 		if (!dup)
 			*ARENA_PUSH(c->a, sb->egress, sb->n_egress, sb->cap_egress) = r;
@@ -570,6 +616,7 @@ want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sand
 		diag_warning(c->d, n->loc,
 			     "%s is empty: no HTTP filtering, the network follows allow_network",
 			     what);
+	check_tcp_overlap(c, sb);
 }
 
 static const char *const cred_type_names[] = {"https_bearer",   "https_basic", "git_https",
@@ -1726,21 +1773,47 @@ want_sandbox(struct vctx *c, const struct ynode *n, const char *w, struct sandbo
 #undef KEY
 }
 
-/* Does the credential's host pass some egress rule's host? */
-/* Does some egress rule let a TLS tunnel reach HOST:PORT, where credentials go? */
-static bool
+/*
+ * Does some HTTP egress rule let a TLS tunnel reach HOST:PORT, where
+ * credentials go?  1 when one does; 0 when none does; -1 when only a tcp
+ * rule does (a plain tunnel, where no credential is ever swapped in).
+ */
+static int
 egress_covers_host(const struct sandbox *sb, const char *host, unsigned port)
 {
 	struct egress_matcher *m = egress_matcher_new(sb->egress, sb->n_egress);
-	bool ok;
+	int ok;
 
 	if (!m) {
 		fputs("omnibox: out of memory\n", stderr);
 		abort();
 	}
-	ok = egress_match_host(m, host, strlen(host), port, EGRESS_PORT_TLS) >= 0;
+	if (egress_match_host(m, host, strlen(host), port, EGRESS_PORT_TLS) >= 0)
+		ok = 1;
+	else
+		ok = egress_match_tcp(m, host, strlen(host), port) >= 0 ? -1 : 0;
 	egress_matcher_free(m);
 	return ok;
+}
+
+/* A credential is swapped in by HTTP rules' interception only. */
+static void
+check_cred_reachable(struct vctx *c, const struct sandbox *sb, const struct cred_target *tg)
+{
+	switch (egress_covers_host(sb, tg->host, tg->port)) {
+	case 0:
+		diag_error(c->d, tg->loc,
+			   "credential host '%s:%u' is not allowed by any egress rule, so the "
+			   "credential could never be used",
+			   tg->host, tg->port);
+		break;
+	case -1:
+		diag_error(c->d, tg->loc,
+			   "credential host '%s:%u' is allowed only by a tcp rule, an uninspected "
+			   "stream where no credential is swapped in: allow it with an HTTP rule",
+			   tg->host, tg->port);
+		break;
+	}
 }
 
 /*
@@ -2022,13 +2095,8 @@ check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
 					reported = true;
 				}
 			}
-			if (!reported && sb->n_egress &&
-			    !egress_covers_host(sb, tg->host, tg->port))
-				diag_error(
-				    c->d, tg->loc,
-				    "credential host '%s:%u' is not allowed by any egress rule, "
-				    "so the credential could never be used",
-				    tg->host, tg->port);
+			if (!reported && sb->n_egress)
+				check_cred_reachable(c, sb, tg);
 		}
 	}
 

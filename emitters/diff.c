@@ -63,22 +63,24 @@ net_state(const struct sandbox *sb)
 static const char *
 rule_text(struct arena *a, const struct egress_rule *r)
 {
-	char methods[64] = "";
+	char text[1024];
 
-	if (r->methods == EGRESS_ANY) {
-		strcpy(methods, "*");
-	} else {
-		for (unsigned bit = 1; bit & EGRESS_ANY; bit <<= 1)
-			if (r->methods & bit) {
-				if (*methods)
-					strcat(methods, ",");
-				strcat(methods, egress_method_name(bit));
-			}
-	}
-	return r->port ? arena_printf(a, "%s %s%s:%u%s", methods, r->wildcard ? "*." : "", r->host,
-				      r->port, r->path)
-		       : arena_printf(a, "%s %s%s%s", methods, r->wildcard ? "*." : "", r->host,
-				      r->path);
+	egress_rule_format(r, true, text, sizeof(text));
+	return arena_strdup(a, text);
+}
+
+/* What a witness of egress_rules_cover() is, as a request or a stream. */
+static const char *
+witness_text(struct arena *a, const struct egress_witness *w)
+{
+	if (w->tcp)
+		return arena_printf(a, "a TCP stream to %s:%u", w->host, w->port);
+	return arena_printf(a, "%s %s://%s%s%s%s", egress_method_name(w->method),
+			    w->tls ? "https" : "http", w->host,
+			    w->port == (w->tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN)
+				? ""
+				: arena_printf(a, ":%u", w->port),
+			    w->path[0] == '/' ? "" : "/", w->path);
 }
 
 static void
@@ -116,15 +118,11 @@ diff_network(struct dctx *c)
 					 verb(c, "is allowed", "is no longer allowed")));
 		else if (!egress_rules_cover(f->egress, f->n_egress, &t->egress[i], &w))
 			add(c, DIFF_EGRESS, FILES, t->egress[i].loc.line,
-			    arena_printf(c->a, "egress rule '%s' %s, e.g. %s %s://%s%s%s%s",
+			    arena_printf(c->a, "egress rule '%s' %s, e.g. %s",
 					 rule_text(c->a, &t->egress[i]),
 					 verb(c, "allows what no rule allowed before",
 					      "goes: what it allowed is refused now"),
-					 egress_method_name(w.method), w.tls ? "https" : "http", w.host,
-					 w.port == (w.tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN)
-					     ? ""
-					     : arena_printf(c->a, ":%u", w.port),
-					 w.path[0] == '/' ? "" : "/", w.path[0] == '/' ? w.path + 0 : w.path));
+					 witness_text(c->a, &w)));
 	}
 }
 

@@ -24,6 +24,15 @@ methods_text(unsigned methods, char *buf, size_t cap)
 					      egress_method_name(bit));
 }
 
+static bool
+has_tcp(const struct sandbox *sb)
+{
+	for (size_t i = 0; i < sb->n_egress; i++)
+		if (sb->egress[i].tcp)
+			return true;
+	return false;
+}
+
 static int
 emit_http(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
 {
@@ -56,6 +65,9 @@ emit_http(const struct policy *p, enum target t, struct diag *d, struct textbuf 
 			wh = hl;
 	}
 	tb_puts(out, "# a host without a port: 443 through a tunnel (HTTPS), 80 for plain HTTP\n");
+	if (has_tcp(sb))
+		tb_puts(out, "# tcp: a plain tunnel to exactly that host and port, not inspected; "
+			     "never a credential\n");
 	tb_printf(out, "#line  %-*s  %-*s  path (the query is not matched)\n", wm, "methods", wh,
 		  "host");
 	for (size_t i = 0; i < sb->n_egress; i++) {
@@ -63,13 +75,15 @@ emit_http(const struct policy *p, enum target t, struct diag *d, struct textbuf 
 		char host[300];
 
 		methods_text(r->methods, methods, sizeof(methods));
+		if (r->tcp)
+			snprintf(methods, sizeof(methods), "tcp");
 		if (r->port)
 			snprintf(host, sizeof(host), "%s%s:%u", r->wildcard ? "*." : "", r->host,
 				 r->port);
 		else
 			snprintf(host, sizeof(host), "%s%s", r->wildcard ? "*." : "", r->host);
 		tb_printf(out, "%5u  %-*s  %-*s  %s\n", r->loc.line, wm, methods, wh, host,
-			  r->path);
+			  r->tcp ? "(a TCP stream through CONNECT, not inspected)" : r->path);
 	}
 	if (!sb->n_creds)
 		return 0;

@@ -158,6 +158,20 @@ put_egress(struct json *j, const struct sandbox *sb)
 		const struct egress_rule *r = &sb->egress[i];
 
 		json_open(j, '{', true);
+		json_key(j, "kind");
+		json_str(j, r->tcp ? "tcp" : "http");
+		if (r->tcp) { /* a stream: no methods, no path */
+			json_key(j, "host");
+			json_str(j, r->host);
+			json_key(j, "subdomains");
+			json_bool(j, r->wildcard);
+			json_key(j, "port");
+			json_u64(j, r->port);
+			json_key(j, "line");
+			json_line(j, r->loc.line);
+			json_close(j);
+			continue;
+		}
 		json_key(j, "methods");
 		json_open(j, '[', true);
 		if (r->methods == EGRESS_ANY)

@@ -150,6 +150,22 @@ files(struct ex *x, const struct policy *p)
 	      "SBPL deny network-outbound to the socket", "a Job Object cannot block sockets");
 }
 
+/* A tcp rule: the proxy checks the host and port of the CONNECT, nothing inside. */
+static void
+tcp_row(struct ex *x, const struct egress_rule *r, size_t i)
+{
+	char setting[400];
+
+	snprintf(setting, sizeof(setting), "egress rule %zu (tcp %s%s:%u)", i + 1,
+		 r->wildcard ? "*." : "", r->host, r->port);
+	row(x, ENFORCED, setting, r->loc.line,
+	    r->port == 22 ? "the proxy: host and port of a CONNECT, then a plain tunnel, "
+			    "uninspected (no method, path or credential); for git over SSH, "
+			    "git_ssh checks the repository and keeps the key outside"
+			  : "the proxy: host and port of a CONNECT, then a plain tunnel, "
+			    "uninspected (no method, path or credential)");
+}
+
 static void
 network(struct ex *x, const struct sandbox *sb)
 {
@@ -162,11 +178,16 @@ network(struct ex *x, const struct sandbox *sb)
 			      "a network namespace; the only way out is the relay to the egress proxy",
 			      "network only to the relay's loopback port; the egress proxy"));
 		for (size_t i = 0; i < sb->n_egress; i++) {
+			const struct egress_rule *r = &sb->egress[i];
 			char setting[400];
 
+			if (r->tcp) {
+				tcp_row(x, r, i);
+				continue;
+			}
 			snprintf(setting, sizeof(setting), "egress rule %zu (%s%s)", i + 1,
-				 sb->egress[i].wildcard ? "*." : "", sb->egress[i].host);
-			row(x, ENFORCED, setting, sb->egress[i].loc.line,
+				 r->wildcard ? "*." : "", r->host);
+			row(x, ENFORCED, setting, r->loc.line,
 			    "the proxy: method, host, port and path (the query is not matched)");
 		}
 		row(x, ENFORCED, "private destinations", sb->egress_allow_private.loc.line,

@@ -94,6 +94,29 @@ parse_url(struct arena *a, const char *url, struct query *q, char *err, size_t e
 	return 0;
 }
 
+/* "tcp HOST:PORT": a raw stream, which only a CONNECT tunnel carries. */
+static int
+parse_tcp(struct arena *a, const char *arg, struct query *q, char *err, size_t errlen)
+{
+	const char *colon = strrchr(arg, ':');
+	char *stop;
+	unsigned long port;
+
+	if (!colon || colon == arg || !egress_host_is_safe(arg, (size_t)(colon - arg)))
+		return diag_fail(err, errlen, "'tcp %s': write tcp HOST:PORT", arg);
+	port = strtoul(colon + 1, &stop, 10);
+	if (colon[1] < '0' || colon[1] > '9' || *stop || port == 0 || port > 65535)
+		return diag_fail(err, errlen, "'tcp %s' has a bad port (1 to 65535)", arg);
+	q->access = QUERY_TCP;
+	q->tls = true;
+	q->host = arena_strndup(a, arg, (size_t)(colon - arg));
+	for (char *h = (char *)q->host; *h; h++)
+		if (*h >= 'A' && *h <= 'Z')
+			*h = (char)(*h + 32);
+	q->port = (unsigned)port;
+	return 0;
+}
+
 int
 query_parse(struct arena *a, const char *text, struct query *q, char *err, size_t errlen)
 {
@@ -122,11 +145,14 @@ query_parse(struct arena *a, const char *text, struct query *q, char *err, size_
 				q->path = lexical(a, "{CWD}", arg);
 			return q->path ? 0 : -1;
 		}
+	if (klen == 3 && !strncmp(text, "tcp", 3))
+		return parse_tcp(a, arg, q, err, errlen);
 	q->method = egress_method_bit(text, klen);
 	if (!q->method || q->method == EGRESS_ANY)
-		return diag_fail(
-		    err, errlen,
-		    "'%s': ACCESS is read, write, exec or an HTTP method (GET, POST, ...)", text);
+		return diag_fail(err, errlen,
+				 "'%s': ACCESS is read, write, exec, an HTTP method (GET, POST, "
+				 "...) or tcp",
+				 text);
 	q->access = QUERY_HTTP;
 	q->method_name = egress_method_name(q->method);
 	return parse_url(a, arg, q, err, errlen);
@@ -307,7 +333,83 @@ decide_file(struct arena *a, const struct policy *p, enum target t, const struct
 	return set(d, false, "not granted (default deny)", 0);
 }
 
-/* ---- HTTP ------------------------------------------------------------------- */
+/* ---- HTTP and TCP ------------------------------------------------------------- */
+
+/* Without egress rules: the network is off, or on and unfiltered. */
+static void
+decide_unfiltered(const struct sandbox *sb, enum target t, struct decision *d)
+{
+	if (!sb->allow_network.value) {
+		set(d, false, "allow_network: false", sb->allow_network.loc.line);
+		d->enforced = t != TARGET_WINDOWS;
+		if (!d->enforced)
+			d->why = "allow_network: false is not enforced: a Job Object has no "
+				 "network control";
+		return;
+	}
+	set(d, true,
+	    sb->egress_present ? "egress_rules is empty: no filtering, the network is on"
+			       : "the network is on (allow_network)",
+	    sb->egress_present ? sb->egress_loc.line : sb->allow_network.loc.line);
+}
+
+/*
+ * Rule I allows the query; refuse it when the host is an IPv4 literal the
+ * proxy refuses.  True when refused.
+ */
+static bool
+refused_address(struct arena *a, const struct sandbox *sb, const char *host, ssize_t i,
+		struct decision *d)
+{
+	const char *bad = NULL;
+	uint8_t v4[4];
+
+	if (address_classify_host(host, strlen(host), v4, &bad) != ADDRESS_HOST_IPV4 ||
+	    !(bad = address_refused_v4(v4)) || sb->egress_allow_private.value)
+		return false;
+	set(d, false,
+	    arena_printf(a,
+			 "egress rule %zd matches, but the address is in %s, refused unless "
+			 "egress_allow_private_destinations: true",
+			 i + 1, bad),
+	    sb->egress[i].loc.line);
+	return true;
+}
+
+/* Rules are checked against valid host names only; nonsense is refused. */
+static bool
+refused_host(struct arena *a, const struct sandbox *sb, const char *host, struct decision *d)
+{
+	const char *bad = NULL;
+	uint8_t v4[4];
+
+	if (address_classify_host(host, strlen(host), v4, &bad) != ADDRESS_HOST_BAD)
+		return false;
+	set(d, false, arena_printf(a, "the host is %s: the proxy refuses it", bad),
+	    sb->egress_loc.line);
+	return true;
+}
+
+/*
+ * An HTTPS request that no HTTP rule allows still passes, uninspected,
+ * when the CONNECT it goes through is a plain tunnel of a tcp rule.
+ */
+static ssize_t
+match_https(const struct egress_matcher *m, const struct query *q, bool *tunnel)
+{
+	ssize_t i = egress_match(m, q->method_name, strlen(q->method_name), q->host,
+				 strlen(q->host), q->port, q->tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN,
+				 q->target, strlen(q->target));
+
+	*tunnel = false;
+	if (i >= 0 || !q->tls)
+		return i;
+	if (egress_decide_connect(m, q->host, strlen(q->host), q->port, &i) !=
+	    EGRESS_CONNECT_TUNNEL)
+		return -1;
+	*tunnel = true;
+	return i;
+}
 
 static void
 decide_http(struct arena *a, const struct policy *p, enum target t, const struct query *q,
@@ -316,45 +418,27 @@ decide_http(struct arena *a, const struct policy *p, enum target t, const struct
 	const struct sandbox *sb = &p->os_env.sandbox;
 	struct egress_matcher *m;
 	ssize_t i;
-	const char *cred = "", *bad = NULL;
-	uint8_t v4[4];
-	enum address_host_kind kind;
+	bool tunnel;
+	const char *cred = "";
 
-	if (!sb->n_egress) {
-		if (!sb->allow_network.value) {
-			set(d, false, "allow_network: false", sb->allow_network.loc.line);
-			d->enforced = t != TARGET_WINDOWS;
-			if (!d->enforced)
-				d->why =
-				    "allow_network: false is not enforced: a Job Object has no "
-				    "network control";
-			return;
-		}
-		return set(d, true,
-			   sb->egress_present
-			       ? "egress_rules is empty: no filtering, the network is on"
-			       : "the network is on (allow_network)",
-			   sb->egress_present ? sb->egress_loc.line : sb->allow_network.loc.line);
-	}
-	kind = address_classify_host(q->host, strlen(q->host), v4, &bad);
-	if (kind == ADDRESS_HOST_BAD)
-		return set(d, false, arena_printf(a, "the host is %s: the proxy refuses it", bad),
-			   sb->egress_loc.line);
+	if (!sb->n_egress)
+		return decide_unfiltered(sb, t, d);
+	if (refused_host(a, sb, q->host, d))
+		return;
 	if (!(m = egress_matcher_new(sb->egress, sb->n_egress)))
 		abort();
-	i = egress_match(m, q->method_name, strlen(q->method_name), q->host, strlen(q->host),
-			 q->port, q->tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN, q->target,
-			 strlen(q->target));
+	i = match_https(m, q, &tunnel);
 	egress_matcher_free(m);
 	if (i < 0)
 		return set(d, false, "no egress rule matches (default deny)", sb->egress_loc.line);
-	if (kind == ADDRESS_HOST_IPV4 && (bad = address_refused_v4(v4)) &&
-	    !sb->egress_allow_private.value)
-		return set(d, false,
+	if (refused_address(a, sb, q->host, i, d))
+		return;
+	if (tunnel)
+		return set(d, true,
 			   arena_printf(a,
-					"egress rule %zd matches, but the address is in %s, refused "
-					"unless egress_allow_private_destinations: true",
-					i + 1, bad),
+					"egress rule %zd (tcp): a plain tunnel, the request is not "
+					"inspected",
+					i + 1),
 			   sb->egress[i].loc.line);
 	for (size_t c = 0; c < sb->n_creds; c++)
 		for (size_t k = 0; k < sb->creds[c].n_targets; k++)
@@ -364,6 +448,39 @@ decide_http(struct arena *a, const struct policy *p, enum target t, const struct
 				    a, "; credential_proxy (line %u) swaps its secret in",
 				    sb->creds[c].loc.line);
 	set(d, true, arena_printf(a, "egress rule %zd%s", i + 1, cred), sb->egress[i].loc.line);
+}
+
+/* "tcp HOST:PORT": a stream through CONNECT, tunnelled only where no HTTP rule inspects. */
+static void
+decide_tcp(struct arena *a, const struct policy *p, enum target t, const struct query *q,
+	   struct decision *d)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	struct egress_matcher *m;
+	enum egress_connect how;
+	ssize_t i;
+
+	if (!sb->n_egress)
+		return decide_unfiltered(sb, t, d);
+	if (refused_host(a, sb, q->host, d))
+		return;
+	if (!(m = egress_matcher_new(sb->egress, sb->n_egress)))
+		abort();
+	how = egress_decide_connect(m, q->host, strlen(q->host), q->port, &i);
+	egress_matcher_free(m);
+	if (how == EGRESS_CONNECT_DENY)
+		return set(d, false, "no tcp rule matches (default deny)", sb->egress_loc.line);
+	if (how == EGRESS_CONNECT_INSPECT)
+		return set(d, false,
+			   arena_printf(a,
+					"egress rule %zd is an HTTP rule: the proxy inspects a "
+					"CONNECT there as HTTPS, a raw stream fails",
+					i + 1),
+			   sb->egress[i].loc.line);
+	if (refused_address(a, sb, q->host, i, d))
+		return;
+	set(d, true, arena_printf(a, "egress rule %zd: a plain tunnel, not inspected", i + 1),
+	    sb->egress[i].loc.line);
 }
 
 void
@@ -395,6 +512,8 @@ query_decide(struct arena *a, const struct policy *p, enum target t, const struc
 	}
 	if (q->access == QUERY_HTTP)
 		return decide_http(a, p, t, q, d);
+	if (q->access == QUERY_TCP)
+		return decide_tcp(a, p, t, q, d);
 	if (t == TARGET_WINDOWS) {
 		set(d, true, "not enforced: a Job Object does not isolate files", 0);
 		d->enforced = false;

@@ -2,7 +2,8 @@
  * query.h - "would this policy let the agent do X?", from the IR alone.
  *
  * A query is "ACCESS TARGET": read, write or exec and a path (relative to
- * the workspace, ~/..., or absolute), or an HTTP method and a URL.  The
+ * the workspace, ~/..., or absolute), an HTTP method and a URL, or "tcp"
+ * and HOST:PORT (a raw stream through a CONNECT tunnel).  The
  * answer on each target comes with the rule that decides it and its YAML
  * line.  Paths are compared as written: {CWD}, {HOME} and absolute paths
  * are separate spaces (only the machine knows where one lies in another),
@@ -19,7 +20,7 @@
 #include "../compiler/base/arena.h"
 #include "emit.h"
 
-enum query_access { QUERY_READ, QUERY_WRITE, QUERY_EXEC, QUERY_HTTP };
+enum query_access { QUERY_READ, QUERY_WRITE, QUERY_EXEC, QUERY_HTTP, QUERY_TCP };
 
 struct query {
 	const char *text; /* as written */
@@ -27,9 +28,9 @@ struct query {
 	const char *path;   /* files: symbolic, "." and ".." applied: {CWD}/x, {HOME}/x, /x */
 	unsigned method;    /* HTTP: one EGRESS_* bit */
 	const char *method_name;
-	bool tls;	    /* https */
-	const char *host;   /* lower-cased */
-	unsigned port;	    /* as written, else 443 or 80 */
+	bool tls;	    /* https (always, for tcp: it goes through CONNECT) */
+	const char *host;   /* HTTP, tcp: lower-cased */
+	unsigned port;	    /* as written, else 443 or 80; tcp: required */
 	const char *target; /* path and query, "/" when none */
 };
 

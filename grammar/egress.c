@@ -63,6 +63,36 @@ egress_method_name(unsigned bit)
 	return NULL;
 }
 
+void
+egress_rule_format(const struct egress_rule *r, bool full_path, char *buf, size_t cap)
+{
+	size_t o = 0;
+
+	if (cap == 0)
+		return;
+	buf[0] = '\0';
+	if (r->tcp) {
+		snprintf(buf, cap, "tcp %s%s:%u", r->wildcard ? "*." : "", r->host, r->port);
+		return;
+	}
+	if (r->methods == EGRESS_ANY) {
+		o = (size_t)snprintf(buf, cap, "*");
+	} else {
+		for (unsigned bit = 1; bit < EGRESS_ANY && o < cap; bit <<= 1)
+			if (r->methods & bit)
+				o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? "," : "",
+						      egress_method_name(bit));
+	}
+	if (o >= cap)
+		return;
+	if (r->port)
+		snprintf(buf + o, cap - o, " %s%s:%u%s", r->wildcard ? "*." : "", r->host, r->port,
+			 full_path || r->path_given ? r->path : "");
+	else
+		snprintf(buf + o, cap - o, " %s%s%s", r->wildcard ? "*." : "", r->host,
+			 full_path || r->path_given ? r->path : "");
+}
+
 static bool
 is_space(unsigned char c)
 {
@@ -128,6 +158,9 @@ egress_check_method(struct egress_parse *st, const struct egress_token *word)
 		parse_fail(st, word->offset, word->length,
 			   "unknown HTTP method '%s' (HTTPS tunnels are checked per request)",
 			   shown);
+	} else if (word->length > 3 && strncasecmp(s, "tcp", 3) == 0) {
+		parse_fail(st, word->offset, word->length,
+			   "unknown HTTP method '%s' (a TCP rule is 'tcp HOST:PORT')", shown);
 	} else if (memchr(s, '.', word->length) || memchr(s, '/', word->length)) {
 		/* "api.github.com/x": the methods were forgotten. */
 		parse_fail(st, word->offset, word->length,
@@ -196,6 +229,11 @@ egress_check_port(struct egress_parse *st, const struct egress_token *port)
 		parse_fail(st, port->offset, 1, "missing port after ':'");
 		return 0;
 	}
+	if (st->tcp && p[0] == '*') {
+		parse_fail(st, port->offset + 1, n,
+			   "a tcp rule names one port, 1 to 65535: '*' is not a port");
+		return 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (p[i] < '0' || p[i] > '9') {
 			char shown[EGRESS_QUOTE_MAX + 4];
@@ -243,6 +281,67 @@ egress_build_rule(struct egress_parse *st, unsigned methods, const struct egress
 		r->path = arena_strdup(st->arena, "/**");
 }
 
+/* "tcp HOST:PORT": the stream is not HTTP, so the rule has no methods and no path. */
+void
+egress_build_tcp_rule(struct egress_parse *st, const struct egress_host *host, unsigned port)
+{
+	struct egress_token none = {0, 0, 0};
+
+	egress_build_rule(st, 0, host, port, &none);
+	if (st->failed)
+		return;
+	st->rule.tcp = true;
+	st->rule.path = "";
+}
+
+/*
+ * A syntax error inside a TCP rule: TOK is what the grammar refused, PREV
+ * the token before it.  True when a message was given.
+ */
+static bool
+report_tcp_syntax_error(struct egress_parse *st, const struct egress_token *tok,
+			const struct egress_token *prev)
+{
+	if (tok->kind == TK_TCP || (prev->kind == TK_TCP && tok->kind == TK_COMMA)) {
+		const struct egress_token *w = tok->kind == TK_TCP ? tok : prev;
+
+		parse_fail(st, w->offset, w->length,
+			   "a tcp rule has no HTTP methods: write 'tcp HOST:PORT' as a rule of "
+			   "its own");
+		return true;
+	}
+	if (!st->tcp)
+		return false;
+	switch (tok->kind) {
+	case TK_PATH:
+		parse_fail(st, tok->offset, tok->length,
+			   "a tcp rule has no path: it allows a TCP stream, not HTTP requests");
+		return true;
+	case TK_BADPATH:
+		parse_fail(st, tok->offset, 1, "unexpected text after the port of a tcp rule");
+		return true;
+	case TK_PORT:
+		if (prev->kind == TK_WS) {
+			parse_fail(st, tok->offset, 1, "missing host before the port");
+			return true;
+		}
+		break;
+	case 0:
+		if (prev->kind == TK_LABEL) {
+			parse_fail(st, prev->offset + prev->length, 1,
+				   "a tcp rule needs a port: tcp HOST:PORT");
+			return true;
+		}
+		if (prev->kind == TK_TCP || prev->kind == TK_WS) {
+			parse_fail(st, prev->offset + prev->length, 1,
+				   "missing HOST:PORT after 'tcp'");
+			return true;
+		}
+		break;
+	}
+	return false;
+}
+
 static void
 report_bad_host_char(struct egress_parse *st, const struct egress_token *tok)
 {
@@ -267,6 +366,8 @@ egress_report_syntax_error(struct egress_parse *st, const struct egress_token *t
 	const struct egress_token *prev = &st->prev;
 	char shown[EGRESS_QUOTE_MAX + 4];
 
+	if (report_tcp_syntax_error(st, tok, prev))
+		return;
 	switch (tok->kind) {
 	case TK_BADCHAR:
 		report_bad_host_char(st, tok);

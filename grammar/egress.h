@@ -1,7 +1,9 @@
 /*
  * egress.h - the egress rule language: parsing and matching.
  *
- * A rule is "METHODS HOST[:PORT][/PATH-GLOB]" (spec/egress.md).  egress_parse_rule()
+ * A rule is "METHODS HOST[:PORT][/PATH-GLOB]" (spec/egress.md), an HTTP rule,
+ * or "tcp HOST:PORT", a TCP rule: an uninspected stream through a CONNECT
+ * tunnel to that host and port, never an HTTP request.  egress_parse_rule()
  * turns one rule into a struct egress_rule; egress_matcher_new() compiles a
  * set of rules into a structure that answers "does any rule allow this
  * request, and which one?" without scanning every rule.
@@ -32,6 +34,7 @@ enum {
 };
 
 struct egress_rule {
+	bool tcp;	  /* "tcp HOST:PORT": methods 0, path "", port given */
 	unsigned methods; /* EGRESS_* bits; EGRESS_ANY when the rule says "*" */
 	const char *host; /* lower-cased, without a leading "*." */
 	bool wildcard;	  /* "*.host": the host itself and every subdomain */
@@ -54,6 +57,13 @@ struct egress_error {
  */
 int egress_parse_rule(struct arena *a, const char *text, size_t len, struct egress_rule *rule,
 		      struct egress_error *err);
+
+/*
+ * Write rule R as a rule text into BUF (CAP bytes, NUL-terminated, cut
+ * when too small), as "GET,POST api.github.com/v1" or "tcp git.example.com:22".
+ * FULL_PATH writes the path an HTTP rule without one means (all paths).
+ */
+void egress_rule_format(const struct egress_rule *r, bool full_path, char *buf, size_t cap);
 
 /* The method bit for NAME (LEN bytes, any case), or 0 when it is not a method. */
 unsigned egress_method_bit(const char *name, size_t len);
@@ -90,12 +100,36 @@ ssize_t egress_match(const struct egress_matcher *m, const char *method, size_t 
 		     const char *target, size_t target_len);
 
 /*
- * Would any rule accept HOST on PORT (DEFAULT_PORT as for egress_match()),
- * whatever the method and path?  Used to refuse a CONNECT before any TLS.
+ * Would any HTTP rule accept HOST on PORT (DEFAULT_PORT as for
+ * egress_match()), whatever the method and path?  Used to refuse a CONNECT
+ * before any TLS.  TCP rules are not HTTP rules: see egress_match_tcp().
  * Returns the lowest such rule index, or -1.
  */
 ssize_t egress_match_host(const struct egress_matcher *m, const char *host, size_t host_len,
 			  unsigned port, unsigned default_port);
+
+/*
+ * Does a TCP rule ("tcp HOST:PORT") allow an uninspected stream to HOST on
+ * PORT?  HTTP rules never do, and egress_match() and egress_match_host()
+ * never see TCP rules.  Returns the lowest such rule index, or -1.
+ */
+ssize_t egress_match_tcp(const struct egress_matcher *m, const char *host, size_t host_len,
+			 unsigned port);
+
+/* What the proxy does with a CONNECT, decided by egress_decide_connect(). */
+enum egress_connect {
+	EGRESS_CONNECT_DENY,	/* no rule takes the host and port: 403 before any TLS */
+	EGRESS_CONNECT_INSPECT, /* an HTTP rule does: TLS interception, each request checked */
+	EGRESS_CONNECT_TUNNEL,	/* only a tcp rule does: a plain, uninspected tunnel */
+};
+
+/*
+ * Decide a CONNECT to HOST:PORT.  *RULE is the rule that decides it (the
+ * lowest HTTP rule taking the host and port for INSPECT, the lowest tcp
+ * rule for TUNNEL), -1 for DENY.  HTTP rules win over tcp rules.
+ */
+enum egress_connect egress_decide_connect(const struct egress_matcher *m, const char *host,
+					  size_t host_len, unsigned port, ssize_t *rule);
 
 /* HOST consists only of [A-Za-z0-9.-], is non-empty and has no trailing dot. */
 bool egress_host_is_safe(const char *host, size_t len);
@@ -118,6 +152,7 @@ bool egress_glob_covers(const char *a, const char *b);
 
 /* A request one rule allows and a set of rules does not. */
 struct egress_witness {
+	bool tcp;	 /* a TCP stream to HOST:PORT (METHOD, TLS and PATH unused) */
 	unsigned method; /* one EGRESS_* bit */
 	bool tls;
 	unsigned port;
@@ -129,7 +164,8 @@ struct egress_witness {
  * Does the set A (N rules) allow every request rule B allows?  Decided
  * exactly, for each of B's methods, each kind of request (TLS and plain)
  * and each host B names (for "*.h": h and a fresh name below it), on the
- * union of the path globs of the rules of A that apply there.  When not,
+ * union of the path globs of the rules of A that apply there.  A TCP rule
+ * B is covered by TCP rules of A only, an HTTP rule B by HTTP rules only.  When not,
  * *W (if not NULL) is a request B allows and A does not.  For --diff.
  */
 bool egress_rules_cover(const struct egress_rule *a, size_t n, const struct egress_rule *b,

@@ -2,6 +2,7 @@
  * egress_gram.y - the structure of one egress rule (lemon).
  *
  *   rule    = methods WS host [port] [path]
+ *           | TCP WS host PORT
  *   methods = METHOD { COMMA METHOD }
  *   host    = [WILD] LABEL { DOT LABEL }
  *
@@ -29,7 +30,7 @@
 }
 
 /* Every byte of a rule becomes one of these; the last five are never valid. */
-%token METHOD COMMA WS WILD LABEL DOT PORT PATH.
+%token METHOD COMMA WS WILD LABEL DOT PORT PATH TCP.
 %token SCHEME STAR HOSTSPACE BADCHAR BADPATH.
 
 %syntax_error {
@@ -53,6 +54,11 @@
 
 rule ::= methods(M) WS host(H) port(N) path(P). {
 	egress_build_rule(st, M, &H, N, &P);
+}
+
+/* A TCP stream: no methods, no path, and the port is required. */
+rule ::= TCP WS host(H) PORT(T). {
+	egress_build_tcp_rule(st, &H, egress_check_port(st, &T));
 }
 
 /* Without a port: 0, the default of the request's kind (443 or 80). */
@@ -117,6 +123,8 @@ egress_gram_parse(struct egress_parse *st, struct egress_lexer *lx)
 	egress_gramInit(&parser);
 	do {
 		egress_lex_next(lx, &tok);
+		if (tok.kind == TK_TCP && st->prev.kind == 0)
+			st->tcp = true;
 		egress_gram(&parser, tok.kind, tok, st);
 		st->prev = tok;
 	} while (tok.kind != 0 && !st->failed);

@@ -54,6 +54,7 @@ struct egress_parse {
 	struct egress_token prev; /* the last token the parser accepted */
 	bool failed;		  /* ERR holds a message; later ones are dropped */
 	bool accepted;		  /* the grammar reduced the whole rule */
+	bool tcp;		  /* the rule starts with "tcp": messages speak of TCP */
 };
 
 /*
@@ -70,6 +71,8 @@ void egress_check_path(struct egress_parse *st, const struct egress_token *path)
 unsigned egress_check_port(struct egress_parse *st, const struct egress_token *port);
 void egress_build_rule(struct egress_parse *st, unsigned methods, const struct egress_host *host,
 		       unsigned port, const struct egress_token *path);
+void egress_build_tcp_rule(struct egress_parse *st, const struct egress_host *host,
+			   unsigned port);
 void egress_report_syntax_error(struct egress_parse *st, const struct egress_token *tok);
 void egress_report_internal_error(struct egress_parse *st, const struct egress_token *tok);
 

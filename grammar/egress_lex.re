@@ -3,7 +3,10 @@
  *
  * A rule has four parts with different lexical rules, so the lexer keeps a
  * mode: the method list up to the first white space, the host, the port
- * from a ':' and the path from the first '/' after the host.  Every byte ends up in some
+ * from a ':' and the path from the first '/' after the host.  A TCP rule
+ * ("tcp HOST:PORT") starts with the word "tcp" (any case) where the methods
+ * go; "tcpx" is a (bad) method, being longer, and "tcp,GET" a TCP token that
+ * the grammar rejects before the comma.  Every byte ends up in some
  * token; bytes that can never be valid get their own token kinds (BADCHAR,
  * BADPATH, SCHEME, HOSTSPACE, STAR) so that the grammar rejects them and the
  * driver can say precisely what is wrong.
@@ -57,6 +60,7 @@ lex_methods(struct egress_lexer *lx)
 	int kind;
 
 	/*!re2c
+		'tcp'            { kind = TK_TCP; goto done; }
 		[^, \t\n\v\f\r]+ { kind = TK_METHOD; goto done; }
 		","              { kind = TK_COMMA; goto done; }
 		ws+              { kind = TK_WS; lx->mode = LEX_HOST_START; goto done; }

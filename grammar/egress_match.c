@@ -49,6 +49,7 @@ struct glob_seg {
 };
 
 struct rule_entry {
+	bool tcp; /* a TCP rule: only egress_match_tcp() sees it */
 	unsigned methods;
 	unsigned port; /* 0: the request kind's default */
 	uint32_t glob_kind;
@@ -559,8 +560,11 @@ glob_compile(struct egress_matcher *m, struct rule_entry *r, const char *path, s
 static bool
 rule_is_usable(const struct egress_rule *r)
 {
-	return r->host && host_is_dns_name(r->host, strlen(r->host)) && r->path &&
-	       r->path[0] == '/' && (r->methods & EGRESS_ANY);
+	if (!r->host || !host_is_dns_name(r->host, strlen(r->host)))
+		return false;
+	if (r->tcp) /* a TCP rule without its port would mean no port at all */
+		return r->port >= 1 && r->port <= 65535;
+	return r->path && r->path[0] == '/' && (r->methods & EGRESS_ANY);
 }
 
 static size_t
@@ -626,12 +630,12 @@ egress_matcher_new(const struct egress_rule *rules, size_t n)
 		if (!rule_is_usable(r))
 			continue;
 		host_len = strlen(r->host);
-		path_len = strlen(r->path);
+		path_len = r->tcp ? 0 : strlen(r->path);
 		if (path_len >= NONE / 2 || pool >= NONE / 2 - path_len)
 			return NULL;
 		nodes += count_byte(r->host, '.') + 1;
 		pool += host_len + path_len;
-		segs += count_byte(r->path, '/');
+		segs += r->tcp ? 0 : count_byte(r->path, '/');
 	}
 	if (n >= NONE || nodes >= NONE / 4)
 		return NULL;
@@ -654,8 +658,11 @@ egress_matcher_new(const struct egress_rule *rules, size_t n)
 			m->nodes[node_of[i]].wild_count++;
 		else
 			m->nodes[node_of[i]].exact_count++;
-		m->rules[i].methods = r->methods & EGRESS_ANY;
+		m->rules[i].tcp = r->tcp;
 		m->rules[i].port = r->port;
+		if (r->tcp)
+			continue;
+		m->rules[i].methods = r->methods & EGRESS_ANY;
 		glob_compile(m, &m->rules[i], r->path, strlen(r->path));
 	}
 
@@ -696,73 +703,46 @@ port_match(const struct rule_entry *r, unsigned port, unsigned default_port)
 	return r->port ? r->port == port : port == default_port;
 }
 
-/* Lower BEST to the first rule of the list that allows the request; PATH NULL: any path. */
+/* What a lookup asks of the rules of one host. */
+struct lookup {
+	bool tcp;	 /* TCP rules only, else HTTP rules only */
+	unsigned method; /* an EGRESS_* bit; 0 for an unknown method */
+	unsigned port, default_port;
+	const char *path; /* NULL: any path (and any method) */
+	size_t path_len;
+};
+
+/* Lower BEST to the first rule of the list that allows the request Q. */
 static void
-scan_list(const struct egress_matcher *m, uint32_t first, uint32_t count, unsigned method,
-	  unsigned port, unsigned default_port, const char *path, size_t path_len, uint32_t *best)
+scan_list(const struct egress_matcher *m, uint32_t first, uint32_t count, const struct lookup *q,
+	  uint32_t *best)
 {
 	uint32_t i;
 
 	for (i = first; i < first + count && m->index[i] < *best; i++) {
 		const struct rule_entry *r = &m->rules[m->index[i]];
 
-		if (!port_match(r, port, default_port))
+		/* An HTTP rule never allows a raw stream, nor a TCP rule a request. */
+		if (r->tcp != q->tcp || !port_match(r, q->port, q->default_port))
 			continue;
-		if (!path) {
+		if (!q->path) {
 			*best = m->index[i];
 			return;
 		}
 		/* An unknown method (bit 0) only passes a "*" rule. */
-		if (r->methods != EGRESS_ANY && !(r->methods & method))
+		if (r->methods != EGRESS_ANY && !(r->methods & q->method))
 			continue;
-		if (rule_path_match(m, r, path, path_len)) {
+		if (rule_path_match(m, r, q->path, q->path_len)) {
 			*best = m->index[i];
 			return;
 		}
 	}
 }
 
-ssize_t
-egress_match(const struct egress_matcher *m, const char *method, size_t method_len,
-	     const char *host, size_t host_len, unsigned port, unsigned default_port,
-	     const char *target, size_t target_len)
-{
-	char path[EGRESS_TARGET_MAX];
-	struct host_hits hits;
-	uint32_t best = NONE;
-	unsigned bit;
-	ssize_t norm_len;
-	size_t path_len, i;
-
-	if (!m || !host_walk(m, host, host_len, &hits))
-		return -1;
-	if (hits.wild_count == 0 && hits.exact == NONE)
-		return -1;
-	norm_len = egress_normalize_target(target, target_len, path, sizeof(path));
-	if (norm_len < 0)
-		return -1;
-	/* The glob sees the path only: a query never takes part in '*', '?' or
-	 * '**', and comes along with the path it follows. */
-	path_len = strcspn(path, "?");
-	bit = method ? egress_method_bit(method, method_len) : 0;
-	for (i = 0; i < hits.wild_count; i++) {
-		const struct trie_node *t = &m->nodes[hits.wild[i]];
-
-		scan_list(m, t->wild_first, t->wild_count, bit, port, default_port, path, path_len,
-			  &best);
-	}
-	if (hits.exact != NONE) {
-		const struct trie_node *t = &m->nodes[hits.exact];
-
-		scan_list(m, t->exact_first, t->exact_count, bit, port, default_port, path,
-			  path_len, &best);
-	}
-	return best == NONE ? -1 : (ssize_t)best;
-}
-
-ssize_t
-egress_match_host(const struct egress_matcher *m, const char *host, size_t host_len, unsigned port,
-		  unsigned default_port)
+/* The lowest rule of HOST's candidates that allows Q, or -1. */
+static ssize_t
+lookup_host(const struct egress_matcher *m, const char *host, size_t host_len,
+	    const struct lookup *q)
 {
 	struct host_hits hits;
 	uint32_t best = NONE;
@@ -773,12 +753,66 @@ egress_match_host(const struct egress_matcher *m, const char *host, size_t host_
 	for (i = 0; i < hits.wild_count; i++) {
 		const struct trie_node *t = &m->nodes[hits.wild[i]];
 
-		scan_list(m, t->wild_first, t->wild_count, 0, port, default_port, NULL, 0, &best);
+		scan_list(m, t->wild_first, t->wild_count, q, &best);
 	}
 	if (hits.exact != NONE) {
 		const struct trie_node *t = &m->nodes[hits.exact];
 
-		scan_list(m, t->exact_first, t->exact_count, 0, port, default_port, NULL, 0, &best);
+		scan_list(m, t->exact_first, t->exact_count, q, &best);
 	}
 	return best == NONE ? -1 : (ssize_t)best;
+}
+
+ssize_t
+egress_match(const struct egress_matcher *m, const char *method, size_t method_len,
+	     const char *host, size_t host_len, unsigned port, unsigned default_port,
+	     const char *target, size_t target_len)
+{
+	char path[EGRESS_TARGET_MAX];
+	struct lookup q = {.port = port, .default_port = default_port, .path = path};
+	ssize_t norm_len;
+
+	if (!m)
+		return -1;
+	norm_len = egress_normalize_target(target, target_len, path, sizeof(path));
+	if (norm_len < 0)
+		return -1;
+	/* The glob sees the path only: a query never takes part in '*', '?' or
+	 * '**', and comes along with the path it follows. */
+	q.path_len = strcspn(path, "?");
+	q.method = method ? egress_method_bit(method, method_len) : 0;
+	return lookup_host(m, host, host_len, &q);
+}
+
+ssize_t
+egress_match_host(const struct egress_matcher *m, const char *host, size_t host_len, unsigned port,
+		  unsigned default_port)
+{
+	struct lookup q = {.port = port, .default_port = default_port};
+
+	return lookup_host(m, host, host_len, &q);
+}
+
+ssize_t
+egress_match_tcp(const struct egress_matcher *m, const char *host, size_t host_len, unsigned port)
+{
+	/* A TCP rule always names its port: no default applies. */
+	struct lookup q = {.tcp = true, .port = port, .default_port = 0};
+
+	if (port == 0)
+		return -1;
+	return lookup_host(m, host, host_len, &q);
+}
+
+enum egress_connect
+egress_decide_connect(const struct egress_matcher *m, const char *host, size_t host_len,
+		      unsigned port, ssize_t *rule)
+{
+	/* HTTP rules first: a host and port they take is inspected (and gets
+	 * its credentials), whatever a tcp rule says of it. */
+	*rule = egress_match_host(m, host, host_len, port, EGRESS_PORT_TLS);
+	if (*rule >= 0)
+		return EGRESS_CONNECT_INSPECT;
+	*rule = egress_match_tcp(m, host, host_len, port);
+	return *rule >= 0 ? EGRESS_CONNECT_TUNNEL : EGRESS_CONNECT_DENY;
 }

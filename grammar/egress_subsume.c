@@ -279,6 +279,29 @@ port_takes(const struct egress_rule *a, bool tls, unsigned port)
 	return port == (tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN);
 }
 
+/* A TCP rule B is covered when, on each of HOSTS, some TCP rule of A takes B's port. */
+static bool
+tcp_rules_cover(const struct egress_rule *a, size_t n, const struct egress_rule *b,
+		const char *const hosts[2], struct egress_witness *w)
+{
+	for (size_t h = 0; h < 2 && hosts[h]; h++) {
+		bool taken = false;
+
+		for (size_t i = 0; i < n && !taken; i++)
+			taken = a[i].tcp && a[i].port == b->port && host_takes(&a[i], hosts[h]);
+		if (taken)
+			continue;
+		if (w) {
+			memset(w, 0, sizeof(*w));
+			w->tcp = true;
+			w->port = b->port;
+			snprintf(w->host, sizeof(w->host), "%s", hosts[h]);
+		}
+		return false;
+	}
+	return true;
+}
+
 bool
 egress_rules_cover(const struct egress_rule *a, size_t n, const struct egress_rule *b,
 		   struct egress_witness *w)
@@ -296,6 +319,11 @@ egress_rules_cover(const struct egress_rule *a, size_t n, const struct egress_ru
 		snprintf(fresh, sizeof(fresh), "omnibox-diff.%s", b->host);
 		hosts[1] = fresh;
 	}
+	if (b->tcp) {
+		ok = tcp_rules_cover(a, n, b, hosts, w);
+		free(paths);
+		return ok;
+	}
 	for (size_t h = 0; h < 2 && hosts[h] && ok; h++)
 		for (int tls = 1; tls >= 0 && ok; tls--) {
 			unsigned port = b->port ? b->port : tls ? EGRESS_PORT_TLS : EGRESS_PORT_PLAIN;
@@ -306,7 +334,8 @@ egress_rules_cover(const struct egress_rule *a, size_t n, const struct egress_ru
 				if (!(b->methods & bit))
 					continue;
 				for (size_t i = 0; i < n; i++)
-					if ((a[i].methods & bit) && host_takes(&a[i], hosts[h]) &&
+					if (!a[i].tcp && (a[i].methods & bit) &&
+					    host_takes(&a[i], hosts[h]) &&
 					    port_takes(&a[i], tls, port))
 						paths[k++] = a[i].path;
 				if (globs_cover(paths, k, b->path, w ? w->path : NULL,
@@ -314,6 +343,7 @@ egress_rules_cover(const struct egress_rule *a, size_t n, const struct egress_ru
 					continue;
 				ok = false;
 				if (w) {
+					w->tcp = false;
 					w->method = bit;
 					w->tls = tls;
 					w->port = port;

@@ -131,12 +131,14 @@ enum req_state {
 	RQ_CONNECT,   /* waiting for the upstream connection */
 	RQ_BODY,      /* passing the request body on */
 	RQ_WAIT,      /* request sent; waiting for the response to end */
-	RQ_TUNNEL,    /* after a WebSocket upgrade: bytes both ways */
+	RQ_TUNNEL,    /* after a WebSocket upgrade, or a tcp rule's tunnel: bytes both ways */
 };
 
 enum resp_state { RS_IDLE, RS_HEAD, RS_BODY, RS_DONE, RS_TUNNEL };
 
-enum after_dns { AFTER_TUNNEL, AFTER_FORWARD };
+/* What a resolved destination is for: an intercepted CONNECT, a plain
+ * request, or the plain tunnel of a tcp rule. */
+enum after_dns { AFTER_TUNNEL, AFTER_FORWARD, AFTER_RAW };
 
 /* After a verified 101: both directions must stay RFC 6455 frames. */
 struct ws_tunnel {
@@ -239,6 +241,10 @@ struct conn {
 	time_t linger_until;
 	size_t lingered;
 	bool cli_tls; /* the agent side is an intercepted tunnel */
+	/* A tcp rule's tunnel: bytes pass both ways unread, no TLS of the
+	 * proxy's, no HTTP, no credential; RAW_SHUT: the agent is done
+	 * sending, so the server gets a FIN once its output has drained. */
+	bool raw, raw_shut;
 	bool cli_eof, closing, shut_sent, dead;
 	time_t closing_deadline;
 
@@ -276,6 +282,9 @@ struct conn {
 
 static void conn_read_head(struct conn *c);
 static void ws_pass(struct conn *c, bool from_agent);
+static void raw_pass(struct conn *c, bool from_agent);
+static void raw_shut_up(struct conn *c);
+static void raw_established(struct conn *c);
 static void conn_update_io(struct conn *c);
 static void up_open(struct conn *c);
 static void read_response(struct conn *c);
@@ -319,26 +328,11 @@ esc(char *buf, size_t cap, const char *s, size_t len)
 	return buf;
 }
 
-/* A rule as written: "GET,POST api.github.com/repos/(glob)". */
+/* A rule as written: "GET,POST api.github.com/repos/(glob)", "tcp h:22". */
 static void
 rule_text(const struct egress_rule *r, char *buf, size_t cap)
 {
-	size_t o = 0;
-
-	if (r->methods == EGRESS_ANY) {
-		o = (size_t)snprintf(buf, cap, "*");
-	} else {
-		for (unsigned bit = 1; bit < EGRESS_ANY && o < cap; bit <<= 1)
-			if (r->methods & bit)
-				o += (size_t)snprintf(buf + o, cap - o, "%s%s", o ? "," : "",
-						      egress_method_name(bit));
-	}
-	if (o < cap && r->port)
-		snprintf(buf + o, cap - o, " %s%s:%u%s", r->wildcard ? "*." : "", r->host, r->port,
-			 r->path_given ? r->path : "");
-	else if (o < cap)
-		snprintf(buf + o, cap - o, " %s%s%s", r->wildcard ? "*." : "", r->host,
-			 r->path_given ? r->path : "");
+	egress_rule_format(r, false, buf, cap);
 }
 
 static const char *
@@ -869,7 +863,7 @@ dest_check(struct conn *c, const char *what)
 static const char *
 dest_what(struct conn *c, char *buf, size_t cap)
 {
-	if (c->after == AFTER_TUNNEL)
+	if (c->after == AFTER_TUNNEL || c->after == AFTER_RAW)
 		snprintf(buf, cap, "CONNECT %s:%u", c->host, c->port);
 	else
 		snprintf(buf, cap, "%s", c->log_url);
@@ -1647,6 +1641,36 @@ start_tls(struct conn *c)
 		bufferevent_trigger(c->cli_sock, EV_READ, 0);
 }
 
+/* Did the handshake fail because the agent's stream is not TLS at all? */
+static bool
+not_tls(unsigned long e)
+{
+	int r = ERR_GET_REASON(e);
+
+	return ERR_GET_LIB(e) == ERR_LIB_SSL &&
+	       (r == SSL_R_WRONG_VERSION_NUMBER || r == SSL_R_HTTP_REQUEST ||
+		r == SSL_R_HTTPS_PROXY_REQUEST || r == SSL_R_UNKNOWN_PROTOCOL);
+}
+
+/*
+ * An HTTP rule took the CONNECT, so the proxy expected TLS, and the agent
+ * sent something else (ssh, a database's protocol): only a tcp rule lets
+ * that through, and only where no HTTP rule takes the host and port.
+ */
+static void
+refuse_not_tls(struct conn *c, const char *reason)
+{
+	char what[400], rule[400];
+
+	snprintf(what, sizeof(what), "CONNECT %s:%u, then a stream that is not TLS", c->host,
+		 c->port);
+	snprintf(rule, sizeof(rule), "tcp %s:%u", c->host, c->port);
+	plog(c->p, "c%lu deny %s (%s): the HTTP rules inspect this host and port; '%s' in their "
+		   "place would let it through uninspected",
+	     c->id, what, reason, rule);
+	note_denial(c->p, what, rule);
+}
+
 static void
 handshake_failed(struct conn *c)
 {
@@ -1660,6 +1684,8 @@ handshake_failed(struct conn *c)
 	if (sni && strcasecmp(sni, c->host) != 0)
 		plog(c->p, "c%lu deny TLS handshake for CONNECT %s:%u: SNI '%s' differs", c->id,
 		     c->host, c->port, esc(s, sizeof(s), sni, strlen(sni)));
+	else if (not_tls(e))
+		refuse_not_tls(c, reason);
 	else
 		plog(c->p, "c%lu TLS handshake with the agent failed for %s: %s", c->id, c->host,
 		     reason);
@@ -1699,6 +1725,12 @@ cli_event_cb(struct bufferevent *bev, short what, void *arg)
 	}
 	/* EOF: the agent is done sending.  Finish what is in flight. */
 	c->cli_eof = true;
+	if (c->raw && c->rq == RQ_TUNNEL) {
+		/* Half a close: the server may still answer, until it closes. */
+		c->raw_shut = true;
+		raw_shut_up(c);
+		return;
+	}
 	switch (c->rq) {
 	case RQ_HEAD:
 		if (!c->req || c->rs == RS_IDLE)
@@ -1808,6 +1840,51 @@ ws_pass(struct conn *c, bool from_agent)
 	conn_update_io(c);
 }
 
+/* A tcp rule's tunnel: what one side sent goes to the other, unread. */
+static void
+raw_pass(struct conn *c, bool from_agent)
+{
+	struct evbuffer *in = bufferevent_get_input(from_agent ? c->cli : c->up);
+
+	if (!c->up)
+		return;
+	evbuffer_add_buffer(bufferevent_get_output(from_agent ? c->up : c->cli), in);
+	conn_update_io(c);
+	raw_shut_up(c);
+}
+
+/* The agent's EOF reaches the server once all it sent before has gone. */
+static void
+raw_shut_up(struct conn *c)
+{
+	if (!c->raw || !c->raw_shut || c->dead || !c->up_sock || !c->up_connected ||
+	    evbuffer_get_length(bufferevent_get_output(c->up_sock)))
+		return;
+	c->raw_shut = false;
+	shutdown(bufferevent_getfd(c->up_sock), SHUT_WR);
+}
+
+/* The server accepted a tcp rule's connection: 200, then bytes both ways. */
+static void
+raw_established(struct conn *c)
+{
+	char what[PROXY_TARGET_MAX + 64], addr[INET6_ADDRSTRLEN];
+
+	dest_format((struct sockaddr *)&c->addrs[c->next_addr - 1], addr, sizeof(addr));
+	plog(c->p, "c%lu tunnel %s to %s (tcp rule: not inspected)", c->id,
+	     dest_what(c, what, sizeof(what)), addr);
+	c->p->stats.tcp_tunnels++;
+	evbuffer_add_printf(bufferevent_get_output(c->cli),
+			    "HTTP/1.1 200 Connection established\r\n\r\n");
+	c->resp_started = true;
+	c->rq = RQ_TUNNEL;
+	c->rs = RS_TUNNEL;
+	conn_update_io(c);
+	raw_pass(c, false); /* what the server sent at once (an SSH banner) */
+	if (!c->dead)
+		raw_pass(c, true);
+}
+
 static void
 cli_read_cb(struct bufferevent *bev, void *arg)
 {
@@ -1822,7 +1899,10 @@ cli_read_cb(struct bufferevent *bev, void *arg)
 		pump_request(c);
 		break;
 	case RQ_TUNNEL:
-		ws_pass(c, true);
+		if (c->raw)
+			raw_pass(c, true);
+		else
+			ws_pass(c, true);
 		break;
 	default:
 		break;
@@ -2404,6 +2484,41 @@ build_upstream_head(struct conn *c, const char *buf, const char *method, size_t 
 	return e;
 }
 
+/*
+ * 403 for a CONNECT no rule takes, with a rule that would: an HTTP one on
+ * 443 and 80 (a rule without a port means 443 for a tunnel), a tcp rule on
+ * any other port, where the stream is seldom HTTPS (ssh on 22, a database).
+ */
+static void
+deny_connect(struct conn *c)
+{
+	char hp[300], rule[400], body[1400];
+	bool tcp = c->port != EGRESS_PORT_TLS && c->port != EGRESS_PORT_PLAIN;
+
+	if (c->port == EGRESS_PORT_TLS)
+		snprintf(hp, sizeof(hp), "%s", c->host);
+	else
+		snprintf(hp, sizeof(hp), "%s:%u", c->host, c->port);
+	plog(c->p, "c%lu deny %s: no rule names %s", c->id, c->log_url, hp);
+	if (tcp)
+		snprintf(rule, sizeof(rule), "tcp %s", hp);
+	else
+		snprintf(rule, sizeof(rule), "GET %s/**", hp);
+	note_denial(c->p, c->log_url ? c->log_url : hp, rule);
+	if (tcp)
+		snprintf(body, sizeof(body),
+			 "omnibox: %s is not allowed by the egress policy: no rule names %s.\n"
+			 "A rule that would allow a TCP stream to it, not inspected:\n  %s\n"
+			 "or, for HTTPS requests to it, inspected:\n  GET %s/**\n",
+			 c->log_url, hp, rule, hp);
+	else
+		snprintf(body, sizeof(body),
+			 "omnibox: %s is not allowed by the egress policy: no rule names "
+			 "%s.\nA rule that would allow requests to it:\n  %s\n",
+			 c->log_url, hp, rule);
+	conn_reply(c, 403, "blocked-by-policy", body, false);
+}
+
 static void
 handle_connect(struct conn *c, const char *buf)
 {
@@ -2412,7 +2527,8 @@ handle_connect(struct conn *c, const char *buf)
 	struct evbuffer *in = bufferevent_get_input(c->cli);
 	struct http_url u;
 	struct in_addr v4;
-	char t[600], body[1024], rule[1200];
+	char t[600], rule[1200];
+	enum egress_connect how;
 	ssize_t r;
 
 	esc(t, sizeof(t), target, h->target.len);
@@ -2451,33 +2567,26 @@ handle_connect(struct conn *c, const char *buf)
 		dest_refuse(c, c->log_url, why);
 		return;
 	}
-	r = egress_match_host(c->p->matcher, c->host, strlen(c->host), c->port, EGRESS_PORT_TLS);
-	if (r < 0) {
-		char hp[300];
-
-		/* A rule without a port means 443 for a tunnel. */
-		if (c->port == EGRESS_PORT_TLS)
-			snprintf(hp, sizeof(hp), "%s", c->host);
-		else
-			snprintf(hp, sizeof(hp), "%s:%u", c->host, c->port);
-		plog(c->p, "c%lu deny %s: no rule names %s", c->id, c->log_url, hp);
-		note_denial(c->p, c->log_url ? c->log_url : hp,
-			    (snprintf(body, sizeof(body), "GET %s/**", hp), body));
-		snprintf(body, sizeof(body),
-			 "omnibox: %s is not allowed by the egress policy: no rule names "
-			 "%s.\nA rule that would allow requests to it:\n  GET %s/**\n",
-			 c->log_url, hp, hp);
-		conn_reply(c, 403, "blocked-by-policy", body, false);
+	how = egress_decide_connect(c->p->matcher, c->host, strlen(c->host), c->port, &r);
+	if (how == EGRESS_CONNECT_DENY) {
+		deny_connect(c);
 		return;
 	}
 	up_close(c);
-	plog(c->p, "c%lu allow %s host by %s", c->id, c->log_url,
-	     rule_desc(c->p, r, rule, sizeof(rule)));
+	if (how == EGRESS_CONNECT_TUNNEL)
+		plog(c->p, "c%lu allow %s as a plain tunnel, not inspected, by %s", c->id,
+		     c->log_url, rule_desc(c->p, r, rule, sizeof(rule)));
+	else
+		plog(c->p, "c%lu allow %s host by %s", c->id, c->log_url,
+		     rule_desc(c->p, r, rule, sizeof(rule)));
 	evbuffer_drain(in, h->length);
 	mem_release(c->req);
 	c->req = NULL;
 	c->req_close = false;
-	dest_resolve(c, AFTER_TUNNEL);
+	/* No credential ever goes into a tcp rule's tunnel: the proxy never
+	 * reads it (validate refuses a credential host only a tcp rule reaches). */
+	c->raw = how == EGRESS_CONNECT_TUNNEL;
+	dest_resolve(c, c->raw ? AFTER_RAW : AFTER_TUNNEL);
 }
 
 /* Does S/LEN hold NEEDLE, in any case? */
@@ -2899,6 +3008,8 @@ dest_ready(struct conn *c)
 			start_tls(c);
 		return;
 	}
+	/* A tcp rule's tunnel: the 200 once the server has accepted, so a
+	 * refused connection is a 502, not a stream that ends at once. */
 	c->rq = RQ_CONNECT;
 	up_open(c);
 }
@@ -3042,7 +3153,9 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		c->up_reusable = false;
 		if (!c->up_rd_done)
 			event_del(c->up_rd); /* conn_update_io() adds it back, untimed */
-		if (c->rq == RQ_CONNECT)
+		if (c->raw)
+			raw_established(c);
+		else if (c->rq == RQ_CONNECT)
 			up_send_request(c);
 		else
 			conn_update_io(c);
@@ -3104,6 +3217,10 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		}
 		break;
 	case RS_TUNNEL:
+		if (c->raw)
+			plog(c->p, "c%lu tunnel %s ended by the server%s", c->id,
+			     c->log_url ? c->log_url : "",
+			     what & BEV_EVENT_EOF ? "" : " (connection error)");
 		up_close(c);
 		conn_finish(c);
 		return;
@@ -3125,6 +3242,7 @@ up_write_cb(struct bufferevent *bev, void *arg)
 
 	(void)bev;
 	conn_update_io(c);
+	raw_shut_up(c);
 }
 
 static void
@@ -3141,7 +3259,10 @@ up_read_cb(struct bufferevent *bev, void *arg)
 		pump_response(c);
 		break;
 	case RS_TUNNEL:
-		ws_pass(c, false);
+		if (c->raw)
+			raw_pass(c, false);
+		else
+			ws_pass(c, false);
 		break;
 	default:
 		/* Bytes nobody asked for: the connection cannot be trusted for reuse. */
@@ -4377,9 +4498,11 @@ proxy_free(struct proxy *p)
 	if (p->listener)
 		plog(p,
 		     "proxy: done: %lu connections (at most %lu open), %lu requests forwarded, "
-		     "%lu refused at the cap, %lu parked connections closed, %lu closed by a "
-		     "deadline; memory peak %zu KiB of a %zu KiB cap; peak RSS %lu KiB",
-		     p->stats.connections, p->stats.peak_open, p->stats.requests, p->stats.refused,
+		     "%lu tcp tunnels, %lu refused at the cap, %lu parked connections closed, "
+		     "%lu closed by a deadline; memory peak %zu KiB of a %zu KiB cap; peak RSS "
+		     "%lu KiB",
+		     p->stats.connections, p->stats.peak_open, p->stats.requests,
+		     p->stats.tcp_tunnels, p->stats.refused,
 		     p->stats.evicted, p->stats.timed_out, mem_peak >> 10, mem_limit >> 10,
 		     peak_rss_kib());
 	if (p->sweep)

@@ -149,6 +149,7 @@ struct proxy_stats {
 	unsigned long connections; /* accepted */
 	unsigned long open;	   /* currently open client connections */
 	unsigned long requests;	   /* forwarded upstream */
+	unsigned long tcp_tunnels; /* plain tunnels of tcp rules opened */
 	unsigned long denied;	   /* answered 4xx/5xx by the proxy */
 	unsigned long dns_lookups; /* asynchronous lookups started */
 	unsigned long refused;	   /* connections answered 503: at the cap, none parked */

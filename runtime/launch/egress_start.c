@@ -304,6 +304,7 @@ egress_denials_summary(const struct proxy *proxy, const char *policy)
 	const struct proxy_denial *v;
 	unsigned long others, total = 0;
 	size_t n = proxy_denials(proxy, &v, &others);
+	bool tcp = false;
 
 	egress_private_summary(proxy);
 	if (!n)
@@ -313,9 +314,15 @@ egress_denials_summary(const struct proxy *proxy, const char *policy)
 	launch_say("omnibox-run: the egress proxy refused %lu request%s no rule of %s allows; "
 		   "rules that would allow them:\n",
 		   total + others, total + others == 1 ? "" : "s", policy);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		launch_say("  \"%s\"   # %s%s\n", v[i].rule, v[i].request,
 			   v[i].count > 1 ? " (and more like it)" : "");
+		tcp |= !strncmp(v[i].rule, "tcp ", 4);
+	}
 	if (others)
 		launch_say("  ... and %lu more\n", others);
+	if (tcp)
+		launch_say("  (a tcp rule opens a plain tunnel: the stream is not inspected and "
+			   "gets no credential; it applies where no HTTP rule names the same host "
+			   "and port)\n");
 }

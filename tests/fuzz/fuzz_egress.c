@@ -59,7 +59,9 @@ check_rule(const struct egress_rule *r)
 {
 	size_t i, n = strlen(r->host), label = 0;
 
-	check(r->methods != 0 && (r->methods & ~(unsigned)EGRESS_ANY) == 0, "methods are bits");
+	check(r->tcp ? r->methods == 0 && r->port >= 1 && r->port <= 65535 && !r->path[0]
+		     : r->methods != 0 && (r->methods & ~(unsigned)EGRESS_ANY) == 0,
+	      "methods are bits; a tcp rule has none, a port and no path");
 	check(n > 0 && n <= 253, "host length");
 	for (i = 0; i < n; i++) {
 		char c = r->host[i];
@@ -70,6 +72,8 @@ check_rule(const struct egress_rule *r)
 		check(label <= 63, "label length");
 		check(c != '.' || (i > 0 && r->host[i - 1] != '.' && i + 1 < n), "no empty label");
 	}
+	if (r->tcp)
+		return;
 	check(r->path[0] == '/', "path starts with '/'");
 	check(r->path_given || strcmp(r->path, "/**") == 0, "default path");
 	for (i = 0; r->path[i]; i++) {
@@ -146,6 +150,11 @@ check_rule_matches_itself(const struct egress_matcher *m, const struct egress_ru
 	ssize_t got = egress_match_host(m, r->host, strlen(r->host), port, EGRESS_PORT_TLS);
 	ssize_t n;
 
+	if (r->tcp) {
+		got = egress_match_tcp(m, r->host, strlen(r->host), r->port);
+		check(got >= 0 && got <= (ssize_t)k, "a tcp rule allows its own host and port");
+		return;
+	}
 	check(got >= 0 && got <= (ssize_t)k, "a rule allows its own host");
 	if (strpbrk(r->path, "*?#"))
 		return;

@@ -96,7 +96,7 @@ SP=$3
 pids="$pids $!"
 set -- $(wait_ready dns.out)
 printf 'nameserver 127.0.0.1:%s\n' "$2" >resolv.conf
-printf '127.0.0.1 api.test other.test git.test s3.test bucket.s3.test iam.test\n' >hosts.open
+printf '127.0.0.1 api.test other.test git.test s3.test bucket.s3.test iam.test echo.test\n' >hosts.open
 printf '127.0.0.1 hosts-lo.test\n' >hosts.closed
 
 SECRET=e2e-real-secret-7f3a9c
@@ -139,6 +139,12 @@ os_env:
         target: git.test:$SP
         source: {command: "printf 'git-secret-%s' 42; echo"}
 EOF
+$CLIENT echod "$T/echod.log" >echod.out 2>echod.err &
+pids="$pids $!"
+set -- $(wait_ready echod.out)
+EP=$2
+: >echod.log
+
 cat >closed.yaml <<EOF
 name: e2e-closed
 os_env:
@@ -147,6 +153,24 @@ os_env:
       - "* *.test:$SP/**"
       - "* *.test:$HP/**"
       - "GET 2130706433:$SP/**"
+      - "tcp lo4.test:$EP"
+EOF
+# tcp rules: an echo service, and the plain HTTP port of the upstream (for
+# what a tcp rule does not allow); a credential on the HTTPS port.
+cat >tcp.yaml <<EOF
+name: e2e-tcp
+os_env:
+  sandbox:
+    egress_allow_private_destinations: true
+    egress_rules:
+      - "tcp echo.test:$EP"
+      - "tcp api.test:$HP"
+      - "GET api.test:$SP/allowed/**"
+    credential_proxy:
+      - type: https_bearer
+        target: api.test:$SP
+        source: {env: E2E_API_SECRET}
+        env: API_TOKEN
 EOF
 
 mkdir open closed small
@@ -161,6 +185,13 @@ PA=$2
 pids="$pids $!"
 set -- $(wait_ready closed.out)
 PB=$2
+
+mkdir tcp
+E2E_API_SECRET=$SECRET "$PROXYD" tcp.yaml --dir "$T/tcp" --system-ca ca.crt \
+	--hosts hosts.open --resolv resolv.conf >tcp.out 2>tcp.log &
+pids="$pids $!"
+set -- $(wait_ready tcp.out)
+PX=$2
 
 # The same policy, the proxy capped at 32 MiB: for the bounds.
 E2E_API_SECRET=$SECRET "$PROXYD" open.yaml --dir "$T/small" --system-ca ca.crt --hosts hosts.open --resolv resolv.conf \
@@ -1010,16 +1041,67 @@ t_refresh() {
 	expect_eq "files with a token" "$out" ""
 }
 
+echod_connections() { grep -c '^accepted' "$T/echod.log"; }
+
+t_tcp_rules() {
+	name="tcp rule: a plain socket client's CONNECT gets a raw stream both ways"
+	out=$($CLIENT raw "$PX" "echo.test:$EP" 'hello over tcp\n')
+	expect_out "stream: banner echod"
+	expect_out "hello over tcp"
+	out=$(grep "CONNECT echo.test:$EP" tcp.log)
+	expect_out "allow CONNECT echo.test:$EP as a plain tunnel, not inspected, by rule #1 (line 6: tcp echo.test:$EP)"
+	expect_out "tunnel CONNECT echo.test:$EP to 127.0.0.1 (tcp rule: not inspected)"
+	name="without a tcp rule the CONNECT is refused, naming the tcp rule that would allow it"
+	before=$(echod_connections)
+	out=$($CLIENT raw "$PA" "echo.test:$EP" 'hello\n')
+	expect_out "connect-refused"
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "  tcp echo.test:$EP"
+	expect_no_out "stream:"
+	expect_eq "echo service connections" "$(echod_connections)" "$before"
+	name="tcp rule: a private destination is refused without egress_allow_private_destinations"
+	out=$($CLIENT raw "$PB" "lo4.test:$EP" 'hello\n')
+	expect_out "X-Omnibox-Error: blocked-destination"
+	expect_out "resolves to 127.0.0.1, in 127.0.0.0/8"
+	expect_eq "echo service connections" "$(echod_connections)" "$before"
+	name="a tcp rule does not allow an HTTP request to its host and port through the forward path"
+	before=$(upstream_requests)
+	out=$(curl -sS -i --max-time 20 -x "http://127.0.0.1:$PX" "http://api.test:$HP/allowed/fwd" 2>&1)
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "X-Omnibox-Error: blocked-by-policy"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	name="an HTTP rule opens no raw stream: a stream that is not TLS fails, and is noted"
+	out=$($CLIENT raw "$PX" "api.test:$SP" 'SSH-2.0-OpenSSH_9.6\r\n')
+	expect_no_out "banner"
+	tests=$((tests + 1))
+	grep -q "deny CONNECT api.test:$SP, then a stream that is not TLS" tcp.log ||
+		fail "no refusal of the stream that is not TLS in the log"
+	name="no credential goes into a tcp rule's tunnel: the placeholder passes unchanged"
+	ph=$(sed -n 's/^API_TOKEN=//p' tcp/cred.env)
+	tests=$((tests + 1))
+	[ -n "$ph" ] || fail "no placeholder in tcp/cred.env"
+	out=$($CLIENT raw "$PX" "api.test:$HP" "GET /allowed/raw HTTP/1.1\r\nHost: api.test\r\nAuthorization: Bearer $ph\r\nConnection: close\r\n\r\n")
+	expect_out "stream: HTTP/1.1 200 OK"
+	upstream_saw "Authorization: Bearer $ph"
+	tests=$((tests + 1))
+	! tail -n 4 "$T/upstream.log" | grep -q "$SECRET" ||
+		fail "the secret reached the upstream through a tcp tunnel"
+	name="the credential's own host still gets the secret through its HTTP rule"
+	out=$(HTTPS_PROXY=http://127.0.0.1:$PX CURL_CA_BUNDLE=$T/tcp/ca.pem \
+		curl -sS --max-time 20 -H "Authorization: Bearer $ph" "https://api.test:$SP/allowed/cred" 2>&1)
+	upstream_saw "Authorization: Bearer $SECRET"
+}
+
 # E2E_ONLY="t_sigv4 t_refresh" runs those alone (while working on them).
 for t in ${E2E_ONLY:-t_allowed_get t_unmatched_request t_method_override t_connect_unknown_host \
 	t_private_destinations t_host_and_sni t_smuggling t_keep_alive t_streaming t_credentials \
-	t_real_clients t_websocket t_scrub_edges t_bounds t_trickle t_sigv4 t_refresh}; do
+	t_real_clients t_websocket t_scrub_edges t_bounds t_trickle t_sigv4 t_refresh t_tcp_rules}; do
 	$t
 done
 
 name="the proxy logged no secret"
-out=$(grep -c -e "$SECRET" -e "$GIT_SECRET" open.log closed.log | tr '\n' ' ')
-expect_eq "log lines with a secret" "$out" "open.log:0 closed.log:0 "
+out=$(grep -c -e "$SECRET" -e "$GIT_SECRET" open.log closed.log tcp.log | tr '\n' ' ')
+expect_eq "log lines with a secret" "$out" "open.log:0 closed.log:0 tcp.log:0 "
 
 # Stop the proxies the way omnibox-run does (proxy_free), then look for
 # sanitizer reports (leaks are reported at exit).
@@ -1029,7 +1111,7 @@ for p in $pids; do
 	"$PROXYD "*) kill -TERM "$p" && wait "$p" ;;
 	esac
 done
-out=$(grep -h -A12 -e 'Sanitizer' -e 'runtime error' open.log closed.log small.log aws.log tok.log upstream.err)
+out=$(grep -h -A12 -e 'Sanitizer' -e 'runtime error' open.log closed.log small.log aws.log tok.log tcp.log upstream.err)
 expect_eq "sanitizer reports" "$out" ""
 
 echo "e2e: $tests checks, $failures failed, $skips skipped"

@@ -30,6 +30,18 @@ speak to the relay's port directly:
       for at most SECONDS; prints "closed after N s" when the proxy closes
       the connection, "open after N s" otherwise.
 
+  e2e_client.py raw PORT HOST:PORT DATA
+      CONNECT to HOST:PORT with a plain socket, as an ssh or database client
+      through HTTPS_PROXY would; after a 200, send DATA (escapes allowed),
+      shut the sending side down, and print "stream: " and everything that
+      comes back until the far side closes.  "connect-refused" and the
+      proxy's answer otherwise.
+  e2e_client.py echod LOG
+      a TCP echo service on 127.0.0.1 (any port): prints "ready PORT", then
+      for each connection writes "banner echod" and a newline at once (as an
+      ssh server does), echoes what comes until the client's EOF, and closes.
+      Each connection is one "accepted" line in LOG.
+
   e2e_client.py stall PORT HOST:PORT CAFILE PATH N SECONDS
       open N intercepted tunnels, send GET PATH on each and never read the
       answers; prints "stalled N" once all are sent, holds them SECONDS.
@@ -174,8 +186,50 @@ def connect(port):
     return socket.create_connection(("127.0.0.1", int(port)), timeout=10)
 
 
+def raw_mode(port, target, data):
+    sock = connect(port)
+    sock.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (target, target)).encode())
+    head = read_head(sock)
+    if not head.startswith(b"HTTP/1.1 200"):
+        sys.stdout.write("connect-refused\n" + (head + read_all(sock)).decode("latin-1"))
+        return 0
+    sock.sendall(unescape(data))
+    sock.shutdown(socket.SHUT_WR)
+    sys.stdout.write("stream: " + read_all(sock, idle=5).decode("latin-1"))
+    return 0
+
+
+def echod_mode(log):
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    sys.stdout.write("ready %d\n" % srv.getsockname()[1])
+    sys.stdout.flush()
+
+    def serve(c):
+        with c:
+            c.sendall(b"banner echod\n")
+            while True:
+                data = c.recv(65536)
+                if not data:
+                    break
+                c.sendall(data)
+
+    while True:
+        c, _ = srv.accept()
+        with open(log, "a") as f:
+            f.write("accepted\n")
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+
+
 def main():
     mode = sys.argv[1]
+    if mode == "raw":
+        return raw_mode(sys.argv[2], sys.argv[3], sys.argv[4])
+    if mode == "echod":
+        return echod_mode(sys.argv[2])
     if mode == "plain":
         sock = connect(sys.argv[2])
         sock.sendall(unescape(sys.argv[3]))

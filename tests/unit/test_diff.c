@@ -156,6 +156,12 @@ rule_requests(struct qset *s, const struct egress_rule *r)
 			path[n++] = *p;
 	}
 	path[n] = '\0';
+	if (r->tcp) {
+		for (int w = 0; w < (r->wildcard ? 2 : 1); w++)
+			qadd(s, arena_printf(s->a, "tcp %s%s:%u", w ? "sub." : "", r->host,
+					     r->port));
+		return;
+	}
 	for (unsigned bit = 1; bit & EGRESS_ANY; bit <<= 1)
 		for (int tls = 0; tls < 2; tls++)
 			for (int w = 0; w < (r->wildcard ? 2 : 1); w++) {
@@ -208,7 +214,7 @@ static const char *const fixed[] = {
     "read ~/.ssh/id_rsa", "write ~/.ssh/id_rsa", "read /etc/passwd",  "write /etc/passwd",
     "write /usr/bin/x",	  "write /tmp/x",	 "read ~/notes.txt",  "write ~/notes.txt",
     "GET https://omnibox-diff.invalid/", "GET http://omnibox-diff.invalid/",
-    NULL};
+    "tcp omnibox-diff.invalid:22", NULL};
 
 static bool
 allowed(struct arena *a, const struct policy *p, const struct query *q)
@@ -234,7 +240,9 @@ witness(struct arena *a, const struct policy *pa, const struct policy *pb)
 	for (size_t i = 0; i < sbb->n_egress && sa->n_egress; i++) {
 		struct egress_witness w;
 
-		if (!egress_rules_cover(sa->egress, sa->n_egress, &sbb->egress[i], &w))
+		if (!egress_rules_cover(sa->egress, sa->n_egress, &sbb->egress[i], &w) && w.tcp)
+			qadd(&s, arena_printf(a, "tcp %s:%u", w.host, w.port));
+		else if (!egress_rules_cover(sa->egress, sa->n_egress, &sbb->egress[i], &w))
 			qadd(&s, arena_printf(a, "%s %s://%s:%u%s%s", egress_method_name(w.method),
 					      w.tls ? "https" : "http", w.host, w.port,
 					      w.path[0] == '/' ? "" : "/", w.path));

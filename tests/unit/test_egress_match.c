@@ -1232,3 +1232,86 @@ Test(egress_subsume, methods_hosts_and_ports_must_all_be_covered)
 		cr_expect(egress_rules_cover(a, 2, &b, NULL), "two rules cover one method each");
 	}
 }
+
+/* ---- tcp rules ------------------------------------------------------------- */
+
+Test(egress_match, a_tcp_rule_allows_a_stream_to_its_host_and_port_only)
+{
+	struct egress_matcher *m = RULES("GET api.example.com/v1/**", "tcp git.example.com:22",
+					 "tcp *.db.example.com:5432");
+	ssize_t r;
+
+	cr_assert_eq(egress_match_tcp(m, "git.example.com", 15, 22), 1);
+	cr_assert_eq(egress_match_tcp(m, "GIT.example.com", 15, 22), 1);
+	cr_assert_eq(egress_match_tcp(m, "git.example.com", 15, 2222), -1);
+	cr_assert_eq(egress_match_tcp(m, "git.example.com", 15, 0), -1);
+	cr_assert_eq(egress_match_tcp(m, "a.git.example.com", 17, 22), -1);
+	cr_assert_eq(egress_match_tcp(m, "db.example.com", 14, 5432), 2);
+	cr_assert_eq(egress_match_tcp(m, "x.y.db.example.com", 18, 5432), 2);
+	cr_assert_eq(egress_match_tcp(m, "evildb.example.com", 18, 5432), -1);
+	/* An HTTP rule never allows a raw stream. */
+	cr_assert_eq(egress_match_tcp(m, "api.example.com", 15, 443), -1);
+	cr_assert_eq(egress_decide_connect(m, "api.example.com", 15, 443, &r),
+		     EGRESS_CONNECT_INSPECT);
+	cr_assert_eq(r, 0);
+	cr_assert_eq(egress_decide_connect(m, "git.example.com", 15, 22, &r),
+		     EGRESS_CONNECT_TUNNEL);
+	cr_assert_eq(r, 1);
+	cr_assert_eq(egress_decide_connect(m, "git.example.com", 15, 443, &r), EGRESS_CONNECT_DENY);
+	cr_assert_eq(r, -1);
+	egress_matcher_free(m);
+}
+
+Test(egress_match, a_tcp_rule_never_allows_an_http_request)
+{
+	struct egress_matcher *m = RULES("tcp h.example.com:443", "tcp p.example.com:80");
+
+	DENIES(m, "GET h.example.com/");
+	cr_assert_eq(egress_match(m, "GET", 3, "p.example.com", 13, 80, 80, "/", 1), -1);
+	cr_assert_eq(egress_match_host(m, "h.example.com", 13, 443, 443), -1);
+	cr_assert_eq(egress_match_host(m, "p.example.com", 13, 80, 80), -1);
+	egress_matcher_free(m);
+}
+
+Test(egress_match, tcp_and_http_rules_keep_their_order)
+{
+	struct egress_matcher *m = RULES("tcp h.example.com:2222", "* *.example.com/**",
+					 "tcp h.example.com:2222");
+
+	ALLOWS(m, "GET h.example.com/x", 1);
+	cr_assert_eq(egress_match_tcp(m, "h.example.com", 13, 2222), 0);
+	egress_matcher_free(m);
+}
+
+Test(egress_match, a_tcp_rule_built_without_a_port_is_left_out)
+{
+	struct egress_rule r = rule_from("tcp h.example.com:22");
+	struct egress_matcher *m;
+
+	r.port = 0;
+	m = egress_matcher_new(&r, 1);
+	cr_assert_not_null(m);
+	cr_assert_eq(egress_match_tcp(m, "h.example.com", 13, 22), -1);
+	egress_matcher_free(m);
+}
+
+Test(egress_match, subsumption_keeps_tcp_and_http_apart)
+{
+	struct egress_rule a[] = {rule_from("tcp *.example.com:22"), rule_from("* h.example.com")};
+	struct egress_rule b = rule_from("tcp git.example.com:22");
+	struct egress_witness w;
+
+	cr_assert(egress_rules_cover(a, 2, &b, &w));
+	b = rule_from("tcp git.example.com:2222");
+	cr_assert(!egress_rules_cover(a, 2, &b, &w));
+	cr_assert(w.tcp);
+	cr_assert_eq(w.port, 2222);
+	cr_assert_str_eq(w.host, "git.example.com");
+	b = rule_from("tcp *.h.example.com:443");
+	cr_assert(!egress_rules_cover(a, 2, &b, &w), "an HTTP rule covers no tcp rule");
+	b = rule_from("GET h.example.com/x");
+	cr_assert(egress_rules_cover(a, 2, &b, &w));
+	b = rule_from("GET x.example.com:22/x");
+	cr_assert(!egress_rules_cover(a, 2, &b, &w), "a tcp rule covers no HTTP rule");
+	cr_assert(!w.tcp);
+}

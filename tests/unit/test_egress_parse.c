@@ -545,3 +545,91 @@ Test(egress_parse, a_failed_parse_leaves_the_rule_untouched)
 	cr_assert_eq(egress_parse_rule(arena, "GET a..b", 8, &r, &e), -1);
 	cr_assert_eq(r.methods, 0x5a5a5a5au);
 }
+
+/* ---- tcp rules ------------------------------------------------------------- */
+
+Test(egress_parse, a_tcp_rule_has_a_host_a_port_and_nothing_else)
+{
+	struct egress_rule r = PARSE_OK("tcp git.example.com:22");
+
+	cr_assert(r.tcp);
+	cr_assert_eq(r.methods, 0);
+	cr_assert_str_eq(r.host, "git.example.com");
+	cr_assert(!r.wildcard);
+	cr_assert_eq(r.port, 22);
+	cr_assert_str_eq(r.path, "");
+	cr_assert(!r.path_given);
+	r = PARSE_OK("  TCP *.DB.example.com:5432 ");
+	cr_assert(r.tcp && r.wildcard);
+	cr_assert_str_eq(r.host, "db.example.com");
+	cr_assert_eq(r.port, 5432);
+}
+
+Test(egress_parse, an_http_rule_is_not_a_tcp_rule)
+{
+	struct egress_rule r = PARSE_OK("GET tcp.example.com:22/x");
+
+	cr_assert(!r.tcp);
+	cr_assert_str_eq(r.host, "tcp.example.com");
+}
+
+Test(egress_parse, a_tcp_rule_without_a_port_is_reported_after_the_host)
+{
+	PARSE_FAILS("tcp git.example.com", 19, 1, "a tcp rule needs a port: tcp HOST:PORT");
+	PARSE_FAILS("tcp git.example.com:", 19, 1, "missing port after ':'");
+	PARSE_FAILS("tcp", 3, 1, "missing HOST:PORT after 'tcp'");
+	PARSE_FAILS("tcp   ", 3, 1, "missing HOST:PORT after 'tcp'");
+	PARSE_FAILS("tcp :22", 4, 1, "missing host before the port");
+}
+
+Test(egress_parse, a_tcp_rule_names_one_valid_port)
+{
+	PARSE_FAILS("tcp h.com:*", 10, 1,
+		    "a tcp rule names one port, 1 to 65535: '*' is not a port");
+	PARSE_FAILS("tcp h.com:0", 10, 1, "port 0 is out of range (1 to 65535)");
+	PARSE_FAILS("tcp h.com:65536", 10, 5, "port 65536 is out of range (1 to 65535)");
+	PARSE_FAILS("tcp h.com:2x", 11, 1,
+		    "invalid character 'x' in port (a decimal number, 1 to 65535)");
+}
+
+Test(egress_parse, a_path_after_a_tcp_rule_is_reported_at_the_slash)
+{
+	PARSE_FAILS("tcp h.com:22/x", 12, 2,
+		    "a tcp rule has no path: it allows a TCP stream, not HTTP requests");
+	PARSE_FAILS("tcp h.com/x", 9, 2,
+		    "a tcp rule has no path: it allows a TCP stream, not HTTP requests");
+	PARSE_FAILS("tcp h.com:22 x", 12, 1, "unexpected text after the port of a tcp rule");
+}
+
+Test(egress_parse, methods_and_tcp_do_not_mix)
+{
+	PARSE_FAILS("GET,tcp h.com:22", 4, 3,
+		    "a tcp rule has no HTTP methods: write 'tcp HOST:PORT' as a rule of its own");
+	PARSE_FAILS("tcp,GET h.com:22", 0, 3,
+		    "a tcp rule has no HTTP methods: write 'tcp HOST:PORT' as a rule of its own");
+	PARSE_FAILS("tcp:22 h.com", 0, 6,
+		    "unknown HTTP method 'tcp:22' (a TCP rule is 'tcp HOST:PORT')");
+	PARSE_FAILS("tcpx h.com:22", 0, 4,
+		    "unknown HTTP method 'tcpx' (a TCP rule is 'tcp HOST:PORT')");
+}
+
+Test(egress_parse, a_tcp_rule_host_follows_the_host_rules)
+{
+	PARSE_FAILS("tcp *:22", 4, 1, "'*' is only allowed as a leading '*.' in a host");
+	PARSE_FAILS("tcp ssh://h.com:22", 4, 6, "a rule has no scheme: write the host without 'ssh://'");
+	PARSE_FAILS("tcp git@h.com:22", 7, 1, "invalid character '@' in host");
+}
+
+Test(egress_parse, rules_format_back_to_their_text)
+{
+	struct egress_rule r = PARSE_OK("tcp *.db.example.com:5432");
+	char buf[200];
+
+	egress_rule_format(&r, true, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "tcp *.db.example.com:5432");
+	r = PARSE_OK("get,POST h.com:8443");
+	egress_rule_format(&r, false, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "GET,POST h.com:8443");
+	egress_rule_format(&r, true, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "GET,POST h.com:8443/**");
+}
