@@ -29,7 +29,7 @@ struct bytes {
 static void
 put(struct bytes *b, const void *p, size_t n)
 {
-	if (b->failed)
+	if (b->failed || !n)
 		return;
 	if (b->n + n > b->cap) {
 		size_t cap = b->cap ? b->cap : 4096;

@@ -60,6 +60,16 @@ for _ in $(seq 100); do
 done
 AWSP=$(head -n 1 "$T/aws-up.out" | cut -d ' ' -f 2)
 
+# A TCP service that is not HTTP: a banner, then an echo (for tcp rules).
+python3 "$(dirname "$0")/../proxy/e2e_client.py" echod "$T/echod.log" >"$T/echod.out" 2>&1 &
+pids="$pids $!"
+for _ in $(seq 100); do
+	grep -q '^ready' "$T/echod.out" 2>/dev/null && break
+	sleep 0.05
+done
+ECHOP=$(head -n 1 "$T/echod.out" | cut -d ' ' -f 2)
+: >"$T/echod.log"
+
 as_user() {
 	if [ "$who" = root ]; then
 		env -i PATH=/usr/bin:/bin HOME="$H" LANG=C.UTF-8 REAL_TOKEN=real-secret-9f8e \
@@ -135,6 +145,13 @@ setup_user() {
 	        source: {env: REAL_KEY}
 	        env: ANTHROPIC_API_KEY
 	        header: x-api-key
+	EOF
+	cat >"$P/tcp.yaml" <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [.]
+	    egress_allow_private_destinations: true
+	    egress_rules: ["tcp upstream.test:$ECHOP", "GET upstream.test:$HTTPS/echo/**"]
 	EOF
 	cat >"$P/flood.yaml" <<-EOF
 	os_env:
@@ -339,6 +356,23 @@ run_all() {
 		echo "SKIP [$who] WebSocket: python3 is not installed"
 		skips=$((skips + 1))
 	fi
+
+	name="a tcp rule: a socket client in the sandbox gets a raw stream to a service that is not HTTP"
+	: >"$T/echod.log"
+	sbx tcp sh -c "python3 e2e_client.py raw \${HTTPS_PROXY##*:} upstream.test:$ECHOP 'hello over tcp\\n'"
+	expect_out "stream: banner echod"
+	expect_out "hello over tcp"
+	out=$log
+	expect_out "as a plain tunnel, not inspected, by rule #1"
+	name="without the tcp rule the stream is refused, the service never reached, and the summary names the rule"
+	: >"$T/echod.log"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --egress-hosts="$T/hosts" --egress-ca="$T/ca.pem" \
+		"$P/egress.yaml" -- sh -c "python3 e2e_client.py raw \${HTTPS_PROXY##*:} upstream.test:$ECHOP 'hello\\n'" 2>&1)
+	expect_out "connect-refused"
+	expect_out "tcp upstream.test:$ECHOP"
+	expect_no_out "stream: banner"
+	tests=$((tests + 1))
+	[ ! -s "$T/echod.log" ] || fail "the service was reached without a tcp rule"
 
 	name="private destinations are refused unless the policy allows them"
 	sbx private curl -sS -i "$url/echo/x"
