@@ -325,7 +325,7 @@ darwin_launch_run(const struct darwin_launch_plan *plan)
 
 int
 darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, const char *tmpdir,
-	      const char *sandbox_exec, bool dry_run, FILE *out)
+	      const char *sandbox_exec, bool dry_run, bool quiet, FILE *out)
 {
 	struct launch_request rq = *rq0;
 	struct darwin_launch_plan plan;
@@ -400,6 +400,11 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 		darwin_launch_plan_free(&plan);
 		goto out;
 	}
+	/* As the Linux launch says them (escaped by the resolver). */
+	for (size_t i = 0; !quiet && i < plan.facts.n_skipped; i++)
+		fprintf(stderr, "omnibox-run: warning: %s\n", plan.facts.skipped[i]);
+	for (size_t i = 0; !quiet && i < plan.facts.n_notes; i++)
+		fprintf(stderr, "omnibox-run: %s\n", plan.facts.notes[i]);
 	rc = darwin_profile_write(a, tmpdir, plan.profile.data, plan.profile.len, &pdir, &ppath);
 	if (rc < 0) {
 		fprintf(stderr, "omnibox-run: cannot write the profile in %s: %s; nothing ran\n",

@@ -103,10 +103,12 @@ const char *darwin_dyld_cache_dir(struct arena *a);
  * darwin_launch_prepare(), the profile written, sandbox-exec (or
  * SANDBOX_EXEC when not NULL, for tests) run, then the profile and the
  * scratch dir removed.  With DRY_RUN the profile, the argv and the names of
- * the environment go to OUT instead and nothing runs.  Returns the exit
- * status omnibox-run must exit with.
+ * the environment go to OUT instead and nothing runs.  Unless QUIET, what
+ * the user should know before it runs (a grant that does not exist here,
+ * the resolver's notes) goes to stderr first.  Returns the exit status
+ * omnibox-run must exit with.
  */
 int darwin_launch(const struct launch_request *rq, struct host_entry *scratch, const char *tmpdir,
-		  const char *sandbox_exec, bool dry_run, FILE *out);
+		  const char *sandbox_exec, bool dry_run, bool quiet, FILE *out);
 
 #endif

@@ -137,7 +137,7 @@ darwin_run(struct arena *a, const struct launch_options *o, const struct policy 
 		return -1;
 	}
 	*status = darwin_launch(&dq, e.own_scratch ? &e.scratch : NULL, tmpdir, sandbox_exec,
-				o->dry_run, stdout);
+				o->dry_run, o->quiet, stdout);
 	if (e.proxy_pid > 0) {
 		close(e.alive);
 		while (waitpid(e.proxy_pid, NULL, 0) < 0 && errno == EINTR)

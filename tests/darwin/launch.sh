@@ -189,6 +189,15 @@ run_all() {
 		"$(printf '%s\n' "$out" | sed -n 's/^TMPDIR=//p')" "$WS"
 	expect_clean
 
+	name="a grant that does not exist is named before the command runs, not under -q"
+	printf 'os_env:\n  sandbox:\n    read_paths: [/nonexistent/darwin-missing-grant]\n    env_passthrough: [STANDIN_LOG]\n' >"$P/missing.yaml"
+	out=$(cd "$WS" && as_user "$TB/test-omnibox-run-darwin" "$P/missing.yaml" -- echo ran 2>&1)
+	expect_out "omnibox-run: warning: read_paths (line 3): /nonexistent/darwin-missing-grant does not exist here; not mounted"
+	expect_out "ran"
+	out=$(cd "$WS" && as_user "$TB/test-omnibox-run-darwin" -q "$P/missing.yaml" -- echo ran 2>&1)
+	expect_no_out "darwin-missing-grant"
+	expect_clean
+
 	name="a signal ends the command: 128+N"
 	run plain sh -c 'kill -TERM $$'
 	expect_rc 143

@@ -1885,7 +1885,7 @@ launch_with(const char *sandbox_exec, const char *script)
 	envv[1] = S("PATH=/usr/bin:/bin");
 	envv[2] = NULL;
 	rq.environ = envv;
-	rc = darwin_launch(&rq, NULL, tmp_root, sandbox_exec, false, stdout);
+	rc = darwin_launch(&rq, NULL, tmp_root, sandbox_exec, false, true, stdout);
 	free(mark);
 	compiled_free(&c);
 	return rc;
@@ -2005,7 +2005,7 @@ Test(launch, dry_run_prints_the_profile_and_argv_and_runs_nothing)
 	size_t n;
 	FILE *f = open_memstream(&out, &n);
 
-	cr_expect_eq(darwin_launch(&rq, NULL, tmp_root, NULL, true, f), 0);
+	cr_expect_eq(darwin_launch(&rq, NULL, tmp_root, NULL, true, true, f), 0);
 	fclose(f);
 	cr_expect(has(out, "(version 1)\n(deny default)"), "%s", out);
 	cr_expect(has(out, "# sandbox-exec argv:\n/usr/bin/sandbox-exec\n-f\n"), "%s", out);
