@@ -156,3 +156,37 @@ Test(gitindex, a_git_file_or_link_is_not_read)
 	cr_expect_not_null(ix);
 	gitindex_free(ix);
 }
+
+/* An index the agent wrote: every truncation of a real one, and garbage,
+ * is read without crossing its end (the sanitizer build checks) and
+ * vouches for nothing a whole index would not. */
+Test(gitindex, a_damaged_index_is_read_safely)
+{
+	char path[512], cmd[1024];
+	long len;
+	FILE *f;
+
+	sh("echo x > .other && git add .other && git update-index --index-version 4 && "
+	   "cp .git/index .git/index.whole");
+	snprintf(path, sizeof(path), "%s/.git/index.whole", top);
+	f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	fclose(f);
+	for (long n = 0; n < len; n += 7) {
+		struct gitindex *ix;
+
+		snprintf(cmd, sizeof(cmd), "head -c %ld .git/index.whole > .git/index", n);
+		sh(cmd);
+		ix = gitindex_load(topfd, top);
+		if (ix) {
+			cr_expect_not(vouches(".env", DT_REG), "at %ld bytes", n);
+			gitindex_free(ix);
+		}
+	}
+	sh("head -c 4096 /dev/urandom > .git/index");
+	gitindex_free(gitindex_load(topfd, top));
+	sh("{ printf 'DIRC\\0\\0\\0\\4\\0\\0\\0\\3'; head -c 200 /dev/urandom; } > .git/index");
+	gitindex_free(gitindex_load(topfd, top));
+}
