@@ -132,6 +132,7 @@ enum req_state {
 	RQ_BODY,      /* passing the request body on */
 	RQ_WAIT,      /* request sent; waiting for the response to end */
 	RQ_TUNNEL,    /* after a WebSocket upgrade, or a tcp rule's tunnel: bytes both ways */
+	RQ_SNIFF,     /* a transparent connection checked: is the agent's first byte TLS? */
 };
 
 enum resp_state { RS_IDLE, RS_HEAD, RS_BODY, RS_DONE, RS_TUNNEL };
@@ -241,6 +242,16 @@ struct conn {
 	time_t linger_until;
 	size_t lingered;
 	bool cli_tls; /* the agent side is an intercepted tunnel */
+	/*
+	 * Transparent egress: the relay in the sandbox took a connection to
+	 * NAME:PORT from a client that ignores the proxy, and said so with a
+	 * CONNECT marked "Omnibox-Transparent: 1".  No 200 goes back: the
+	 * agent's stream follows at once, TLS (intercepted as after a CONNECT)
+	 * or plain HTTP (PINNED: requests for NAME:PORT alone, like a forward
+	 * proxy's).  Until then no HTTP answer could reach the client, so a
+	 * refusal closes the connection (logged as any refusal).
+	 */
+	bool transparent, pinned;
 	/* A tcp rule's tunnel: bytes pass both ways unread, no TLS of the
 	 * proxy's, no HTTP, no credential; RAW_SHUT: the agent is done
 	 * sending, so the server gets a FIN once its output has drained. */
@@ -701,6 +712,10 @@ conn_reply(struct conn *c, unsigned status, const char *kind, const char *body, 
 
 	if (status >= 400)
 		c->p->stats.denied++;
+	if (c->transparent && !c->cli_tls && !c->pinned) {
+		conn_kill(c); /* nothing the client would read as an answer */
+		return;
+	}
 	keep = keep && c->req && c->rq == RQ_HEAD && !request_has_body(c) && !c->req_close &&
 	       !c->closing;
 	/* The refused request's head is consumed; its body, if any, is not (so: close). */
@@ -800,6 +815,7 @@ deny_request(struct conn *c, const char *method, size_t mlen, const char *host, 
 /* ---- destinations ------------------------------------------------------------------- */
 
 static void dest_ready(struct conn *c);
+static void sniff(struct conn *c);
 
 static void
 dns_cb(int err, struct evutil_addrinfo *res, void *arg)
@@ -1163,6 +1179,7 @@ conn_update_io(struct conn *c)
 		switch (c->rq) {
 		case RQ_HEAD:
 		case RQ_HANDSHAKE:
+		case RQ_SNIFF:
 			cr = true;
 			break;
 		case RQ_BODY:
@@ -1496,6 +1513,9 @@ conn_timer_cb(evutil_socket_t fd, short what, void *arg)
 	case RQ_HANDSHAKE:
 		timed_out(c, "the TLS handshake was not complete in time");
 		return;
+	case RQ_SNIFF:
+		timed_out(c, "the transparent connection sent nothing in time");
+		return;
 	case RQ_BODY:
 		/* Only the agent's pace counts: not while the upstream holds us back. */
 		if (c->body_moved < PROXY_BODY_MIN_BYTES && c->up && c->up_connected &&
@@ -1662,8 +1682,8 @@ refuse_not_tls(struct conn *c, const char *reason)
 {
 	char what[400], rule[400];
 
-	snprintf(what, sizeof(what), "CONNECT %s:%u, then a stream that is not TLS", c->host,
-		 c->port);
+	snprintf(what, sizeof(what), "CONNECT %s:%u%s, then a stream that is not TLS%s", c->host,
+		 c->port, c->transparent ? " (transparent)" : "", c->pinned ? " nor HTTP" : "");
 	snprintf(rule, sizeof(rule), "tcp %s:%u", c->host, c->port);
 	plog(c->p, "c%lu deny %s (%s): the HTTP rules inspect this host and port; '%s' in their "
 		   "place would let it through uninspected",
@@ -1732,6 +1752,9 @@ cli_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	switch (c->rq) {
+	case RQ_SNIFF:
+		conn_kill(c);
+		break;
 	case RQ_HEAD:
 		if (!c->req || c->rs == RS_IDLE)
 			conn_finish(c); /* after what is queued for it */
@@ -1874,8 +1897,9 @@ raw_established(struct conn *c)
 	plog(c->p, "c%lu tunnel %s to %s (tcp rule: not inspected)", c->id,
 	     dest_what(c, what, sizeof(what)), addr);
 	c->p->stats.tcp_tunnels++;
-	evbuffer_add_printf(bufferevent_get_output(c->cli),
-			    "HTTP/1.1 200 Connection established\r\n\r\n");
+	if (!c->transparent)
+		evbuffer_add_printf(bufferevent_get_output(c->cli),
+				    "HTTP/1.1 200 Connection established\r\n\r\n");
 	c->resp_started = true;
 	c->rq = RQ_TUNNEL;
 	c->rs = RS_TUNNEL;
@@ -1894,6 +1918,9 @@ cli_read_cb(struct bufferevent *bev, void *arg)
 	switch (c->rq) {
 	case RQ_HEAD:
 		conn_read_head(c);
+		break;
+	case RQ_SNIFF:
+		sniff(c);
 		break;
 	case RQ_BODY:
 		pump_request(c);
@@ -1950,6 +1977,8 @@ conn_read_head(struct conn *c)
 				conn_kill(c);
 			return;
 		}
+		if (r == HTTP_ERROR && c->pinned)
+			refuse_not_tls(c, c->req->error);
 		if (r == HTTP_ERROR) {
 			char body[256];
 			const char *kind = c->req->status == 431   ? "headers-too-large"
@@ -2519,6 +2548,19 @@ deny_connect(struct conn *c)
 	conn_reply(c, 403, "blocked-by-policy", body, false);
 }
 
+static const char *head_field(const struct http_head *h, const char *buf, const char *name,
+			      size_t *len);
+
+/* Does the CONNECT come from the sandbox's relay for a client that ignores the proxy? */
+static bool
+connect_is_transparent(const struct http_head *h, const char *buf)
+{
+	size_t len = 0;
+	const char *v = head_field(h, buf, "Omnibox-Transparent", &len);
+
+	return v && len == 1 && v[0] == '1';
+}
+
 static void
 handle_connect(struct conn *c, const char *buf)
 {
@@ -2532,12 +2574,14 @@ handle_connect(struct conn *c, const char *buf)
 	ssize_t r;
 
 	esc(t, sizeof(t), target, h->target.len);
+	c->transparent = connect_is_transparent(h, buf);
 	free(c->log_url);
-	c->log_url = malloc(strlen(t) + 16);
+	c->log_url = malloc(strlen(t) + 32);
 	if (c->log_url)
-		sprintf(c->log_url, "CONNECT %s", t);
+		sprintf(c->log_url, "CONNECT %s%s", t, c->transparent ? " (transparent)" : "");
 	c->req_close = true; /* a refused CONNECT never becomes anything else */
-	if (evbuffer_get_length(in) > h->length) {
+	/* A transparent connection's stream follows its CONNECT at once. */
+	if (!c->transparent && evbuffer_get_length(in) > h->length) {
 		bad_request(c, "data after CONNECT before the tunnel was established");
 		return;
 	}
@@ -2683,7 +2727,8 @@ parse_tunnel_request(struct conn *c, struct agent_request *rq)
 	if (tlen && target[0] == '/') {
 		rq->u.path = target;
 		rq->u.path_len = tlen;
-	} else if (http_parse_absolute(target, tlen, "https", &rq->u, &why) < 0) {
+	} else if (http_parse_absolute(target, tlen, c->cli_tls ? "https" : "http", &rq->u, &why) <
+		   0) {
 		bad_request(c, why);
 		return false;
 	} else if (rq->u.host_len != strlen(c->host) ||
@@ -2952,7 +2997,8 @@ forward_request(struct conn *c, struct agent_request *rq, ssize_t r)
 		/* Kept alive from the previous request to the same host and port. */
 		c->rq = RQ_CONNECT;
 		up_open(c);
-	} else if (c->cli_tls) {
+	} else if (c->cli_tls || c->pinned) {
+		/* The tunnel's (or the transparent connection's) checked addresses. */
 		c->next_addr = 0;
 		c->rq = RQ_CONNECT;
 		up_open(c);
@@ -2976,16 +3022,39 @@ handle_request(struct conn *c, const char *buf)
 	c->req_close = h->conn_close;
 	c->req_head = http_name_is(rq.method, rq.mlen, "HEAD");
 	c->req_ws = false;
-	if (!c->cli_tls && http_name_is(rq.method, rq.mlen, "CONNECT")) {
+	if (!c->cli_tls && !c->pinned && http_name_is(rq.method, rq.mlen, "CONNECT")) {
 		handle_connect(c, buf);
 		return;
 	}
 	esc(rq.t, sizeof(rq.t), http_span_ptr(buf, h->target), h->target.len);
-	if (c->cli_tls ? !parse_tunnel_request(c, &rq) : !parse_proxy_request(c, &rq))
+	if (c->cli_tls || c->pinned ? !parse_tunnel_request(c, &rq) : !parse_proxy_request(c, &rq))
 		return;
 	if (!normalize_request(c, &rq) || !route_request(c, &rq, &r))
 		return;
 	forward_request(c, &rq, r);
+}
+
+/*
+ * A transparent connection, its host and addresses checked: a TLS record
+ * first (a ClientHello) is intercepted as after a CONNECT; anything else
+ * is read as plain HTTP for this host and port alone.
+ */
+static void
+sniff(struct conn *c)
+{
+	unsigned char first;
+
+	if (evbuffer_copyout(bufferevent_get_input(c->cli), &first, 1) != 1)
+		return;
+	if (first == 0x16) {
+		start_tls(c);
+		return;
+	}
+	c->pinned = true;
+	c->rq = RQ_HEAD;
+	conn_park(c, PROXY_HEAD_TIMEOUT);
+	conn_update_io(c);
+	conn_read_head(c);
 }
 
 /* Every address passed the check. */
@@ -2999,6 +3068,14 @@ dest_ready(struct conn *c)
 
 		dest_format((struct sockaddr *)&c->addrs[0], addr, sizeof(addr));
 		plog(c->p, "c%lu tunnel %s to %s", c->id, dest_what(c, what, sizeof(what)), addr);
+		if (c->transparent) {
+			c->rq = RQ_SNIFF;
+			conn_park(c, PROXY_HEAD_TIMEOUT);
+			conn_update_io(c);
+			if (evbuffer_get_length(bufferevent_get_input(c->cli)))
+				sniff(c);
+			return;
+		}
 		c->rq = RQ_SEND200;
 		evbuffer_add_printf(bufferevent_get_output(c->cli),
 				    "HTTP/1.1 200 Connection established\r\n\r\n");
@@ -3028,6 +3105,10 @@ upstream_failed(struct conn *c, const char *kind, const char *why)
 	plog(c->p, "c%lu %s %s: %s", c->id, kind, c->log_url ? c->log_url : "", why);
 	if (c->resp_started) {
 		/* Part of the answer is out: only a cut connection tells the truth. */
+		conn_kill(c);
+		return;
+	}
+	if (c->transparent && !c->cli_tls && !c->pinned) {
 		conn_kill(c);
 		return;
 	}

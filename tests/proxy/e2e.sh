@@ -1092,10 +1092,79 @@ t_tcp_rules() {
 	upstream_saw "Authorization: Bearer $SECRET"
 }
 
+# The relay in the sandbox speaks for clients that ignore the proxy: a
+# CONNECT marked transparent, then the client's own stream, no 200 awaited.
+t_transparent() {
+	name="transparent TLS: intercepted as after a CONNECT, each request checked"
+	out=$($CLIENT transparent "$PA" "api.test:$SP" tls "$CA" api.test \
+		"GET /allowed/tp HTTP/1.1\r\nHost: api.test\r\n\r\n" \
+		"GET /denied/tp HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "cert-names: api.test"
+	expect_out "HTTP/1.1 200 OK"
+	expect_out "X-Omnibox-Error: blocked-by-policy"
+	expect_no_out "Connection established"
+	upstream_saw "GET /allowed/tp"
+	out=$(grep "CONNECT api.test:$SP (transparent)" open.log)
+	expect_out "allow CONNECT api.test:$SP (transparent) host by rule"
+	name="transparent TLS: an SNI other than the name is refused"
+	before=$(upstream_requests)
+	out=$($CLIENT transparent "$PA" "api.test:$SP" tls "$CA" other.test \
+		"GET /allowed/sni HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "handshake-refused"
+	expect_no_out "200 OK"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	name="transparent plain HTTP: forwarded as a forward request for the name"
+	out=$($CLIENT transparent "$PA" "api.test:$HP" plain \
+		"GET /allowed/plain-tp HTTP/1.1\r\nHost: api.test:$HP\r\n\r\n" \
+		"GET /denied/plain-tp HTTP/1.1\r\nHost: api.test:$HP\r\n\r\n")
+	expect_out "HTTP/1.1 200 OK"
+	expect_out "X-Omnibox-Error: blocked-by-policy"
+	expect_out "  GET api.test:$HP/denied/plain-tp"
+	upstream_saw "GET /allowed/plain-tp"
+	name="transparent plain HTTP: a Host other than the name gets 403, nothing sent on"
+	before=$(upstream_requests)
+	out=$($CLIENT transparent "$PA" "api.test:$HP" plain \
+		"GET /allowed/x HTTP/1.1\r\nHost: other.test:$HP\r\n\r\n")
+	expect_out "X-Omnibox-Error: host-mismatch"
+	out=$($CLIENT transparent "$PA" "api.test:$HP" plain \
+		"GET http://other.test:$HP/allowed/x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "X-Omnibox-Error: host-mismatch"
+	out=$($CLIENT transparent "$PA" "api.test:$HP" plain \
+		"CONNECT other.test:$SP HTTP/1.1\r\nHost: other.test\r\n\r\n")
+	expect_out "HTTP/1.1 400"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	name="transparent: a name no rule covers is closed at once, never resolved, and suggested"
+	a=$(dns_queries evil-tp.test A)
+	out=$($CLIENT transparent "$PA" "evil-tp.test:$SP" tls "$CA" evil-tp.test \
+		"GET / HTTP/1.1\r\nHost: evil-tp.test\r\n\r\n")
+	expect_out "closed-at-once"
+	expect_no_out "cert-names"
+	out=$(grep "evil-tp.test" open.log)
+	expect_out "deny CONNECT evil-tp.test:$SP (transparent): no rule names evil-tp.test:$SP"
+	expect_eq "queries for evil-tp.test" "$(($(dns_queries evil-tp.test A) - a))" 0
+	name="transparent: a private destination is closed at once"
+	out=$($CLIENT transparent "$PB" "lo4.test:$SP" tls "$CA" lo4.test \
+		"GET / HTTP/1.1\r\nHost: lo4.test\r\n\r\n")
+	expect_out "closed-at-once"
+	out=$(grep "blocked-destination CONNECT lo4.test:$SP" closed.log)
+	expect_out "resolves to 127.0.0.1, in 127.0.0.0/8"
+	name="transparent: a tcp rule's stream, with no 200 before the server's bytes"
+	out=$($CLIENT transparent "$PX" "echo.test:$EP" raw 'hello transparent\n')
+	expect_out "stream: banner echod"
+	expect_out "hello transparent"
+	expect_no_out "Connection established"
+	name="transparent: neither TLS nor HTTP under an HTTP rule is refused, a tcp rule suggested"
+	out=$($CLIENT transparent "$PX" "api.test:$SP" raw 'SSH-2.0-OpenSSH_9.6\r\n')
+	expect_no_out "banner"
+	out=$(grep "api.test:$SP (transparent), then a stream that is not TLS nor HTTP" tcp.log)
+	expect_out "'tcp api.test:$SP'"
+}
+
 # E2E_ONLY="t_sigv4 t_refresh" runs those alone (while working on them).
 for t in ${E2E_ONLY:-t_allowed_get t_unmatched_request t_method_override t_connect_unknown_host \
 	t_private_destinations t_host_and_sni t_smuggling t_keep_alive t_streaming t_credentials \
-	t_real_clients t_websocket t_scrub_edges t_bounds t_trickle t_sigv4 t_refresh t_tcp_rules}; do
+	t_real_clients t_websocket t_scrub_edges t_bounds t_trickle t_sigv4 t_refresh t_tcp_rules \
+	t_transparent}; do
 	$t
 done
 

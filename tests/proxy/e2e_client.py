@@ -30,6 +30,15 @@ speak to the relay's port directly:
       for at most SECONDS; prints "closed after N s" when the proxy closes
       the connection, "open after N s" otherwise.
 
+  e2e_client.py transparent PORT HOST:PORT tls CAFILE SNI REQUEST [REQUEST...]
+  e2e_client.py transparent PORT HOST:PORT plain REQUEST [REQUEST...]
+  e2e_client.py transparent PORT HOST:PORT raw DATA
+      as the relay in the sandbox does for a client that ignores the proxy:
+      a CONNECT marked "Omnibox-Transparent: 1" and, with no answer awaited,
+      the client's own stream: TLS as tunnel does, plain HTTP requests as
+      plain does (each answer printed), or DATA as raw does.  Prints
+      "closed-at-once" when the proxy closes before any byte comes back.
+
   e2e_client.py raw PORT HOST:PORT DATA
       CONNECT to HOST:PORT with a plain socket, as an ssh or database client
       through HTTPS_PROXY would; after a 200, send DATA (escapes allowed),
@@ -199,6 +208,62 @@ def raw_mode(port, target, data):
     return 0
 
 
+def transparent_mode(port, target, kind, args):
+    sock = connect(port)
+    sock.sendall(("CONNECT %s HTTP/1.1\r\nHost: %s\r\nOmnibox-Transparent: 1\r\n\r\n"
+                  % (target, target)).encode())
+    if kind == "tls":
+        return tls_requests(sock, args[0], args[1], args[2:])
+    if kind == "raw":
+        sock.sendall(unescape(args[0]))
+        sock.shutdown(socket.SHUT_WR)
+        out = read_all(sock, idle=5)
+        sys.stdout.write("stream: " + out.decode("latin-1") if out else "closed-at-once\n")
+        return 0
+    for r in args:
+        try:
+            sock.sendall(unescape(r))
+        except OSError as e:
+            sys.stdout.write("send failed: %s\n" % e)
+            break
+        out = read_response(sock)
+        if not out:
+            sys.stdout.write("closed-at-once\n")
+            break
+        sys.stdout.write(out.decode("latin-1") + "\n--- end of answer\n")
+    return 0
+
+
+def tls_requests(sock, cafile, sni, requests):
+    ctx = ssl.create_default_context(cafile=cafile)
+    ctx.check_hostname = False  # SNI may differ on purpose; the name is checked below
+    ctx.set_alpn_protocols(["h2", "http/1.1"])
+    try:
+        tls = ctx.wrap_socket(sock, server_hostname=sni)
+    except (ssl.SSLEOFError, ConnectionResetError) as e:
+        sys.stdout.write("closed-at-once\nhandshake-refused: %s\n" % e)
+        return 0
+    except (ssl.SSLError, OSError) as e:
+        sys.stdout.write("handshake-refused: %s\n" % e)
+        return 0
+    cert = tls.getpeercert()
+    names = [v for k, v in cert.get("subjectAltName", ()) if k in ("DNS", "IP Address")]
+    sys.stdout.write("cert-names: %s\n" % ",".join(names))
+    sys.stdout.write("alpn: %s\n" % tls.selected_alpn_protocol())
+    for r in requests:
+        try:
+            tls.sendall(unescape(r))
+        except OSError as e:
+            sys.stdout.write("send failed: %s\n" % e)
+            break
+        sys.stdout.write(read_response(tls).decode("latin-1"))
+        sys.stdout.write("\n--- end of answer\n")
+    if any("Connection: close" in r for r in requests):
+        # Pipelined requests: the rest of the answers, until the proxy closes.
+        sys.stdout.write(read_all(tls).decode("latin-1"))
+    return 0
+
+
 def echod_mode(log):
     import threading
 
@@ -306,30 +371,9 @@ def main():
         if not head.startswith(b"HTTP/1.1 200"):
             sys.stdout.write("connect-refused\n" + (head + read_all(sock)).decode("latin-1"))
             return 0
-        ctx = ssl.create_default_context(cafile=cafile)
-        ctx.check_hostname = False  # SNI may differ on purpose; the name is checked below
-        ctx.set_alpn_protocols(["h2", "http/1.1"])
-        try:
-            tls = ctx.wrap_socket(sock, server_hostname=sni)
-        except (ssl.SSLError, ConnectionResetError, OSError) as e:
-            sys.stdout.write("handshake-refused: %s\n" % e)
-            return 0
-        cert = tls.getpeercert()
-        names = [v for k, v in cert.get("subjectAltName", ()) if k in ("DNS", "IP Address")]
-        sys.stdout.write("cert-names: %s\n" % ",".join(names))
-        sys.stdout.write("alpn: %s\n" % tls.selected_alpn_protocol())
-        for r in requests:
-            try:
-                tls.sendall(unescape(r))
-            except OSError as e:
-                sys.stdout.write("send failed: %s\n" % e)
-                break
-            sys.stdout.write(read_response(tls).decode("latin-1"))
-            sys.stdout.write("\n--- end of answer\n")
-        if any("Connection: close" in r for r in requests):
-            # Pipelined requests: the rest of the answers, until the proxy closes.
-            sys.stdout.write(read_all(tls).decode("latin-1"))
-        return 0
+        return tls_requests(sock, cafile, sni, requests)
+    if mode == "transparent":
+        return transparent_mode(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
     sys.stderr.write(__doc__)
     return 2
 
