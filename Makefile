@@ -307,6 +307,10 @@ $(B)/tests/test_gitssh: $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/gitssh
 $(B)/tests/test_websocket: LIBS += -lcrypto
 $(B)/tests/test_sigv4: $(B)/obj/runtime/egress/sigv4.o
 $(B)/tests/test_sigv4: LIBS += -lcrypto
+# The sandbox's DNS (fake addresses for the relay's transparent listeners).
+UNIT_BIN += $(B)/tests/test_fakedns
+unit: $(B)/tests/test_fakedns
+$(B)/tests/test_fakedns: $(B)/obj/runtime/egress/fakedns.o
 
 $(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egress/tls.o
 	@mkdir -p $(@D)
