@@ -202,11 +202,12 @@ $(B)/obj/runtime/omnibox-run-darwin.o: runtime/omnibox-run.c | $(GEN_HDR)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -DOMNIBOX_TEST_DARWIN -c -o $@ $<
 
 $(RUN_DARWIN): $(B)/obj/runtime/omnibox-run-darwin.o $(B)/obj/runtime/launch/darwin_run.o \
-		$(B)/obj/runtime/egress/relay.o $(RUN_OBJ) $(LIB)
+		$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/fakedns.o $(RUN_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 $(INIT): $(B)/obj/runtime/launch/omnibox-init.o $(B)/obj/runtime/launch/init_steps.o \
-		$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/launch/rlimit.o \
+		$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/fakedns.o \
+		$(B)/obj/runtime/launch/rlimit.o \
 		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o \
 		$(B)/obj/runtime/launch/seccomp_load.o $(B)/obj/runtime/gitssh/client.o \
 		$(B)/obj/compiler/base/diag.o $(B)/obj/compiler/base/arena.o \
@@ -307,16 +308,22 @@ $(B)/tests/test_gitssh: $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/gitssh
 $(B)/tests/test_websocket: LIBS += -lcrypto
 $(B)/tests/test_sigv4: $(B)/obj/runtime/egress/sigv4.o
 $(B)/tests/test_sigv4: LIBS += -lcrypto
+# The sandbox's DNS (fake addresses for the relay's transparent listeners).
+UNIT_BIN += $(B)/tests/test_fakedns
+unit: $(B)/tests/test_fakedns
+$(B)/tests/test_fakedns: $(B)/obj/runtime/egress/fakedns.o
 
 $(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egress/tls.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto -lcriterion
 
-$(B)/tests/proxy/test_relay: $(B)/obj/tests/proxy/test_relay.o $(B)/obj/runtime/egress/relay.o
+$(B)/tests/proxy/test_relay: $(B)/obj/tests/proxy/test_relay.o $(B)/obj/runtime/egress/relay.o \
+		$(B)/obj/runtime/egress/fakedns.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcriterion -lpthread
 
-$(B)/tests/proxy/proxyd: $(B)/obj/tests/proxy/proxyd.o $(PROXY_OBJ) $(B)/obj/runtime/egress/relay.o $(LIB)
+$(B)/tests/proxy/proxyd: $(B)/obj/tests/proxy/proxyd.o $(PROXY_OBJ) $(B)/obj/runtime/egress/relay.o \
+		$(B)/obj/runtime/egress/fakedns.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) $(PROXY_LIBS)
 

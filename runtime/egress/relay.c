@@ -1,6 +1,7 @@
 /*
  * relay.c - TCP on loopback to the proxy's Unix socket, one event loop:
- * epoll(7) and splice(2) on Linux, poll(2) and copies elsewhere.
+ * epoll(7) and splice(2) on Linux, poll(2) and copies elsewhere.  The
+ * transparent listeners and the DNS socket (relay.h) share that loop.
  */
 #include "runtime/egress/relay.h"
 
@@ -23,6 +24,8 @@
 #include <sys/epoll.h>
 #endif
 
+#include "runtime/egress/fakedns.h"
+
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0 /* SIGPIPE is ignored in relay_serve() instead */
 #endif
@@ -30,6 +33,7 @@
 #define RELAY_BUF 65536
 #define RELAY_READS_PER_EVENT 8
 #define RELAY_ACCEPTS_PER_EVENT 64
+#define RELAY_QUERIES_PER_EVENT 64
 
 /*
  * Bytes read from one side that the other side has not taken yet: in a
@@ -47,9 +51,24 @@ struct flow {
 
 struct pair;
 
+/* What a watched descriptor is: the first member of what it is watched with. */
+enum watch_kind {
+	W_SIDE,	       /* one side of a pair (struct side) */
+	W_PROXY,       /* the listener for clients that know the proxy (struct listener) */
+	W_TRANSPARENT, /* a transparent listener (struct listener) */
+	W_DNS,	       /* the DNS socket (struct listener) */
+};
+
 struct side {
+	enum watch_kind kind;
 	struct pair *pair;
 	int idx;
+};
+
+struct listener {
+	enum watch_kind kind;
+	int fd;
+	bool paused; /* out of descriptors: not watched until a connection ends */
 };
 
 /* side 0: the agent's TCP connection; side 1: the proxy's Unix socket.
@@ -74,7 +93,7 @@ struct pair {
 #define R_ERR 8u
 
 struct ready {
-	void *ptr; /* a struct side, or NULL for the listening socket */
+	void *ptr; /* a struct side or a struct listener (enum watch_kind first) */
 	unsigned events;
 };
 
@@ -89,16 +108,20 @@ static struct {
 	struct ready *ready;
 	size_t ready_cap;
 
-	int listen_fd;
+	/* The proxy's listener first, then the transparent ones. */
+	struct listener lst[1 + RELAY_MAX_TRANSPARENT];
+	size_t n_lst;
+	bool paused; /* one of them is */
+	struct listener dns;
+	struct fakedns *fakedns; /* the names of the transparent listeners' addresses */
 	struct pair *dead;
 	bool no_splice;			 /* splice(2) refused or absent: copy instead */
 	int spare[RELAY_SPARE_PIPES][2]; /* empty pipes, ready for any flow */
 	int n_spare;
 	unsigned pipe_size;
 	struct sockaddr_un addr;
-	bool listen_paused;
 	char scratch[RELAY_BUF];
-} relay = {.epfd = -1};
+} relay = {.epfd = -1, .dns = {.kind = W_DNS, .fd = -1}};
 
 /* Non-blocking and close-on-exec, without SOCK_* flags (not everywhere). */
 static int
@@ -111,11 +134,17 @@ set_flags(int fd)
 	return 0;
 }
 
-int
-relay_listen(uint16_t port, char *err, size_t errlen)
+/*
+ * A socket of TYPE bound to ADDR:PORT (host order), listening when it is
+ * a stream.  SO_REUSEADDR for streams (a restart finds the port free of
+ * old connections), never SO_REUSEPORT: the agent has the same uid and
+ * could otherwise bind the same port and take a share of the connections.
+ */
+static int
+listen_inet(int type, uint32_t addr, uint16_t port, char *err, size_t errlen)
 {
 	struct sockaddr_in sin;
-	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+	int fd = socket(AF_INET, type, 0), one = 1;
 
 	if (fd < 0 || set_flags(fd) < 0) {
 		if (fd >= 0)
@@ -126,14 +155,35 @@ relay_listen(uint16_t port, char *err, size_t errlen)
 	memset(&sin, 0, sizeof(sin));
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons(port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 4096) < 0) {
-		snprintf(err, errlen, "relay: 127.0.0.1:%u: %s", port, strerror(errno));
+	sin.sin_addr.s_addr = htonl(addr);
+	if (type == SOCK_STREAM)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 ||
+	    (type == SOCK_STREAM && listen(fd, 4096) < 0)) {
+		snprintf(err, errlen, "relay: %u.%u.%u.%u:%u: %s", addr >> 24, addr >> 16 & 0xffu,
+			 addr >> 8 & 0xffu, addr & 0xffu, port, strerror(errno));
 		close(fd);
 		return -1;
 	}
 	return fd;
+}
+
+int
+relay_listen(uint16_t port, char *err, size_t errlen)
+{
+	return listen_inet(SOCK_STREAM, INADDR_LOOPBACK, port, err, errlen);
+}
+
+int
+relay_listen_any(uint16_t port, char *err, size_t errlen)
+{
+	return listen_inet(SOCK_STREAM, INADDR_ANY, port, err, errlen);
+}
+
+int
+relay_dns_listen(uint32_t addr, uint16_t port, char *err, size_t errlen)
+{
+	return listen_inet(SOCK_DGRAM, addr, port, err, errlen);
 }
 
 uint16_t
@@ -321,6 +371,22 @@ pipe_put(struct flow *f)
 }
 #endif
 
+/* Watch the paused listeners again: a descriptor may be free now. */
+static void
+listeners_resume(void)
+{
+	if (!relay.paused)
+		return;
+	relay.paused = false;
+	for (size_t k = 0; k < relay.n_lst; k++) {
+		struct listener *l = &relay.lst[k];
+
+		if (l->paused && watch_set(l->fd, R_IN, l, false) == 0)
+			l->paused = false;
+		relay.paused |= l->paused;
+	}
+}
+
 /* Close both sockets now; free P after the batch (its events may still be queued). */
 static void
 pair_close(struct pair *p)
@@ -335,8 +401,7 @@ pair_close(struct pair *p)
 	p->dead = true;
 	p->next = relay.dead;
 	relay.dead = p;
-	if (relay.listen_paused && watch_set(relay.listen_fd, R_IN, NULL, false) == 0)
-		relay.listen_paused = false;
+	listeners_resume();
 }
 
 /* Read from side I while its flow is empty; write to side I while the other flow is not. */
@@ -522,62 +587,161 @@ flow_pump(struct pair *p, int i)
 	return 0;
 }
 
+/*
+ * The preamble that names a transparent connection's destination to the
+ * proxy, into BUF (CAP bytes): the name the fake address C was accepted on
+ * stands for, and the port.  Its length, or 0 when that address stands
+ * for no name (127.0.0.1, or an address of the block not given yet).
+ */
+static size_t
+transparent_preamble(int c, char *buf, size_t cap)
+{
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+	const char *name;
+	int n;
+
+	if (!relay.fakedns || getsockname(c, (struct sockaddr *)&sin, &len) < 0 ||
+	    sin.sin_family != AF_INET)
+		return 0;
+	name = fakedns_name(relay.fakedns, ntohl(sin.sin_addr.s_addr));
+	if (!name)
+		return 0;
+	n = snprintf(buf, cap,
+		     "CONNECT %s:%u HTTP/1.1\r\nHost: %s:%u\r\nOmnibox-Transparent: 1\r\n\r\n",
+		     name, ntohs(sin.sin_port), name, ntohs(sin.sin_port));
+	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
+/* A new connection to the proxy's socket, or -1. */
+static int
+proxy_connect(void)
+{
+	int u = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	/* Blocking connect: a Unix socket connects at once unless the proxy's
+	 * backlog is full, and then there is nothing better to do than wait. */
+	if (u < 0 || fcntl(u, F_SETFD, FD_CLOEXEC) < 0 ||
+	    connect(u, (struct sockaddr *)&relay.addr, sizeof(relay.addr)) < 0 ||
+	    set_flags(u) < 0) {
+		if (u >= 0)
+			close(u);
+		return -1;
+	}
+	return u;
+}
+
+/*
+ * Client C and proxy connection U as a pair, watched.  The N bytes of
+ * PREAMBLE (if any) go to the proxy before anything C sends: they are the
+ * client-to-proxy flow's pending bytes, and a flow with pending bytes is
+ * not read from (nor spliced) until they are gone.
+ */
 static void
-relay_accept(void)
+pair_open(int c, int u, const char *preamble, size_t n)
+{
+	struct pair *p = calloc(1, sizeof(*p));
+
+	if (!p || (n && !(p->flow[0].buf = malloc(n)))) {
+		free(p);
+		close(u);
+		close(c);
+		return;
+	}
+	p->fd[0] = c;
+	p->fd[1] = u;
+	p->flow[0].pipe[0] = p->flow[0].pipe[1] = -1;
+	p->flow[1].pipe[0] = p->flow[1].pipe[1] = -1;
+	if (n)
+		memcpy(p->flow[0].buf, preamble, n);
+	p->flow[0].len = (unsigned)n;
+	for (int i = 0; i < 2; i++) {
+		p->side[i].kind = W_SIDE;
+		p->side[i].pair = p;
+		p->side[i].idx = i;
+		p->events[i] = R_IN;
+		if (watch_set(p->fd[i], R_IN, &p->side[i], true) < 0) {
+			if (i == 1)
+				watch_del(p->fd[0]);
+			close(c);
+			close(u);
+			free(p->flow[0].buf);
+			free(p);
+			return;
+		}
+	}
+	if (n && flow_drain(p, 0) < 0) {
+		pair_close(p);
+		return;
+	}
+	pair_update(p);
+}
+
+static void
+relay_accept(struct listener *l)
 {
 	for (int k = 0; k < RELAY_ACCEPTS_PER_EVENT; k++) {
-		int c = accept(relay.listen_fd, NULL, NULL), u, one = 1;
-		struct pair *p;
+		int c = accept(l->fd, NULL, NULL), u, one = 1;
+		char preamble[640];
+		size_t n = 0;
 
 		if (c < 0) {
 			/* Out of descriptors: stop accepting until a connection ends,
 			 * instead of spinning on a listener that stays readable. */
 			if ((errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
 			     errno == ENOMEM) &&
-			    watch_set(relay.listen_fd, 0, NULL, false) == 0)
-				relay.listen_paused = true;
+			    watch_set(l->fd, 0, l, false) == 0)
+				l->paused = relay.paused = true;
 			return;
 		}
 		if (set_flags(c) < 0) {
 			close(c);
 			continue;
 		}
+		/* A transparent connection to an address that names nothing ends
+		 * here: the proxy is never asked about it. */
+		if (l->kind == W_TRANSPARENT &&
+		    (n = transparent_preamble(c, preamble, sizeof(preamble))) == 0) {
+			close(c);
+			continue;
+		}
 		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		/* Blocking connect: a Unix socket connects at once unless the proxy's
-		 * backlog is full, and then there is nothing better to do than wait. */
-		u = socket(AF_UNIX, SOCK_STREAM, 0);
-		if (u < 0 || fcntl(u, F_SETFD, FD_CLOEXEC) < 0 ||
-		    connect(u, (struct sockaddr *)&relay.addr, sizeof(relay.addr)) < 0 ||
-		    set_flags(u) < 0) {
-			if (u >= 0)
-				close(u);
+		u = proxy_connect();
+		if (u < 0) {
 			close(c);
 			continue;
 		}
-		p = calloc(1, sizeof(*p));
-		if (!p) {
-			close(u);
-			close(c);
+		pair_open(c, u, preamble, n);
+	}
+}
+
+/*
+ * The queries waiting on the DNS socket, answered from the table; a reply
+ * that cannot be sent at once is dropped (the client asks again).  Never
+ * blocks, and takes a bounded number per event so that a flood of queries
+ * cannot starve the connections.
+ */
+static void
+dns_read(void)
+{
+	unsigned char out[FAKEDNS_UDP_MAX];
+
+	for (int k = 0; k < RELAY_QUERIES_PER_EVENT; k++) {
+		struct sockaddr_storage from;
+		socklen_t fromlen = sizeof(from);
+		ssize_t n = recvfrom(relay.dns.fd, relay.scratch, sizeof(relay.scratch), 0,
+				     (struct sockaddr *)&from, &fromlen);
+		size_t len;
+
+		if (n < 0 && errno == EINTR)
 			continue;
-		}
-		p->fd[0] = c;
-		p->fd[1] = u;
-		p->flow[0].pipe[0] = p->flow[0].pipe[1] = -1;
-		p->flow[1].pipe[0] = p->flow[1].pipe[1] = -1;
-		for (int i = 0; i < 2; i++) {
-			p->side[i].pair = p;
-			p->side[i].idx = i;
-			p->events[i] = R_IN;
-			if (watch_set(p->fd[i], R_IN, &p->side[i], true) < 0) {
-				if (i == 1)
-					watch_del(p->fd[0]);
-				close(c);
-				close(u);
-				free(p);
-				p = NULL;
-				break;
-			}
-		}
+		if (n < 0)
+			return;
+		len = fakedns_answer(relay.fakedns, (const unsigned char *)relay.scratch, (size_t)n,
+				     out, sizeof(out));
+		if (len)
+			sendto(relay.dns.fd, out, len, MSG_DONTWAIT | MSG_NOSIGNAL,
+			       (struct sockaddr *)&from, fromlen);
 	}
 }
 
@@ -620,8 +784,22 @@ broken:
 	pair_close(p);
 }
 
-int
-relay_run(int listen_fd, const char *socket_path, char *err, size_t errlen)
+/* LISTEN_FD watched as a listener of KIND. */
+static int
+listener_add(int fd, enum watch_kind kind)
+{
+	struct listener *l = &relay.lst[relay.n_lst];
+
+	*l = (struct listener){.kind = kind, .fd = fd};
+	if (set_flags(fd) < 0 || watch_set(fd, R_IN, l, true) < 0)
+		return -1;
+	relay.n_lst++;
+	return 0;
+}
+
+/* Everything relay_loop() needs: the proxy's address, the backend, the sockets watched. */
+static int
+relay_setup(const struct relay_conf *conf, char *err, size_t errlen)
 {
 	struct rlimit rl;
 
@@ -632,13 +810,16 @@ relay_run(int listen_fd, const char *socket_path, char *err, size_t errlen)
 	}
 	memset(&relay.addr, 0, sizeof(relay.addr));
 	relay.addr.sun_family = AF_UNIX;
-	if (strlen(socket_path) >= sizeof(relay.addr.sun_path)) {
+	if (strlen(conf->socket_path) >= sizeof(relay.addr.sun_path)) {
 		errno = ENAMETOOLONG;
-		return relay_fail(err, errlen, socket_path);
+		return relay_fail(err, errlen, conf->socket_path);
 	}
-	strcpy(relay.addr.sun_path, socket_path);
-	relay.listen_fd = listen_fd;
+	strcpy(relay.addr.sun_path, conf->socket_path);
 	relay.pipe_size = RELAY_PIPE_SIZE;
+	if (conf->n_tp > RELAY_MAX_TRANSPARENT) {
+		errno = E2BIG;
+		return relay_fail(err, errlen, "transparent listeners");
+	}
 #if defined(__linux__)
 	if (!relay.use_poll && (relay.epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 		return relay_fail(err, errlen, "epoll_create1");
@@ -646,22 +827,47 @@ relay_run(int listen_fd, const char *socket_path, char *err, size_t errlen)
 	relay.use_poll = true;
 	relay.no_splice = true;
 #endif
-	if (set_flags(listen_fd) < 0 || watch_set(listen_fd, R_IN, NULL, true) < 0)
+	if (conf->listen_fd >= 0 && listener_add(conf->listen_fd, W_PROXY) < 0)
 		return relay_fail(err, errlen, "the listening socket");
+	for (size_t k = 0; k < conf->n_tp; k++)
+		if (listener_add(conf->tp_fd[k], W_TRANSPARENT) < 0)
+			return relay_fail(err, errlen, "a transparent listener");
+	if (conf->n_tp == 0 && conf->dns_fd < 0)
+		return 0;
+	/* The names are only ever needed by this process: the table is its own. */
+	relay.fakedns = fakedns_new();
+	if (!relay.fakedns)
+		return relay_fail(err, errlen, "the DNS table");
+	relay.dns.fd = conf->dns_fd;
+	if (conf->dns_fd >= 0 &&
+	    (set_flags(conf->dns_fd) < 0 || watch_set(conf->dns_fd, R_IN, &relay.dns, true) < 0))
+		return relay_fail(err, errlen, "the DNS socket");
+	return 0;
+}
+
+int
+relay_run_conf(const struct relay_conf *conf, char *err, size_t errlen)
+{
+	if (relay_setup(conf, err, errlen) < 0)
+		return -1;
 	for (;;) {
-		int n = watch_wait(relay.listen_paused ? 100 : -1);
+		int n = watch_wait(relay.paused ? 100 : -1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return relay_fail(err, errlen, "waiting for connections");
-		if (n == 0 && relay.listen_paused && watch_set(listen_fd, R_IN, NULL, false) == 0)
-			relay.listen_paused = false;
+		if (n == 0)
+			listeners_resume();
 		for (int k = 0; k < n; k++) {
-			if (!relay.ready[k].ptr)
-				relay_accept();
-			else
+			enum watch_kind *kind = relay.ready[k].ptr;
+
+			if (*kind == W_SIDE)
 				relay_event(relay.ready[k].ptr, relay.ready[k].events);
+			else if (*kind == W_DNS)
+				dns_read();
+			else
+				relay_accept(relay.ready[k].ptr);
 		}
 		while (relay.dead) {
 			struct pair *p = relay.dead;
@@ -672,12 +878,28 @@ relay_run(int listen_fd, const char *socket_path, char *err, size_t errlen)
 	}
 }
 
+int
+relay_run(int listen_fd, const char *socket_path, char *err, size_t errlen)
+{
+	struct relay_conf conf = {.listen_fd = listen_fd, .socket_path = socket_path, .dns_fd = -1};
+
+	return relay_run_conf(&conf, err, errlen);
+}
+
 void
-relay_serve(int listen_fd, const char *socket_path)
+relay_serve_conf(const struct relay_conf *conf)
 {
 	char err[8192];
 
-	relay_run(listen_fd, socket_path, err, sizeof(err));
+	relay_run_conf(conf, err, sizeof(err));
 	fprintf(stderr, "omnibox %s\n", err);
 	_exit(1);
+}
+
+void
+relay_serve(int listen_fd, const char *socket_path)
+{
+	struct relay_conf conf = {.listen_fd = listen_fd, .socket_path = socket_path, .dns_fd = -1};
+
+	relay_serve_conf(&conf);
 }

@@ -2,17 +2,19 @@
  * init_steps.c - the steps of omnibox-init (init_steps.h).
  *
  * bwrap starts omnibox-init as PID 1 of the sandbox's PID namespace.  These
- * check that every mask is in place, add the Landlock layer, load the
- * seccomp filter turned to report its refusals to a listener
- * (seccomp_load.h), start the egress relay, send a byte and the listener
- * on the ready socket (omnibox-run's proof that bwrap's setup succeeded),
- * start the agent, pass on the signals omnibox-run forwards, reap orphans,
- * and give the agent's status.
+ * bind the transparent egress sockets while the one capability they need
+ * is there, drop every capability, check that every mask is in place, add
+ * the Landlock layer, load the seccomp filter turned to report its
+ * refusals to a listener (seccomp_load.h), start the egress relay, send a
+ * byte and the listener on the ready socket (omnibox-run's proof that
+ * bwrap's setup succeeded), start the agent, pass on the signals
+ * omnibox-run forwards, reap orphans, and give the agent's status.
  */
 #include "runtime/launch/init_steps.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -30,6 +33,7 @@
 #include <unistd.h>
 
 #include "compiler/base/diag.h"
+#include "runtime/egress/fakedns.h"
 #include "runtime/egress/relay.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/launch/rlimit.h"
@@ -217,19 +221,155 @@ check_masks(int fd, char *err, size_t errlen)
 	return rc;
 }
 
+/*
+ * The ports of --transparent ARG into PORTS (*N of them): decimal, 1 to
+ * 65535, no leading zero, comma-separated, no two alike, at most
+ * RELAY_MAX_TRANSPARENT.  0, or -1 with the message in ERR.
+ */
+static int
+transparent_ports(const char *arg, uint16_t *ports, size_t *n, char *err, size_t errlen)
+{
+	const char *s = arg;
+
+	*n = 0;
+	for (;;) {
+		unsigned long port = 0;
+		const char *start = s;
+
+		while (*s >= '0' && *s <= '9' && s - start < 6)
+			port = port * 10 + (unsigned long)(*s++ - '0');
+		if (s == start || *start == '0' || port > 65535 || (*s && *s != ','))
+			return diag_fail(err, errlen,
+					 "--transparent %s: not a list of ports (1 to 65535, "
+					 "separated by commas); nothing ran",
+					 arg);
+		for (size_t k = 0; k < *n; k++)
+			if (ports[k] == port)
+				return diag_fail(err, errlen,
+						 "--transparent %s: port %lu twice; nothing ran",
+						 arg, port);
+		if (*n == RELAY_MAX_TRANSPARENT)
+			return diag_fail(err, errlen,
+					 "--transparent %s: more than %d ports; nothing ran", arg,
+					 RELAY_MAX_TRANSPARENT);
+		ports[(*n)++] = (uint16_t)port;
+		if (!*s)
+			return 0;
+		s++;
+	}
+}
+
+int
+init_bind_transparent(const struct init_options *io, struct init_state *st, char *err,
+		      size_t errlen)
+{
+	uint16_t ports[RELAY_MAX_TRANSPARENT];
+	char why[256];
+	size_t n;
+
+	if (!io->transparent_arg)
+		return 0;
+#if !defined(__linux__)
+	return diag_fail(err, errlen, "--transparent: only on Linux; nothing ran");
+#endif
+	if (!io->relay_port_arg)
+		return diag_fail(err, errlen, "--transparent needs --relay; nothing ran");
+	if (transparent_ports(io->transparent_arg, ports, &n, err, errlen) < 0)
+		return -1;
+	for (size_t k = 0; k < n; k++)
+		if (strtoul(io->relay_port_arg, NULL, 10) == ports[k])
+			return diag_fail(
+			    err, errlen,
+			    "--transparent %s: port %u is the relay's own; nothing ran",
+			    io->transparent_arg, ports[k]);
+	st->dns_fd = relay_dns_listen(FAKEDNS_RESOLVER, FAKEDNS_PORT, why, sizeof(why));
+	for (size_t k = 0; k < n && st->dns_fd >= 0; k++) {
+		int fd = relay_listen_any(ports[k], why, sizeof(why));
+
+		if (fd < 0)
+			break;
+		st->tp_fd[st->n_tp++] = fd;
+	}
+	if (st->dns_fd >= 0 && st->n_tp == n)
+		return 0;
+	/* WHY: "relay: ADDR:PORT: REASON". */
+	return diag_fail(err, errlen, "--transparent %s: %s%s; nothing ran", io->transparent_arg,
+			 why,
+			 strstr(why, strerror(EACCES))
+			     ? " (a port below 1024 needs CAP_NET_BIND_SERVICE in the namespace "
+			       "that owns the network)"
+			     : "");
+}
+
+int
+init_drop_caps(char *err, size_t errlen)
+{
+#if defined(__linux__)
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	/* The kernel drops an ambient capability that leaves the permitted or
+	 * the inheritable set, but a kernel without ambient ones (EINVAL) has
+	 * none to clear. */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return diag_fail(err, errlen,
+				 "cannot clear the ambient capabilities: %s; nothing ran",
+				 strerror(errno));
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return diag_fail(err, errlen, "cannot drop the capabilities: %s; nothing ran",
+				 strerror(errno));
+	hdr = (struct __user_cap_header_struct){.version = _LINUX_CAPABILITY_VERSION_3};
+	memset(data, 0xff, sizeof(data));
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return diag_fail(err, errlen, "cannot read the capabilities: %s; nothing ran",
+				 strerror(errno));
+	for (size_t k = 0; k < _LINUX_CAPABILITY_U32S_3; k++)
+		if (data[k].effective || data[k].permitted || data[k].inheritable)
+			return diag_fail(err, errlen,
+					 "capabilities are left after dropping them; nothing ran");
+	for (int cap = 0; cap < 64; cap++) {
+		int set = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, cap, 0, 0);
+
+		if (set < 0)
+			break; /* past the last capability, or no ambient ones at all */
+		if (set)
+			return diag_fail(err, errlen,
+					 "ambient capability %d is left after clearing them; "
+					 "nothing ran",
+					 cap);
+	}
+	/* The bounding set stays (dropping from it needs CAP_SETPCAP): with
+	 * no_new_privs, an exec grants nothing of it, even to uid 0. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+		return diag_fail(err, errlen, "cannot set no_new_privs: %s; nothing ran",
+				 strerror(errno));
+#else
+	(void)err;
+	(void)errlen;
+#endif
+	return 0;
+}
+
+/*
+ * The relay, in a child of its own: the listener of PORT_ARG and the
+ * transparent sockets of ST (which only it holds from then on).
+ */
 static int
 start_relay(struct init_state *st, const char *port_arg, const char *socket_path, char *err,
 	    size_t errlen)
 {
 	char why[256], *end;
 	unsigned long port = strtoul(port_arg, &end, 10);
-	int fd;
+	struct relay_conf conf = {
+	    .socket_path = socket_path, .tp_fd = st->tp_fd, .n_tp = st->n_tp, .dns_fd = st->dns_fd};
 	pid_t pid;
 
 	if (*end || port == 0 || port > 65535)
 		return diag_fail(err, errlen, "--relay %s: not a port", port_arg);
-	fd = relay_listen((uint16_t)port, why, sizeof(why));
-	if (fd < 0)
+	conf.listen_fd = relay_listen((uint16_t)port, why, sizeof(why));
+	if (conf.listen_fd < 0)
 		return diag_fail(err, errlen, "relay: %s", why);
 	pid = fork();
 	if (pid < 0)
@@ -237,9 +377,15 @@ start_relay(struct init_state *st, const char *port_arg, const char *socket_path
 	if (pid == 0) {
 		if (st->listener_fd >= 0)
 			close(st->listener_fd);
-		relay_serve(fd, socket_path);
+		relay_serve_conf(&conf);
 	}
-	close(fd);
+	close(conf.listen_fd);
+	for (size_t k = 0; k < st->n_tp; k++)
+		close(st->tp_fd[k]);
+	st->n_tp = 0;
+	if (st->dns_fd >= 0)
+		close(st->dns_fd);
+	st->dns_fd = -1;
 	st->relay_pid = pid;
 	return 0;
 }

@@ -2,12 +2,14 @@
  * init_steps.h - what omnibox-init does, step by step, inside the sandbox.
  *
  * omnibox-init (omnibox-init.c) parses its command line into struct
- * init_options and runs these in order: init_confine() (the masks checked,
- * Landlock, the seccomp filter, the limits), init_announce_ready() (the
- * egress relay started, omnibox-run told the sandbox is set up),
- * init_start_agent() and init_wait_agent().  Each returns its failure to
- * the caller, with the message omnibox-init prints after "omnibox-init: ";
- * none exits (the forked agent and relay end in their own way).
+ * init_options and runs these in order: init_bind_transparent() (the only
+ * step that needs a privilege), init_drop_caps() (and then none is left),
+ * init_confine() (the masks checked, Landlock, the seccomp filter, the
+ * limits), init_announce_ready() (the egress relay started, omnibox-run
+ * told the sandbox is set up), init_start_agent() and init_wait_agent().
+ * Each returns its failure to the caller, with the message omnibox-init
+ * prints after "omnibox-init: "; none exits (the forked agent and relay
+ * end in their own way).
  */
 #ifndef OMNIBOX_INIT_STEPS_H
 #define OMNIBOX_INIT_STEPS_H
@@ -16,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "runtime/egress/relay.h"
 
 /* A limit of the command line, set last (init_confine()). */
 struct init_limit {
@@ -27,7 +31,8 @@ struct init_limit {
 /* The command line: what to set up, and the agent's ARGV. */
 struct init_options {
 	const char *exec_path, *relay_port_arg, *relay_socket;
-	const char **writable; /* --fs-write (malloc'd; init_confine() frees it) */
+	const char *transparent_arg; /* --transparent PORT,... */
+	const char **writable;	     /* --fs-write (malloc'd; init_confine() frees it) */
 	size_t n_writable;
 	bool scope, landlock, tty;
 	int ready_fd, masks_fd, seccomp_fd;
@@ -41,12 +46,37 @@ struct init_options {
 struct init_state {
 	pid_t relay_pid; /* the egress relay, or 0 */
 	int listener_fd; /* the filter's listener until omnibox-run has it, or -1 */
+	/* --transparent: its listeners and the DNS socket, until the relay has them */
+	int tp_fd[RELAY_MAX_TRANSPARENT];
+	size_t n_tp;
+	int dns_fd; /* or -1 */
 };
 
 #define INIT_STATE_INIT                                                                            \
 	{                                                                                          \
-		0, -1                                                                              \
+		.relay_pid = 0, .listener_fd = -1, .n_tp = 0, .dns_fd = -1                         \
 	}
+
+/*
+ * With --transparent PORT,... (decimal ports 1 to 65535, comma-separated,
+ * no two alike, at most RELAY_MAX_TRANSPARENT, none the relay's own), the
+ * relay's DNS socket bound to 127.0.0.53:53 (UDP) and a listener on
+ * 0.0.0.0:PORT for each port, into ST: first of all, while this process
+ * still has CAP_NET_BIND_SERVICE (omnibox-run has bwrap give it that one
+ * capability for ports below 1024).  0 (nothing to do without
+ * --transparent), or -1 with the message in ERR.
+ */
+int init_bind_transparent(const struct init_options *io, struct init_state *st, char *err,
+			  size_t errlen);
+
+/*
+ * Every capability dropped, with or without --transparent: the ambient
+ * ones cleared, the effective, permitted and inheritable sets emptied and
+ * checked empty, and no_new_privs set, so that no exec (the agent's, even
+ * as uid 0 or of a set-uid file) can gain one back.  0, or -1 with the
+ * message in ERR: then nothing may run.
+ */
+int init_drop_caps(char *err, size_t errlen);
 
 /*
  * The masks checked (the list on MASKS_FD, closed), Landlock, the seccomp

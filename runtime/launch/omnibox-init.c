@@ -1,24 +1,34 @@
 /*
  * omnibox-init.c - omnibox-init, the first process inside the sandbox.
  *
- *   omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-data BYTES]
- *                [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]
- *                [--fs-write PATH]... [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]
- *                [--seccomp-fd FD] -- ARGV...
+ *   omnibox-init [--exec PATH] [--relay PORT SOCKET [--transparent PORT,...]]
+ *                [--rlimit-data BYTES] [--rlimit-cpu SECONDS] [--rlimit-nofile N]
+ *                [--rlimit-nproc N] [--fs-write PATH]... [--scope] [--tty]
+ *                [--ready-fd FD] [--masks-fd FD] [--seccomp-fd FD] -- ARGV...
  *
  * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1).
  * It closes every descriptor but 0, 1 and 2 (nothing a caller left open
- * reaches the agent), checks that every mask of --masks-fd is in place,
- * adds the Landlock layer (landlock.h: writes only below the --fs-write
- * paths; with --scope, abstract Unix sockets and signals kept inside),
- * loads the seccomp filter of --seccomp-fd, turned to report its
- * refusals to a listener (seccomp_load.h), sends a byte and the listener on the
- * --ready-fd socket (omnibox-run's proof that bwrap's setup succeeded;
- * omnibox-run answers the refusals from then on) and closes both, starts
- * the agent, passes
- * on the signals omnibox-run forwards, reaps orphans, and exits with the
- * agent's status (128+N for a signal).  When it exits, the kernel kills
- * everything left in the namespace: an agent cannot leave a daemon behind.
+ * reaches the agent).  With --transparent (transparent egress, for
+ * clients that ignore the proxy variables: runtime/egress/relay.h), it
+ * first binds the relay's DNS socket on 127.0.0.53:53 and a listener on
+ * 0.0.0.0:PORT for each of the comma-separated ports (decimal, 1 to
+ * 65535, no two alike, at most 64, none the relay's own): the one thing
+ * that needs a privilege, CAP_NET_BIND_SERVICE, which the launch has
+ * bwrap give it for that alone.  Then, with or without --transparent, it
+ * drops every capability and sets no_new_privs, so that neither it nor
+ * the agent has one or can gain one, and stops if any is left.  It checks
+ * that every mask of --masks-fd is in place, adds the Landlock layer
+ * (landlock.h: writes only below the --fs-write paths; with --scope,
+ * abstract Unix sockets and signals kept inside), loads the seccomp filter
+ * of --seccomp-fd, turned to report its refusals to a listener
+ * (seccomp_load.h), starts the egress relay of --relay (with the
+ * transparent sockets), sends a byte and the listener on the --ready-fd
+ * socket (omnibox-run's proof that bwrap's setup succeeded; omnibox-run
+ * answers the refusals from then on) and closes both, starts the agent,
+ * passes on the signals omnibox-run forwards, reaps orphans, and exits
+ * with the agent's status (128+N for a signal).  When it exits, the
+ * kernel kills everything left in the namespace: an agent cannot leave a
+ * daemon behind.
  *
  * On macOS, sandbox-exec starts it under the Seatbelt profile when the
  * policy has egress_rules, for the relay; it is no PID 1 there, so it ends
@@ -56,12 +66,14 @@ __lsan_is_turned_off(void)
 static void
 usage(void)
 {
-	fputs("usage: omnibox-init [--exec PATH] [--relay PORT SOCKET] [--rlimit-data BYTES]\n"
-	      "                    [--rlimit-cpu SECONDS] [--rlimit-nofile N] [--rlimit-nproc N]\n"
-	      "                    [--fs-write PATH]... [--scope] [--tty] [--ready-fd FD] "
-	      "[--masks-fd FD]\n"
+	fputs("usage: omnibox-init [--exec PATH] [--relay PORT SOCKET [--transparent PORT,...]]\n"
+	      "                    [--rlimit-data BYTES] [--rlimit-cpu SECONDS]\n"
+	      "                    [--rlimit-nofile N] [--rlimit-nproc N] [--fs-write PATH]...\n"
+	      "                    [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]\n"
 	      "                    [--seccomp-fd FD] -- ARGV...\n"
 	      "       omnibox-init --git-ssh [SSH-OPTIONS] [USER@]HOST COMMAND\n"
+	      "--transparent 443,80,...: transparent egress (Linux): the relay also answers\n"
+	      "DNS on 127.0.0.53:53 and listens on 0.0.0.0:PORT for each port\n"
 	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
 	      stderr);
 	exit(125);
@@ -117,6 +129,10 @@ parse_options(struct init_options *io, int argc, char **argv)
 		if (!strcmp(argv[i], "--relay") && i + 2 < argc) {
 			io->relay_port_arg = argv[++i];
 			io->relay_socket = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--transparent") && i + 1 < argc) {
+			io->transparent_arg = argv[++i];
 			continue;
 		}
 		if ((!strcmp(argv[i], "--ready-fd") || !strcmp(argv[i], "--masks-fd") ||
@@ -182,7 +198,10 @@ main(int argc, char **argv)
 	if (!io.writable)
 		return 125;
 	parse_options(&io, argc, argv);
-	if (init_confine(&io, &st, err, sizeof(err)) < 0 ||
+	/* The sockets that need a privilege first, and then no privilege at
+	 * all, before anything else can go wrong. */
+	if (init_bind_transparent(&io, &st, err, sizeof(err)) < 0 ||
+	    init_drop_caps(err, sizeof(err)) < 0 || init_confine(&io, &st, err, sizeof(err)) < 0 ||
 	    init_announce_ready(&io, &st, err, sizeof(err)) < 0 ||
 	    (child = init_start_agent(&io, &set, err, sizeof(err))) < 0) {
 		if (err[0])
