@@ -65,6 +65,7 @@ LIB_SRC := \
 	compiler/ir.c \
 	compiler/decide/protect.c \
 	compiler/decide/secrets.c \
+	compiler/decide/transparent.c \
 	compiler/base/textbuf.c \
 	compiler/base/textesc.c \
 	compiler/base/udiff.c \
@@ -120,7 +121,7 @@ INIT := $(B)/omnibox-init
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
-	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex
+	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
@@ -287,6 +288,10 @@ $(B)/tests/proxy/flood: tests/proxy/flood.c
 check-egress: $(RUN) $(INIT) $(B)/tests/proxy/upstream $(B)/tests/proxy/flood
 	tests/linux/egress.sh $(B)
 
+# Clients that ignore the proxy, through the sandbox's resolver (docs/egress.md).
+check-transparent: $(RUN) $(INIT) $(B)/tests/proxy/upstream $(B)/tests/proxy/dnsd
+	tests/linux/transparent.sh $(B)
+
 # An interactive launch through tmux: job control, Ctrl-C/Z, resize, terminal restored.
 check-pty: $(RUN) $(INIT)
 	tests/linux/pty.sh $(B)
@@ -376,7 +381,7 @@ bench-deps:
 
 check: deps
 	$(MAKE) --no-print-directory check-size unit golden-check check-golden-selftest check-cli check-linux check-attacks \
-		check-leftovers check-workday check-why check-proxy check-egress check-git-ssh check-pty check-darwin check-install \
+		check-leftovers check-workday check-why check-proxy check-egress check-transparent check-git-ssh check-pty check-darwin check-install \
 		check-windows check-man
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
@@ -524,7 +529,7 @@ format:
 clean:
 	rm -rf build
 
-.PHONY: all unit golden golden-check check-golden-selftest check-cli check-size check-linux check-attacks check-leftovers check-why check-proxy check-egress check-git-ssh check-pty check-darwin check-install check-man windows check-windows \
+.PHONY: all unit golden golden-check check-golden-selftest check-cli check-size check-linux check-attacks check-leftovers check-why check-proxy check-egress check-transparent check-git-ssh check-pty check-darwin check-install check-man windows check-windows \
 	bench-windows deps fuzz-deps bench-deps check fuzz bench-run bench-proxy bench demo install uninstall \
 	format clean
 

@@ -9,6 +9,7 @@
 #include "decide/refuse.h"
 #include "decide/protect.h"
 #include "decide/secrets.h"
+#include "decide/transparent.h"
 #include "validate.h"
 #include "yaml_tree.h"
 #include "decide/env.h"
@@ -617,6 +618,17 @@ want_egress(struct vctx *c, const struct ynode *n, const char *what, struct sand
 			     "%s is empty: no HTTP filtering, the network follows allow_network",
 			     what);
 	check_tcp_overlap(c, sb);
+	{
+		unsigned ports[TRANSPARENT_MAX_PORTS];
+		size_t over = 0;
+
+		if (transparent_ports(sb->egress, sb->n_egress, ports, &over) < 0)
+			diag_error(c->d, sb->egress[over].loc,
+				   "egress_rules name more than %d distinct ports (443 and 80 for "
+				   "a rule without one); the sandbox listens on each for clients "
+				   "that ignore the proxy",
+				   TRANSPARENT_MAX_PORTS);
+	}
 }
 
 static const char *const cred_type_names[] = {"https_bearer",   "https_basic", "git_https",

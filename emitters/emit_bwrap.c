@@ -9,6 +9,7 @@
  */
 #include "../compiler/decide/env.h"
 #include "../compiler/decide/protect.h"
+#include "../compiler/decide/transparent.h"
 #include "../compiler/base/textesc.h"
 #include "bwrap.h"
 #include "emit.h"
@@ -494,6 +495,31 @@ emit_ca_bundles(const struct policy *p, const struct bwrap_context *c, struct ou
 		args3(o, "--ro-bind", src, c->ca_bundles[i]);
 }
 
+/*
+ * egress_rules: transparent egress, for the clients that ignore the proxy
+ * variables.  The sandbox's resolver is omnibox-init's, and /etc/hosts
+ * holds only localhost (and the machine's name): no entry of the host's
+ * may send a name around it.
+ */
+static void
+emit_resolver(const struct policy *p, const struct bwrap_context *c, struct out *o)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	char src[4096];
+
+	if (!sb->n_egress)
+		return;
+	comment(o, "egress_rules (line %u): names resolve to addresses of the sandbox's own "
+		   "(omnibox-init's resolver at " TRANSPARENT_DNS_ADDR "), so",
+		sb->egress_loc.line);
+	comment(o, "  a client that ignores the proxy variables still reaches the proxy as "
+		   "NAME:PORT; files written at launch");
+	snprintf(src, sizeof(src), "%s/%s", c->scratch, TRANSPARENT_RESOLV_CONF);
+	args3(o, "--ro-bind", src, "/etc/resolv.conf");
+	snprintf(src, sizeof(src), "%s/%s", c->scratch, TRANSPARENT_HOSTS);
+	args3(o, "--ro-bind", src, "/etc/hosts");
+}
+
 static void
 comment_protected(void *arg, const struct protect_entry *e)
 {
@@ -682,6 +708,67 @@ emit_limits(const struct policy *p, struct diag *d, struct out *o)
 }
 
 
+/* 7. namespaces, and the capabilities the sandbox starts with. */
+static void
+emit_namespaces(const struct policy *p, struct out *o)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+
+	comment(o, "7. namespaces and lifetime");
+	arg(o, "--unshare-pid");
+	arg(o, "--unshare-ipc");
+	arg(o, "--unshare-uts");
+	arg(o, "--unshare-cgroup-try");
+	if (sb->n_egress) {
+		comment(o, "egress_rules (line %u): no network but the egress proxy's relay",
+			sb->egress_loc.line);
+		arg(o, "--unshare-net");
+	} else if (!sb->allow_network.value) {
+		comment(o, "allow_network: false (line %u)", sb->allow_network.loc.line);
+		arg(o, "--unshare-net");
+	}
+	arg(o, "--die-with-parent");
+	arg(o, "--new-session");
+	/* Root outside must not mean root's powers inside. */
+	args3(o, "--cap-drop", "ALL", NULL);
+	if (sb->n_egress) {
+		comment(o, "egress_rules (line %u): omnibox-init binds the resolver's port and the "
+			    "rules' ports in the",
+			sb->egress_loc.line);
+		comment(o, "  sandbox's own network, then drops every capability before anything "
+			    "else runs");
+		args3(o, "--cap-add", "CAP_NET_BIND_SERVICE", NULL);
+		comment(o, "  as uid 0 of the user namespace that owns the network, which it is only "
+			   "without a nested one;");
+		comment(o, "  then it nests one where the agent runs as the launcher's uid and gid "
+			   "again (the kernel wants CAP_SETFCAP");
+		comment(o, "  for a map of uid 0 outside it; nothing of this for root, who has no "
+			   "user namespace)");
+		args3(o, "--cap-add", "CAP_SETFCAP", NULL);
+		args3(o, "--uid", "0", NULL);
+		args3(o, "--gid", "0", NULL);
+	}
+}
+
+/* The ports omnibox-init listens on for transparent egress, with their rules. */
+static void
+emit_transparent_ports(const struct sandbox *sb, struct out *o)
+{
+	unsigned ports[TRANSPARENT_MAX_PORTS];
+	char text[TRANSPARENT_MAX_PORTS * 6 + 1];
+	int n = transparent_ports(sb->egress, sb->n_egress, ports, NULL);
+
+	if (n <= 0)
+		abort(); /* validate refuses more ports; egress_rules name one at least */
+	transparent_ports_text(ports, n, text, sizeof(text));
+	comment(o, "egress_rules (line %u): the ports the rules name (443 and 80 for a rule "
+		   "without one), listened on",
+		sb->egress_loc.line);
+	comment(o, "  for connections to the resolver's addresses, which reach the proxy as "
+		   "NAME:PORT");
+	args3(o, "--transparent", text, NULL);
+}
+
 /*
  * omnibox-init's options: the command, the egress relay, the rlimits, and
  * the second layer it adds with Landlock before the command runs: writes
@@ -738,6 +825,7 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 		comment(o, "egress_rules (line %u): the relay to the proxy's socket",
 			sb->egress_loc.line);
 		args3(o, "--relay", c->proxy_port ? c->proxy_port : "{PORT}", sock);
+		emit_transparent_ports(sb, o);
 	}
 	for (size_t i = 0; i < sizeof(rl) / sizeof(rl[0]); i++) {
 		if (!rl[i].v->present)
@@ -898,26 +986,11 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	}
 	emit_grants(p, c, grants, n_grants, &o);
 	emit_ca_bundles(p, c, &o);
+	emit_resolver(p, c, &o);
 	emit_masks(p, c, &o);
 	emit_protects(p, c, &o);
 
-	comment(&o, "7. namespaces and lifetime");
-	arg(&o, "--unshare-pid");
-	arg(&o, "--unshare-ipc");
-	arg(&o, "--unshare-uts");
-	arg(&o, "--unshare-cgroup-try");
-	if (sb->n_egress) {
-		comment(&o, "egress_rules (line %u): no network but the egress proxy's relay",
-			sb->egress_loc.line);
-		arg(&o, "--unshare-net");
-	} else if (!sb->allow_network.value) {
-		comment(&o, "allow_network: false (line %u)", sb->allow_network.loc.line);
-		arg(&o, "--unshare-net");
-	}
-	arg(&o, "--die-with-parent");
-	arg(&o, "--new-session");
-	/* Root outside must not mean root's powers inside. */
-	args3(&o, "--cap-drop", "ALL", NULL);
+	emit_namespaces(p, &o);
 	arg(&o, "--as-pid-1");
 	if (env->start_in_scratch.value) {
 		comment(&o, "start_in_scratch (line %u)", env->start_in_scratch.loc.line);

@@ -15,6 +15,7 @@
 
 #include "../compiler/decide/omnigent.h"
 #include "../compiler/decide/protect.h"
+#include "../compiler/decide/transparent.h"
 #include "bwrap.h"
 #include "sbpl.h"
 #include "winjob.h"
@@ -159,11 +160,39 @@ tcp_row(struct ex *x, const struct egress_rule *r, size_t i)
 	snprintf(setting, sizeof(setting), "egress rule %zu (tcp %s%s:%u)", i + 1,
 		 r->wildcard ? "*." : "", r->host, r->port);
 	row(x, ENFORCED, setting, r->loc.line,
-	    r->port == 22 ? "the proxy: host and port of a CONNECT, then a plain tunnel, "
-			    "uninspected (no method, path or credential); for git over SSH, "
-			    "git_ssh checks the repository and keeps the key outside"
-			  : "the proxy: host and port of a CONNECT, then a plain tunnel, "
-			    "uninspected (no method, path or credential)");
+	    r->port == 22 ? "the proxy: host and port (a CONNECT, or a connection to the name), "
+			    "then a plain tunnel, uninspected (no method, path or credential); "
+			    "for git over SSH, git_ssh checks the repository and keeps the key "
+			    "outside"
+			  : "the proxy: host and port (a CONNECT, or a connection to the name), "
+			    "then a plain tunnel, uninspected (no method, path or credential)");
+}
+
+/*
+ * Clients that ignore the proxy variables: on Linux the sandbox's resolver
+ * and listeners bring them to the proxy; sandbox-exec cannot give a
+ * process a resolver of its own, so on macOS they are refused instead.
+ */
+static void
+transparent_row(struct ex *x, const struct sandbox *sb)
+{
+	unsigned ports[TRANSPARENT_MAX_PORTS];
+	char setting[TRANSPARENT_MAX_PORTS * 6 + 64], text[TRANSPARENT_MAX_PORTS * 6 + 1];
+	int n = transparent_ports(sb->egress, sb->n_egress, ports, NULL);
+
+	if (n <= 0)
+		return;
+	transparent_ports_text(ports, n, text, sizeof(text));
+	snprintf(setting, sizeof(setting), "egress without client settings (%s)", text);
+	if (x->t == TARGET_LINUX)
+		row(x, ENFORCED, setting, sb->egress_loc.line,
+		    "the sandbox's resolver gives each name an address of its own; a connection "
+		    "to it on these ports reaches the proxy as NAME:PORT and is checked as a "
+		    "CONNECT; no DNS query leaves the sandbox");
+	else
+		row(x, APPROXIMATED, setting, sb->egress_loc.line,
+		    "sandbox-exec cannot give a process a resolver of its own: only clients that "
+		    "use HTTPS_PROXY reach the proxy, the others are refused");
 }
 
 static void
@@ -177,6 +206,7 @@ network(struct ex *x, const struct sandbox *sb)
 		    by_target(x->t,
 			      "a network namespace; the only way out is the relay to the egress proxy",
 			      "network only to the relay's loopback port; the egress proxy"));
+		transparent_row(x, sb);
 		for (size_t i = 0; i < sb->n_egress; i++) {
 			const struct egress_rule *r = &sb->egress[i];
 			char setting[400];

@@ -69,6 +69,8 @@ static const char usage_text[] =
     "                       each, with the rule that matched) to FILE, not stderr\n"
     "      --egress-hosts=FILE  the proxy resolves names through this hosts file\n"
     "                       instead of /etc/hosts (before DNS), e.g. for tests\n"
+    "      --egress-resolv=FILE  the proxy asks the nameservers of this resolv.conf\n"
+    "                       instead of /etc/resolv.conf's, e.g. for tests\n"
     "      --egress-ca=FILE the proxy verifies upstream servers against the CAs in\n"
     "                       FILE (PEM) instead of the system store\n"
     "      --strict-toplevel  an unknown top-level key of the policy is an error\n"
@@ -125,6 +127,7 @@ parse_options(int argc, char **argv, struct launch_options *o)
 		OPT_HELP,
 		OPT_EGRESS_LOG,
 		OPT_EGRESS_HOSTS,
+		OPT_EGRESS_RESOLV,
 		OPT_EGRESS_CA,
 		OPT_STRICT_TOPLEVEL,
 		OPT_PTY,
@@ -137,6 +140,7 @@ parse_options(int argc, char **argv, struct launch_options *o)
 	    {"dry-run", no_argument, NULL, OPT_DRY},
 	    {"egress-log", required_argument, NULL, OPT_EGRESS_LOG},
 	    {"egress-hosts", required_argument, NULL, OPT_EGRESS_HOSTS},
+	    {"egress-resolv", required_argument, NULL, OPT_EGRESS_RESOLV},
 	    {"egress-ca", required_argument, NULL, OPT_EGRESS_CA},
 	    {"strict-toplevel", no_argument, NULL, OPT_STRICT_TOPLEVEL},
 	    {"pty", no_argument, NULL, OPT_PTY},
@@ -175,6 +179,9 @@ parse_options(int argc, char **argv, struct launch_options *o)
 			break;
 		case OPT_EGRESS_HOSTS:
 			o->egress_hosts = optarg;
+			break;
+		case OPT_EGRESS_RESOLV:
+			o->egress_resolv = optarg;
 			break;
 		case OPT_EGRESS_CA:
 			o->egress_ca = optarg;

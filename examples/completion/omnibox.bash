@@ -9,7 +9,7 @@ _omnibox_compile_long=(--target= --emit= --output= --terminal= --resolve --cwd= 
 	--quiet --verbose
 	--version --help)
 _omnibox_compile_short=(-t -e -o -q -v -V -h)
-_omnibox_run_long=(--terminal= --cwd= --dry-run --egress-log= --egress-hosts= --egress-ca=
+_omnibox_run_long=(--terminal= --cwd= --dry-run --egress-log= --egress-hosts= --egress-resolv= --egress-ca=
 	--why= --pty --no-pty --strict-toplevel --quiet --verbose --version --help)
 _omnibox_run_short=(-q -v -V -h)
 _omnibox_emit_kinds=(ir egress bwrap seccomp seccomp-bpf env sbpl sbpl-params winjob)
@@ -141,7 +141,7 @@ _omnibox_policy() {
 		case $w in
 		--) return 1 ;;
 		-t | -e | -o | --target | --emit | --output | --terminal | --cwd | --home | --check | \
-			--diff | --format | --query | --query-file | --egress-log | --egress-hosts | --egress-ca)
+			--diff | --format | --query | --query-file | --egress-log | --egress-hosts | --egress-resolv | --egress-ca)
 			skip=1 ;;
 		-?*) ;;
 		*)
@@ -182,7 +182,7 @@ _omnibox_complete() {
 	else
 		case $prev in
 		-t | -e | -o | --target | --emit | --output | --terminal | --cwd | --home | --check | \
-			--diff | --format | --query | --query-file | --egress-log | --egress-hosts | --egress-ca)
+			--diff | --format | --query | --query-file | --egress-log | --egress-hosts | --egress-resolv | --egress-ca)
 			opt=$prev
 			val=$cur
 			;;

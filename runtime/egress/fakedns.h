@@ -28,12 +28,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compiler/decide/transparent.h"
+
 #define FAKEDNS_NET 0x7f800000u /* 127.128.0.0/16, host order */
 #define FAKEDNS_MAX 32767u	/* names per table: 127.128.0.1 ... 127.128.127.255 */
 #define FAKEDNS_TTL 300u	/* seconds; the table never forgets within a launch */
 
 /* Where the sandbox's resolver listens (/etc/resolv.conf inside says so). */
-#define FAKEDNS_RESOLVER 0x7f000035u /* 127.0.0.53, host order */
+#define FAKEDNS_RESOLVER TRANSPARENT_DNS_V4
 #define FAKEDNS_PORT 53
 
 /* The longest reply fakedns_answer() writes for a query without EDNS. */

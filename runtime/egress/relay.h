@@ -43,6 +43,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compiler/decide/transparent.h"
+
 /*
  * Bind 127.0.0.1:PORT (0: any free port) and listen, so connections queue
  * before the agent starts.  Returns the listening socket (non-blocking,
@@ -78,7 +80,7 @@ void relay_use_poll(void);
  */
 int relay_run(int listen_fd, const char *socket_path, char *err, size_t errlen);
 
-#define RELAY_MAX_TRANSPARENT 64
+#define RELAY_MAX_TRANSPARENT TRANSPARENT_MAX_PORTS
 
 /* What relay_run_conf() serves. */
 struct relay_conf {

@@ -16,6 +16,7 @@
 #include "compiler/base/diag.h"
 #include "compiler/base/textesc.h"
 #include "compiler/decide/env.h"
+#include "compiler/decide/transparent.h"
 #include "runtime/launch/egress_start.h"
 #include "runtime/launch/pty.h"
 
@@ -65,6 +66,42 @@ egress_placeholder_names(struct arena *a, const struct sandbox *sb, size_t *n)
 	return v;
 }
 
+/* TEXT as the new file NAME in DIR, never through a link. */
+static int
+write_new(const char *dir, const char *name, const char *text, char *err, size_t errlen)
+{
+	char path[4096];
+	size_t len = strlen(text);
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, text, len) != (ssize_t)len || fchmod(fd, 0644) < 0 ||
+	    close(fd) < 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return diag_fail(err, errlen, "cannot write %s: %s; nothing ran", path,
+				 strerror(e));
+	}
+	return 0;
+}
+
+int
+egress_resolver_files(const char *scratch, char *err, size_t errlen)
+{
+	char text[1024], host[256] = "";
+
+	transparent_resolv_conf(text, sizeof(text));
+	if (write_new(scratch, TRANSPARENT_RESOLV_CONF, text, err, errlen) < 0)
+		return -1;
+	if (gethostname(host, sizeof(host) - 1) < 0)
+		host[0] = '\0';
+	transparent_hosts(host, text, sizeof(text));
+	return write_new(scratch, TRANSPARENT_HOSTS, text, err, errlen);
+}
+
 int
 egress_credentials(struct arena *a, const struct sandbox *sb, const char *home, const char *scratch,
 		   struct cred_runtime *creds, char *err, size_t errlen)
@@ -93,6 +130,7 @@ egress_config(struct arena *a, const struct launch_options *o, const struct sand
 	pc->creds = creds->creds;
 	pc->n_creds = creds->n_creds;
 	pc->hosts_file = o->egress_hosts;
+	pc->resolv_conf = o->egress_resolv;
 	pc->system_ca_file = o->egress_ca;
 	pc->log = egress_log_line;
 	pc->log_arg = log;

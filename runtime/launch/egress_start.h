@@ -37,6 +37,13 @@ char **egress_placeholder_names(struct arena *a, const struct sandbox *sb, size_
  * are written into SCRATCH.  Nothing to do without entries.  Returns 0,
  * or -1 with ERR.
  */
+/*
+ * Transparent egress (Linux): the sandbox's /etc/resolv.conf and /etc/hosts
+ * (compiler/decide/transparent.h), written as new files into SCRATCH.
+ * Returns 0, or -1 with the message in ERR.
+ */
+int egress_resolver_files(const char *scratch, char *err, size_t errlen);
+
 int egress_credentials(struct arena *a, const struct sandbox *sb, const char *home,
 		       const char *scratch, struct cred_runtime *creds, char *err, size_t errlen);
 

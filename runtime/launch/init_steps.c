@@ -17,6 +17,7 @@
 #include <linux/capability.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,7 +228,7 @@ check_masks(int fd, char *err, size_t errlen)
  * RELAY_MAX_TRANSPARENT.  0, or -1 with the message in ERR.
  */
 static int
-transparent_ports(const char *arg, uint16_t *ports, size_t *n, char *err, size_t errlen)
+parse_ports(const char *arg, uint16_t *ports, size_t *n, char *err, size_t errlen)
 {
 	const char *s = arg;
 
@@ -274,7 +275,7 @@ init_bind_transparent(const struct init_options *io, struct init_state *st, char
 #endif
 	if (!io->relay_port_arg)
 		return diag_fail(err, errlen, "--transparent needs --relay; nothing ran");
-	if (transparent_ports(io->transparent_arg, ports, &n, err, errlen) < 0)
+	if (parse_ports(io->transparent_arg, ports, &n, err, errlen) < 0)
 		return -1;
 	for (size_t k = 0; k < n; k++)
 		if (strtoul(io->relay_port_arg, NULL, 10) == ports[k])
@@ -299,6 +300,94 @@ init_bind_transparent(const struct init_options *io, struct init_state *st, char
 			     ? " (a port below 1024 needs CAP_NET_BIND_SERVICE in the namespace "
 			       "that owns the network)"
 			     : "");
+}
+
+#if defined(__linux__)
+/*
+ * The id that 0 stands for outside in the map at PATH ("0 X 1", bwrap's
+ * map for --uid 0 of a launcher other than root): 1 with *OUTSIDE = X; 0
+ * for any other map (root's launch: no user namespace, "0 0 4294967295").
+ * -1 when it cannot be read.
+ */
+static int
+zero_maps_to(const char *path, unsigned long *outside)
+{
+	char buf[256], *nl;
+	unsigned long inside, count;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n;
+	ssize_t len;
+
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len < 0)
+		return -1;
+	buf[len] = '\0';
+	n = sscanf(buf, " %lu %lu %lu", &inside, outside, &count);
+	nl = strchr(buf, '\n');
+	return n == 3 && inside == 0 && count == 1 && (!nl || nl[1] == '\0'); /* one line */
+}
+
+static int
+write_text(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t len = (ssize_t)strlen(text);
+	int ok = fd >= 0 && write(fd, text, (size_t)len) == len;
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+#endif
+
+int
+init_become_launcher(const struct init_options *io, char *err, size_t errlen)
+{
+#if defined(__linux__)
+	unsigned long uid = 0, gid = 0;
+	int u, g, pdeath = 0;
+	char map[64];
+
+	if (!io->transparent_arg || getuid() != 0)
+		return 0;
+	u = zero_maps_to("/proc/self/uid_map", &uid);
+	g = zero_maps_to("/proc/self/gid_map", &gid);
+	if (u < 0 || g < 0)
+		return diag_fail(err, errlen, "cannot read this process's user namespace maps: %s; "
+					      "nothing ran",
+				 strerror(errno));
+	if (!u || uid == 0)
+		return 0; /* root's own launch: the agent is root, as without egress */
+	/* What bwrap does after mounting /dev/pts, done here after the ports:
+	 * a nested namespace where the launcher's ids are themselves again.
+	 * A change of credentials clears the parent-death signal: set again. */
+	if (prctl(PR_GET_PDEATHSIG, &pdeath, 0, 0, 0) < 0 || unshare(CLONE_NEWUSER) < 0 ||
+	    write_text("/proc/self/setgroups", "deny") < 0)
+		return diag_fail(err, errlen, "cannot make the agent's user namespace: %s; nothing ran",
+				 strerror(errno));
+	snprintf(map, sizeof(map), "%lu 0 1\n", uid);
+	if (write_text("/proc/self/uid_map", map) < 0)
+		return diag_fail(err, errlen, "cannot map uid %lu: %s; nothing ran", uid,
+				 strerror(errno));
+	snprintf(map, sizeof(map), "%lu 0 1\n", gid);
+	if (write_text("/proc/self/gid_map", map) < 0)
+		return diag_fail(err, errlen, "cannot map gid %lu: %s; nothing ran", gid,
+				 strerror(errno));
+	if (setresgid((gid_t)gid, (gid_t)gid, (gid_t)gid) < 0 ||
+	    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0 ||
+	    (pdeath && prctl(PR_SET_PDEATHSIG, pdeath, 0, 0, 0) < 0))
+		return diag_fail(err, errlen, "cannot become uid %lu, gid %lu: %s; nothing ran", uid,
+				 gid, strerror(errno));
+	if (getuid() != uid || geteuid() != uid || getgid() != gid || getegid() != gid)
+		return diag_fail(err, errlen, "still not uid %lu, gid %lu; nothing ran", uid, gid);
+#else
+	(void)io;
+	(void)err;
+	(void)errlen;
+#endif
+	return 0;
 }
 
 int

@@ -79,6 +79,20 @@ int init_bind_transparent(const struct init_options *io, struct init_state *st, 
 int init_drop_caps(char *err, size_t errlen);
 
 /*
+ * With --transparent, for a launcher other than root: bwrap ran this
+ * process as uid 0 (--uid 0 --gid 0) so that its user namespace is the one
+ * that owns the network, where CAP_NET_BIND_SERVICE binds the ports.
+ * Without that bwrap would have nested a second namespace to give the
+ * sandbox the launcher's ids (it must be uid 0 to mount /dev/pts), and a
+ * capability there means nothing for the network.  The ports bound, this
+ * nests that namespace itself: the launcher's uid and gid (what 0 maps to
+ * outside) become this process's, so the agent runs as them as in any
+ * other launch.  Root's launch (no user namespace) is left alone.  0, or
+ * -1 with the message in ERR.
+ */
+int init_become_launcher(const struct init_options *io, char *err, size_t errlen);
+
+/*
  * The masks checked (the list on MASKS_FD, closed), Landlock, the seccomp
  * filter (its listener into ST), the limits: everything before anything of
  * the agent's runs.  0, or -1 with the message in ERR (empty when there is

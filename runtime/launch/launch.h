@@ -28,6 +28,7 @@ struct launch_options {
 	const char *cwd;
 	const char *egress_log;
 	const char *egress_hosts;
+	const char *egress_resolv; /* --egress-resolv: the proxy's nameservers */
 	const char *egress_ca;
 	bool dry_run, quiet, strict_toplevel, pty, no_pty;
 	const char *why; /* --why PATH|URL */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "compiler/base/textesc.h"
+#include "compiler/decide/transparent.h"
 #include "emitters/bwrap.h"
 #include "runtime/egress/proxy.h"
 #include "runtime/launch/cgroup.h"
@@ -545,13 +546,24 @@ prepare_egress(struct bwrap_launch *l, char *err, size_t errlen)
 	struct launch_request *rq = &l->rq;
 	const struct sandbox *sb = &l->p->os_env.sandbox;
 	struct arena *a = l->a;
+	unsigned ports[TRANSPARENT_MAX_PORTS], port;
+	int n_ports = transparent_ports(sb->egress, sb->n_egress, ports, NULL);
 	uint32_t rnd = 0;
 
-	/* Any port works in the sandbox's own network namespace; a random
-	 * one keeps clients from hard-coding it. */
+	/* Any port works in the sandbox's own network namespace but one the
+	 * rules name (omnibox-init listens there); a random one keeps clients
+	 * from hard-coding it. */
 	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 		rnd = (uint32_t)getpid();
-	rq->proxy_port = arena_printf(a, "%u", 20000 + rnd % 40000);
+	for (port = 20000 + rnd % 40000;; port = port == 59999 ? 20000 : port + 1) {
+		int i = 0;
+
+		while (i < n_ports && ports[i] != port)
+			i++;
+		if (i == n_ports)
+			break;
+	}
+	rq->proxy_port = arena_printf(a, "%u", port);
 	rq->proxy_socket = arena_printf(a, "%s/%s", l->scratch.path, LAUNCH_PROXY_SOCKET);
 	if (strlen(rq->proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		return diag_fail(err, errlen,
@@ -577,7 +589,8 @@ prepare_egress(struct bwrap_launch *l, char *err, size_t errlen)
 	} else if (egress_log_open(a, l->o, &l->egress_log, err, errlen) < 0) {
 		return -1;
 	}
-	if (egress_credentials(a, sb, l->home, l->scratch.path, &l->creds, err, errlen) < 0)
+	if (egress_credentials(a, sb, l->home, l->scratch.path, &l->creds, err, errlen) < 0 ||
+	    egress_resolver_files(l->scratch.path, err, errlen) < 0)
 		return -1;
 	rq->extra_env = l->creds.env;
 	rq->n_extra_env = l->creds.n_env;

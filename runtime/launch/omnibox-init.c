@@ -201,7 +201,7 @@ main(int argc, char **argv)
 	/* The sockets that need a privilege first, and then no privilege at
 	 * all, before anything else can go wrong. */
 	if (init_bind_transparent(&io, &st, err, sizeof(err)) < 0 ||
-	    init_drop_caps(err, sizeof(err)) < 0 || init_confine(&io, &st, err, sizeof(err)) < 0 ||
+	    init_become_launcher(&io, err, sizeof(err)) < 0 || init_drop_caps(err, sizeof(err)) < 0 || init_confine(&io, &st, err, sizeof(err)) < 0 ||
 	    init_announce_ready(&io, &st, err, sizeof(err)) < 0 ||
 	    (child = init_start_agent(&io, &set, err, sizeof(err))) < 0) {
 		if (err[0])
