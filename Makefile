@@ -481,7 +481,7 @@ $(B)/bench/bench_proxy_client: $(B)/obj/tests/bench/bench_proxy_client.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto
 
 bench-proxy: $(B)/bench/bench_proxy_client $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream \
-		$(B)/tests/proxy/flood
+		$(B)/tests/proxy/flood $(INIT)
 	tests/bench/bench_proxy.sh $(B)
 
 bench: bench-deps

@@ -78,13 +78,14 @@ test_upstream() {
 
 # egress_run RUNNER POLICY CMD...: CMD through the omnibox-run RUNNER with
 # $P/POLICY.yaml, as the user under test (the suite's as_user), in $WS,
-# resolving and trusting test_upstream's hosts and CA from $T.  $out holds
+# resolving and trusting test_upstream's hosts and CA from $T (names
+# through $EGRESS_NAMES instead when set: --egress-resolv=FILE).  $out holds
 # stdout+stderr, $rc the status, $log the proxy's decisions.
 egress_run() {
 	_run=$1
 	_policy=$P/$2.yaml
 	shift 2
-	out=$(cd "$WS" && as_user "$_run" -q --egress-hosts="$T/hosts" \
+	out=$(cd "$WS" && as_user "$_run" -q "${EGRESS_NAMES:---egress-hosts=$T/hosts}" \
 		--egress-ca="$T/ca.pem" --egress-log="$U/egress.log" "$_policy" -- "$@" 2>&1)
 	rc=$?
 	log=$(cat "$U/egress.log" 2>/dev/null)

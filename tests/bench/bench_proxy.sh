@@ -3,11 +3,15 @@
 # all measured in one run on loopback, side by side with their baselines:
 #
 #   throughput  1 GiB plain HTTP: direct, through omnibox (relay + proxy),
-#               through the proxy alone (its own socket, no relay), through
-#               tinyproxy; 1 GiB HTTPS: direct TLS, through omnibox
-#               (intercepted: TLS terminated and re-made), through the proxy
-#               alone, through tinyproxy (a CONNECT tunnel it cannot see
-#               into).  Best of 3, the ways taken in turn (direct, omnibox,
+#               through omnibox's transparent path (a client that ignores the
+#               proxy: it resolves the name through omnibox-init's resolver
+#               and connects to the address it got; the relay brings the
+#               connection to the proxy as NAME:PORT), through the proxy
+#               alone (its own socket, no relay), through tinyproxy; 1 GiB
+#               HTTPS: direct TLS, through omnibox (intercepted: TLS
+#               terminated and re-made), the transparent path (intercepted
+#               too), through the proxy alone, through tinyproxy (a CONNECT
+#               tunnel it cannot see into).  Best of 3, the ways taken in turn (direct, omnibox,
 #               ..., direct, ...) so that load from elsewhere on the
 #               machine falls on all of them alike.  With each, the proxy's
 #               CPU time per GiB (user + system, mean of the 3): what the
@@ -22,8 +26,9 @@
 #               proxy capped at 64 MiB: its peak RSS, what it closed, and a
 #               download during the flood.
 #   latency     p50/p99 of 2000 small requests on one kept-alive TLS
-#               connection, direct and through an intercepted tunnel; the
-#               difference is what the proxy adds.
+#               connection, direct, through an intercepted tunnel and
+#               through the transparent path; the difference is what the
+#               proxy adds.
 #   scale       10,000 idle intercepted tunnels: the proxy's RSS, the relay's,
 #               and a new request still answered.  Twice: tunnels that are
 #               up (CONNECT, TLS handshake) and tunnels that also carried one
@@ -31,13 +36,16 @@
 #               (closed after UPSTREAM_IDLE_TIMEOUT, 15 s, of disuse).
 #
 # Helpers: BUILD_DIR/bench/bench_proxy_client (the client),
-# BUILD_DIR/tests/proxy/{proxyd,upstream,flood}.  tinyproxy (Debian package) is
+# BUILD_DIR/tests/proxy/{proxyd,upstream,flood}, BUILD_DIR/omnibox-init (the
+# transparent path: run in a network and mount namespace of its own, with
+# unshare(1), as in a sandbox; needs root, else its rows say why not).  tinyproxy (Debian package) is
 # optional: without it its rows say "not installed".  Needs root or a high
 # RLIMIT_NOFILE hard limit for the 10,000 tunnels.
 set -u
 
 B=$(cd "$1" && pwd)
 CLIENT=$B/bench/bench_proxy_client
+INIT=$B/omnibox-init
 PROXYD=$B/tests/proxy/proxyd
 UPSTREAM=$B/tests/proxy/upstream
 FLOOD=$B/tests/proxy/flood
@@ -82,7 +90,11 @@ get() {
 	name=$1
 	shift
 	t0=$(cpu_ticks "$PROXY_PID")
-	r=$("$CLIENT" get "$@" | awk '{ print $6 }')
+	if [ "$name" = trans ]; then
+		r=$(tp get "$@" | awk '{ print $6 }')
+	else
+		r=$("$CLIENT" get "$@" | awk '{ print $6 }')
+	fi
 	t1=$(cpu_ticks "$PROXY_PID")
 	eval "b=\${best_$name:-0} t=\${ticks_$name:-0}"
 	b=$(echo "${r:-0} $b" | awk '{ print ($1 > $2) ? $1 : $2 }')
@@ -95,17 +107,35 @@ cpu() {
 	echo "$t $(getconf CLK_TCK) $SIZE" | awk '{ printf "%.2f", $1 / $2 / 3 / ($3 / 1073741824) }'
 }
 
+# tp ARGS...: the client as an agent that ignores the proxy runs it in a
+# sandbox: a network namespace with only lo, /etc/resolv.conf naming
+# omnibox-init's resolver, which listens on the upstream's ports and relays
+# to the proxy of this run ($T/px).  The client resolves bench.test there.
+TPOK=
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 && command -v ip >/dev/null 2>&1; then
+	TPOK=1
+fi
+printf 'nameserver 127.0.0.53\n' >"$T/resolv.conf"
+tp() {
+	unshare --net --mount sh -c 'ip link set lo up && mount --bind "$1" /etc/resolv.conf &&
+		shift && exec "$@"' sh "$T/resolv.conf" \
+		"$INIT" --relay 39999 "$T/px/proxy.sock" --transparent "$HP,$SP" -- "$CLIENT" "$@"
+}
+
 # throughput MODE(plain|tls) PORT: 3 rounds of every way, taken in turn.
 throughput() {
 	tls=
 	ca=
 	[ "$1" = tls ] && tls=--tls ca=$CA
-	for n in direct omni sock tiny; do
+	for n in direct omni trans sock tiny; do
 		eval "best_$n=0 ticks_$n=0"
 	done
 	for _ in 1 2 3; do
 		get direct --connect 127.0.0.1 ${tls:+--tls ca.crt} bench.test "$2" "$path"
 		get omni --proxy "127.0.0.1:$PP" ${tls:+--tls "$ca"} bench.test "$2" "$path"
+		if [ -n "$TPOK" ]; then
+			get trans ${tls:+--tls "$ca"} bench.test "$2" "$path"
+		fi
 		get sock --proxy "unix:$T/px/proxy.sock" ${tls:+--tls "$ca"} bench.test "$2" "$path"
 		if [ -n "$TP" ]; then
 			get tiny --proxy "127.0.0.1:$TP" ${tls:+--tls ca.crt} 127.0.0.1 "$2" "$path"
@@ -194,6 +224,13 @@ throughput_line() {
 	fi
 	printf '  %-12s proxy CPU %.2f s/GiB via the relay, %.2f s/GiB alone\n' "" \
 		"$(cpu omni)" "$(cpu sock)"
+	if [ -n "$TPOK" ]; then
+		printf '  %-12s transparent %8.1f  %s (no client settings; ratio to direct; %s of omnibox via HTTPS_PROXY)   proxy CPU %.2f s/GiB\n' \
+			"" "$best_trans" "$(ratio "$best_trans" "$best_direct")" \
+			"$(ratio "$best_trans" "$best_omni")" "$(cpu trans)"
+	else
+		printf '  %-12s transparent: not measured (needs root, unshare and ip for a network namespace)\n' ""
+	fi
 }
 throughput plain "$HP"
 throughput_line "plain HTTP" "" ""
@@ -256,6 +293,12 @@ p99=$4
 printf '  direct p50 %7.1f p99 %7.1f   omnibox p50 %7.1f p99 %7.1f   added p50 %.1f p99 %.1f\n' \
 	"$d50" "$d99" "$p50" "$p99" "$(echo "$p50 $d50" | awk '{ print $1 - $2 }')" \
 	"$(echo "$p99 $d99" | awk '{ print $1 - $2 }')"
+if [ -n "$TPOK" ]; then
+	set -- $(tp latency -n 2000 --tls "$CA" bench.test "$SP" /bytes/100)
+	printf '  transparent p50 %7.1f p99 %7.1f   added p50 %.1f p99 %.1f (no client settings)\n' \
+		"$2" "$4" "$(echo "$2 $d50" | awk '{ print $1 - $2 }')" \
+		"$(echo "$4 $d99" | awk '{ print $1 - $2 }')"
+fi
 
 # idle_run MODE N VIA: hold N idle tunnels through VIA (the relay's
 # 127.0.0.1:PORT or the proxy's unix:PATH) on a fresh proxy, then one more

@@ -60,14 +60,9 @@ as_user() {
 
 # sbx POLICY CMD...: CMD in the sandbox, the proxy variables set as always and
 # ignored by the clients here; $out holds stdout+stderr, $log the proxy's lines.
+EGRESS_NAMES=--egress-resolv=$T/resolv.conf
 sbx() {
-	_policy=$P/$1.yaml
-	shift
-	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q --egress-resolv="$T/resolv.conf" \
-		--egress-ca="$T/ca.pem" --egress-log="$U/egress.log" "$_policy" -- "$@" 2>&1)
-	rc=$?
-	log=$(cat "$U/egress.log" 2>/dev/null)
-	: >"$U/egress.log"
+	egress_run "$TB/omnibox-run" "$@"
 }
 
 setup_user() {
