@@ -553,7 +553,8 @@ hosts_overlap(const struct egress_rule *a, const struct egress_rule *b)
  * a plain tunnel (a tcp rule does), never both: a tcp rule that shares a
  * host and port with an HTTP rule would not do what it says (the proxy
  * inspects such a tunnel), and the meaning of a policy would depend on
- * which rule wins.  A rule without a port means 443 for a CONNECT.
+ * which rule wins.  A rule without a port means 443 for a CONNECT, and 80
+ * too for a connection the sandbox's resolver brought (transparent egress).
  */
 static void
 check_tcp_overlap(struct vctx *c, const struct sandbox *sb)
@@ -565,9 +566,10 @@ check_tcp_overlap(struct vctx *c, const struct sandbox *sb)
 			continue;
 		for (size_t j = 0; j < sb->n_egress; j++) {
 			const struct egress_rule *h = &sb->egress[j];
-			unsigned port = h->port ? h->port : EGRESS_PORT_TLS;
+			bool same_port = h->port ? h->port == t->port
+						 : t->port == EGRESS_PORT_TLS || t->port == EGRESS_PORT_PLAIN;
 
-			if (h->tcp || port != t->port || !hosts_overlap(t, h))
+			if (h->tcp || !same_port || !hosts_overlap(t, h))
 				continue;
 			diag_error(c->d, t->loc,
 				   "tcp rule for %s%s:%u shares its host and port with the HTTP "

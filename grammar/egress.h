@@ -131,6 +131,16 @@ enum egress_connect {
 enum egress_connect egress_decide_connect(const struct egress_matcher *m, const char *host,
 					  size_t host_len, unsigned port, ssize_t *rule);
 
+/*
+ * Decide a connection the sandbox's relay took for a client that ignores
+ * the proxy (transparent egress) to HOST:PORT: as a CONNECT, except that
+ * an HTTP rule without a port takes port 80 too, since the stream may be
+ * plain HTTP; each request in it is then checked with its own kind's
+ * default port, so TLS to port 80 or plain HTTP to 443 is still refused.
+ */
+enum egress_connect egress_decide_transparent(const struct egress_matcher *m, const char *host,
+					      size_t host_len, unsigned port, ssize_t *rule);
+
 /* HOST consists only of [A-Za-z0-9.-], is non-empty and has no trailing dot. */
 bool egress_host_is_safe(const char *host, size_t len);
 

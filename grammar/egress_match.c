@@ -816,3 +816,16 @@ egress_decide_connect(const struct egress_matcher *m, const char *host, size_t h
 	*rule = egress_match_tcp(m, host, host_len, port);
 	return *rule >= 0 ? EGRESS_CONNECT_TUNNEL : EGRESS_CONNECT_DENY;
 }
+
+enum egress_connect
+egress_decide_transparent(const struct egress_matcher *m, const char *host, size_t host_len,
+			  unsigned port, ssize_t *rule)
+{
+	*rule = egress_match_host(m, host, host_len, port, EGRESS_PORT_TLS);
+	if (*rule < 0)
+		*rule = egress_match_host(m, host, host_len, port, EGRESS_PORT_PLAIN);
+	if (*rule >= 0)
+		return EGRESS_CONNECT_INSPECT;
+	*rule = egress_match_tcp(m, host, host_len, port);
+	return *rule >= 0 ? EGRESS_CONNECT_TUNNEL : EGRESS_CONNECT_DENY;
+}

@@ -38,8 +38,7 @@
  * are more than TRANSPARENT_MAX_PORTS (*TOO_MANY then is the first rule
  * over the limit).
  */
-int transparent_ports(const struct egress_rule *rules, size_t n, unsigned out[],
-		      size_t *too_many);
+int transparent_ports(const struct egress_rule *rules, size_t n, unsigned out[], size_t *too_many);
 
 /*
  * The ports of transparent_ports() as omnibox-init's --transparent takes

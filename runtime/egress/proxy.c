@@ -252,6 +252,7 @@ struct conn {
 	 * refusal closes the connection (logged as any refusal).
 	 */
 	bool transparent, pinned;
+	bool pinned_seen; /* PINNED: a request head was read on it */
 	/* A tcp rule's tunnel: bytes pass both ways unread, no TLS of the
 	 * proxy's, no HTTP, no credential; RAW_SHUT: the agent is done
 	 * sending, so the server gets a FIN once its output has drained. */
@@ -1940,6 +1941,17 @@ cli_read_cb(struct bufferevent *bev, void *arg)
 
 static void handle_request(struct conn *c, const char *buf);
 
+/* Does BUF begin as a request line does: a method in capitals, then a space? */
+static bool
+starts_like_http(const char *buf, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && i < 32 && buf[i] >= 'A' && buf[i] <= 'Z')
+		i++;
+	return i > 0 && i < len && buf[i] == ' ';
+}
+
 static void
 conn_read_head(struct conn *c)
 {
@@ -1977,7 +1989,9 @@ conn_read_head(struct conn *c)
 				conn_kill(c);
 			return;
 		}
-		if (r == HTTP_ERROR && c->pinned)
+		/* Bytes that never began a request (ssh, a database) call for a
+		 * tcp rule; a malformed request does not. */
+		if (r == HTTP_ERROR && c->pinned && !c->pinned_seen && !starts_like_http(buf, look))
 			refuse_not_tls(c, c->req->error);
 		if (r == HTTP_ERROR) {
 			char body[256];
@@ -2611,7 +2625,9 @@ handle_connect(struct conn *c, const char *buf)
 		dest_refuse(c, c->log_url, why);
 		return;
 	}
-	how = egress_decide_connect(c->p->matcher, c->host, strlen(c->host), c->port, &r);
+	how = c->transparent
+		  ? egress_decide_transparent(c->p->matcher, c->host, strlen(c->host), c->port, &r)
+		  : egress_decide_connect(c->p->matcher, c->host, strlen(c->host), c->port, &r);
 	if (how == EGRESS_CONNECT_DENY) {
 		deny_connect(c);
 		return;
@@ -2732,9 +2748,10 @@ parse_tunnel_request(struct conn *c, struct agent_request *rq)
 		bad_request(c, why);
 		return false;
 	} else if (rq->u.host_len != strlen(c->host) ||
-		   strncasecmp(rq->u.host, c->host, rq->u.host_len) != 0) {
-		refuse(c, 403, "host-mismatch", "the request names another host than the CONNECT",
-		       false);
+		   strncasecmp(rq->u.host, c->host, rq->u.host_len) != 0 ||
+		   (rq->u.port_given && rq->u.port != c->port)) {
+		refuse(c, 403, "host-mismatch",
+		       "the request names another host or port than the CONNECT", false);
 		return false;
 	}
 	if (h->host >= 0) {
@@ -3022,6 +3039,7 @@ handle_request(struct conn *c, const char *buf)
 	c->req_close = h->conn_close;
 	c->req_head = http_name_is(rq.method, rq.mlen, "HEAD");
 	c->req_ws = false;
+	c->pinned_seen = c->pinned;
 	if (!c->cli_tls && !c->pinned && http_name_is(rq.method, rq.mlen, "CONNECT")) {
 		handle_connect(c, buf);
 		return;

@@ -367,6 +367,14 @@ init_become_launcher(const struct init_options *io, char *err, size_t errlen)
 	    write_text("/proc/self/setgroups", "deny") < 0)
 		return diag_fail(err, errlen, "cannot make the agent's user namespace: %s; nothing ran",
 				 strerror(errno));
+	/* A new user namespace starts with a full bounding set: emptied while
+	 * this process holds CAP_SETPCAP in it, so nothing of it is left. */
+	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return diag_fail(err, errlen,
+					 "cannot drop capability %d from the bounding set: %s; "
+					 "nothing ran",
+					 cap, strerror(errno));
 	snprintf(map, sizeof(map), "%lu 0 1\n", uid);
 	if (write_text("/proc/self/uid_map", map) < 0)
 		return diag_fail(err, errlen, "cannot map uid %lu: %s; nothing ran", uid,

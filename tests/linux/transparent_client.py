@@ -155,7 +155,7 @@ def flood(n):
 def caps():
     with open("/proc/self/status") as f:
         for line in f:
-            if line.startswith(("CapInh", "CapPrm", "CapEff", "CapAmb")):
+            if line.startswith(("CapInh", "CapPrm", "CapEff", "CapAmb", "CapBnd")):
                 out(line.strip())
     try:
         s = socket.socket()

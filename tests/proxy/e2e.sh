@@ -130,6 +130,7 @@ os_env:
       - "GET api.test:$HP/chunked/*"
       - "GET api.test:$HP/close/*"
       - "TRACE,OPTIONS api.test:$HP/**"
+      - "GET portless.test/**"
     credential_proxy:
       - type: https_bearer
         target: api.test:$SP
@@ -1153,6 +1154,31 @@ t_transparent() {
 	expect_out "stream: banner echod"
 	expect_out "hello transparent"
 	expect_no_out "Connection established"
+	name="transparent: a rule without a port takes port 80 (plain HTTP) as well as 443"
+	out=$($CLIENT transparent "$PA" "portless.test:80" plain \
+		"GET /x HTTP/1.1\r\nHost: portless.test\r\n\r\n")
+	out=$(grep "portless.test:80" open.log)
+	expect_out "allow CONNECT portless.test:80 (transparent) host by rule"
+	expect_no_out "deny CONNECT portless.test:80"
+	out=$($CLIENT tunnel "$PA" "portless.test:80" "$CA" portless.test "GET /x HTTP/1.1\r\nHost: portless.test\r\n\r\n")
+	expect_out "connect-refused"
+	name="transparent plain HTTP: an absolute-form request for another port is refused"
+	before=$(upstream_requests)
+	out=$($CLIENT transparent "$PA" "api.test:$HP" plain \
+		"GET http://api.test:$SP/allowed/x HTTP/1.1\r\nHost: api.test\r\n\r\n")
+	expect_out "X-Omnibox-Error: host-mismatch"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+	name="transparent plain HTTP: a malformed request is a bad request, no tcp rule suggested"
+	out=$($CLIENT transparent "$PA" "api.test:$HP" plain \
+		"GET /allowed/ok HTTP/1.1\r\nHost: api.test\r\n\r\n" \
+		"POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n")
+	expect_out "HTTP/1.1 200 OK"
+	expect_out "HTTP/1.1 400"
+	out=$($CLIENT transparent "$PA" "api.test:$HP" plain \
+		"POST /upload HTTP/1.1\r\nHost: api.test\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n")
+	expect_out "HTTP/1.1 400"
+	out=$(grep "api.test:$HP (transparent), then a stream" open.log)
+	expect_eq "tcp rules suggested for malformed requests" "$out" ""
 	name="transparent: neither TLS nor HTTP under an HTTP rule is refused, a tcp rule suggested"
 	out=$($CLIENT transparent "$PX" "api.test:$SP" raw 'SSH-2.0-OpenSSH_9.6\r\n')
 	expect_no_out "banner"

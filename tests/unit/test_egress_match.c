@@ -1315,3 +1315,34 @@ Test(egress_match, subsumption_keeps_tcp_and_http_apart)
 	cr_assert(!egress_rules_cover(a, 2, &b, &w), "a tcp rule covers no HTTP rule");
 	cr_assert(!w.tcp);
 }
+
+/* A connection the sandbox's resolver brought may be plain HTTP: a rule
+ * without a port takes 80 as well as 443 there, and nothing else. */
+Test(egress_match, a_transparent_connection_takes_80_and_443_for_a_rule_without_a_port)
+{
+	struct egress_matcher *m = RULES("GET api.example.com/**", "tcp db.example.com:5432",
+					 "GET reg.example.com:8443/v2/**");
+	ssize_t r;
+
+	cr_assert_eq(egress_decide_transparent(m, "api.example.com", 15, 443, &r),
+		     EGRESS_CONNECT_INSPECT);
+	cr_assert_eq(r, 0);
+	cr_assert_eq(egress_decide_transparent(m, "api.example.com", 15, 80, &r),
+		     EGRESS_CONNECT_INSPECT);
+	cr_assert_eq(r, 0);
+	/* A CONNECT to port 80 is not a rule without a port's: it expects TLS. */
+	cr_assert_eq(egress_decide_connect(m, "api.example.com", 15, 80, &r), EGRESS_CONNECT_DENY);
+	cr_assert_eq(egress_decide_transparent(m, "api.example.com", 15, 8080, &r),
+		     EGRESS_CONNECT_DENY);
+	cr_assert_eq(egress_decide_transparent(m, "reg.example.com", 15, 8443, &r),
+		     EGRESS_CONNECT_INSPECT);
+	cr_assert_eq(egress_decide_transparent(m, "reg.example.com", 15, 80, &r),
+		     EGRESS_CONNECT_DENY);
+	cr_assert_eq(egress_decide_transparent(m, "db.example.com", 14, 5432, &r),
+		     EGRESS_CONNECT_TUNNEL);
+	cr_assert_eq(r, 1);
+	cr_assert_eq(egress_decide_transparent(m, "db.example.com", 14, 80, &r),
+		     EGRESS_CONNECT_DENY);
+	cr_assert_eq(r, -1);
+	egress_matcher_free(m);
+}

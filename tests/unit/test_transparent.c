@@ -10,7 +10,8 @@
 static struct egress_rule
 http(unsigned port)
 {
-	return (struct egress_rule){.methods = EGRESS_GET, .host = "h.test", .port = port, .path = "/**"};
+	return (struct egress_rule){
+	    .methods = EGRESS_GET, .host = "h.test", .port = port, .path = "/**"};
 }
 
 static struct egress_rule
