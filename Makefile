@@ -236,6 +236,14 @@ $(PROBE): tests/linux/probe.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra $(WERROR) -static -o $@ $< -lpthread
 
+# A host where no namespace can be made (Docker's default seccomp profile):
+# tests/linux/nons.sh.  Static, like the probe, so it runs whatever a
+# sandbox around it can see (so never with the sanitizers, as the probe).
+NONS := $(B)/tests/nons
+$(NONS): tests/linux/nons.c
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(WERROR) $(CFLAGS) -static -o $@ $< -lseccomp
+
 unit: $(UNIT_BIN)
 	@set -e; for t in $(UNIT_BIN); do echo "== $$t"; $$t --short-filename; done
 
@@ -270,6 +278,12 @@ check-why: $(COMPILE) $(RUN) $(INIT)
 # What the agent leaves behind, against the host's own git and shells.
 check-leftovers: $(RUN) $(INIT)
 	tests/linux/leftovers.sh $(B)
+
+# Where bwrap cannot make its namespaces (containers, AppArmor, sysctls):
+# omnibox refuses and says why, rather than run anything unconfined.
+.PHONY: check-nons
+check-nons: $(RUN) $(INIT) $(NONS) $(PROBE)
+	tests/linux/nons.sh $(B)
 
 # A developer's working day (git, toolchains, package registries) inside real launches.
 check-workday: $(RUN) $(INIT)
