@@ -66,6 +66,7 @@ LIB_SRC := \
 	compiler/decide/protect.c \
 	compiler/decide/secrets.c \
 	compiler/decide/transparent.c \
+	compiler/decide/landlock.c \
 	compiler/base/textbuf.c \
 	compiler/base/textesc.c \
 	compiler/base/udiff.c \
@@ -121,7 +122,7 @@ INIT := $(B)/omnibox-init
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
-	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent
+	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent landlock_plan
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
