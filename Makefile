@@ -286,6 +286,12 @@ check-leftovers: $(RUN) $(INIT)
 check-nons: $(RUN) $(INIT) $(NONS) $(PROBE)
 	tests/linux/nons.sh $(B)
 
+# omnibox-init's full Landlock mode (--ll-fs), run directly without bwrap,
+# as root and as nobody: tests/linux/landlock_init.sh.
+.PHONY: check-landlock-init
+check-landlock-init: $(INIT)
+	tests/linux/landlock_init.sh $(B)
+
 # A developer's working day (git, toolchains, package registries) inside real launches.
 check-workday: $(RUN) $(INIT)
 	tests/linux/workday.sh $(B)

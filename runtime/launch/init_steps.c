@@ -4,7 +4,8 @@
  * bwrap starts omnibox-init as PID 1 of the sandbox's PID namespace.  These
  * bind the transparent egress sockets while the one capability they need
  * is there, drop every capability, check that every mask is in place, add
- * the Landlock layer, load the seccomp filter turned to report its
+ * the Landlock layer (or, started without bwrap, the full ruleset of
+ * --ll-fs), load the seccomp filter turned to report its
  * refusals to a listener (seccomp_load.h), start the egress relay, send a
  * byte and the listener on the ready socket (omnibox-run's proof that
  * bwrap's setup succeeded), start the agent, pass on the signals
@@ -556,6 +557,35 @@ send_ready(int sock, int listener)
 	return n == 1 ? 0 : -1;
 }
 
+/*
+ * Landlock, before anything of the agent's runs: the ABI the launch needs,
+ * then the full ruleset of --ll-fs (no bwrap around: Landlock is all there
+ * is), or the second layer of --fs-write and --scope.  Without --ll-fs and
+ * --ll-min-abi, a kernel without Landlock is the caller's to tell about.
+ */
+static int
+confine_landlock(struct init_options *io, char *why, size_t whylen)
+{
+	int need = io->ll_min_abi, rc = 0;
+
+	if (io->n_ll_fs && need < 1)
+		need = 1;
+	if (need && landlock_need_abi(need, why, whylen) < 0)
+		rc = -1;
+	else if (io->n_ll_fs)
+		rc = landlock_confine(io->ll_fs, io->n_ll_fs, io->ll_ports, io->n_ll_ports, why,
+				      whylen);
+	else if (io->landlock)
+		rc = landlock_restrict(io->writable, io->n_writable, io->scope, why, whylen);
+	free(io->writable);
+	io->writable = NULL;
+	free(io->ll_fs);
+	io->ll_fs = NULL;
+	free(io->ll_ports);
+	io->ll_ports = NULL;
+	return rc;
+}
+
 int
 init_confine(struct init_options *io, struct init_state *st, char *err, size_t errlen)
 {
@@ -564,12 +594,8 @@ init_confine(struct init_options *io, struct init_state *st, char *err, size_t e
 	err[0] = '\0';
 	if (io->masks_fd > 2 && check_masks(io->masks_fd, err, errlen) < 0)
 		return -1;
-	/* The second layer, before anything of the agent's runs. */
-	if (io->landlock &&
-	    landlock_restrict(io->writable, io->n_writable, io->scope, why, sizeof(why)) < 0)
+	if (confine_landlock(io, why, sizeof(why)) < 0)
 		return diag_fail(err, errlen, "%s; nothing ran", why);
-	free(io->writable);
-	io->writable = NULL;
 	/* A filter asked for is loaded, or nothing runs. */
 	if (io->seccomp_arg && io->seccomp_fd <= 2)
 		return diag_fail(err, errlen, "--seccomp-fd %s: not a descriptor above 2; nothing ran",

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #include "runtime/egress/relay.h"
+#include "runtime/launch/landlock.h"
 
 /* A limit of the command line, set last (init_confine()). */
 struct init_limit {
@@ -35,6 +36,13 @@ struct init_options {
 	const char **writable;	     /* --fs-write (malloc'd; init_confine() frees it) */
 	size_t n_writable;
 	bool scope, landlock, tty;
+	/* The full ruleset (--ll-fs, --ll-net-connect; malloc'd, init_confine()
+	 * frees them) and the ABI the launch needs (--ll-min-abi, or 0). */
+	struct landlock_fd_rule *ll_fs;
+	size_t n_ll_fs;
+	unsigned short *ll_ports;
+	size_t n_ll_ports;
+	int ll_min_abi;
 	int ready_fd, masks_fd, seccomp_fd;
 	const char *seccomp_arg;
 	struct init_limit rl[8];
@@ -95,8 +103,12 @@ int init_become_launcher(const struct init_options *io, char *err, size_t errlen
 /*
  * The masks checked (the list on MASKS_FD, closed), Landlock, the seccomp
  * filter (its listener into ST), the limits: everything before anything of
- * the agent's runs.  0, or -1 with the message in ERR (empty when there is
- * none to give: a list that cannot be read or is not omnibox-run's).
+ * the agent's runs.  Landlock is the ABI of --ll-min-abi checked (1 at
+ * least with --ll-fs), then, with --ll-fs, the full ruleset
+ * (landlock_confine(): its descriptors closed) in place of the second
+ * layer of --fs-write and --scope (landlock_restrict()).  0, or -1 with
+ * the message in ERR (empty when there is none to give: a list that
+ * cannot be read or is not omnibox-run's).
  */
 int init_confine(struct init_options *io, struct init_state *st, char *err, size_t errlen);
 

@@ -9,6 +9,12 @@
  * writable.  With the host's network shared, abstract Unix sockets and
  * signals are scoped to the sandbox too (ABI 6): X11, D-Bus or anything
  * else listening on '@...' outside cannot be reached.
+ *
+ * Where there is no bwrap (no namespace can be made), Landlock is the
+ * whole confinement instead: landlock_confine() enforces a complete
+ * ruleset given as descriptors (omnibox-init's --ll-fs, --ll-net-connect),
+ * which handles every right this kernel knows, so that nothing is
+ * reachable but what the rules grant.
  */
 #ifndef OMNIBOX_LANDLOCK_H
 #define OMNIBOX_LANDLOCK_H
@@ -34,5 +40,41 @@ int landlock_abi(void);
  * it should take: the launch must fail then.
  */
 int landlock_restrict(const char *const *paths, size_t n, bool scope, char *err, size_t errlen);
+
+/* The filesystem rights of some ABI (the kernel's LANDLOCK_ACCESS_FS_* bits,
+ * compiler/decide/landlock.h's enum ll_access): every one known here. */
+#define LANDLOCK_FS_ALL 0xffffULL
+
+/* A path-beneath rule of the full ruleset: the hierarchy below the
+ * descriptor FD (an inherited one, above 2) gets RIGHTS. */
+struct landlock_fd_rule {
+	int fd;
+	unsigned long long rights;
+};
+
+/*
+ * The kernel has Landlock ABI NEED at least.  0, or -1 with "this kernel's
+ * Landlock ABI is M, the policy needs NEED (what ABIs M+1 to NEED add)" in
+ * ERR (M is 0 without Landlock, or with it disabled).
+ */
+int landlock_need_abi(int need, char *err, size_t errlen);
+
+/*
+ * Restrict this process (and its future children) to one ruleset that
+ * handles every filesystem right of this kernel's ABI (1: bits 0-12;
+ * 2: + refer; 3: + truncate; 5: + ioctl on devices), both TCP rights (bind
+ * and connect, ABI >= 4) and both scopes (abstract Unix sockets, signals,
+ * ABI >= 6), with the N FS rules and a connect rule for each of the N_PORTS
+ * PORTS.  A rule gets its rights as far as this ABI handles them, and
+ * those a file may hold (execute, write, read, truncate, ioctl on a
+ * device) when its descriptor is no directory; a rule left with none is
+ * no rule.  What the ABI lacks (TCP below 4, the scopes below 6) is left
+ * out without a word: the caller asks for the ABI it needs first
+ * (landlock_need_abi()).  Every descriptor of FS is closed, also on
+ * failure.  0, or -1 with the message in ERR: a descriptor that is not
+ * open, a rule the kernel refused, no Landlock at all.
+ */
+int landlock_confine(const struct landlock_fd_rule *fs, size_t n, const unsigned short *ports,
+		     size_t n_ports, char *err, size_t errlen);
 
 #endif

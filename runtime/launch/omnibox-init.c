@@ -4,11 +4,13 @@
  *   omnibox-init [--exec PATH] [--relay PORT SOCKET [--transparent PORT,...]]
  *                [--rlimit-data BYTES] [--rlimit-cpu SECONDS] [--rlimit-nofile N]
  *                [--rlimit-nproc N] [--fs-write PATH]... [--scope] [--tty]
- *                [--ready-fd FD] [--masks-fd FD] [--seccomp-fd FD] -- ARGV...
+ *                [--ready-fd FD] [--masks-fd FD] [--seccomp-fd FD]
+ *                [--ll-fs FD RIGHTS]... [--ll-net-connect PORT]... [--ll-min-abi N]
+ *                -- ARGV...
  *
  * bwrap starts it as PID 1 of the sandbox's PID namespace (--as-pid-1).
  * It closes every descriptor but 0, 1 and 2 (nothing a caller left open
- * reaches the agent).  With --transparent (transparent egress, for
+ * reaches the agent), and those its options name.  With --transparent (transparent egress, for
  * clients that ignore the proxy variables: runtime/egress/relay.h), it
  * first binds the relay's DNS socket on 127.0.0.53:53 and a listener on
  * 0.0.0.0:PORT for each of the comma-separated ports (decimal, 1 to
@@ -30,6 +32,44 @@
  * kernel kills everything left in the namespace: an agent cannot leave a
  * daemon behind.
  *
+ * Where no namespace can be made, omnibox-run starts it directly, without
+ * bwrap, and Landlock is the whole confinement: the "full" mode, with any
+ * --ll-fs.  Then, in place of the layer of --fs-write and --scope (which
+ * do not go with it: --fs-write is refused, --scope is implied), it
+ * restricts itself and the agent to one ruleset (landlock_confine()) that
+ * handles every filesystem right this kernel's ABI knows, TCP bind and
+ * connect (ABI 4) and both scopes (ABI 6: signals and abstract Unix
+ * sockets stay inside), with these rules:
+ *
+ *   --ll-fs FD RIGHTS   the hierarchy below FD (an inherited descriptor
+ *                       above 2, O_PATH or O_RDONLY, on a directory or a
+ *                       file) gets RIGHTS: decimal, the kernel's
+ *                       LANDLOCK_ACCESS_FS_* bits (enum ll_access of
+ *                       compiler/decide/landlock.h; 1 << 15 is ioctl on
+ *                       devices), as far as this ABI handles them, and
+ *                       for a file only those a file may hold (execute,
+ *                       write, read, truncate, ioctl).  A rule left with
+ *                       no right is none.  Repeatable; every FD is closed
+ *                       once the rules are in, before the agent starts.
+ *   --ll-net-connect PORT  TCP connect to PORT allowed (1 to 65535;
+ *                       repeatable; only with --ll-fs).  No TCP bind at all.
+ *
+ * So nothing of the filesystem is reachable but what the rules grant (not
+ * even /dev/stdout reopened: the launch grants what the agent needs), and
+ * a rule the kernel refuses, or a descriptor that is not open, stops the
+ * launch.  Full mode needs Landlock (ABI 1) and says nothing itself about
+ * what an older ABI lacks (renames across directories below 2, truncation
+ * below 3, TCP below 4, device ioctls below 5, the scopes below 6):
+ *
+ *   --ll-min-abi N      the launch needs Landlock ABI N at least; below it
+ *                       (or without Landlock) "this kernel's Landlock ABI
+ *                       is M, the policy needs N (...); nothing ran", 125.
+ *
+ * --relay and --transparent do not go with --ll-fs (the ruleset refuses
+ * every TCP bind).  The order is kept: capabilities dropped and
+ * no_new_privs set, the masks checked, Landlock, the seccomp filter, the
+ * limits.
+ *
  * On macOS, sandbox-exec starts it under the Seatbelt profile when the
  * policy has egress_rules, for the relay; it is no PID 1 there, so it ends
  * the relay itself once the agent is gone.
@@ -42,6 +82,9 @@
  *
  * This file is the command line; the steps are init_steps.h.
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,40 +113,137 @@ usage(void)
 	      "                    [--rlimit-data BYTES] [--rlimit-cpu SECONDS]\n"
 	      "                    [--rlimit-nofile N] [--rlimit-nproc N] [--fs-write PATH]...\n"
 	      "                    [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]\n"
-	      "                    [--seccomp-fd FD] -- ARGV...\n"
+	      "                    [--seccomp-fd FD] [--ll-fs FD RIGHTS]...\n"
+	      "                    [--ll-net-connect PORT]... [--ll-min-abi N] -- ARGV...\n"
 	      "       omnibox-init --git-ssh [SSH-OPTIONS] [USER@]HOST COMMAND\n"
 	      "--transparent 443,80,...: transparent egress (Linux): the relay also answers\n"
 	      "DNS on 127.0.0.53:53 and listens on 0.0.0.0:PORT for each port\n"
-	      "(started by omnibox-run inside the sandbox; not for direct use)\n",
+	      "(started by omnibox-run inside the sandbox; not for direct use)\n"
+	      "--ll-fs FD RIGHTS: Landlock alone, no bwrap: one ruleset handling every right\n"
+	      "of this kernel; the hierarchy below descriptor FD (above 2, closed before the\n"
+	      "agent starts) gets RIGHTS (decimal LANDLOCK_ACCESS_FS_* bits); nothing else\n"
+	      "is reachable; no TCP bind, TCP connect only to each --ll-net-connect PORT;\n"
+	      "signals and abstract Unix sockets kept inside (ABI 6)\n"
+	      "--ll-min-abi N: fail (125, nothing ran) below Landlock ABI N\n",
 	      stderr);
 	exit(125);
 }
 
 /*
- * 0, 1 and 2 (and the ready socket, the masks and the filter, until each
- * has served); nothing else anyone left open goes on to the agent.
+ * 0, 1 and 2 (and the ready socket, the masks, the filter and the rules of
+ * --ll-fs, until each has served); nothing else anyone left open goes on
+ * to the agent.
  */
 static void
-keep_fds(struct init_options *io, int argc, char **argv)
+keep_fds(const struct init_options *io)
 {
-	int keep[3] = {-1, -1, -1};
+	int *keep = malloc((3 + io->n_ll_fs) * sizeof(*keep));
 	size_t n_keep = 0;
 
-	for (int i = 1; i + 1 < argc && strcmp(argv[i], "--"); i++) {
-		if (!strcmp(argv[i], "--ready-fd"))
-			io->ready_fd = atoi(argv[i + 1]);
-		if (!strcmp(argv[i], "--masks-fd"))
-			io->masks_fd = atoi(argv[i + 1]);
-		if (!strcmp(argv[i], "--seccomp-fd"))
-			io->seccomp_fd = atoi(io->seccomp_arg = argv[i + 1]);
-	}
+	if (!keep)
+		exit(125);
 	if (io->ready_fd > 2)
 		keep[n_keep++] = io->ready_fd;
 	if (io->masks_fd > 2)
 		keep[n_keep++] = io->masks_fd;
 	if (io->seccomp_fd > 2)
 		keep[n_keep++] = io->seccomp_fd;
+	for (size_t k = 0; k < io->n_ll_fs; k++)
+		keep[n_keep++] = io->ll_fs[k].fd;
 	fds_keep_only(keep, n_keep);
+	free(keep);
+}
+
+/* A command line omnibox-run would not give: why, and nothing runs. */
+static void bad_args(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void
+bad_args(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("omnibox-init: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("; nothing ran\n", stderr);
+	exit(125);
+}
+
+/* ARG, decimal digits only, from LO to HI; -1 for anything else. */
+static long long
+number(const char *arg, long long lo, long long hi)
+{
+	unsigned long long v;
+	char *end;
+
+	if (*arg < '0' || *arg > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || *end || v < (unsigned long long)lo || v > (unsigned long long)hi)
+		return -1;
+	return (long long)v;
+}
+
+/* The option at ARGV[*I] if it is one of the full ruleset's (*I past it): true. */
+static bool
+parse_ll_option(struct init_options *io, int argc, char **argv, int *i)
+{
+	const char *opt = argv[*i];
+	long long v, r;
+
+	if (!strcmp(opt, "--ll-fs") && *i + 2 < argc) {
+		v = number(argv[*i + 1], 3, INT_MAX);
+		r = number(argv[*i + 2], 0, (long long)LANDLOCK_FS_ALL);
+		if (v < 0 || r < 0)
+			bad_args("--ll-fs %s %s: not a descriptor above 2 and a set of Landlock "
+				 "filesystem rights (decimal, below %llu)",
+				 argv[*i + 1], argv[*i + 2], LANDLOCK_FS_ALL + 1);
+		io->ll_fs[io->n_ll_fs++] =
+		    (struct landlock_fd_rule){.fd = (int)v, .rights = (unsigned long long)r};
+		*i += 2;
+		return true;
+	}
+	if (!strcmp(opt, "--ll-net-connect") && *i + 1 < argc) {
+		if ((v = number(argv[*i + 1], 1, 65535)) < 0)
+			bad_args("--ll-net-connect %s: not a port (1 to 65535)", argv[*i + 1]);
+		io->ll_ports[io->n_ll_ports++] = (unsigned short)v;
+		*i += 1;
+		return true;
+	}
+	if (!strcmp(opt, "--ll-min-abi") && *i + 1 < argc) {
+		if ((v = number(argv[*i + 1], 0, 1000000)) < 0)
+			bad_args("--ll-min-abi %s: not a Landlock ABI version", argv[*i + 1]);
+		io->ll_min_abi = (int)v;
+		*i += 1;
+		return true;
+	}
+	return false;
+}
+
+/* What does not go together with the full ruleset. */
+static void
+check_ll_options(const struct init_options *io)
+{
+	if (io->n_ll_ports && !io->n_ll_fs)
+		bad_args("--ll-net-connect needs --ll-fs (the full ruleset)");
+	if (!io->n_ll_fs)
+		return;
+	if (io->n_writable)
+		bad_args("--fs-write does not go with --ll-fs (the full ruleset's rules say what "
+			 "is writable)");
+	if (io->relay_port_arg || io->transparent_arg)
+		bad_args("%s does not go with --ll-fs (the full ruleset refuses every TCP bind)",
+			 io->relay_port_arg ? "--relay" : "--transparent");
+	for (size_t k = 0; k < io->n_ll_fs; k++) {
+		int fd = io->ll_fs[k].fd;
+
+		if (fd == io->ready_fd || fd == io->masks_fd || fd == io->seccomp_fd)
+			bad_args("--ll-fs %d: that descriptor is the one of --%s-fd", fd,
+				 fd == io->ready_fd   ? "ready"
+				 : fd == io->masks_fd ? "masks"
+						      : "seccomp");
+	}
 }
 
 /* The options up to `--` into IO, and the agent's ARGV after it; usage() on anything else. */
@@ -135,12 +275,20 @@ parse_options(struct init_options *io, int argc, char **argv)
 			io->transparent_arg = argv[++i];
 			continue;
 		}
-		if ((!strcmp(argv[i], "--ready-fd") || !strcmp(argv[i], "--masks-fd") ||
-		     !strcmp(argv[i], "--seccomp-fd")) &&
-		    i + 1 < argc) {
-			i++;
+		if (!strcmp(argv[i], "--ready-fd") && i + 1 < argc) {
+			io->ready_fd = atoi(argv[++i]);
 			continue;
 		}
+		if (!strcmp(argv[i], "--masks-fd") && i + 1 < argc) {
+			io->masks_fd = atoi(argv[++i]);
+			continue;
+		}
+		if (!strcmp(argv[i], "--seccomp-fd") && i + 1 < argc) {
+			io->seccomp_fd = atoi(io->seccomp_arg = argv[++i]);
+			continue;
+		}
+		if (parse_ll_option(io, argc, argv, &i))
+			continue;
 		if (!strcmp(argv[i], "--fs-write") && i + 1 < argc) {
 			io->writable[io->n_writable++] = argv[++i];
 			io->landlock = true;
@@ -171,6 +319,7 @@ parse_options(struct init_options *io, int argc, char **argv)
 	if (i >= argc - 1)
 		usage();
 	io->argv = argv + i + 1;
+	check_ll_options(io);
 }
 
 int
@@ -183,6 +332,8 @@ main(int argc, char **argv)
 	pid_t child;
 
 	io.writable = calloc((size_t)argc, sizeof(*io.writable));
+	io.ll_fs = calloc((size_t)argc, sizeof(*io.ll_fs));
+	io.ll_ports = calloc((size_t)argc, sizeof(*io.ll_ports));
 	/* git's ssh (git_ssh), run by git in the sandbox: none of what follows.
 	 * _exit(): git reads its status, and no exit handler may change it
 	 * (a sanitizer's leak check needs ptrace, which the filter refuses). */
@@ -190,18 +341,21 @@ main(int argc, char **argv)
 		int rc;
 
 		free(io.writable);
+		free(io.ll_fs);
+		free(io.ll_ports);
 		rc = gitssh_client_main(argc - 2, argv + 2);
 		fflush(NULL);
 		_exit(rc);
 	}
-	keep_fds(&io, argc, argv);
-	if (!io.writable)
+	if (!io.writable || !io.ll_fs || !io.ll_ports)
 		return 125;
 	parse_options(&io, argc, argv);
+	keep_fds(&io);
 	/* The sockets that need a privilege first, and then no privilege at
 	 * all, before anything else can go wrong. */
 	if (init_bind_transparent(&io, &st, err, sizeof(err)) < 0 ||
-	    init_become_launcher(&io, err, sizeof(err)) < 0 || init_drop_caps(err, sizeof(err)) < 0 || init_confine(&io, &st, err, sizeof(err)) < 0 ||
+	    init_become_launcher(&io, err, sizeof(err)) < 0 ||
+	    init_drop_caps(err, sizeof(err)) < 0 || init_confine(&io, &st, err, sizeof(err)) < 0 ||
 	    init_announce_ready(&io, &st, err, sizeof(err)) < 0 ||
 	    (child = init_start_agent(&io, &set, err, sizeof(err))) < 0) {
 		if (err[0])
