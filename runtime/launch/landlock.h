@@ -70,7 +70,9 @@ int landlock_need_abi(int need, char *err, size_t errlen);
  * device) when its descriptor is no directory; a rule left with none is
  * no rule.  What the ABI lacks (TCP below 4, the scopes below 6) is left
  * out without a word: the caller asks for the ABI it needs first
- * (landlock_need_abi()).  Every descriptor of FS is closed, also on
+ * (landlock_need_abi()).  Landlock itself (to ABI 7) leaves metadata
+ * (chmod, utimes, xattrs, stat), pathname Unix sockets, UDP and listen()
+ * on an unbound TCP socket alone.  Every descriptor of FS is closed, also on
  * failure.  0, or -1 with the message in ERR: a descriptor that is not
  * open, a rule the kernel refused, no Landlock at all.
  */

@@ -65,6 +65,12 @@
  *                       (or without Landlock) "this kernel's Landlock ABI
  *                       is M, the policy needs N (...); nothing ran", 125.
  *
+ * What Landlock does not see stays open in full mode, whatever the rules
+ * (ABI 7, Linux 6.18): chmod, utimes, setxattr and stat of any path the
+ * user's permissions allow, connecting to a pathname Unix socket anywhere
+ * (a daemon's control socket), UDP, and listen() on a TCP socket never
+ * bound (the kernel picks a port without asking Landlock).
+ *
  * --relay and --transparent do not go with --ll-fs (the ruleset refuses
  * every TCP bind).  The order is kept: capabilities dropped and
  * no_new_privs set, the masks checked, Landlock, the seccomp filter, the

@@ -10,6 +10,11 @@
 # descriptors gone before the agent starts.  Each refusal is seen to be
 # Landlock's: the same command succeeds without the --ll-* options.
 #
+# What Landlock does not see (ABI 7, Linux 6.18) is not checked here, as it
+# cannot fail: chmod, utimes, setxattr and stat of any path, connecting to a
+# pathname Unix socket anywhere, UDP, and listen() on a TCP socket never
+# bound (the kernel binds an ephemeral port without asking Landlock).
+#
 # Descriptors 5, 6 and 7 are opened by the shell (O_RDONLY: a read-only
 # directory, a writable one, a file); the system's (/usr, /lib, /lib64,
 # /bin, /etc, /proc, /dev/null) as O_PATH at 20-26, as omnibox-run opens
@@ -164,13 +169,18 @@ f"
 
 t_writable() {
 	name="writable grant: create, write, rename, remove"
-	llg "cd '$U/rw' && echo data >a && cat a && mv a b && cat b && mkdir d && mv b d/c &&
+	# rename(2) itself into another directory (mv would copy on EXDEV):
+	# refer, ABI 2; below it the kernel refuses every such rename.
+	reparent='mv b d/c'
+	[ "$abi" -lt 2 ] ||
+		reparent='python3 -I -c "import os; os.rename(\"b\", \"d/c\")"'
+	llg "cd '$U/rw' && echo data >a && cat a && mv a b && cat b && mkdir d && $reparent &&
 		cat d/c && ln -s c d/l && mkfifo p && rm p d/l d/c && rmdir d && echo keep >k &&
 		: >k && echo DONE"
 	expect_rc 0
 	expect_out DONE
 	expect_eq "$name: what is left" "$(ls -A "$U/rw")" k
-	expect_eq "$name: truncated" "$(wc -c <"$U/rw/k" | tr -d ' ')" 0
+	expect_eq "$name: truncated" "$(wc -c <"$U/rw/k" 2>/dev/null | tr -d ' ')" 0
 	name="writable grant: nothing moves out of it"
 	echo move >"$U/rw/m"
 	llg "mv '$U/rw/m' '$U/ro/m'"
