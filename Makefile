@@ -104,6 +104,7 @@ LIB_SRC := \
 	runtime/resolve/why.c \
 	runtime/resolve/report.c \
 	runtime/resolve/gitshow.c \
+	runtime/resolve/landlock_open.c \
 	runtime/launch/fds.c \
 	runtime/launch/janitor.c \
 	runtime/launch/landlock.c \
@@ -122,7 +123,8 @@ INIT := $(B)/omnibox-init
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
-	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent landlock_plan
+	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent landlock_plan \
+	landlock_open
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl

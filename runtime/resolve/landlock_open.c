@@ -1,0 +1,388 @@
+/*
+ * landlock_open.c - a Landlock plan as descriptors, every path below a
+ * grant reached from the grant's own descriptor (landlock_open.h).
+ */
+#include "runtime/resolve/landlock_open.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compiler/decide/landlock.h"
+
+#ifndef O_PATH
+/* Not Linux: a descriptor that can be read (and listed) stands in. */
+#define O_PATH O_RDONLY
+#endif
+
+struct ctx {
+	struct arena *a;
+	const struct ll_open_grant *g;
+	size_t n_g;
+	const char *const *masked;
+	size_t n_masked;
+	const char *const *protect;
+	size_t n_protect;
+	char why[1024]; /* why a listing failed, for the planner's message */
+};
+
+/* Is P strictly below the directory DIR? */
+static bool
+below(const char *p, const char *dir)
+{
+	size_t len = strlen(dir);
+
+	if (!strcmp(dir, "/"))
+		return p[0] == '/' && p[1] != '\0';
+	return !strncmp(p, dir, len) && p[len] == '/';
+}
+
+static bool
+at_or_below(const char *p, const char *dir)
+{
+	return !strcmp(p, dir) || below(p, dir);
+}
+
+/* The deepest grant at or above P, or NULL. */
+static const struct ll_open_grant *
+holder(const struct ctx *c, const char *p)
+{
+	const struct ll_open_grant *best = NULL;
+
+	for (size_t i = 0; i < c->n_g; i++)
+		if (at_or_below(p, c->g[i].path) &&
+		    (!best || strlen(c->g[i].path) > strlen(best->path)))
+			best = &c->g[i];
+	return best;
+}
+
+/* P relative to the grant path G that holds it ("" for G itself). */
+static const char *
+rel_of(const char *g, const char *p)
+{
+	const char *r = p + strlen(g);
+
+	return *r == '/' ? r + 1 : r;
+}
+
+/* How a walk below a grant failed. */
+struct walk_fail {
+	size_t end; /* REL[0..end) is the component that failed, with those before it */
+	bool link;  /* that component is a symbolic link */
+};
+
+/*
+ * REL (components below the directory BASE, "" for BASE itself) opened one
+ * component at a time with O_PATH|O_NOFOLLOW|O_CLOEXEC, every component
+ * but the last a directory (O_DIRECTORY), the last with LAST_FLAGS too;
+ * the last is never a symbolic link either.  A descriptor, or -1 with
+ * errno and *F filled.
+ */
+static int
+walk_below(int base, const char *rel, int last_flags, struct walk_fail *f)
+{
+	int cur = base, fd;
+	const char *s = rel;
+	char name[NAME_MAX + 1];
+
+	*f = (struct walk_fail){0};
+	if (!*rel)
+		return fcntl(base, F_DUPFD_CLOEXEC, 3);
+	for (;;) {
+		const char *slash = strchr(s, '/');
+		size_t len = slash ? (size_t)(slash - s) : strlen(s);
+		bool last = !slash;
+		struct stat st;
+		int e;
+
+		f->end = (size_t)(s - rel) + len;
+		if (!len || len > NAME_MAX || (len == 1 && s[0] == '.') ||
+		    (len == 2 && s[0] == '.' && s[1] == '.')) {
+			e = EINVAL; /* never climb out of the grant */
+			fd = -1;
+		} else {
+			memcpy(name, s, len);
+			name[len] = '\0';
+			fd = openat(cur, name,
+				    O_PATH | O_NOFOLLOW | O_CLOEXEC |
+					(last ? last_flags : O_DIRECTORY));
+			e = errno;
+			/* O_PATH|O_NOFOLLOW opens a link itself: it is never the object. */
+			if (fd >= 0 && last && fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+				close(fd);
+				fd = -1;
+				e = ELOOP;
+			}
+			if (fd < 0 && (e == ENOTDIR || e == ELOOP) &&
+			    fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISLNK(st.st_mode))
+				f->link = true;
+		}
+		if (cur != base)
+			close(cur);
+		if (fd < 0 || last) {
+			errno = e;
+			return fd;
+		}
+		cur = fd;
+		s = slash + 1;
+	}
+}
+
+/* The path of the component a walk from grant path G to REL failed at. */
+static const char *
+fail_path(struct arena *a, const char *g, const char *rel, const struct walk_fail *f)
+{
+	return arena_printf(a, "%s%s%.*s", g, strcmp(g, "/") ? "/" : "", (int)f->end, rel);
+}
+
+/* Must the planner list P (in a grant at path G), as its listing of the
+ * parent shows?  A path between G and a masked path, a nested grant, or a
+ * protected path when G is writable: the resolver saw a directory there. */
+static bool
+is_container(const struct ctx *c, const char *g, const char *p)
+{
+	bool writable = false;
+
+	for (size_t i = 0; i < c->n_g; i++) {
+		if (below(c->g[i].path, p))
+			return true;
+		writable |= !strcmp(c->g[i].path, g) && c->g[i].writable;
+	}
+	for (size_t i = 0; i < c->n_masked; i++)
+		if (below(c->masked[i], p))
+			return true;
+	for (size_t i = 0; writable && i < c->n_protect; i++)
+		if (below(c->protect[i], p))
+			return true;
+	return false;
+}
+
+/* The kind of the entry E of the directory D; -1 when it is gone, -2 with errno on failure. */
+static int
+kind_of(DIR *d, const struct dirent *e)
+{
+	struct stat st;
+
+	switch (e->d_type) {
+	case DT_DIR:
+		return LL_KIND_DIR;
+	case DT_LNK:
+		return LL_KIND_LINK;
+	case DT_UNKNOWN:
+		break;
+	default:
+		return LL_KIND_FILE;
+	}
+	if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? -1 : -2;
+	return S_ISDIR(st.st_mode)   ? LL_KIND_DIR
+	       : S_ISLNK(st.st_mode) ? LL_KIND_LINK
+				     : LL_KIND_FILE;
+}
+
+/* The entries of D (the directory DIR, in grant G) to EACH. */
+static int
+list_entries(struct ctx *c, const struct ll_open_grant *g, const char *dir, DIR *d,
+	     ll_each_fn *each, void *each_arg)
+{
+	struct dirent *e;
+	int rc = 0;
+
+	for (errno = 0; (e = readdir(d)) != NULL; errno = 0) {
+		const char *p;
+		int kind, e_errno;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		kind = kind_of(d, e);
+		e_errno = errno;
+		if (kind == -1)
+			continue; /* gone since: nothing to rule */
+		p = arena_printf(c->a, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", e->d_name);
+		if (kind == -2) {
+			snprintf(c->why, sizeof(c->why), "cannot tell what %s is: %s",
+				 arena_escape(c->a, p), strerror(e_errno));
+			return -1;
+		}
+		if (kind == LL_KIND_LINK && is_container(c, g->path, p)) {
+			snprintf(c->why, sizeof(c->why),
+				 "%s changed while the launch was set up (it is now a symbolic "
+				 "link); nothing ran",
+				 arena_escape(c->a, p));
+			rc = -1;
+			continue;
+		}
+		each(each_arg, e->d_name, (enum ll_kind)kind);
+	}
+	if (errno) {
+		snprintf(c->why, sizeof(c->why), "cannot read %s: %s", arena_escape(c->a, dir),
+			 strerror(errno));
+		return -1;
+	}
+	return rc;
+}
+
+/* ll_children_fn: DIR listed through the descriptor of the grant that holds it. */
+static int
+children(void *arg, const char *dir, ll_each_fn *each, void *each_arg)
+{
+	struct ctx *c = arg;
+	const struct ll_open_grant *g = holder(c, dir);
+	const char *rel;
+	struct walk_fail f;
+	int dfd, lfd, rc;
+	DIR *d;
+
+	if (!g) {
+		snprintf(c->why, sizeof(c->why), "%s lies below no grant", arena_escape(c->a, dir));
+		return -1;
+	}
+	rel = rel_of(g->path, dir);
+	dfd = walk_below(g->fd, rel, O_DIRECTORY, &f);
+	if (dfd < 0) {
+		if (f.link) {
+			snprintf(c->why, sizeof(c->why),
+				 "%s changed while the launch was set up (it is now a symbolic "
+				 "link); nothing ran",
+				 arena_escape(c->a, fail_path(c->a, g->path, rel, &f)));
+			return -1;
+		}
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 1;
+		snprintf(c->why, sizeof(c->why), "%s: %s",
+			 arena_escape(c->a, fail_path(c->a, g->path, rel, &f)), strerror(errno));
+		return -1;
+	}
+	lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(dfd);
+	if (lfd < 0) {
+		if (errno == ENOTDIR) /* a grant that is a file */
+			return 1;
+		snprintf(c->why, sizeof(c->why), "%s: %s", arena_escape(c->a, dir),
+			 strerror(errno));
+		return -1;
+	}
+	if (!(d = fdopendir(lfd))) {
+		snprintf(c->why, sizeof(c->why), "%s: %s", arena_escape(c->a, dir),
+			 strerror(errno));
+		close(lfd);
+		return -1;
+	}
+	rc = list_entries(c, g, dir, d, each, each_arg);
+	closedir(d);
+	return rc;
+}
+
+void
+landlock_opened_close(struct ll_opened *o)
+{
+	for (size_t i = 0; i < o->n_rules; i++)
+		if (o->rules[i].fd >= 0) {
+			close(o->rules[i].fd);
+			o->rules[i].fd = -1;
+		}
+}
+
+/* The descriptor of rule R into *FD; 0, or -1 with the message in ERR. */
+static int
+open_rule(struct ctx *c, const struct ll_rule *r, int *fd, char *err, size_t errlen)
+{
+	const struct ll_open_grant *g = holder(c, r->path);
+	const char *rel, *p;
+	struct walk_fail f;
+	struct stat st;
+	bool want_dir;
+
+	if (!g) {
+		snprintf(err, errlen, "the Landlock rule for %s lies below no grant",
+			 arena_escape(c->a, r->path));
+		return -1;
+	}
+	rel = rel_of(g->path, r->path);
+	*fd = walk_below(g->fd, rel, 0, &f);
+	if (*fd < 0) {
+		int e = errno;
+
+		p = arena_escape(c->a, *rel ? fail_path(c->a, g->path, rel, &f) : g->path);
+		if (f.link || e == ENOENT || e == ENOTDIR)
+			snprintf(err, errlen,
+				 "%s changed while the launch was set up (%s); nothing ran", p,
+				 f.link	       ? "it is now a symbolic link"
+				 : e == ENOENT ? "it is gone"
+					       : "it is no longer a directory");
+		else
+			snprintf(err, errlen, "cannot open %s for its Landlock rule: %s", p,
+				 strerror(e));
+		return -1;
+	}
+	if (!*rel)
+		return 0; /* the grant's own descriptor */
+	/* Listed as a directory, or as a file: rights beyond a file's say which. */
+	want_dir = (r->rights & ~(unsigned long long)LL_FILE_RIGHTS) != 0;
+	if (fstat(*fd, &st) < 0 || (bool)S_ISDIR(st.st_mode) != want_dir) {
+		snprintf(err, errlen, "%s changed while the launch was set up (%s); nothing ran",
+			 arena_escape(c->a, r->path),
+			 want_dir ? "it is no longer a directory" : "it is now a directory");
+		close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+int
+landlock_open(struct arena *a, const struct ll_open_grant *grants, size_t n_grants,
+	      const char *const *masked, size_t n_masked, const char *const *protect,
+	      size_t n_protect, struct ll_opened *out, char *err, size_t errlen)
+{
+	struct ctx c = {.a = a,
+			.g = grants,
+			.n_g = n_grants,
+			.masked = masked,
+			.n_masked = n_masked,
+			.protect = protect,
+			.n_protect = n_protect};
+	struct ll_grant *pg = arena_alloc(a, (n_grants ? n_grants : 1) * sizeof(*pg));
+	struct ll_plan plan;
+
+	*out = (struct ll_opened){0};
+	for (size_t i = 0; i < n_grants; i++) {
+		if (grants[i].fd < 0) {
+			snprintf(err, errlen, "%s %s: no descriptor to rule it through",
+				 grants[i].what, arena_escape(a, grants[i].path));
+			return -1;
+		}
+		pg[i] = (struct ll_grant){grants[i].path, grants[i].writable, grants[i].what};
+	}
+	if (landlock_plan(a, pg, n_grants, masked, n_masked, protect, n_protect, children, &c,
+			  &plan, err, errlen) < 0) {
+		size_t len = strlen(err);
+
+		if (c.why[0] && len < errlen)
+			snprintf(err + len, errlen - len, ": %s", c.why);
+		return -1;
+	}
+	out->rules = arena_alloc(a, (plan.n_rules ? plan.n_rules : 1) * sizeof(*out->rules));
+	for (size_t i = 0; i < plan.n_rules; i++) {
+		struct ll_open_rule *o = &out->rules[out->n_rules];
+
+		if (open_rule(&c, &plan.rules[i], &o->fd, err, errlen) < 0) {
+			landlock_opened_close(out);
+			*out = (struct ll_opened){0};
+			return -1;
+		}
+		o->rights = plan.rules[i].rights;
+		o->path = plan.rules[i].path;
+		o->why = plan.rules[i].why;
+		out->n_rules++;
+	}
+	out->approx = plan.approx;
+	out->n_approx = plan.n_approx;
+	return 0;
+}

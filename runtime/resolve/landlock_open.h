@@ -1,0 +1,63 @@
+/*
+ * landlock_open.h - a Landlock plan (compiler/decide/landlock.h) as
+ * descriptors, for a backend confined by Landlock alone.
+ *
+ * A path checked is a path opened: the resolver opened each grant once
+ * (walk.h), and everything below a grant is reached from that descriptor,
+ * one component at a time, never following a symbolic link, and never by
+ * its string path from "/".  The directories the planner lists are listed
+ * through such descriptors, and each rule of the plan becomes an O_PATH
+ * descriptor reached the same way, so what the rules cover is what was
+ * listed.  A path that turned into a link (or a directory into a file, or
+ * vanished) between the resolver's look and the rule's descriptor fails
+ * the launch: "... changed while the launch was set up; nothing ran".
+ */
+#ifndef OMNIBOX_LANDLOCK_OPEN_H
+#define OMNIBOX_LANDLOCK_OPEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "compiler/base/arena.h"
+
+/* A grant as the resolver opened it. */
+struct ll_open_grant {
+	const char *path; /* canonical, no trailing '/' but for "/" */
+	int fd;		  /* O_PATH on it (walk_open()); stays the caller's */
+	bool writable;
+	const char *what; /* "workspace", "write_paths", ... */
+};
+
+/* A rule of the plan, with its descriptor. */
+struct ll_open_rule {
+	int fd;			   /* O_PATH|O_CLOEXEC on PATH; the result's */
+	unsigned long long rights; /* enum ll_access bits */
+	const char *path;
+	const char *why;
+};
+
+struct ll_opened {
+	struct ll_open_rule *rules; /* as the plan has them: by path, byte order */
+	size_t n_rules;
+	const char **approx; /* the plan's approximations */
+	size_t n_approx;
+};
+
+/*
+ * Plan the N_GRANTS GRANTS against the MASKED and PROTECT canonical paths
+ * (landlock_plan()), listing directories through the grants' descriptors,
+ * and open a descriptor for each rule into OUT: a rule at a grant's path
+ * gets a duplicate of the grant's descriptor, any other one is reached
+ * from the deepest grant that holds it.  Returns 0, or -1 with a message
+ * in ERR (for "omnibox-run: ...") and no descriptor of its own left open.
+ * Strings and arrays belong to A; the descriptors to the caller
+ * (landlock_opened_close()).
+ */
+int landlock_open(struct arena *a, const struct ll_open_grant *grants, size_t n_grants,
+		  const char *const *masked, size_t n_masked, const char *const *protect,
+		  size_t n_protect, struct ll_opened *out, char *err, size_t errlen);
+
+/* Close every descriptor of O (each set to -1). */
+void landlock_opened_close(struct ll_opened *o);
+
+#endif
