@@ -56,8 +56,8 @@ struct target {
 };
 
 /* Is P strictly below the directory DIR? */
-static bool
-below(const char *p, const char *dir)
+bool
+landlock_path_below(const char *p, const char *dir)
 {
 	size_t len = strlen(dir);
 
@@ -66,10 +66,10 @@ below(const char *p, const char *dir)
 	return !strncmp(p, dir, len) && p[len] == '/';
 }
 
-static bool
-at_or_below(const char *p, const char *dir)
+bool
+landlock_path_at_or_below(const char *p, const char *dir)
 {
-	return !strcmp(p, dir) || below(p, dir);
+	return !strcmp(p, dir) || landlock_path_below(p, dir);
 }
 
 static int
@@ -101,7 +101,7 @@ static bool
 protected_at(const struct planner *pl, const char *p)
 {
 	for (size_t i = 0; i < pl->n_prot; i++)
-		if (at_or_below(p, pl->prot[i]))
+		if (landlock_path_at_or_below(p, pl->prot[i]))
 			return true;
 	return false;
 }
@@ -165,24 +165,24 @@ targets_of(struct planner *pl, size_t gi, struct target **out)
 	size_t n = 0, cap = 0, k = 0;
 
 	for (size_t i = 0; i < pl->n_mask; i++)
-		if (below(pl->mask[i], g))
+		if (landlock_path_below(pl->mask[i], g))
 			*ARENA_PUSH(pl->a, t, n, cap) = (struct target){pl->mask[i], true};
 	for (size_t i = 0; writes && i < pl->n_prot; i++)
-		if (below(pl->prot[i], g))
+		if (landlock_path_below(pl->prot[i], g))
 			*ARENA_PUSH(pl->a, t, n, cap) = (struct target){pl->prot[i], false};
 	for (size_t h = 0, m = n; h < pl->n_g; h++) {
 		bool holds = false;
 
 		for (size_t i = 0; i < m && !holds; i++)
-			holds = below(t[i].path, pl->g[h].path);
-		if (h != gi && below(pl->g[h].path, g) && holds)
+			holds = landlock_path_below(t[i].path, pl->g[h].path);
+		if (h != gi && landlock_path_below(pl->g[h].path, g) && holds)
 			*ARENA_PUSH(pl->a, t, n, cap) = (struct target){pl->g[h].path, true};
 	}
 	/* In path order, what lies below a fence follows it: one pass drops it. */
 	if (n)
 		qsort(t, n, sizeof(*t), cmp_target);
 	for (size_t i = 0; i < n; i++) {
-		if (fence && below(t[i].path, fence))
+		if (fence && landlock_path_below(t[i].path, fence))
 			continue;
 		if (t[i].fence)
 			fence = t[i].path; /* past the last one's subtree, or at its path */
@@ -363,8 +363,9 @@ note_nested(struct planner *pl)
 		for (size_t i = 0; i < pl->n_rules && !noted; i++) {
 			const struct raw_rule *r = &pl->rules[i];
 
-			if (r->grant == h || !below(hp, pl->g[r->grant].path) ||
-			    !at_or_below(hp, r->path) || !(r->rights & ~pl->rights[h]))
+			if (r->grant == h || !landlock_path_below(hp, pl->g[r->grant].path) ||
+			    !landlock_path_at_or_below(hp, r->path) ||
+			    !(r->rights & ~pl->rights[h]))
 				continue;
 			add_note(pl, hp,
 				 arena_printf(pl->a,

@@ -192,4 +192,11 @@ int landlock_plan(struct arena *a, const struct ll_grant *grants, size_t n_grant
  */
 size_t landlock_rights_text(unsigned long long rights, char *buf, size_t cap);
 
+/*
+ * Is path P strictly below the directory DIR (on a '/' boundary; every path
+ * is below "/")?  And at it or below it?  Canonical absolute paths.
+ */
+bool landlock_path_below(const char *p, const char *dir);
+bool landlock_path_at_or_below(const char *p, const char *dir);
+
 #endif

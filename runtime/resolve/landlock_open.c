@@ -31,23 +31,6 @@ struct ctx {
 	char why[1024]; /* why a listing failed, for the planner's message */
 };
 
-/* Is P strictly below the directory DIR? */
-static bool
-below(const char *p, const char *dir)
-{
-	size_t len = strlen(dir);
-
-	if (!strcmp(dir, "/"))
-		return p[0] == '/' && p[1] != '\0';
-	return !strncmp(p, dir, len) && p[len] == '/';
-}
-
-static bool
-at_or_below(const char *p, const char *dir)
-{
-	return !strcmp(p, dir) || below(p, dir);
-}
-
 /* The deepest grant at or above P, or NULL. */
 static const struct ll_open_grant *
 holder(const struct ctx *c, const char *p)
@@ -55,7 +38,7 @@ holder(const struct ctx *c, const char *p)
 	const struct ll_open_grant *best = NULL;
 
 	for (size_t i = 0; i < c->n_g; i++)
-		if (at_or_below(p, c->g[i].path) &&
+		if (landlock_path_at_or_below(p, c->g[i].path) &&
 		    (!best || strlen(c->g[i].path) > strlen(best->path)))
 			best = &c->g[i];
 	return best;
@@ -150,15 +133,15 @@ is_container(const struct ctx *c, const char *g, const char *p)
 	bool writable = false;
 
 	for (size_t i = 0; i < c->n_g; i++) {
-		if (below(c->g[i].path, p))
+		if (landlock_path_below(c->g[i].path, p))
 			return true;
 		writable |= !strcmp(c->g[i].path, g) && c->g[i].writable;
 	}
 	for (size_t i = 0; i < c->n_masked; i++)
-		if (below(c->masked[i], p))
+		if (landlock_path_below(c->masked[i], p))
 			return true;
 	for (size_t i = 0; writable && i < c->n_protect; i++)
-		if (below(c->protect[i], p))
+		if (landlock_path_below(c->protect[i], p))
 			return true;
 	return false;
 }
