@@ -8,38 +8,10 @@
 
 #include "../ir.h"
 
-const char *const paths_linux_system_dirs[] = {"/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", NULL};
-
-/*
- * The /etc entries a Linux sandbox sees, by one rule: what programs read to
- * start, to find names and addresses, to trust TLS, and the system-wide
- * defaults of shells, editors and toolchains: never what holds a secret or
- * names the machine (shadow, gshadow, sudoers, ssh, machine-id, hostname,
- * subuid, security, pam.d, environment), nor services' own configuration
- * (systemd, cron.*, apt, docker, postgresql).  The language runtimes'
- * directories are named for each version Debian and Fedora ship; a missing
- * one is skipped (--ro-bind-try).  docs/linux.md lists them with the reason.
- */
-const char *const paths_linux_etc_files[] = {
-    /* the dynamic linker, names and addresses, users and groups (no secrets) */
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "nsswitch.conf", "resolv.conf", "hosts",
-    "host.conf", "gai.conf", "services", "protocols", "networks", "passwd", "group",
-    /* time, locale, what the system is */
-    "localtime", "timezone", "locale.alias", "os-release", "debian_version", "lsb-release",
-    /* TLS trust */
-    "ssl", "ca-certificates", "pki",
-    /* which program a generic name runs (java, editor, pager) */
-    "alternatives",
-    /* shells' system start-up files and completion */
-    "profile", "profile.d", "bash.bashrc", "bash_completion", "bash_completion.d", "inputrc",
-    "shells", "zsh", "terminfo",
-    /* tools' system-wide defaults */
-    "gitconfig", "wgetrc", "npmrc", "pip.conf", "vim", "nanorc", "mime.types", "magic",
-    "magic.mime", "manpath.config", "fonts", "maven", "perl",
-    /* language runtimes' configuration */
-    "java-8-openjdk", "java-11-openjdk", "java-17-openjdk", "java-21-openjdk",
-    "java-25-openjdk", "java", "python3", "python3.9", "python3.10", "python3.11",
-    "python3.12", "python3.13", "python3.14", NULL};
+#define PATHS_ITEM(name) name,
+const char *const paths_linux_system_dirs[] = {PATHS_LINUX_SYSTEM_DIRS(PATHS_ITEM) NULL};
+const char *const paths_linux_etc_files[] = {PATHS_LINUX_ETC_FILES(PATHS_ITEM) NULL};
+#undef PATHS_ITEM
 
 const char *const paths_linux_writable[] = {
     "/tmp",	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
