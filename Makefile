@@ -67,6 +67,7 @@ LIB_SRC := \
 	compiler/decide/secrets.c \
 	compiler/decide/transparent.c \
 	compiler/decide/landlock.c \
+	compiler/decide/llbackend.c \
 	compiler/base/textbuf.c \
 	compiler/base/textesc.c \
 	compiler/base/udiff.c \
@@ -124,7 +125,7 @@ INIT := $(B)/omnibox-init
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
 	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent landlock_plan \
-	landlock_open
+	landlock_open llbackend
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
@@ -419,11 +420,14 @@ WIN_CFLAGS := -std=c11 -I. -municode $(WARN) $(WERROR) -O2 -g
 WIN_LIB_SRC := runtime/win/launch.c runtime/win/job.c runtime/win/agent.c runtime/win/scratch.c \
 	runtime/win/wintext.c runtime/win/manifest.c runtime/win/winquote.c
 WIN_DECIDE_SRC := compiler/decide/env.c compiler/decide/refuse.c compiler/decide/hidden.c \
-	compiler/decide/workspace.c compiler/ir.c compiler/base/arena.c compiler/base/textesc.c
+	compiler/decide/workspace.c compiler/decide/llbackend.c compiler/decide/paths.c \
+	compiler/decide/protect.c compiler/decide/transparent.c \
+	compiler/ir.c compiler/base/arena.c compiler/base/textesc.c
 WIN_RUN_SRC := runtime/win/omnibox-run-win.c $(WIN_LIB_SRC) $(WIN_DECIDE_SRC)
 WIN_HDR := $(wildcard runtime/win/*.h) emitters/winjob.h compiler/base/textesc.h \
 	compiler/decide/env.h compiler/decide/refuse.h compiler/decide/hidden.h \
-	compiler/decide/workspace.h compiler/ir.h
+	compiler/decide/workspace.h compiler/decide/llbackend.h compiler/decide/paths.h \
+	compiler/decide/protect.h compiler/decide/transparent.h compiler/ir.h
 WIN_HELPERS := $(WIN)/wt_agent.exe $(WIN)/wt_quote.exe $(WIN)/wt_bench.exe
 
 windows: $(WIN)/omnibox-run.exe $(WIN_HELPERS)

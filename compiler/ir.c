@@ -39,8 +39,9 @@ path_within_any(const char *path, const char *const *dirs)
 const char *
 sandbox_type_name(enum sandbox_type t)
 {
-	static const char *const names[] = {"auto", "none", "linux_bwrap", "darwin_seatbelt",
-					    "windows_jobobject"};
+	static const char *const names[] = {
+	    "auto",	     "none", "linux_bwrap", "darwin_seatbelt", "windows_jobobject",
+	    "linux_landlock"};
 
 	return names[t];
 }

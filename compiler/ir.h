@@ -29,6 +29,7 @@ enum sandbox_type {
 	SANDBOX_LINUX_BWRAP,
 	SANDBOX_DARWIN_SEATBELT,
 	SANDBOX_WINDOWS_JOBOBJECT,
+	SANDBOX_LINUX_LANDLOCK, /* Landlock, seccomp and no_new_privs, no namespace (llbackend.h) */
 };
 
 enum path_base {

@@ -6,6 +6,7 @@
  * only handed out when no error was reported.
  */
 #include "ir.h"
+#include "decide/llbackend.h"
 #include "decide/refuse.h"
 #include "decide/protect.h"
 #include "decide/secrets.h"
@@ -1636,7 +1637,7 @@ want_limits(struct vctx *c, const struct ynode *n, const char *what, struct limi
 /* ---- os_env.sandbox ------------------------------------------------------------- */
 
 static const char *const sandbox_type_names[] = {
-    "auto", "none", "linux_bwrap", "darwin_seatbelt", "windows_jobobject", NULL};
+    "auto", "none", "linux_bwrap", "darwin_seatbelt", "windows_jobobject", "linux_landlock", NULL};
 
 static void
 sandbox_defaults(struct sandbox *sb)
@@ -1680,7 +1681,7 @@ want_sandbox_type(struct vctx *c, const struct ynode *n, const char *what, struc
 		else
 			diag_error(c->d, n->loc,
 				   "unknown sandbox type '%s' (expected auto, none, linux_bwrap, "
-				   "darwin_seatbelt or windows_jobobject)",
+				   "linux_landlock, darwin_seatbelt or windows_jobobject)",
 				   n->value);
 	}
 }
@@ -1931,7 +1932,9 @@ check_git_ssh_rules(struct vctx *c, const struct os_env *env, const char *w)
 				   "%s.env_passthrough: SSH_AUTH_SOCK cannot be passed with git_ssh: "
 				   "the broker holds the only key the sandbox may use",
 				   w);
-	if (sb->type != SANDBOX_AUTO && sb->type != SANDBOX_LINUX_BWRAP)
+	if (sb->type == SANDBOX_LINUX_LANDLOCK)
+		diag_error(c->d, sb->git_ssh_loc, "%s.%s", w, llbackend_why_git_ssh);
+	else if (sb->type != SANDBOX_AUTO && sb->type != SANDBOX_LINUX_BWRAP)
 		diag_error(c->d, sb->git_ssh_loc,
 			   "%s.git_ssh needs a linux_bwrap sandbox (or auto, compiled for "
 			   "linux), not %s",
@@ -1951,7 +1954,9 @@ check_cow_rules(struct vctx *c, const struct os_env *env, const char *w)
 
 	if (!sb->cow_paths.n)
 		return;
-	if (sb->type != SANDBOX_AUTO && sb->type != SANDBOX_LINUX_BWRAP)
+	if (sb->type == SANDBOX_LINUX_LANDLOCK)
+		diag_error(c->d, sb->cow_paths.v[0].loc, "%s.%s", w, llbackend_why_cow);
+	else if (sb->type != SANDBOX_AUTO && sb->type != SANDBOX_LINUX_BWRAP)
 		diag_error(c->d, sb->cow_paths.v[0].loc,
 			   "%s.write_paths: copy_on_write needs a linux_bwrap sandbox (or auto, "
 			   "compiled for linux), not %s",
@@ -2044,7 +2049,7 @@ check_sandbox_rules(struct vctx *c, const struct os_env *env, const char *w)
 {
 	const struct sandbox *sb = &env->sandbox;
 	bool hardened = sb->type == SANDBOX_AUTO || sb->type == SANDBOX_LINUX_BWRAP ||
-			sb->type == SANDBOX_DARWIN_SEATBELT;
+			sb->type == SANDBOX_LINUX_LANDLOCK || sb->type == SANDBOX_DARWIN_SEATBELT;
 
 	if (sb->n_egress && !hardened)
 		diag_error(c->d, sb->egress_loc,

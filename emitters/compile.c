@@ -106,7 +106,7 @@ collect_artifacts(const struct policy *p, int target, struct diag *d, struct art
 			/* --target=all: a policy pinned to one backend has no other forms. */
 			if (target < 0 && e->per_target && p->os_env.sandbox.type != SANDBOX_AUTO &&
 			    p->os_env.sandbox.type != SANDBOX_NONE &&
-			    p->os_env.sandbox.type != target_backend((enum target)t))
+			    !target_has_backend((enum target)t, p->os_env.sandbox.type))
 				continue;
 			/* --target=all: a policy that needs the egress proxy has no windows form.
 			 */

@@ -66,12 +66,20 @@ target_backend(enum target t)
 	return backend[t];
 }
 
+bool
+target_has_backend(enum target t, enum sandbox_type s)
+{
+	return s == target_backend(t) || (t == TARGET_LINUX && s == SANDBOX_LINUX_LANDLOCK);
+}
+
 int
 emit_check_target(const struct policy *p, enum target t, struct diag *d)
 {
 	struct arena *a = arena_new();
 	struct loc loc;
-	const char *why = refuse_target(a, p, target_backend(t), target_name(t), &loc);
+	enum sandbox_type type = p->os_env.sandbox.type;
+	const char *why = refuse_target(
+	    a, p, target_has_backend(t, type) ? type : target_backend(t), target_name(t), &loc);
 
 	if (why)
 		diag_error(d, loc, "%s", why);

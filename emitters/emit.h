@@ -45,6 +45,10 @@ int target_parse(const char *name);
 /* The sandbox backend a target uses, and whether the policy can run there. */
 enum sandbox_type target_backend(enum target t);
 
+/* Is the sandbox type S one of target T's own backends (linux_bwrap and
+ * linux_landlock are Linux's)?  auto and none are no backend. */
+bool target_has_backend(enum target t, enum sandbox_type s);
+
 /*
  * Check that P's sandbox type fits target T (a pinned linux_bwrap policy
  * has no darwin form).  Reports to D with the location of `type:`.

@@ -491,7 +491,7 @@ query_decide(struct arena *a, const struct policy *p, enum target t, const struc
 
 	if (sb->type == SANDBOX_NONE)
 		return set(d, true, "sandbox type none: nothing is confined", sb->type_loc.line);
-	if (sb->type != SANDBOX_AUTO && sb->type != target_backend(t)) {
+	if (sb->type != SANDBOX_AUTO && !target_has_backend(t, sb->type)) {
 		set(d, false,
 		    arena_printf(a, "no %s form: the sandbox type is %s", target_name(t),
 				 sandbox_type_name(sb->type)),

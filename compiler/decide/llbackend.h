@@ -96,6 +96,11 @@ int llbackend_abi(const struct policy *p, const char **why);
  */
 const char *llbackend_refuse(const struct policy *p, struct loc *loc);
 
+/* Its two reasons, for the compiler's located errors of a policy typed
+ * linux_landlock ("git_ssh needs ...", "write_paths: copy_on_write needs ..."). */
+extern const char llbackend_why_git_ssh[];
+extern const char llbackend_why_cow[];
+
 /*
  * The fixed rules every launch of this backend adds beside the policy's
  * grants, each once, in this order: system directories and files read and

@@ -52,9 +52,12 @@ static void
 sandbox(struct walk *w, const struct sandbox *sb)
 {
 	if (sb->type_loc.line &&
-	    (sb->type == SANDBOX_AUTO || sb->type == SANDBOX_WINDOWS_JOBOBJECT))
+	    (sb->type == SANDBOX_AUTO || sb->type == SANDBOX_WINDOWS_JOBOBJECT ||
+	     sb->type == SANDBOX_LINUX_LANDLOCK))
 		say(w,
-		    sb->type == SANDBOX_AUTO ? "sandbox type auto" : "sandbox type windows_jobobject",
+		    sb->type == SANDBOX_AUTO		 ? "sandbox type auto"
+		    : sb->type == SANDBOX_LINUX_LANDLOCK ? "sandbox type linux_landlock"
+							 : "sandbox type windows_jobobject",
 		    "rejects the type", sb->type_loc);
 	for (size_t i = 0; i < sb->cow_paths.n; i++)
 		say(w, "write_paths {path, copy_on_write}", "takes paths as strings only",

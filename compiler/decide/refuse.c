@@ -4,6 +4,7 @@
 #include "refuse.h"
 
 #include "hidden.h"
+#include "llbackend.h"
 
 #include <string.h>
 
@@ -34,6 +35,8 @@ refuse_target(struct arena *a, const struct policy *p, enum sandbox_type backend
 				    "use auto)",
 				    sandbox_type_name(t), target);
 	}
+	if (backend == SANDBOX_LINUX_LANDLOCK && t != SANDBOX_NONE)
+		return llbackend_refuse(p, loc);
 	return NULL;
 }
 

@@ -20,8 +20,10 @@
 
 /*
  * Why P cannot run with the sandbox BACKEND (SANDBOX_LINUX_BWRAP,
- * SANDBOX_DARWIN_SEATBELT or SANDBOX_WINDOWS_JOBOBJECT; TARGET names it in
- * the message), or NULL when it can.  *LOC: where the policy says it.  The
+ * SANDBOX_LINUX_LANDLOCK, SANDBOX_DARWIN_SEATBELT or
+ * SANDBOX_WINDOWS_JOBOBJECT; TARGET names it in the message), or NULL when
+ * it can.  For SANDBOX_LINUX_LANDLOCK, what llbackend_refuse() refuses too
+ * (git_ssh, copy_on_write).  *LOC: where the policy says it.  The
  * text is from A and names no file: the caller prefixes the location.
  */
 const char *refuse_launch(struct arena *a, const struct policy *p, enum sandbox_type backend,
