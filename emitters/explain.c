@@ -11,8 +11,10 @@
 #include "explain.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../compiler/decide/llbackend.h"
 #include "../compiler/decide/omnigent.h"
 #include "../compiler/decide/protect.h"
 #include "../compiler/decide/transparent.h"
@@ -22,22 +24,99 @@
 
 enum status { ENFORCED, APPROXIMATED, NOT_ENFORCED };
 
+static const char *const status_words[] = {"enforced", "approximated", "not enforced"};
+
+/* A row of the linux_landlock column, as llbackend_settings() gives it. */
+struct ll_row {
+	char *setting;
+	uint32_t line;
+	struct llb_verdict v;
+};
+
+struct ll_rows {
+	struct ll_row *v;
+	size_t n, cap;
+};
+
 struct ex {
 	struct textbuf *out;
 	enum target t;
 	size_t n[3];
+	/* linux: the linux_landlock column, matched to the rows in order */
+	const struct ll_rows *ll;
+	size_t next_ll;
+	size_t ll_n[3];
 };
+
+static void
+ll_collect(void *arg, const char *setting, uint32_t line, struct llb_verdict v)
+{
+	struct ll_rows *r = arg;
+
+	if (r->n == r->cap) {
+		r->cap = r->cap ? 2 * r->cap : 32;
+		r->v = realloc(r->v, r->cap * sizeof(*r->v));
+		if (!r->v)
+			abort();
+	}
+	r->v[r->n].setting = strdup(setting);
+	if (!r->v[r->n].setting)
+		abort();
+	r->v[r->n].line = line;
+	r->v[r->n++].v = v;
+}
+
+static void
+ll_ignore(void *arg, const char *setting, uint32_t line, struct llb_verdict v)
+{
+	(void)arg;
+	(void)setting;
+	(void)line;
+	(void)v;
+}
+
+static void
+ll_free(struct ll_rows *r)
+{
+	for (size_t i = 0; i < r->n; i++)
+		free(r->v[i].setting);
+	free(r->v);
+}
+
+/* The linux_landlock verdict of the row SETTING at LINE: the next one
+ * llbackend_settings() listed (the lists agree: tests/unit/test_llbackend.c). */
+static const struct ll_row *
+ll_match(struct ex *x, const char *setting, uint32_t line)
+{
+	for (size_t i = x->next_ll; x->ll && i < x->ll->n; i++)
+		if (x->ll->v[i].line == line && !strcmp(x->ll->v[i].setting, setting)) {
+			x->next_ll = i + 1;
+			return &x->ll->v[i];
+		}
+	return NULL;
+}
 
 static void
 row(struct ex *x, enum status st, const char *setting, uint32_t line, const char *how)
 {
-	static const char *const words[] = {"enforced", "approximated", "not enforced"};
+	const struct ll_row *ll;
 	char at[32] = "";
 
 	if (line)
 		snprintf(at, sizeof(at), "%u", line);
-	tb_printf(x->out, "  %-12s %5s  %-44s %s\n", words[st], at, setting, how);
 	x->n[st]++;
+	if (x->t != TARGET_LINUX) {
+		tb_printf(x->out, "  %-12s %5s  %-44s %s\n", status_words[st], at, setting, how);
+		return;
+	}
+	ll = ll_match(x, setting, line);
+	tb_printf(x->out, "  %-12s %-12s %5s  %-44s %s\n", status_words[st],
+		  ll ? status_words[ll->v.status] : "-", at, setting, how);
+	if (!ll)
+		return;
+	x->ll_n[ll->v.status]++;
+	if (strcmp(ll->v.how, how))
+		tb_printf(x->out, "  %-12s %-12s %5s  linux_landlock: %s\n", "", "", "", ll->v.how);
 }
 
 static const char *
@@ -298,7 +377,8 @@ has_form(const struct policy *p, enum target t, const char **why)
 {
 	const struct sandbox *sb = &p->os_env.sandbox;
 
-	if (sb->type != SANDBOX_AUTO && sb->type != SANDBOX_NONE && sb->type != target_backend(t)) {
+	if (sb->type != SANDBOX_AUTO && sb->type != SANDBOX_NONE &&
+	    !target_has_backend(t, sb->type)) {
 		*why = "the sandbox type is pinned to another platform";
 		return false;
 	}
@@ -319,7 +399,9 @@ explain_target(const struct policy *p, enum target t, struct textbuf *out, bool 
 {
 	const struct sandbox *sb = &p->os_env.sandbox;
 	const struct os_env *env = &p->os_env;
-	struct ex x = {out, t, {0, 0, 0}};
+	struct ex x = {out, t, {0, 0, 0}, NULL, 0, {0, 0, 0}};
+	struct ll_rows ll = {0};
+	size_t ll_inexact = 0;
 	const char *why = NULL;
 	static const char *const backend[] = {"bubblewrap, seccomp and Landlock",
 					      "a Seatbelt profile (sandbox-exec)",
@@ -332,6 +414,14 @@ explain_target(const struct policy *p, enum target t, struct textbuf *out, bool 
 		tb_printf(out, "  summary %s: not available\n", target_name(t));
 		*all_enforced = false;
 		return 0;
+	}
+	if (t == TARGET_LINUX) {
+		/* The linux_landlock column beside bwrap's; settings only, as
+		 * `auto` judges it (the backend's own limits are its row). */
+		ll_inexact = llbackend_settings(p, true, ll_ignore, NULL);
+		llbackend_settings(p, false, ll_collect, &ll);
+		x.ll = &ll;
+		tb_printf(out, "  %-12s %s\n", "bwrap", "landlock");
 	}
 	if (sb->type == SANDBOX_NONE) {
 		row(&x, NOT_ENFORCED, "sandbox type none", sb->type_loc.line,
@@ -362,9 +452,19 @@ explain_target(const struct policy *p, enum target t, struct textbuf *out, bool 
 			? "the agent's os_env"
 			: "its own os_env: --explain --terminal=NAME shows it");
 	}
-	tb_printf(out, "  summary %s: %zu enforced, %zu approximated, %zu not enforced\n",
+	tb_printf(out, "  summary %s: %zu enforced, %zu approximated, %zu not enforced",
 		  target_name(t), x.n[ENFORCED], x.n[APPROXIMATED], x.n[NOT_ENFORCED]);
-	*all_enforced = x.n[NOT_ENFORCED] == 0;
+	if (t == TARGET_LINUX)
+		tb_printf(out, "; linux_landlock: %zu enforced, %zu approximated, %zu not enforced",
+			  x.ll_n[LLB_ENFORCED], x.ll_n[LLB_APPROXIMATED], x.ll_n[LLB_NOT_ENFORCED]);
+	tb_putc(out, '\n');
+	/* A policy pinned to linux_landlock is judged by that column alone:
+	 * every setting enforced exactly. */
+	if (t == TARGET_LINUX && sb->type == SANDBOX_LINUX_LANDLOCK)
+		*all_enforced = ll_inexact == 0;
+	else
+		*all_enforced = x.n[NOT_ENFORCED] == 0;
+	ll_free(&ll);
 	return 0;
 }
 
