@@ -523,8 +523,8 @@ value_name(const char *const *names, size_t n, uint64_t v, char *buf, size_t len
 
 /* SOCK_* by the low four bits of a socket's type, the flags above them left out. */
 static const char *const type_names[] = {
-    NULL,	  "SOCK_STREAM", "SOCK_DGRAM", "SOCK_RAW", "SOCK_RDM", "SOCK_SEQPACKET",
-    "SOCK_DCCP", NULL,	       NULL,	     NULL,	 "SOCK_PACKET",
+    NULL,	 "SOCK_STREAM", "SOCK_DGRAM", "SOCK_RAW", "SOCK_RDM",	 "SOCK_SEQPACKET",
+    "SOCK_DCCP", NULL,		NULL,	      NULL,	  "SOCK_PACKET",
 };
 
 /*
@@ -1052,8 +1052,9 @@ filter_for_arch(const struct seccomp_arch *a, bool binary_tree, bool report, boo
 	}
 	if (rules_add(ctx, a, seccomp_rule_table, seccomp_rule_table_len, landlock, report, err,
 		      errlen) < 0 ||
-	    (landlock && rules_add(ctx, a, seccomp_landlock_rule_table,
-				   seccomp_landlock_rule_table_len, false, report, err, errlen) < 0)) {
+	    (landlock &&
+	     rules_add(ctx, a, seccomp_landlock_rule_table, seccomp_landlock_rule_table_len, false,
+		       report, err, errlen) < 0)) {
 		seccomp_release(ctx);
 		return NULL;
 	}
@@ -1118,7 +1119,8 @@ seccomp_generate_variant(bool binary_tree, bool pfc, bool report, bool landlock,
 		return -1;
 	for (size_t i = 0; i < seccomp_arch_table_len; i++) {
 		const struct seccomp_arch *a = &seccomp_arch_table[i];
-		scmp_filter_ctx one = filter_for_arch(a, binary_tree, report, landlock, err, errlen);
+		scmp_filter_ctx one =
+		    filter_for_arch(a, binary_tree, report, landlock, err, errlen);
 
 		if (!one)
 			goto fail;
@@ -1174,15 +1176,17 @@ emit_text(bool landlock, struct diag *d, struct textbuf *out)
 	char err[256];
 
 	if (landlock)
-		tb_puts(out,
-			"# seccomp filter of the linux_landlock backend: the standalone program\n"
-			"# --emit=seccomp-landlock-bpf writes; omnibox-init loads it (--seccomp-fd)\n"
-			"# before the agent's first instruction.  The rules of --emit=seccomp and,\n"
-			"# for what no network namespace does there, the socket rules beside Landlock:\n"
-			"# socket() AF_INET or AF_INET6, SOCK_STREAM, TCP only; socketpair() AF_UNIX\n"
-			"# only; no listen(), no socketcall(), no TCP Fast Open.\n"
-			"# The same for every policy: nothing in the policy changes it.\n"
-			"# ABIs, tested in this order:");
+		tb_puts(
+		    out,
+		    "# seccomp filter of the linux_landlock backend: the standalone program\n"
+		    "# --emit=seccomp-landlock-bpf writes; omnibox-init loads it (--seccomp-fd)\n"
+		    "# before the agent's first instruction.  The rules of --emit=seccomp and,\n"
+		    "# for what no network namespace does there, the socket rules beside "
+		    "Landlock:\n"
+		    "# socket() AF_INET or AF_INET6, SOCK_STREAM, TCP only; socketpair() AF_UNIX\n"
+		    "# only; no listen(), no socketcall(), no TCP Fast Open.\n"
+		    "# The same for every policy: nothing in the policy changes it.\n"
+		    "# ABIs, tested in this order:");
 	else
 		tb_puts(out, "# seccomp filter: the standalone program --emit=seccomp-bpf writes, "
 			     "for any loader\n"
