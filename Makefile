@@ -169,6 +169,15 @@ $(B)/obj/runtime/launch/seccomp_blob.o: runtime/launch/seccomp_blob.S $(B)/gen/s
 	@mkdir -p $(@D)
 	$(call say,AS,$@)$(CC) -c -DSECCOMP_BPF_PATH='"$(B)/gen/seccomp.bpf"' -o $@ $<
 
+# The linux_landlock backend's variant of it, carried beside it.
+$(B)/gen/seccomp-landlock.bpf: $(COMPILE)
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)$(COMPILE) --quiet --target=linux --emit=seccomp-landlock-bpf -o $@ examples/minimal.yaml
+
+$(B)/obj/runtime/launch/seccomp_ll_blob.o: runtime/launch/seccomp_ll_blob.S $(B)/gen/seccomp-landlock.bpf
+	@mkdir -p $(@D)
+	$(call say,AS,$@)$(CC) -c -DSECCOMP_LL_BPF_PATH='"$(B)/gen/seccomp-landlock.bpf"' -o $@ $<
+
 # The egress proxy lives in omnibox-run only (OpenSSL, libevent).
 PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
 	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
@@ -192,7 +201,8 @@ NOTIFY_OBJ := $(B)/obj/runtime/launch/notify.o
 # omnibox-run's launches: runtime/omnibox-run.c is their entry point.
 RUN_OBJ := $(B)/obj/runtime/launch/launch.o $(B)/obj/runtime/launch/launch_bwrap.o \
 	$(B)/obj/runtime/launch/egress_start.o $(B)/obj/runtime/launch/unsandboxed.o \
-	$(B)/obj/runtime/launch/why_answer.o $(B)/obj/runtime/launch/seccomp_blob.o $(PROXY_OBJ) \
+	$(B)/obj/runtime/launch/why_answer.o $(B)/obj/runtime/launch/seccomp_blob.o \
+	$(B)/obj/runtime/launch/seccomp_ll_blob.o $(PROXY_OBJ) \
 	$(GITSSH_OBJ) $(PTY_OBJ) $(COPYBACK_OBJ) $(NOTIFY_OBJ)
 
 $(RUN): $(B)/obj/runtime/omnibox-run.o $(RUN_OBJ) $(LIB)

@@ -36,6 +36,8 @@ static const char usage_text[] =
     "                         bwrap        linux: the bubblewrap argv (the linux default)\n"
     "                         seccomp      linux: the seccomp filter, readable\n"
     "                         seccomp-bpf  linux: the seccomp filter, binary\n"
+    "                         seccomp-landlock, seccomp-landlock-bpf\n"
+    "                                      linux: the same for sandbox.type linux_landlock\n"
     "                         env          linux, darwin: the environment allow-list\n"
     "                         sbpl         darwin: the Seatbelt profile (the darwin default)\n"
     "                         sbpl-params  darwin: its -D NAME=VALUE parameters\n"

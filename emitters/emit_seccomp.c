@@ -1,5 +1,7 @@
 /*
- * emit_seccomp.c - the seccomp filter (--emit=seccomp, --emit=seccomp-bpf).
+ * emit_seccomp.c - the seccomp filter (--emit=seccomp, --emit=seccomp-bpf), and
+ * the linux_landlock backend's variant of it (--emit=seccomp-landlock,
+ * --emit=seccomp-landlock-bpf; seccomp_landlock_rule_table).
  *
  * A deny list on top of a default of ALLOW: the agent keeps every ordinary
  * system call, and loses the ones that change the kernel or the mount and
@@ -31,6 +33,8 @@
 #include <linux/mempolicy.h>
 #include <linux/netlink.h>
 #include <linux/net.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,6 +219,80 @@ const struct seccomp_rule seccomp_rule_table[] = {
 };
 
 /*
+ * The linux_landlock backend's variant: the rules above, and these, for
+ * what the network namespace did there.  That backend makes no namespace;
+ * Landlock (ABI 6 and up) confines the filesystem, TCP bind and connect,
+ * signals and abstract Unix sockets, and leaves open, on the host's own
+ * network: connecting a pathname Unix socket (a daemon's: docker.sock,
+ * D-Bus, an ssh agent), UDP and every other non-TCP protocol, listen() on
+ * a socket never bound (the kernel picks the port, no bind hook runs), and
+ * TCP Fast Open, which connects from sendto/sendmsg without the connect
+ * hook.  A call these rules name is decided by them alone: the base rules
+ * for it are left out of the variant (seccomp_landlock_replaces), so each
+ * rule set stays whole where it is read.  None has a number: the gate is
+ * the base filter's, unchanged.
+ */
+const struct seccomp_rule seccomp_landlock_rule_table[] = {
+	/*
+	 * socket: AF_INET and AF_INET6 (2, 10) only; AF_UNIX and AF_NETLINK
+	 * go too.  On 64-bit ABIs garbage above the family makes it greater
+	 * than AF_INET6, refused (closed, as in the base rules).
+	 */
+	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_UNSPEC), DENY_IF("socket", 0, SCMP_CMP_EQ, AF_UNIX),
+	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_AX25), DENY_IF("socket", 0, SCMP_CMP_EQ, AF_IPX),
+	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_APPLETALK), DENY_IF("socket", 0, SCMP_CMP_EQ, AF_NETROM),
+	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_BRIDGE), DENY_IF("socket", 0, SCMP_CMP_EQ, AF_ATMPVC),
+	DENY_IF("socket", 0, SCMP_CMP_EQ, AF_X25), DENY_IF("socket", 0, SCMP_CMP_GT, AF_INET6),
+	/*
+	 * ... of type SOCK_STREAM only: the kernel takes the type from the low
+	 * four bits (SOCK_TYPE_MASK), the flags SOCK_NONBLOCK and SOCK_CLOEXEC
+	 * from above them, and refuses any other bit itself.  (type & 0xf) != 1
+	 * is one of bits 1-3 set, or none of the four.
+	 */
+	DENY_IF_FLAG("socket", 1, 0x2), DENY_IF_FLAG("socket", 1, 0x4),
+	DENY_IF_FLAG("socket", 1, 0x8), DENY_IF_MASKED("socket", 1, 0xf, 0),
+	/*
+	 * ... and protocol 0 or IPPROTO_TCP: IPPROTO_MPTCP (262) and
+	 * IPPROTO_SCTP (132) make streams Landlock's TCP rules do not see.
+	 * GT catches garbage above the protocol on 64-bit ABIs.
+	 */
+	DENY_IF("socket", 2, SCMP_CMP_EQ, 1), DENY_IF("socket", 2, SCMP_CMP_EQ, 2),
+	DENY_IF("socket", 2, SCMP_CMP_EQ, 3), DENY_IF("socket", 2, SCMP_CMP_EQ, 4),
+	DENY_IF("socket", 2, SCMP_CMP_EQ, 5), DENY_IF("socket", 2, SCMP_CMP_GT, IPPROTO_TCP),
+
+	/* socketpair: a connected AF_UNIX pair reaches nothing outside; other families no. */
+	DENY_IF("socketpair", 0, SCMP_CMP_NE, AF_UNIX),
+
+	/*
+	 * x86's socketcall carries every socket call with its arguments in
+	 * memory, out of the filter's sight: none of the checks above could
+	 * hold there, so all of it is refused.  (The base filter refuses only
+	 * SYS_SOCKET, which already leaves a socketcall-only libc without
+	 * sockets.)
+	 */
+	DENY("socketcall"),
+
+	/* listen: on a socket never bound the kernel binds a port of its choosing, unhooked. */
+	DENY("listen"),
+
+	/*
+	 * TCP Fast Open: MSG_FASTOPEN connects from the send, past the connect
+	 * hook; TCP_FASTOPEN_CONNECT defers the connect to the first write.
+	 * The flags are an unsigned int to the kernel, level and optname ints:
+	 * the comparisons take the low 32 bits, so upper bits change nothing.
+	 * send exists on arm alone (elsewhere it is sendto or socketcall).
+	 */
+	DENY_IF_FLAG("sendto", 3, MSG_FASTOPEN), DENY_IF_FLAG("sendmsg", 2, MSG_FASTOPEN),
+	DENY_IF_FLAG("sendmmsg", 3, MSG_FASTOPEN), DENY_IF_FLAG("send", 3, MSG_FASTOPEN),
+	{.name = "setsockopt", .err = EPERM, .reported = true, .ncmp = 2,
+	 .cmp = {{.arg = 1, .op = SCMP_CMP_MASKED_EQ, .mask = 0xffffffffu, .value = IPPROTO_TCP},
+		 {.arg = 2, .op = SCMP_CMP_MASKED_EQ, .mask = 0xffffffffu,
+		  .value = TCP_FASTOPEN_CONNECT}}},
+};
+const size_t seccomp_landlock_rule_table_len =
+    sizeof(seccomp_landlock_rule_table) / sizeof(seccomp_landlock_rule_table[0]);
+
+/*
  * Every other call the five ABIs have, each named once: what the filter
  * lets through, on purpose.  Nothing here becomes a rule (the default
  * allows them); the table exists so that a call no one looked at shows:
@@ -345,6 +423,15 @@ const size_t seccomp_allowed_table_len = sizeof(seccomp_allowed_table) / sizeof(
 /* clang-format on */
 const size_t seccomp_rule_table_len = sizeof(seccomp_rule_table) / sizeof(seccomp_rule_table[0]);
 
+bool
+seccomp_landlock_replaces(const char *name)
+{
+	for (size_t i = 0; i < seccomp_landlock_rule_table_len; i++)
+		if (!strcmp(seccomp_landlock_rule_table[i].name, name))
+			return true;
+	return false;
+}
+
 int
 seccomp_classify(const char *name)
 {
@@ -434,14 +521,39 @@ value_name(const char *const *names, size_t n, uint64_t v, char *buf, size_t len
 	return buf;
 }
 
-/* socket(FAMILY) or, for AF_NETLINK, socket(AF_NETLINK, PROTOCOL); into BUF. */
+/* SOCK_* by the low four bits of a socket's type, the flags above them left out. */
+static const char *const type_names[] = {
+    NULL,	 "SOCK_STREAM", "SOCK_DGRAM", "SOCK_RAW", "SOCK_RDM",	 "SOCK_SEQPACKET",
+    "SOCK_DCCP", NULL,		NULL,	      NULL,	  "SOCK_PACKET",
+};
+
+/*
+ * socket(FAMILY) or, for AF_NETLINK, socket(AF_NETLINK, PROTOCOL); for
+ * AF_INET and AF_INET6 (refused by the landlock variant alone) the type,
+ * and for a stream the protocol when it is not TCP's; into BUF.
+ */
 static void
-socket_name(uint64_t fam, uint64_t protocol, char *buf, size_t len)
+socket_name(uint64_t fam, uint64_t type, uint64_t protocol, char *buf, size_t len)
 {
-	char f[24], p[24];
+	char f[24], t[4], p[24];
 	const char *family = value_name(
 	    family_names, sizeof(family_names) / sizeof(family_names[0]), fam, f, sizeof(f));
 
+	if (fam == AF_INET || fam == AF_INET6) {
+		const char *inet = fam == AF_INET ? "AF_INET" : "AF_INET6";
+		const char *ty = value_name(type_names, sizeof(type_names) / sizeof(type_names[0]),
+					    type & 0xf, t, sizeof(t));
+
+		if ((type & 0xf) != SOCK_STREAM || protocol == 0 || protocol == IPPROTO_TCP)
+			snprintf(buf, len, "socket(%s, %s)", inet, ty);
+		else if (protocol == IPPROTO_MPTCP || protocol == IPPROTO_SCTP)
+			snprintf(buf, len, "socket(%s, SOCK_STREAM, %s)", inet,
+				 protocol == IPPROTO_MPTCP ? "IPPROTO_MPTCP" : "IPPROTO_SCTP");
+		else
+			snprintf(buf, len, "socket(%s, SOCK_STREAM, %s)", inet,
+				 value_name(NULL, 0, protocol, p, sizeof(p)));
+		return;
+	}
 	if (fam != AF_NETLINK) {
 		snprintf(buf, len, "socket(%s)", family);
 		return;
@@ -449,6 +561,41 @@ socket_name(uint64_t fam, uint64_t protocol, char *buf, size_t len)
 	snprintf(buf, len, "socket(%s, %s)", family,
 		 value_name(netlink_names, sizeof(netlink_names) / sizeof(netlink_names[0]),
 			    protocol, p, sizeof(p)));
+}
+
+/* The argument of each send call that holds its flags. */
+static const struct {
+	const char *call;
+	unsigned arg;
+} send_flags[] = {{"sendto", 3}, {"send", 3}, {"sendmsg", 2}, {"sendmmsg", 3}};
+
+/*
+ * The name of a refusal of NAME whose arguments say more than the call
+ * (the landlock variant's socketpair, TCP Fast Open), into BUF; false
+ * when they do not.
+ */
+static bool
+args_name(const char *name, const uint64_t args[6], char *buf, size_t len)
+{
+	char f[24];
+
+	if (!strcmp(name, "socketpair")) {
+		snprintf(buf, len, "socketpair(%s)",
+			 value_name(family_names, sizeof(family_names) / sizeof(family_names[0]),
+				    args[0], f, sizeof(f)));
+		return true;
+	}
+	if (!strcmp(name, "setsockopt") && (uint32_t)args[1] == IPPROTO_TCP &&
+	    (uint32_t)args[2] == TCP_FASTOPEN_CONNECT) {
+		snprintf(buf, len, "setsockopt(TCP_FASTOPEN_CONNECT)");
+		return true;
+	}
+	for (size_t i = 0; i < sizeof(send_flags) / sizeof(send_flags[0]); i++)
+		if (!strcmp(name, send_flags[i].call) && (args[send_flags[i].arg] & MSG_FASTOPEN)) {
+			snprintf(buf, len, "%s(MSG_FASTOPEN)", name);
+			return true;
+		}
+	return false;
 }
 
 /* The ABI of a report, as seccomp_arch_table names it: x32 by bit 30 of the number. */
@@ -479,7 +626,9 @@ seccomp_refusal_name(uint32_t arch, int nr, const uint64_t args[6], char *buf, s
 	}
 	snprintf(call, sizeof(call), "%s", name);
 	if (!strcmp(name, "socket"))
-		socket_name(args[0], args[2], call, sizeof(call));
+		socket_name(args[0], args[1], args[2], call, sizeof(call));
+	else
+		args_name(name, args, call, sizeof(call));
 	for (size_t i = 0; i < sizeof(handled_probes) / sizeof(handled_probes[0]); i++)
 		if (!strcmp(name, handled_probes[i].call) &&
 		    (uint32_t)args[handled_probes[i].arg] == handled_probes[i].value) {
@@ -792,8 +941,27 @@ syscall_on_arch(uint32_t arch, const char *name)
 
 	if (nr >= 0)
 		return true;
-	return (nr <= __PNR_socket && nr >= __PNR_sendmmsg) ||
-	       (nr <= __PNR_semop && nr >= __PNR_shmctl);
+	/* Elsewhere a pseudo number is a call the ABI lacks (send, recv on x86_64). */
+	if (arch != SCMP_ARCH_X86)
+		return false;
+	if (nr <= __PNR_semop && nr >= __PNR_shmctl)
+		return true;
+	if (nr > __PNR_socket || nr < __PNR_sendmmsg)
+		return false;
+	/*
+	 * A socket call x86 has only inside socketcall (send, recv, accept)
+	 * is the socketcall rules' alone: libseccomp would keep a rule on its
+	 * pseudo number, which no call ever has.
+	 */
+	for (int i = 0; i < (int)MAIN_TABLE_END; i++) {
+		char *s = seccomp_syscall_resolve_num_arch(arch, i);
+		bool direct = s && !strcmp(s, name);
+
+		free(s);
+		if (direct)
+			return true;
+	}
+	return false;
 }
 
 /* Every rule fails with its errno; with REPORT, the reported ones notify instead. */
@@ -831,9 +999,36 @@ rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *r, bool report)
  * section).  A context per ABI, holding only the calls that ABI has, keeps
  * the text true to the program.
  */
+/*
+ * Add the rules of TABLE (LEN of them) that ABI A has to CTX, but those for
+ * the calls the landlock variant's rules decide when SKIP_REPLACED.
+ */
+static int
+rules_add(scmp_filter_ctx ctx, const struct seccomp_arch *a, const struct seccomp_rule *table,
+	  size_t len, bool skip_replaced, bool report, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < len; i++) {
+		const struct seccomp_rule *r = &table[i];
+		int rc;
+
+		/* A numbered rule is the gate's: libseccomp cannot name it. */
+		if (r->nr || !syscall_on_arch(a->token, r->name))
+			continue;
+		if (skip_replaced && seccomp_landlock_replaces(r->name))
+			continue;
+		rc = rule_add(ctx, r, report);
+		if (rc) {
+			snprintf(err, errlen, "adding the rule for %s on %s: %s", r->name, a->name,
+				 strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static scmp_filter_ctx
-filter_for_arch(const struct seccomp_arch *a, bool binary_tree, bool report, char *err,
-		size_t errlen)
+filter_for_arch(const struct seccomp_arch *a, bool binary_tree, bool report, bool landlock,
+		char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int rc;
@@ -855,19 +1050,13 @@ filter_for_arch(const struct seccomp_arch *a, bool binary_tree, bool report, cha
 		seccomp_release(ctx);
 		return NULL;
 	}
-	for (size_t i = 0; i < seccomp_rule_table_len; i++) {
-		const struct seccomp_rule *r = &seccomp_rule_table[i];
-
-		/* A numbered rule is the gate's: libseccomp cannot name it. */
-		if (r->nr || !syscall_on_arch(a->token, r->name))
-			continue;
-		rc = rule_add(ctx, r, report);
-		if (rc) {
-			snprintf(err, errlen, "adding the rule for %s on %s: %s", r->name, a->name,
-				 strerror(-rc));
-			seccomp_release(ctx);
-			return NULL;
-		}
+	if (rules_add(ctx, a, seccomp_rule_table, seccomp_rule_table_len, landlock, report, err,
+		      errlen) < 0 ||
+	    (landlock &&
+	     rules_add(ctx, a, seccomp_landlock_rule_table, seccomp_landlock_rule_table_len, false,
+		       report, err, errlen) < 0)) {
+		seccomp_release(ctx);
+		return NULL;
 	}
 	return ctx;
 }
@@ -911,19 +1100,27 @@ export_filter(scmp_filter_ctx ctx, bool pfc, struct textbuf *out, char *err, siz
 }
 
 int
-seccomp_generate_as(bool binary_tree, bool pfc, bool report, struct textbuf *out, char *err,
-		    size_t errlen)
+seccomp_generate_variant(bool binary_tree, bool pfc, bool report, bool landlock,
+			 struct textbuf *out, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = NULL;
 	struct gate gate;
 	size_t before = out->len;
 	int rc;
 
+	/* The gate knows the base table's numbers alone. */
+	for (size_t i = 0; landlock && i < seccomp_landlock_rule_table_len; i++)
+		if (seccomp_landlock_rule_table[i].nr) {
+			snprintf(err, errlen, "the landlock rule for %s has a number",
+				 seccomp_landlock_rule_table[i].name);
+			return -1;
+		}
 	if (gate_build(&gate, report, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < seccomp_arch_table_len; i++) {
 		const struct seccomp_arch *a = &seccomp_arch_table[i];
-		scmp_filter_ctx one = filter_for_arch(a, binary_tree, report, err, errlen);
+		scmp_filter_ctx one =
+		    filter_for_arch(a, binary_tree, report, landlock, err, errlen);
 
 		if (!one)
 			goto fail;
@@ -959,26 +1156,45 @@ fail:
 }
 
 int
+seccomp_generate_as(bool binary_tree, bool pfc, bool report, struct textbuf *out, char *err,
+		    size_t errlen)
+{
+	return seccomp_generate_variant(binary_tree, pfc, report, false, out, err, errlen);
+}
+
+int
 seccomp_generate(bool binary_tree, bool pfc, struct textbuf *out, char *err, size_t errlen)
 {
 	return seccomp_generate_as(binary_tree, pfc, false, out, err, errlen);
 }
 
-int
-emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
+/* The PFC text, after a header for the base filter or the landlock variant. */
+static int
+emit_text(bool landlock, struct diag *d, struct textbuf *out)
 {
 	const struct scmp_version *v = seccomp_version();
 	char err[256];
 
-	(void)p;
-	(void)t;
-	tb_puts(
-	    out,
-	    "# seccomp filter: the standalone program --emit=seccomp-bpf writes, for any loader\n"
-	    "# (bwrap --seccomp, a container runtime); omnibox-init loads it (--seccomp-fd)\n"
-	    "# before the agent's first instruction.\n"
-	    "# The same for every policy: nothing in the policy changes it.\n"
-	    "# ABIs, tested in this order:");
+	if (landlock)
+		tb_puts(
+		    out,
+		    "# seccomp filter of the linux_landlock backend: the standalone program\n"
+		    "# --emit=seccomp-landlock-bpf writes; omnibox-init loads it (--seccomp-fd)\n"
+		    "# before the agent's first instruction.  The rules of --emit=seccomp and,\n"
+		    "# for what no network namespace does there, the socket rules beside "
+		    "Landlock:\n"
+		    "# socket() AF_INET or AF_INET6, SOCK_STREAM, TCP only; socketpair() AF_UNIX\n"
+		    "# only; no listen(), no socketcall(), no TCP Fast Open.\n"
+		    "# The same for every policy: nothing in the policy changes it.\n"
+		    "# ABIs, tested in this order:");
+	else
+		tb_puts(out, "# seccomp filter: the standalone program --emit=seccomp-bpf writes, "
+			     "for any loader\n"
+			     "# (bwrap --seccomp, a container runtime); omnibox-init loads it "
+			     "(--seccomp-fd)\n"
+			     "# before the agent's first instruction.\n"
+			     "# The same for every policy: nothing in the policy changes it.\n"
+			     "# ABIs, tested in this order:");
 	for (size_t i = 0; i < seccomp_arch_table_len; i++)
 		tb_printf(out, " %s", seccomp_arch_table[i].name);
 	tb_printf(
@@ -997,7 +1213,19 @@ emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textb
 	    "# Built by libseccomp %u.%u.%u with binary-tree search; the rules are in "
 	    "emitters/emit_seccomp.c.\n",
 	    EPERM, EPERM, SCMP_ACT_NOTIFY, ENOSYS, v->major, v->minor, v->micro);
-	if (seccomp_generate(true, true, out, err, sizeof(err)) < 0) {
+	if (seccomp_generate_variant(true, true, false, landlock, out, err, sizeof(err)) < 0) {
+		diag_error(d, (struct loc){0, 0, 0}, "cannot build the seccomp filter: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+emit_program(bool landlock, struct diag *d, struct textbuf *out)
+{
+	char err[256];
+
+	if (seccomp_generate_variant(true, false, false, landlock, out, err, sizeof(err)) < 0) {
 		diag_error(d, (struct loc){0, 0, 0}, "cannot build the seccomp filter: %s", err);
 		return -1;
 	}
@@ -1005,15 +1233,34 @@ emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textb
 }
 
 int
-emit_seccomp_bpf(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
+emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
 {
-	char err[256];
-
 	(void)p;
 	(void)t;
-	if (seccomp_generate(true, false, out, err, sizeof(err)) < 0) {
-		diag_error(d, (struct loc){0, 0, 0}, "cannot build the seccomp filter: %s", err);
-		return -1;
-	}
-	return 0;
+	return emit_text(false, d, out);
+}
+
+int
+emit_seccomp_bpf(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
+{
+	(void)p;
+	(void)t;
+	return emit_program(false, d, out);
+}
+
+int
+emit_seccomp_landlock(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
+{
+	(void)p;
+	(void)t;
+	return emit_text(true, d, out);
+}
+
+int
+emit_seccomp_landlock_bpf(const struct policy *p, enum target t, struct diag *d,
+			  struct textbuf *out)
+{
+	(void)p;
+	(void)t;
+	return emit_program(true, d, out);
 }

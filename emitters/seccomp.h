@@ -17,6 +17,13 @@
  * every number above the highest that ABI's tables know (seccomp_gate_ranges).
  * Output is deterministic: the same bytes on every run and machine with
  * the same libseccomp.
+ *
+ * The linux_landlock backend, which makes no namespace, loads a variant:
+ * the same rules, but that the calls seccomp_landlock_rule_table[] names
+ * are decided by its rules alone (socket AF_INET and AF_INET6 SOCK_STREAM
+ * TCP only, socketpair AF_UNIX only, no listen, no socketcall, no TCP Fast
+ * Open), for what the network namespace does on the bwrap backend and
+ * Landlock does not (`--emit=seccomp-landlock`, `seccomp-landlock-bpf`).
  */
 #ifndef OMNIBOX_EMIT_SECCOMP_H
 #define OMNIBOX_EMIT_SECCOMP_H
@@ -78,6 +85,19 @@ struct seccomp_rule {
 
 extern const struct seccomp_rule seccomp_rule_table[];
 extern const size_t seccomp_rule_table_len;
+
+/*
+ * The landlock variant's own rules.  None has a number (the gate is the
+ * base filter's); every name is one the tables above classify.
+ */
+extern const struct seccomp_rule seccomp_landlock_rule_table[];
+extern const size_t seccomp_landlock_rule_table_len;
+
+/*
+ * Whether the landlock variant decides NAME by its own rules alone: the
+ * base rules for NAME are then not in it.
+ */
+bool seccomp_landlock_replaces(const char *name);
 
 /* A call the filter allows on purpose; NR as in struct seccomp_rule. */
 struct seccomp_allowed {
@@ -151,12 +171,25 @@ int seccomp_generate_as(bool binary_tree, bool pfc, bool report, struct textbuf 
 			size_t errlen);
 
 /*
+ * The same, of the base filter (LANDLOCK false: what seccomp_generate_as
+ * builds) or of the linux_landlock backend's variant (LANDLOCK true).
+ */
+int seccomp_generate_variant(bool binary_tree, bool pfc, bool report, bool landlock,
+			     struct textbuf *out, char *err, size_t errlen);
+
+/*
  * The emitters (see emit.h).  emit_seccomp: a comment header and the PFC
  * text, for review and golden files.  emit_seccomp_bpf: the raw program.
- * Both are the standalone filter (seccomp_generate).
- * Both ignore P and T; they fail only when libseccomp does, reported to D.
+ * Both are the standalone filter (seccomp_generate).  emit_seccomp_landlock
+ * and emit_seccomp_landlock_bpf: the same of the linux_landlock backend's
+ * variant.  All ignore P and T; they fail only when libseccomp does,
+ * reported to D.
  */
 int emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 int emit_seccomp_bpf(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
+int emit_seccomp_landlock(const struct policy *p, enum target t, struct diag *d,
+			  struct textbuf *out);
+int emit_seccomp_landlock_bpf(const struct policy *p, enum target t, struct diag *d,
+			      struct textbuf *out);
 
 #endif

@@ -6,7 +6,8 @@
  * carries the bytes: launching costs no filter generation, and what it
  * hands omnibox-init is exactly what --emit=seccomp shows, the standalone
  * filter.  omnibox-init turns its EPERM refusals into reports at load time
- * (runtime/launch/seccomp_load.h).
+ * (runtime/launch/seccomp_load.h).  This is the filter of the bwrap
+ * backend; the linux_landlock backend's variant is seccomp_ll_blob.S.
  */
 	.section .rodata
 	.global omnibox_seccomp_bpf
