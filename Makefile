@@ -79,6 +79,7 @@ LIB_SRC := \
 	emitters/emit_egress.c \
 	emitters/emit.c \
 	emitters/emit_bwrap.c \
+	emitters/emit_landlock.c \
 	emitters/bwrap_view.c \
 	emitters/emit_env.c \
 	emitters/emit_seccomp.c \
@@ -198,12 +199,17 @@ COPYBACK_OBJ := $(B)/obj/runtime/launch/copyback.o
 # The seccomp filter's refusals, counted and answered (SECCOMP_RET_USER_NOTIF).
 NOTIFY_OBJ := $(B)/obj/runtime/launch/notify.o
 
+# linux_landlock: the backend's own steps, its choice under auto, and the
+# relay to the proxy's socket (run by omnibox-run itself: no sandbox to hold it).
+LANDLOCK_RUN_OBJ := $(B)/obj/runtime/launch/launch_landlock.o $(B)/obj/runtime/launch/choose.o \
+	$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/fakedns.o
+
 # omnibox-run's launches: runtime/omnibox-run.c is their entry point.
 RUN_OBJ := $(B)/obj/runtime/launch/launch.o $(B)/obj/runtime/launch/launch_bwrap.o \
 	$(B)/obj/runtime/launch/egress_start.o $(B)/obj/runtime/launch/unsandboxed.o \
 	$(B)/obj/runtime/launch/why_answer.o $(B)/obj/runtime/launch/seccomp_blob.o \
 	$(B)/obj/runtime/launch/seccomp_ll_blob.o $(PROXY_OBJ) \
-	$(GITSSH_OBJ) $(PTY_OBJ) $(COPYBACK_OBJ) $(NOTIFY_OBJ)
+	$(GITSSH_OBJ) $(PTY_OBJ) $(COPYBACK_OBJ) $(NOTIFY_OBJ) $(LANDLOCK_RUN_OBJ)
 
 $(RUN): $(B)/obj/runtime/omnibox-run.o $(RUN_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
@@ -217,7 +223,7 @@ $(B)/obj/runtime/omnibox-run-darwin.o: runtime/omnibox-run.c | $(GEN_HDR)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -DOMNIBOX_TEST_DARWIN -c -o $@ $<
 
 $(RUN_DARWIN): $(B)/obj/runtime/omnibox-run-darwin.o $(B)/obj/runtime/launch/darwin_run.o \
-		$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/fakedns.o $(RUN_OBJ) $(LIB)
+		$(RUN_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 $(INIT): $(B)/obj/runtime/launch/omnibox-init.o $(B)/obj/runtime/launch/init_steps.o \

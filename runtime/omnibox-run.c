@@ -24,6 +24,7 @@
 #include "compiler/base/textbuf.h"
 #include "compiler/decide/refuse.h"
 #include "compiler/policy.h"
+#include "runtime/launch/choose.h"
 #include "runtime/launch/darwin_run.h"
 #include "runtime/launch/launch.h"
 #include "runtime/launch/launch_bwrap.h"
@@ -348,9 +349,12 @@ run_elsewhere(struct run *r, int *rc)
 	const struct policy *p = r->p;
 	struct loc loc;
 	/* What no launch here runs (refuse.h): the words every tool uses. */
-	const char *why = refuse_launch(
-	    r->a, p, OMNIBOX_DARWIN_LAUNCH ? SANDBOX_DARWIN_SEATBELT : SANDBOX_LINUX_BWRAP,
-	    OMNIBOX_DARWIN_LAUNCH ? "darwin" : "linux", &loc);
+	const char *why = refuse_launch(r->a, p,
+					OMNIBOX_DARWIN_LAUNCH ? SANDBOX_DARWIN_SEATBELT
+					: p->os_env.sandbox.type == SANDBOX_LINUX_LANDLOCK
+					    ? SANDBOX_LINUX_LANDLOCK
+					    : SANDBOX_LINUX_BWRAP,
+					OMNIBOX_DARWIN_LAUNCH ? "darwin" : "linux", &loc);
 
 	if (why && !loc.line)
 		fail("%s: %s", o->input, why);
@@ -372,7 +376,13 @@ run_elsewhere(struct run *r, int *rc)
 #else
 	case SANDBOX_AUTO:
 	case SANDBOX_LINUX_BWRAP:
+	case SANDBOX_LINUX_LANDLOCK: {
+		char err[8192];
+
+		if (launch_choose_linux(p, o->quiet, &r->l.landlock, err, sizeof(err)) < 0)
+			fail("%s", err);
 		return false;
+	}
 #endif
 	case SANDBOX_NONE:
 		*rc = run_unsandboxed(r);
@@ -395,7 +405,7 @@ run_describe(struct run *r)
 	if (r->o.why)
 		rc = why_answer(r->a, r->p, &r->l.plan, r->o.why);
 	else
-		launch_describe(&r->l.plan, &desc);
+		launch_describe(&r->l.plan, r->l.landlock ? r->l.text.data : NULL, &desc);
 	if (desc.data)
 		fputs(desc.data, stdout);
 	tb_free(&desc);

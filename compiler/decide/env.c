@@ -283,6 +283,9 @@ env_decide(struct arena *a, const struct policy *p, const struct env_launch *l,
 		rule(&d, ENV_SET_SCRATCH, *n, "", NULL, 0);
 	if (l->pwd)
 		rule(&d, ENV_SET, "PWD", l->pwd, NULL, 0);
+	if (l->home)
+		rule(&d, ENV_SET, "HOME", l->home, "the private home (no mount puts it at the home)",
+		     0);
 	decide_xdg(&d, sb, sandboxed);
 	if (!l->windows && sb->n_egress && l->proxy_url && scratch)
 		decide_egress(&d, sb, l);

@@ -105,6 +105,9 @@ struct env_launch {
 	bool windows;	       /* omnibox-run.exe's launch: Windows' names */
 	bool linux;	       /* Linux's bwrap launch: what it hides is mounted over */
 	const char *pwd;       /* where the command starts; NULL: PWD is not set */
+	/* HOME inside when no mount can put the private home at the home
+	 * (linux_landlock: a directory of the scratch dir); NULL: passed on. */
+	const char *home;
 	const char *proxy_url; /* egress: the relay's URL */
 	const struct env_value *extra;
 	size_t n_extra;

@@ -42,9 +42,40 @@
 #include "runtime/launch/seccomp_load.h"
 
 /* The agent is gone: so is the relay (nobody is left to use it). */
+/*
+ * Full mode, no PID namespace: every process left below this one (a
+ * subreaper: the agent's orphans come here) killed and reaped, round after
+ * round until none is left, as the kernel does for a namespace's PID 1.
+ */
+static void
+kill_tree(void)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+	for (;;) {
+		FILE *f = fopen(path, "re");
+		int pid, n = 0;
+
+		if (!f)
+			break;
+		while (fscanf(f, "%d", &pid) == 1) {
+			kill(pid, SIGKILL);
+			n++;
+		}
+		fclose(f);
+		if (!n || waitpid(-1, NULL, __WALL) < 0)
+			break;
+		while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
+			;
+	}
+}
+
 static int
 agent_done(struct init_state *st, int status)
 {
+	if (st->keeper)
+		kill_tree();
 	if (st->relay_pid > 0) {
 		kill(st->relay_pid, SIGKILL);
 		waitpid(st->relay_pid, NULL, 0);
@@ -573,8 +604,8 @@ confine_landlock(struct init_options *io, char *why, size_t whylen)
 	if (need && landlock_need_abi(need, why, whylen) < 0)
 		rc = -1;
 	else if (io->n_ll_fs)
-		rc = landlock_confine(io->ll_fs, io->n_ll_fs, io->ll_ports, io->n_ll_ports, why,
-				      whylen);
+		rc = landlock_confine(io->ll_fs, io->n_ll_fs, io->ll_ports, io->n_ll_ports,
+				      io->ll_net_any, why, whylen);
 	else if (io->landlock)
 		rc = landlock_restrict(io->writable, io->n_writable, io->scope, why, whylen);
 	free(io->writable);
@@ -699,6 +730,11 @@ init_wait_agent(struct init_state *st, const sigset_t *set, pid_t child)
 
 		if (sigwait(set, &sig) != 0)
 			continue;
+		/* Full mode: omnibox-run is gone (its death signal): so is the sandbox. */
+		if (st->keeper && getppid() != st->keeper) {
+			kill_tree();
+			return 128 + SIGKILL;
+		}
 		if (sig != SIGCHLD) {
 			kill(child, sig);
 			continue;
@@ -721,4 +757,18 @@ init_wait_agent(struct init_state *st, const sigset_t *set, pid_t child)
 				return agent_done(st, status);
 		}
 	}
+}
+
+int
+init_hold_tree(struct init_state *st, char *err, size_t errlen)
+{
+	st->keeper = getppid();
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0)
+		return diag_fail(err, errlen, "cannot hold the sandbox's processes: %s; nothing ran",
+				 strerror(errno));
+	/* omnibox-run ended before the death signal was set. */
+	if (getppid() != st->keeper)
+		return diag_fail(err, errlen, "omnibox-run is gone; nothing ran");
+	return 0;
 }

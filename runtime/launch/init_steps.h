@@ -43,6 +43,7 @@ struct init_options {
 	unsigned short *ll_ports;
 	size_t n_ll_ports;
 	int ll_min_abi;
+	bool ll_net_any; /* --ll-net-any: TCP left alone (the host's network) */
 	int ready_fd, masks_fd, seccomp_fd;
 	const char *seccomp_arg;
 	struct init_limit rl[8];
@@ -58,11 +59,14 @@ struct init_state {
 	int tp_fd[RELAY_MAX_TRANSPARENT];
 	size_t n_tp;
 	int dns_fd; /* or -1 */
+	/* Full mode (no PID namespace): omnibox-run, whose end ends the
+	 * sandbox (init_hold_tree()); 0 otherwise. */
+	pid_t keeper;
 };
 
 #define INIT_STATE_INIT                                                                            \
 	{                                                                                          \
-		.relay_pid = 0, .listener_fd = -1, .n_tp = 0, .dns_fd = -1                         \
+		.relay_pid = 0, .listener_fd = -1, .n_tp = 0, .dns_fd = -1, .keeper = 0            \
 	}
 
 /*
@@ -119,6 +123,15 @@ int init_confine(struct init_options *io, struct init_state *st, char *err, size
  */
 int init_announce_ready(const struct init_options *io, struct init_state *st, char *err,
 			size_t errlen);
+
+/*
+ * Full mode (--ll-fs: no PID namespace, no PID 1 whose end kills the rest):
+ * this process becomes the subreaper of everything the agent starts, and
+ * gets SIGTERM when omnibox-run ends; init_wait_agent() then kills every
+ * process left below it, as it does once the agent is done.  0, or -1 with
+ * the message in ERR.
+ */
+int init_hold_tree(struct init_state *st, char *err, size_t errlen);
 
 /*
  * The agent started, with every signal of SET (filled here) blocked in this

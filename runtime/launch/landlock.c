@@ -267,7 +267,7 @@ add_fd_rules(int ruleset, const struct ruleset_attr *attr, const struct landlock
 
 int
 landlock_confine(const struct landlock_fd_rule *fs, size_t n, const unsigned short *ports,
-		 size_t n_ports, char *err, size_t errlen)
+		 size_t n_ports, bool net_any, char *err, size_t errlen)
 {
 	int abi = landlock_abi(), ruleset, rc = -1;
 	struct ruleset_attr attr = {.handled_access_fs = fs_rights(abi)};
@@ -276,7 +276,7 @@ landlock_confine(const struct landlock_fd_rule *fs, size_t n, const unsigned sho
 		close_rules(fs, n);
 		return -1;
 	}
-	if (abi >= 4)
+	if (abi >= 4 && !net_any)
 		attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP;
 	if (abi >= 6)
 		attr.scoped = SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL;
@@ -313,8 +313,9 @@ landlock_need_abi(int need, char *err, size_t errlen)
 
 int
 landlock_confine(const struct landlock_fd_rule *fs, size_t n, const unsigned short *ports,
-		 size_t n_ports, char *err, size_t errlen)
+		 size_t n_ports, bool net_any, char *err, size_t errlen)
 {
+	(void)net_any;
 	(void)ports;
 	(void)n_ports;
 	for (size_t i = 0; i < n; i++)

@@ -63,7 +63,7 @@ int landlock_need_abi(int need, char *err, size_t errlen);
  * Restrict this process (and its future children) to one ruleset that
  * handles every filesystem right of this kernel's ABI (1: bits 0-12;
  * 2: + refer; 3: + truncate; 5: + ioctl on devices), both TCP rights (bind
- * and connect, ABI >= 4) and both scopes (abstract Unix sockets, signals,
+ * and connect, ABI >= 4; none with NET_ANY: the host's network) and both scopes (abstract Unix sockets, signals,
  * ABI >= 6), with the N FS rules and a connect rule for each of the N_PORTS
  * PORTS.  A rule gets its rights as far as this ABI handles them, and
  * those a file may hold (execute, write, read, truncate, ioctl on a
@@ -77,6 +77,6 @@ int landlock_need_abi(int need, char *err, size_t errlen);
  * open, a rule the kernel refused, no Landlock at all.
  */
 int landlock_confine(const struct landlock_fd_rule *fs, size_t n, const unsigned short *ports,
-		     size_t n_ports, char *err, size_t errlen);
+		     size_t n_ports, bool net_any, char *err, size_t errlen);
 
 #endif

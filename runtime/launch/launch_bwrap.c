@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -22,6 +23,7 @@
 #include "emitters/bwrap.h"
 #include "runtime/egress/proxy.h"
 #include "runtime/launch/cgroup.h"
+#include "runtime/launch/choose.h"
 #include "runtime/launch/copyback.h"
 #include "runtime/launch/fds.h"
 #include "runtime/launch/janitor.h"
@@ -33,8 +35,10 @@
 
 extern char **environ;
 
-/* The filter, generated at build time (runtime/launch/seccomp_blob.S). */
+/* The filters, generated at build time (runtime/launch/seccomp_blob.S): the
+ * one for bwrap's sandbox, and its variant for linux_landlock's. */
 extern const unsigned char omnibox_seccomp_bpf[], omnibox_seccomp_bpf_end[];
+extern const unsigned char omnibox_seccomp_ll_bpf[], omnibox_seccomp_ll_bpf_end[];
 
 /* ---- running bwrap ---------------------------------------------------------- */
 
@@ -229,13 +233,9 @@ static void
 namespace_hint(void)
 {
 	char v[64];
-	int status = 0;
-	pid_t pid = fork();
+	int refused = launch_namespaces_refused();
 
-	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : errno ? errno : 1);
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) == 0)
+	if (!refused)
 		return;
 	if (!strcmp(sysctl_value("/proc/sys/kernel/apparmor_restrict_unprivileged_userns", v,
 				 sizeof(v)),
@@ -257,8 +257,8 @@ namespace_hint(void)
 		    "omnibox-run: this process cannot create namespaces (%s): a container or "
 		    "sandbox around it forbids them; run omnibox where user namespaces are "
 		    "allowed (for Docker: a seccomp profile that permits unshare and clone, "
-		    "or --privileged)\n",
-		    strerror(WEXITSTATUS(status)));
+		    "or --privileged), or write `type: linux_landlock`\n",
+		    strerror(refused));
 }
 
 /* After a failed setup: a bwrap without --bind-fd needs an upgrade, not a retry. */
@@ -292,8 +292,13 @@ bwrap_exec(const struct bwrap_launch *l, char **argv, const int *keep, size_t n_
 	sigset_t none;
 
 	/* Its own process group: terminal signals reach omnibox-run,
-	 * which forwards them to the agent instead of killing bwrap. */
-	setpgid(0, 0);
+	 * which forwards them to the agent instead of killing bwrap.
+	 * omnibox-init started directly leads a session of its own, as bwrap
+	 * makes one: the user's terminal is none of the sandbox's. */
+	if (l->landlock)
+		setsid();
+	else
+		setpgid(0, 0);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (l->cgroup && cgroup_enter(l->cgroup) < 0) {
@@ -308,9 +313,46 @@ bwrap_exec(const struct bwrap_launch *l, char **argv, const int *keep, size_t n_
 	fds_keep_only(keep, n_keep);
 	/* The sandbox starts with the descriptor limit omnibox-run was given. */
 	setrlimit(RLIMIT_NOFILE, &l->nofile);
-	execve(l->bwrap, argv, l->plan.env);
-	launch_say("omnibox-run: cannot run %s: %s\n", l->bwrap, strerror(errno));
+	execve(l->landlock ? l->init : l->bwrap, argv, l->plan.env);
+	launch_say("omnibox-run: cannot run %s: %s\n", l->landlock ? l->init : l->bwrap,
+		   strerror(errno));
 	_exit(LAUNCH_EXIT_SETUP);
+}
+
+/* The argv of omnibox-init, NUL-separated in NUL (landlock_build()); free() it. */
+static char **
+landlock_argv(const struct textbuf *nul)
+{
+	size_t n = 0;
+	char **argv;
+
+	for (size_t i = 0; i < nul->len; i++)
+		n += nul->data[i] == '\0';
+	argv = calloc(n + 1, sizeof(*argv));
+	if (!argv)
+		return NULL;
+	n = 0;
+	for (size_t i = 0; i < nul->len; i += strlen(nul->data + i) + 1)
+		argv[n++] = nul->data + i;
+	argv[n] = NULL;
+	return argv;
+}
+
+/* The descriptors omnibox-init gets: the rules', the filter, the ready socket. */
+static size_t
+landlock_fds(const struct bwrap_launch *l, int **out)
+{
+	int *v = calloc(l->ll.n_fds + 2, sizeof(*v));
+	size_t n = 0;
+
+	*out = v;
+	if (!v)
+		return 0;
+	for (size_t i = 0; i < l->ll.n_fds; i++)
+		v[n++] = l->ll.fds[i];
+	v[n++] = l->seccomp_fd;
+	v[n++] = l->ready_sock[1];
+	return n;
 }
 
 /* The signals omnibox-run forwards to the sandbox. */
@@ -354,13 +396,22 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	struct event *evs[N_FORWARD + 3];
 	struct run_state st = {0};
 	struct pty *pty = l->use_pty ? &l->pty : NULL;
-	size_t n_evs, n_keep;
+	size_t n_evs, n_keep, n_helpers = 0;
 	char **argv, fdbuf[16];
 	int *keep;
+	pid_t *helpers = NULL;
 
 	snprintf(fdbuf, sizeof(fdbuf), "%d", l->args_fd);
-	argv = bwrap_argv(&l->tail, fdbuf);
-	n_keep = argv ? bwrap_fds(&l->plan, l->args_fd, &keep) : 0;
+	if (l->landlock) {
+		argv = landlock_argv(&l->nul);
+		n_keep = argv ? landlock_fds(l, &keep) : 0;
+		/* What the sandbox leaves behind comes here, if omnibox-init is gone first. */
+		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+		n_helpers = landlock_children(l->a, &helpers);
+	} else {
+		argv = bwrap_argv(&l->tail, fdbuf);
+		n_keep = argv ? bwrap_fds(&l->plan, l->args_fd, &keep) : 0;
+	}
 	if (!argv || !keep) {
 		free(argv);
 		return diag_fail(err, errlen, "out of memory");
@@ -377,6 +428,8 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	}
 	if (st.bwrap == 0)
 		bwrap_exec(l, argv, keep, n_keep);
+	if (l->landlock)
+		st.sandbox_pid = st.bwrap; /* omnibox-init itself */
 	free(keep);
 	close(l->status_pipe[1]);
 	close(l->ready_sock[1]);
@@ -408,6 +461,21 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	 */
 	if (!st.ready && notify_ready(l->notify, l->ready_sock[0]) != 1)
 		st.sandbox_pid = 0;
+	if (l->landlock) {
+		size_t n = landlock_launch_reap(&l->ll, helpers, n_helpers);
+
+		if (n && !l->o->quiet)
+			launch_say("omnibox-run: %zu process%s of the sandbox outlived omnibox-init: "
+				   "killed\n",
+				   n, n == 1 ? "" : "es");
+	}
+	if (!st.sandbox_pid && l->landlock) {
+		launch_say("omnibox-run: omnibox-init could not set up the sandbox (status %d); "
+			   "nothing ran\n",
+			   exit_status_of(st.status));
+		*status = LAUNCH_EXIT_SETUP;
+		return 0;
+	}
 	if (!st.sandbox_pid) {
 		launch_say("omnibox-run: bwrap could not set up the sandbox (status %d); "
 			   "nothing ran\n",
@@ -486,6 +554,7 @@ bwrap_launch_init(struct bwrap_launch *l)
 	l->git_ssh_pid = -1;
 	l->git_ssh_alive = -1;
 	l->pty.master = l->pty.slave = -1;
+	landlock_launch_init(&l->ll);
 }
 
 /*
@@ -501,8 +570,8 @@ prepare_host(struct bwrap_launch *l, char *err, size_t errlen)
 	/* Absolute PATH entries only, as for the agent's command; and below
 	 * (once the policy's writable directories are known) never one the
 	 * sandbox could have written: that bwrap would run unsandboxed. */
-	l->bwrap = launch_find_in_path(l->a, environ, "bwrap");
-	if (!l->bwrap)
+	l->bwrap = l->landlock ? NULL : launch_find_in_path(l->a, environ, "bwrap");
+	if (!l->bwrap && !l->landlock)
 		return diag_fail(
 		    err, errlen,
 		    "bwrap (bubblewrap) is not on PATH; install it (Debian/Ubuntu: apt "
@@ -524,8 +593,13 @@ prepare_host(struct bwrap_launch *l, char *err, size_t errlen)
 		l->scratch_made = true;
 	}
 
-	l->seccomp_fd = fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
-					 (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
+	if (l->landlock)
+		l->seccomp_fd =
+		    fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_ll_bpf,
+				     (size_t)(omnibox_seccomp_ll_bpf_end - omnibox_seccomp_ll_bpf));
+	else
+		l->seccomp_fd = fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
+						 (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
 	/* The ready byte comes with the seccomp listener (SCM_RIGHTS): a socket. */
 	if (l->seccomp_fd < 0 || pipe2(l->status_pipe, O_CLOEXEC) < 0 ||
 	    fcntl(l->status_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
@@ -563,6 +637,10 @@ prepare_egress(struct bwrap_launch *l, char *err, size_t errlen)
 		if (i == n_ports)
 			break;
 	}
+	/* linux_landlock: the host's loopback, where another program may hold it. */
+	if (l->landlock && !l->o->dry_run &&
+	    landlock_relay_listen(&l->ll, &port, err, errlen) < 0)
+		return -1;
 	rq->proxy_port = arena_printf(a, "%u", port);
 	rq->proxy_socket = arena_printf(a, "%s/%s", l->scratch.path, LAUNCH_PROXY_SOCKET);
 	if (strlen(rq->proxy_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
@@ -612,6 +690,7 @@ prepare_request(struct bwrap_launch *l)
 	rq->scratch = l->scratch.path;
 	rq->init = l->init;
 	rq->bwrap = l->bwrap;
+	rq->landlock = l->landlock;
 	rq->command = o->command;
 	rq->n_command = o->n_command;
 	rq->environ = environ;
@@ -744,6 +823,24 @@ bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t err
 	plan->ctx.tty = l->use_pty;
 	if (l->use_pty && !o->dry_run && pty_open(&l->pty, why, sizeof(why)) < 0)
 		return diag_fail(err, errlen, "%s; nothing ran (--no-pty runs without one)", why);
+	if (l->landlock) {
+		struct landlock_context *c = &l->llc;
+
+		*c = (struct landlock_context){.init = l->init,
+					       .seccomp_fd = l->seccomp_fd,
+					       .ready_fd = l->ready_sock[1],
+					       .tty = l->use_pty,
+					       .proxy_port = l->rq.proxy_port,
+					       .exec_path = plan->exec_path,
+					       .command = (const char *const *)plan->argv,
+					       .n_command = plan->argc};
+		if (landlock_launch_rules(l->a, plan, &l->ll, c, !o->dry_run, err, errlen) < 0)
+			return -1;
+		landlock_build(plan->policy, c, &l->text, &l->nul);
+		if (!o->quiet && !o->dry_run)
+			say_plan(plan);
+		return 0;
+	}
 	if (!o->dry_run && (plan->ctx.n_masks || plan->ctx.n_sockets)) {
 		struct textbuf list = {0};
 
@@ -764,6 +861,7 @@ bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t err
 void
 bwrap_launch_close(struct bwrap_launch *l)
 {
+	landlock_launch_close(&l->ll);
 	launch_plan_close(&l->plan);
 	tb_free(&l->text);
 	tb_free(&l->nul);
@@ -799,8 +897,9 @@ start_limits(struct bwrap_launch *l, char *err, size_t errlen)
 	const struct limits *lim = &l->plan.policy->os_env.sandbox.limits;
 	char why[512];
 
-	l->args_fd = fds_sealed_memfd("omnibox-args", l->nul.data, l->nul.len);
-	if (l->args_fd < 0)
+	if (!l->landlock)
+		l->args_fd = fds_sealed_memfd("omnibox-args", l->nul.data, l->nul.len);
+	if (!l->landlock && l->args_fd < 0)
 		return diag_fail(err, errlen, "cannot pass the arguments to bwrap: %s",
 				 strerror(errno));
 	if (lim->present)
@@ -851,6 +950,8 @@ start_services(struct bwrap_launch *l, char *err, size_t errlen)
 		if (!l->proxy)
 			return diag_fail(err, errlen,
 					 "the egress proxy cannot start: %s; nothing ran", why);
+		if (l->landlock && landlock_relay_start(&l->ll, l->rq.proxy_socket, err, errlen) < 0)
+			return -1;
 	}
 	if (sb->n_git_ssh) {
 		if (!l->egress_log.f &&
@@ -869,7 +970,8 @@ start_services(struct bwrap_launch *l, char *err, size_t errlen)
 int
 bwrap_launch_start(struct bwrap_launch *l, char *err, size_t errlen)
 {
-	landlock_report(l->p, l->o->quiet);
+	if (!l->landlock)
+		landlock_report(l->p, l->o->quiet);
 	if (start_limits(l, err, errlen) < 0)
 		return -1;
 	return start_services(l, err, errlen);
@@ -878,10 +980,13 @@ bwrap_launch_start(struct bwrap_launch *l, char *err, size_t errlen)
 int
 bwrap_launch_run(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 {
-	l->copyback = copyback_start(l->base, l->plan.writebacks, l->plan.n_writebacks);
+	/* linux_landlock: write_files are written in place, no copy comes back. */
+	if (!l->landlock)
+		l->copyback = copyback_start(l->base, l->plan.writebacks, l->plan.n_writebacks);
 	if (run_bwrap(l, status, err, errlen) < 0)
 		return -1;
-	copyback_finish(l->copyback, l->plan.writebacks, l->plan.n_writebacks);
+	if (!l->landlock)
+		copyback_finish(l->copyback, l->plan.writebacks, l->plan.n_writebacks);
 	/* Before anything else of the host's can run git in the workspace. */
 	launch_quarantine(&l->plan, stderr);
 	janitor_checked(l->janitor);

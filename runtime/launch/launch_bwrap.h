@@ -41,6 +41,7 @@
 #include "runtime/gitssh/broker.h"
 #include "runtime/launch/egress_start.h"
 #include "runtime/launch/launch.h"
+#include "runtime/launch/launch_landlock.h"
 #include "runtime/launch/pty.h"
 #include "runtime/resolve/resolve.h"
 
@@ -56,6 +57,9 @@ struct bwrap_launch {
 	const struct policy *p; /* the effective policy (terminal selected) */
 	const char *launch_dir, *home;
 	bool use_pty;	      /* the sandbox gets a terminal of its own */
+	/* linux_landlock: no bwrap; omnibox-init started directly, Landlock
+	 * the whole confinement (launch_landlock.h). */
+	bool landlock;
 	struct rlimit nofile; /* RLIMIT_NOFILE as omnibox-run found it: the sandbox's */
 
 	struct launch_request rq;
@@ -77,6 +81,8 @@ struct bwrap_launch {
 	int git_ssh_alive;
 	struct pty pty;
 	struct textbuf text, nul, tail; /* bwrap's arguments (bwrap_build()) */
+	struct landlock_launch ll;	/* linux_landlock: its rules and relay */
+	struct landlock_context llc;	/* and omnibox-init's command line */
 };
 
 /* L with nothing made yet: every descriptor and pid -1. */

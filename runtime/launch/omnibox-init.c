@@ -53,6 +53,8 @@
  *                       once the rules are in, before the agent starts.
  *   --ll-net-connect PORT  TCP connect to PORT allowed (1 to 65535;
  *                       repeatable; only with --ll-fs).  No TCP bind at all.
+ *   --ll-net-any        TCP is not handled: the host's network, for a
+ *                       policy that allows it (not with --ll-net-connect).
  *
  * So nothing of the filesystem is reachable but what the rules grant (not
  * even /dev/stdout reopened: the launch grants what the agent needs), and
@@ -120,7 +122,8 @@ usage(void)
 	      "                    [--rlimit-nofile N] [--rlimit-nproc N] [--fs-write PATH]...\n"
 	      "                    [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]\n"
 	      "                    [--seccomp-fd FD] [--ll-fs FD RIGHTS]...\n"
-	      "                    [--ll-net-connect PORT]... [--ll-min-abi N] -- ARGV...\n"
+	      "                    [--ll-net-connect PORT]... [--ll-net-any] [--ll-min-abi N]\n"
+	      "                    -- ARGV...\n"
 	      "       omnibox-init --git-ssh [SSH-OPTIONS] [USER@]HOST COMMAND\n"
 	      "--transparent 443,80,...: transparent egress (Linux): the relay also answers\n"
 	      "DNS on 127.0.0.53:53 and listens on 0.0.0.0:PORT for each port\n"
@@ -217,6 +220,10 @@ parse_ll_option(struct init_options *io, int argc, char **argv, int *i)
 		*i += 1;
 		return true;
 	}
+	if (!strcmp(opt, "--ll-net-any")) {
+		io->ll_net_any = true;
+		return true;
+	}
 	if (!strcmp(opt, "--ll-min-abi") && *i + 1 < argc) {
 		if ((v = number(argv[*i + 1], 0, 1000000)) < 0)
 			bad_args("--ll-min-abi %s: not a Landlock ABI version", argv[*i + 1]);
@@ -231,8 +238,11 @@ parse_ll_option(struct init_options *io, int argc, char **argv, int *i)
 static void
 check_ll_options(const struct init_options *io)
 {
-	if (io->n_ll_ports && !io->n_ll_fs)
-		bad_args("--ll-net-connect needs --ll-fs (the full ruleset)");
+	if ((io->n_ll_ports || io->ll_net_any) && !io->n_ll_fs)
+		bad_args("%s needs --ll-fs (the full ruleset)",
+			 io->n_ll_ports ? "--ll-net-connect" : "--ll-net-any");
+	if (io->n_ll_ports && io->ll_net_any)
+		bad_args("--ll-net-connect does not go with --ll-net-any");
 	if (!io->n_ll_fs)
 		return;
 	if (io->n_writable)
@@ -359,7 +369,8 @@ main(int argc, char **argv)
 	keep_fds(&io);
 	/* The sockets that need a privilege first, and then no privilege at
 	 * all, before anything else can go wrong. */
-	if (init_bind_transparent(&io, &st, err, sizeof(err)) < 0 ||
+	if ((io.n_ll_fs && init_hold_tree(&st, err, sizeof(err)) < 0) ||
+	    init_bind_transparent(&io, &st, err, sizeof(err)) < 0 ||
 	    init_become_launcher(&io, err, sizeof(err)) < 0 ||
 	    init_drop_caps(err, sizeof(err)) < 0 || init_confine(&io, &st, err, sizeof(err)) < 0 ||
 	    init_announce_ready(&io, &st, err, sizeof(err)) < 0 ||

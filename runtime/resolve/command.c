@@ -114,7 +114,11 @@ launch_env_build(struct arena *a, const struct policy *p, char *const *environ,
 {
 	struct env_value *extra = arena_alloc(a, (e->n_extra + 1) * sizeof(*extra));
 	struct env_launch l = {
-	    .linux = e->linux, .pwd = e->pwd, .proxy_url = e->proxy_url, .extra = extra};
+	    .linux = e->linux,
+	    .pwd = e->pwd,
+	    .home = e->home,
+	    .proxy_url = e->proxy_url,
+	    .extra = extra};
 
 	for (size_t i = 0; i < e->n_extra; i++) {
 		const char *eq = strchr(e->extra[i], '=');

@@ -59,6 +59,7 @@ struct launch_env {
 	const char *pwd;       /* where the command starts */
 	const char *proxy_url; /* egress: the relay's URL, or NULL */
 	bool linux;	       /* Linux's bwrap launch (env_launch.linux) */
+	const char *home;      /* HOME inside, or NULL: passed on (env_launch.home) */
 	char *const *extra;    /* NAME=VALUE set after the allow-list (placeholders), or NULL */
 	size_t n_extra;
 };

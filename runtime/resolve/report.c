@@ -161,7 +161,7 @@ launch_report(const struct compile_options *o, const struct policy *p, struct ar
 			launch_plan_close(&plan);
 			return rc;
 		}
-		launch_describe(&plan, &out);
+		launch_describe(&plan, NULL, &out);
 		launch_plan_close(&plan);
 	}
 	fwrite(out.data, 1, out.len, stdout);

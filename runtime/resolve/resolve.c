@@ -1366,6 +1366,8 @@ build_env(struct rctx *r)
 	    .linux = r->linux_target,
 	};
 
+	if (r->rq->landlock && r->private_home)
+		e.home = arena_printf(r->a, "%s/%s", r->plan->scratch, BWRAP_PRIVATE_HOME);
 	if (r->plan->policy->os_env.sandbox.n_egress)
 		e.proxy_url = arena_printf(r->a, "http://127.0.0.1:%s",
 					   r->rq->proxy_port ? r->rq->proxy_port : "{PORT}");
@@ -2395,8 +2397,9 @@ resolve_private_home(struct rctx *r)
 	r->private_home = arena_alloc(r->a, sizeof(*r->private_home));
 	*r->private_home = (struct bwrap_grant){
 	    home, fd, true, true, "the private home", 0, false, false, NULL};
-	add_mask(r, arena_printf(r->a, "%s/%s", r->plan->scratch, BWRAP_PRIVATE_HOME), true,
-		 "the private home, seen only at the home directory");
+	if (!r->rq->landlock)
+		add_mask(r, arena_printf(r->a, "%s/%s", r->plan->scratch, BWRAP_PRIVATE_HOME),
+			 true, "the private home, seen only at the home directory");
 	return 0;
 }
 
@@ -2594,7 +2597,10 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 	{
 		struct loc loc;
 		const char *why = refuse_launch(
-		    a, rq->policy, r.linux_target ? SANDBOX_LINUX_BWRAP : SANDBOX_DARWIN_SEATBELT,
+		    a, rq->policy,
+		    rq->landlock ? SANDBOX_LINUX_LANDLOCK
+		    : r.linux_target ? SANDBOX_LINUX_BWRAP
+				     : SANDBOX_DARWIN_SEATBELT,
 		    r.linux_target ? "linux" : "darwin", &loc);
 
 		if (why)
@@ -2723,9 +2729,12 @@ launch_cleanup(struct launch_plan *plan)
 }
 
 void
-launch_describe(const struct launch_plan *plan, struct textbuf *out)
+launch_describe(const struct launch_plan *plan, const char *argv_text, struct textbuf *out)
 {
-	bwrap_build(plan->policy, &plan->ctx, NULL, out, NULL, NULL);
+	if (argv_text)
+		tb_puts(out, argv_text);
+	else
+		bwrap_build(plan->policy, &plan->ctx, NULL, out, NULL, NULL);
 	tb_puts(out, "# environment (values not shown):");
 	for (size_t i = 0; plan->env[i]; i++) {
 		char *name = strndup(plan->env[i], strcspn(plan->env[i], "="));

@@ -61,6 +61,10 @@ struct launch_request {
 	int seccomp_fd, status_fd; /* for the argv; -1 when not known */
 	int ready_fd;		   /* omnibox-init's --ready-fd; -1 when not known */
 	bool landlock_scope;	   /* scope abstract sockets and signals (network shared) */
+	/* linux_landlock: no bwrap, no mount.  The private home is not masked
+	 * in the scratch dir (HOME names it there instead of a mount at the
+	 * home), and nothing is checked of a bwrap. */
+	bool landlock;
 
 	/* macOS: the relay's command line, before the command (egress only),
 	 * and the per-user dyld cache dir (or NULL). */
@@ -149,11 +153,12 @@ int launch_quarantine(const struct launch_plan *plan, FILE *out);
 void launch_cleanup(struct launch_plan *plan);
 
 /*
- * The bwrap argument text of PLAN followed by what else the launch sets:
+ * The bwrap argument text of PLAN (or ARGV_TEXT, linux_landlock's
+ * omnibox-init command line, when not NULL) followed by what else the launch sets:
  * the environment's names (values may be secrets), the scratch dir, grants
  * not mounted and notes.  For --dry-run and --resolve.
  */
-void launch_describe(const struct launch_plan *plan, struct textbuf *out);
+void launch_describe(const struct launch_plan *plan, const char *argv_text, struct textbuf *out);
 
 /*
  * omnibox-init for a program installed in EXE_DIR: beside it (the build

@@ -278,7 +278,7 @@ child(const struct ll_opened *o)
 
 	for (size_t i = 0; i < o->n_rules; i++)
 		r[i] = (struct landlock_fd_rule){o->rules[i].fd, o->rules[i].rights};
-	if (landlock_confine(r, o->n_rules, NULL, 0, err, sizeof(err)) < 0) {
+	if (landlock_confine(r, o->n_rules, NULL, 0, false, err, sizeof(err)) < 0) {
 		fprintf(stderr, "%s\n", err);
 		return 100;
 	}
