@@ -14,6 +14,7 @@ const struct emitter emitters[] = {
     {"ir", "policy.ir.json", TARGET_ALL_BITS, false, false, emit_ir},
     {"egress", "egress.rules", TARGET_ALL_BITS, false, false, emit_egress},
     {"bwrap", "bwrap.args", TARGET_BIT(TARGET_LINUX), true, false, emit_bwrap},
+    {"landlock", "landlock.args", TARGET_BIT(TARGET_LINUX), true, false, emit_landlock},
     {"seccomp", "seccomp.pfc", TARGET_BIT(TARGET_LINUX), true, false, emit_seccomp},
     {"seccomp-bpf", "seccomp.bpf", TARGET_BIT(TARGET_LINUX), true, true, emit_seccomp_bpf},
     {"seccomp-landlock", "seccomp-landlock.pfc", TARGET_BIT(TARGET_LINUX), true, false,

@@ -58,6 +58,7 @@ int emit_check_target(const struct policy *p, enum target t, struct diag *d);
 int emit_ir(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 int emit_egress(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 int emit_bwrap(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
+int emit_landlock(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 int emit_env(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 
 #endif

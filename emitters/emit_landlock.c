@@ -188,8 +188,8 @@ init_options(const struct policy *p, const struct landlock_context *c, struct ou
 		comment(o, "allow_network: false (line %u): no TCP connect or bind at all",
 			sb->allow_network.loc.line);
 	} else {
-		comment(o, "allow_network: true: ... but Landlock's TCP rules handle connect and bind: "
-			   "none is given, so none is allowed");
+		comment(o, "allow_network: true: TCP is left to the host's network");
+		arg(o, "--ll-net-any");
 	}
 	for (size_t i = 0; i < sizeof(rl) / sizeof(rl[0]); i++) {
 		if (!rl[i].v->present)
@@ -211,6 +211,26 @@ landlock_build(const struct policy *p, const struct landlock_context *c, struct 
 	struct out o = {text, nul};
 	struct approx_out ao = {&o};
 
+	tb_printf(text, "# omnibox-init's command line for %s%s%s under linux_landlock, one "
+			"argument per line\n",
+		  p->source, p->terminal ? ", terminal " : "", p->terminal ? p->terminal->name : "");
+	if (!c->resolved)
+		tb_puts(text,
+			"# (the backend where no namespace can be made: type linux_landlock, or auto "
+			"there)\n"
+			"# placeholders: {INIT} omnibox-init, {CWD} workspace, {SCRATCH} private "
+			"scratch dir,\n"
+			"# {COMMAND} the agent's command, {EXEC} its canonical path, {PORT} the egress "
+			"proxy's\n"
+			"# loopback port, {SECCOMP_FD} the filter of --emit=seccomp-landlock-bpf, "
+			"{READY_FD} a\n"
+			"# socket to omnibox-run, {FD} a descriptor omnibox-run opens on the path "
+			"named above it,\n"
+			"# walking it one component at a time from the grant's own descriptor, never "
+			"following\n"
+			"# a symbolic link; RIGHTS in decimal, the kernel's LANDLOCK_ACCESS_FS_* "
+			"bits.\n"
+			"# `omnibox-run --dry-run` prints the command line it would execute here\n");
 	comment(&o, "what the backend cannot enforce exactly (--explain):");
 	if (!llbackend_settings(p, false, approx_row, &ao))
 		comment(&o, "  nothing");
@@ -233,4 +253,19 @@ landlock_build(const struct policy *p, const struct landlock_context *c, struct 
 		arg(&o, "{COMMAND}");
 	for (size_t i = 0; c->command && i < c->n_command; i++)
 		arg(&o, c->command[i]);
+}
+
+int
+emit_landlock(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
+{
+	struct landlock_context c = {.seccomp_fd = -1, .ready_fd = -1};
+
+	if (emit_check_target(p, t, d) < 0)
+		return -1;
+	if (p->os_env.sandbox.type == SANDBOX_NONE) {
+		tb_printf(out, "# sandbox type none: the command runs without a sandbox\n");
+		return 0;
+	}
+	landlock_build(p, &c, out, NULL);
+	return 0;
 }

@@ -50,6 +50,7 @@ trap 'rm -rf "$tmp"' EXIT
 kinds="ir linux expect.ir.json
 egress linux expect.egress
 bwrap linux expect.bwrap
+landlock linux expect.landlock
 seccomp linux ../seccomp/expect.seccomp
 env linux expect.env
 sbpl darwin expect.sbpl
