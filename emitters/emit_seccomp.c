@@ -571,10 +571,10 @@ static const struct {
 
 /*
  * The name of a refusal of NAME whose arguments say more than the call
- * (the landlock variant's socketpair, TCP Fast Open), into BUF; false
- * when they do not.
+ * (the landlock variant's socketpair, TCP Fast Open), into BUF; BUF is
+ * left alone when they do not.
  */
-static bool
+static void
 args_name(const char *name, const uint64_t args[6], char *buf, size_t len)
 {
 	char f[24];
@@ -583,19 +583,18 @@ args_name(const char *name, const uint64_t args[6], char *buf, size_t len)
 		snprintf(buf, len, "socketpair(%s)",
 			 value_name(family_names, sizeof(family_names) / sizeof(family_names[0]),
 				    args[0], f, sizeof(f)));
-		return true;
+		return;
 	}
 	if (!strcmp(name, "setsockopt") && (uint32_t)args[1] == IPPROTO_TCP &&
 	    (uint32_t)args[2] == TCP_FASTOPEN_CONNECT) {
 		snprintf(buf, len, "setsockopt(TCP_FASTOPEN_CONNECT)");
-		return true;
+		return;
 	}
 	for (size_t i = 0; i < sizeof(send_flags) / sizeof(send_flags[0]); i++)
 		if (!strcmp(name, send_flags[i].call) && (args[send_flags[i].arg] & MSG_FASTOPEN)) {
 			snprintf(buf, len, "%s(MSG_FASTOPEN)", name);
-			return true;
+			return;
 		}
-	return false;
 }
 
 /* The ABI of a report, as seccomp_arch_table names it: x32 by bit 30 of the number. */

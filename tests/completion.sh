@@ -128,8 +128,9 @@ expect omnibox-compile 'omnibox-compile missing.yaml --terminal=' ''
 
 # --emit kinds, --target values, --format values.
 expect omnibox-compile 'omnibox-compile agent.yaml --emit=' \
-	'bwrap egress env ir sbpl sbpl-params seccomp seccomp-bpf winjob'
-expect omnibox-compile 'omnibox-compile agent.yaml --emit=sec' 'seccomp seccomp-bpf'
+	'bwrap egress env ir sbpl sbpl-params seccomp seccomp-bpf seccomp-landlock seccomp-landlock-bpf winjob'
+expect omnibox-compile 'omnibox-compile agent.yaml --emit=sec' \
+	'seccomp seccomp-bpf seccomp-landlock seccomp-landlock-bpf'
 expect omnibox-compile 'omnibox-compile -e sb' 'sbpl sbpl-params'
 expect omnibox-compile 'omnibox-compile --emit w' 'winjob'
 expect omnibox-compile 'omnibox-compile agent.yaml --target=' 'all darwin linux windows'

@@ -11,7 +11,9 @@
 # `args` adds command-line arguments (e.g. --terminal=bash).
 #
 # The seccomp filter does not depend on the policy: every policy's
-# --emit=seccomp is compared with the one golden/seccomp/expect.seccomp.
+# --emit=seccomp is compared with the one golden/seccomp/expect.seccomp, and
+# its linux_landlock variant (--emit=seccomp-landlock) with
+# golden/seccomp/expect.seccomp-landlock.
 #
 # Every valid policy's resolved launch on Linux against a fixture workspace
 # and home (tests/golden_resolved.py: the exact argv, normalized) is
@@ -52,6 +54,7 @@ egress linux expect.egress
 bwrap linux expect.bwrap
 landlock linux expect.landlock
 seccomp linux ../seccomp/expect.seccomp
+seccomp-landlock linux ../seccomp/expect.seccomp-landlock
 env linux expect.env
 sbpl darwin expect.sbpl
 sbpl-params darwin expect.sbpl-params
@@ -126,7 +129,7 @@ for dir in "$golden"/*/; do
 				fi
 			else
 				compare "$dir/$(basename "$file").err" "$tmp/err"
-				[ "$mode" = update ] && [ "$kind" != seccomp ] && rm -f "$dir/$file"
+				case $kind in seccomp*) ;; *) [ "$mode" = update ] && rm -f "$dir/$file" ;; esac
 			fi
 		done <<KINDS
 $kinds

@@ -30,6 +30,7 @@
 #include <linux/net.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -2434,6 +2435,596 @@ Test(seccomp_ia32, i386_getpid_and_other_socketcalls_work)
 	require_ia32();
 	WORKS(i386_getpid);
 	WORKS(i386_socketcall_connect);
+}
+
+#endif
+
+/* ---- the linux_landlock backend's variant ----------------------------------- */
+
+static struct prog ll_tree = {.label = "landlock binary-tree"},
+		   ll_flat = {.label = "landlock linear"};
+
+static void
+ll_prog_build(struct prog *p, bool binary_tree)
+{
+	char err[256];
+
+	cr_assert_eq(
+	    seccomp_generate_variant(binary_tree, false, false, true, &p->tb, err, sizeof(err)), 0,
+	    "seccomp_generate_variant(%s): %s", p->label, err);
+	cr_assert(p->tb.len && p->tb.len % sizeof(struct sock_filter) == 0);
+	p->insns = (const struct sock_filter *)p->tb.data;
+	p->n = p->tb.len / sizeof(struct sock_filter);
+}
+
+static void
+ll_programs_build(void)
+{
+	programs_build();
+	ll_prog_build(&ll_tree, true);
+	ll_prog_build(&ll_flat, false);
+}
+
+static void
+ll_programs_free(void)
+{
+	programs_free();
+	tb_free(&ll_tree.tb);
+	tb_free(&ll_flat.tb);
+}
+
+TestSuite(seccomp_landlock, .init = ll_programs_build, .fini = ll_programs_free);
+
+/* Run both programs of the variant on one call and check each gives WANT. */
+static void __attribute__((format(printf, 5, 6)))
+check_ll(const struct abi *abi, uint32_t nr, const uint64_t args[6], uint32_t want, const char *fmt,
+	 ...)
+{
+	const struct prog *progs[] = {&ll_tree, &ll_flat};
+	char what[200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < LEN(progs); i++) {
+		uint32_t got = verdict(progs[i], abi->audit_arch, nr, args);
+
+		if (got != want)
+			cr_assert_fail("%s %s: the %s filter says %s, expected %s", abi->name, what,
+				       progs[i]->label, vname(got).s, vname(want).s);
+	}
+}
+
+/* The variant as the tables describe it: a call the landlock rules name is theirs alone. */
+static uint32_t
+ll_table_verdict(const char *name, const uint64_t args[6], bool wide)
+{
+	const struct seccomp_rule *t = seccomp_rule_table;
+	size_t n = seccomp_rule_table_len;
+
+	if (!name)
+		return SECCOMP_RET_ALLOW;
+	if (seccomp_landlock_replaces(name)) {
+		t = seccomp_landlock_rule_table;
+		n = seccomp_landlock_rule_table_len;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(t[i].name, name) && rule_holds(&t[i], args, wide))
+			return SECCOMP_RET_ERRNO | (uint32_t)t[i].err;
+	return SECCOMP_RET_ALLOW;
+}
+
+/* The number of NAME on ABI, which must have it. */
+static uint32_t
+ll_nr(const struct abi *abi, const char *name)
+{
+	long nr = nr_of(abi, name);
+
+	cr_assert_geq(nr, 0, "no %s on %s", name, abi->name);
+	return (uint32_t)nr;
+}
+
+Test(seccomp_landlock, the_rules_have_no_number_and_name_calls_the_tables_classify)
+{
+	for (size_t i = 0; i < seccomp_landlock_rule_table_len; i++) {
+		const struct seccomp_rule *r = &seccomp_landlock_rule_table[i];
+
+		cr_assert_eq(r->nr, 0, "the landlock rule for %s has a number", r->name);
+		cr_assert_geq(seccomp_classify(r->name), 0, "%s is in neither table", r->name);
+		cr_assert_eq(r->reported, r->err == EPERM, "%s: reported and EPERM disagree",
+			     r->name);
+	}
+	cr_assert(seccomp_landlock_replaces("socket") && seccomp_landlock_replaces("socketcall"));
+	cr_assert(!seccomp_landlock_replaces("mount") && !seccomp_landlock_replaces("connect"));
+}
+
+/* Every number of every ABI, arguments 0: the base rules hold, but for the calls replaced. */
+Test(seccomp_landlock, every_syscall_number_gets_what_the_tables_say_on_every_abi)
+{
+	static const uint64_t zero[6];
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		const struct abi *abi = &abis[a];
+
+		for (uint32_t i = 0; i <= SWEEP_MAX; i++) {
+			uint32_t nr = abi->nr_bit | i;
+			char *name = name_of(abi, nr);
+			uint32_t want = name ? ll_table_verdict(name, zero, abi->wide)
+					     : number_verdict(abi, nr, NULL, zero);
+
+			check_ll(abi, nr, zero, want, "syscall %u (%s), arguments 0", nr,
+				 name ? name : "unknown");
+			free(name);
+		}
+	}
+}
+
+Test(seccomp_landlock, socket_allows_only_inet_and_inet6_tcp_streams)
+{
+	static const uint64_t flags[] = {0, SOCK_CLOEXEC, SOCK_NONBLOCK,
+					 SOCK_CLOEXEC | SOCK_NONBLOCK};
+	static const uint64_t types[] = {
+	    SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP, SOCK_PACKET, 0, 8, 9, 15};
+	static const uint64_t protos[] = {IPPROTO_UDP, IPPROTO_SCTP, IPPROTO_MPTCP, 1, 5,
+					  7,	       255,	     0xffffffff};
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		const struct abi *abi = &abis[a];
+		uint32_t nr = ll_nr(abi, "socket");
+
+		for (uint64_t fam = 0; fam <= AF_MAX; fam++)
+			check_ll(
+			    abi, nr, (uint64_t[6]){fam, SOCK_STREAM | SOCK_CLOEXEC, 0},
+			    fam == AF_INET || fam == AF_INET6 ? SECCOMP_RET_ALLOW : RET_REFUSED,
+			    "socket(%llu, SOCK_STREAM|SOCK_CLOEXEC, 0)", (unsigned long long)fam);
+		for (size_t i = 0; i < 2; i++) {
+			uint64_t fam = i ? AF_INET6 : AF_INET;
+
+			for (size_t f = 0; f < LEN(flags); f++) {
+				check_ll(abi, nr, (uint64_t[6]){fam, SOCK_STREAM | flags[f], 0},
+					 SECCOMP_RET_ALLOW, "socket(%llu, SOCK_STREAM|%#llx, 0)",
+					 (unsigned long long)fam, (unsigned long long)flags[f]);
+				check_ll(abi, nr,
+					 (uint64_t[6]){fam, SOCK_STREAM | flags[f], IPPROTO_TCP},
+					 SECCOMP_RET_ALLOW,
+					 "socket(%llu, SOCK_STREAM|%#llx, IPPROTO_TCP)",
+					 (unsigned long long)fam, (unsigned long long)flags[f]);
+				for (size_t t = 0; t < LEN(types); t++)
+					check_ll(abi, nr,
+						 (uint64_t[6]){fam, types[t] | flags[f], 0},
+						 RET_REFUSED, "socket(%llu, %#llx, 0)",
+						 (unsigned long long)fam,
+						 (unsigned long long)(types[t] | flags[f]));
+			}
+			for (size_t p = 0; p < LEN(protos); p++)
+				check_ll(abi, nr, (uint64_t[6]){fam, SOCK_STREAM, protos[p]},
+					 RET_REFUSED, "socket(%llu, SOCK_STREAM, %llu)",
+					 (unsigned long long)fam, (unsigned long long)protos[p]);
+		}
+		/* Named ones too: AF_UNIX, AF_NETLINK even with NETLINK_ROUTE, AF_PACKET. */
+		check_ll(abi, nr, (uint64_t[6]){AF_UNIX, SOCK_STREAM, 0}, RET_REFUSED,
+			 "socket(AF_UNIX, SOCK_STREAM, 0)");
+		check_ll(abi, nr, (uint64_t[6]){AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0}, RET_REFUSED,
+			 "socket(AF_UNIX, SOCK_DGRAM|SOCK_CLOEXEC, 0)");
+		check_ll(abi, nr, (uint64_t[6]){AF_NETLINK, SOCK_RAW, NETLINK_ROUTE}, RET_REFUSED,
+			 "socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)");
+		check_ll(abi, nr, (uint64_t[6]){AF_PACKET, SOCK_STREAM, 0}, RET_REFUSED,
+			 "socket(AF_PACKET, SOCK_STREAM, 0)");
+	}
+}
+
+/* Garbage above an allowed family or protocol: closed on 64-bit ABIs, ignored by the others. */
+Test(seccomp_landlock, upper_bits_never_let_a_forbidden_socket_through)
+{
+	static const uint64_t upper[] = {1, 0x80000000, 0xffffffff};
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		const struct abi *abi = &abis[a];
+		uint32_t nr = ll_nr(abi, "socket");
+
+		for (size_t u = 0; u < LEN(upper); u++) {
+			uint64_t hi = upper[u] << 32;
+
+			check_ll(abi, nr, (uint64_t[6]){hi | AF_UNIX, SOCK_STREAM, 0}, RET_REFUSED,
+				 "socket(%#llx, SOCK_STREAM, 0)",
+				 (unsigned long long)(hi | AF_UNIX));
+			check_ll(abi, nr, (uint64_t[6]){AF_INET, hi | SOCK_DGRAM, 0}, RET_REFUSED,
+				 "socket(AF_INET, %#llx, 0)",
+				 (unsigned long long)(hi | SOCK_DGRAM));
+			check_ll(abi, nr, (uint64_t[6]){AF_INET, SOCK_STREAM, hi | IPPROTO_UDP},
+				 RET_REFUSED, "socket(AF_INET, SOCK_STREAM, %#llx)",
+				 (unsigned long long)(hi | IPPROTO_UDP));
+			check_ll(abi, nr, (uint64_t[6]){hi | AF_INET, SOCK_STREAM, 0},
+				 abi->wide ? RET_REFUSED : SECCOMP_RET_ALLOW,
+				 "socket(%#llx, SOCK_STREAM, 0)",
+				 (unsigned long long)(hi | AF_INET));
+			check_ll(abi, nr, (uint64_t[6]){AF_INET6, SOCK_STREAM, hi | IPPROTO_TCP},
+				 abi->wide ? RET_REFUSED : SECCOMP_RET_ALLOW,
+				 "socket(AF_INET6, SOCK_STREAM, %#llx)",
+				 (unsigned long long)(hi | IPPROTO_TCP));
+			/* The type's upper half is no type bit: the kernel ignores it. */
+			check_ll(abi, nr, (uint64_t[6]){AF_INET, hi | SOCK_STREAM, 0},
+				 SECCOMP_RET_ALLOW, "socket(AF_INET, %#llx, 0)",
+				 (unsigned long long)(hi | SOCK_STREAM));
+		}
+	}
+}
+
+Test(seccomp_landlock, socketpair_allows_unix_pairs_only)
+{
+	for (size_t a = 0; a < N_ABIS; a++) {
+		const struct abi *abi = &abis[a];
+		uint32_t nr = ll_nr(abi, "socketpair");
+
+		check_ll(abi, nr, (uint64_t[6]){AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, 0x1000},
+			 SECCOMP_RET_ALLOW, "socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC)");
+		check_ll(abi, nr, (uint64_t[6]){AF_UNIX, SOCK_DGRAM, 0, 0x1000}, SECCOMP_RET_ALLOW,
+			 "socketpair(AF_UNIX, SOCK_DGRAM)");
+		check_ll(abi, nr, (uint64_t[6]){AF_UNIX, SOCK_SEQPACKET, 0, 0x1000},
+			 SECCOMP_RET_ALLOW, "socketpair(AF_UNIX, SOCK_SEQPACKET)");
+		for (uint64_t fam = 0; fam <= AF_MAX; fam++)
+			if (fam != AF_UNIX)
+				check_ll(abi, nr, (uint64_t[6]){fam, SOCK_STREAM, 0, 0x1000},
+					 RET_REFUSED, "socketpair(%llu)", (unsigned long long)fam);
+		check_ll(abi, nr, (uint64_t[6]){1ull << 32 | AF_UNIX, SOCK_STREAM, 0, 0x1000},
+			 abi->wide ? RET_REFUSED : SECCOMP_RET_ALLOW, "socketpair(1<<32|AF_UNIX)");
+	}
+}
+
+Test(seccomp_landlock, listen_is_refused_and_bind_connect_accept_are_not)
+{
+	static const uint64_t args[6] = {3, 0x1000, 16};
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		const struct abi *abi = &abis[a];
+
+		check_ll(abi, ll_nr(abi, "listen"), (uint64_t[6]){3, 128}, RET_REFUSED, "listen");
+		check_ll(abi, ll_nr(abi, "listen"), (uint64_t[6]){3, 0}, RET_REFUSED, "listen(0)");
+		check_ll(abi, ll_nr(abi, "bind"), args, SECCOMP_RET_ALLOW, "bind");
+		check_ll(abi, ll_nr(abi, "connect"), args, SECCOMP_RET_ALLOW, "connect");
+		check_ll(abi, ll_nr(abi, "accept4"), args, SECCOMP_RET_ALLOW, "accept4");
+	}
+}
+
+/* The sends that carry flags, by where the flags are. */
+static const struct {
+	const char *call;
+	unsigned arg;
+} fastopen_calls[] = {{"sendto", 3}, {"sendmsg", 2}, {"sendmmsg", 3}, {"send", 3}};
+
+Test(seccomp_landlock, sends_with_msg_fastopen_are_refused_and_other_sends_are_not)
+{
+	static const uint64_t others[] = {0, MSG_NOSIGNAL, MSG_DONTWAIT | MSG_MORE, MSG_ZEROCOPY,
+					  ~(uint64_t)MSG_FASTOPEN};
+	static const uint64_t upper[] = {0, 1ull << 32, 0xffffffffull << 32};
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		const struct abi *abi = &abis[a];
+
+		for (size_t c = 0; c < LEN(fastopen_calls); c++) {
+			long nr = nr_of(abi, fastopen_calls[c].call);
+			unsigned arg = fastopen_calls[c].arg;
+
+			/* send is arm's alone; elsewhere it is sendto or socketcall. */
+			if (nr < 0 && !strcmp(fastopen_calls[c].call, "send"))
+				continue;
+			cr_assert_geq(nr, 0, "no %s on %s", fastopen_calls[c].call, abi->name);
+			for (size_t u = 0; u < LEN(upper); u++) {
+				uint64_t args[6] = {3, 0x1000, 10, 0, 0x2000, 16};
+
+				args[arg] = upper[u] | MSG_FASTOPEN | MSG_NOSIGNAL;
+				check_ll(abi, (uint32_t)nr, args, RET_REFUSED, "%s(%#llx)",
+					 fastopen_calls[c].call, (unsigned long long)args[arg]);
+				/* The base filter lets it through: Landlock is what it lacks. */
+				check_call(abi, (uint32_t)nr, args, SECCOMP_RET_ALLOW, "%s(%#llx)",
+					   fastopen_calls[c].call, (unsigned long long)args[arg]);
+			}
+			for (size_t o = 0; o < LEN(others); o++) {
+				uint64_t args[6] = {3, 0x1000, 10, 0, 0x2000, 16};
+
+				args[arg] = others[o];
+				check_ll(abi, (uint32_t)nr, args, SECCOMP_RET_ALLOW, "%s(%#llx)",
+					 fastopen_calls[c].call, (unsigned long long)others[o]);
+			}
+		}
+		cr_assert_eq(nr_of(abi, "send") >= 0, abi->token == SCMP_ARCH_ARM,
+			     "send is a call of its own on %s", abi->name);
+	}
+}
+
+Test(seccomp_landlock, setsockopt_tcp_fastopen_connect_is_refused_whatever_the_upper_bits)
+{
+	static const uint64_t upper[] = {0, 1ull << 32, 0xffffffffull << 32};
+
+	for (size_t a = 0; a < N_ABIS; a++) {
+		const struct abi *abi = &abis[a];
+		uint32_t nr = ll_nr(abi, "setsockopt");
+
+		for (size_t u = 0; u < LEN(upper); u++) {
+			check_ll(abi, nr,
+				 (uint64_t[6]){3, upper[u] | IPPROTO_TCP, TCP_FASTOPEN_CONNECT},
+				 RET_REFUSED, "setsockopt(%#llx, TCP_FASTOPEN_CONNECT)",
+				 (unsigned long long)(upper[u] | IPPROTO_TCP));
+			check_ll(abi, nr,
+				 (uint64_t[6]){3, IPPROTO_TCP, upper[u] | TCP_FASTOPEN_CONNECT},
+				 RET_REFUSED, "setsockopt(IPPROTO_TCP, %#llx)",
+				 (unsigned long long)(upper[u] | TCP_FASTOPEN_CONNECT));
+		}
+		check_ll(abi, nr, (uint64_t[6]){3, IPPROTO_TCP, TCP_NODELAY}, SECCOMP_RET_ALLOW,
+			 "setsockopt(IPPROTO_TCP, TCP_NODELAY)");
+		check_ll(abi, nr, (uint64_t[6]){3, SOL_SOCKET, TCP_FASTOPEN_CONNECT},
+			 SECCOMP_RET_ALLOW, "setsockopt(SOL_SOCKET, 30)");
+		check_ll(abi, nr, (uint64_t[6]){3, SOL_SOCKET, SO_REUSEADDR}, SECCOMP_RET_ALLOW,
+			 "setsockopt(SOL_SOCKET, SO_REUSEADDR)");
+		check_call(abi, nr, (uint64_t[6]){3, IPPROTO_TCP, TCP_FASTOPEN_CONNECT},
+			   SECCOMP_RET_ALLOW, "setsockopt(IPPROTO_TCP, TCP_FASTOPEN_CONNECT)");
+	}
+}
+
+Test(seccomp_landlock, x86_socketcall_is_refused_whatever_the_operation)
+{
+	uint32_t nr = ll_nr(ABI_X86, "socketcall");
+
+	for (uint64_t call = 0; call <= SYS_SENDMMSG + 1; call++)
+		check_ll(ABI_X86, nr, (uint64_t[6]){call, 0x1000}, RET_REFUSED, "socketcall(%llu)",
+			 (unsigned long long)call);
+	/* x86's direct calls are checked as on the other ABIs. */
+	check_ll(ABI_X86, ll_nr(ABI_X86, "socket"), (uint64_t[6]){AF_UNIX, SOCK_STREAM},
+		 RET_REFUSED, "socket(AF_UNIX)");
+	check_ll(ABI_X86, ll_nr(ABI_X86, "socket"), (uint64_t[6]){AF_INET, SOCK_STREAM},
+		 SECCOMP_RET_ALLOW, "socket(AF_INET, SOCK_STREAM)");
+}
+
+/* The base filter (the bwrap backend's) is the one it was: the variant is its own program. */
+Test(seccomp_landlock, the_base_filter_keeps_unix_sockets_listen_and_fast_open)
+{
+	for (size_t a = 0; a < N_ABIS; a++) {
+		const struct abi *abi = &abis[a];
+
+		check_call(abi, ll_nr(abi, "socket"), (uint64_t[6]){AF_UNIX, SOCK_STREAM, 0},
+			   SECCOMP_RET_ALLOW, "socket(AF_UNIX, SOCK_STREAM, 0)");
+		check_call(abi, ll_nr(abi, "socket"), (uint64_t[6]){AF_INET, SOCK_DGRAM, 0},
+			   SECCOMP_RET_ALLOW, "socket(AF_INET, SOCK_DGRAM, 0)");
+		check_call(abi, ll_nr(abi, "socket"),
+			   (uint64_t[6]){AF_NETLINK, SOCK_RAW, NETLINK_ROUTE}, SECCOMP_RET_ALLOW,
+			   "socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE)");
+		check_call(abi, ll_nr(abi, "socketpair"), (uint64_t[6]){AF_INET, SOCK_STREAM, 0},
+			   SECCOMP_RET_ALLOW, "socketpair(AF_INET)");
+		check_call(abi, ll_nr(abi, "listen"), (uint64_t[6]){3, 128}, SECCOMP_RET_ALLOW,
+			   "listen");
+	}
+	check_call(ABI_X86, ll_nr(ABI_X86, "socketcall"), (uint64_t[6]){SYS_LISTEN, 0x1000},
+		   SECCOMP_RET_ALLOW, "socketcall(SYS_LISTEN)");
+}
+
+Test(seccomp_landlock, the_base_refusals_stay_in_the_variant)
+{
+	static const char *const calls[] = {
+	    "ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
+	    "kcmp",   "io_uring_setup",	  "open_by_handle_at", "keyctl",
+	    "bpf",    "perf_event_open",  "userfaultfd",       "mount",
+	    "unshare"};
+	static const uint64_t zero[6];
+
+	for (size_t a = 0; a < N_ABIS; a++)
+		for (size_t i = 0; i < LEN(calls); i++) {
+			long nr = nr_of(&abis[a], calls[i]);
+
+			if (nr >= 0)
+				check_ll(&abis[a], (uint32_t)nr, zero, RET_REFUSED, "%s", calls[i]);
+		}
+	for (size_t a = 0; a < N_ABIS; a++)
+		check_ll(&abis[a], ll_nr(&abis[a], "ioctl"), (uint64_t[6]){0, TIOCSTI}, RET_REFUSED,
+			 "ioctl(TIOCSTI)");
+}
+
+Test(seccomp_landlock, the_reporting_variant_differs_only_in_the_refusal_action)
+{
+	const struct prog *progs[] = {&ll_tree, &ll_flat};
+
+	for (size_t i = 0; i < LEN(progs); i++) {
+		const struct prog *p = progs[i];
+		struct textbuf want = {0};
+		struct sock_filter *out = malloc(p->tb.len);
+		char err[256];
+		size_t refusals = count_returns(p->insns, p->n, RET_EPERM);
+
+		cr_assert_not_null(out);
+		cr_assert_eq(seccomp_generate_variant(p == &ll_tree, false, true, true, &want, err,
+						      sizeof(err)),
+			     0, "%s", err);
+		cr_assert_eq(count_reports(p->insns, p->n), 0, "%s reports", p->label);
+		cr_assert(refusals > 0 && filter_eperm_to_notify(p->insns, out, p->n) == refusals);
+		cr_assert(want.len == p->tb.len && !memcmp(out, want.data, want.len),
+			  "the reporting %s is not libseccomp's build with SCMP_ACT_NOTIFY",
+			  p->label);
+		free(out);
+		tb_free(&want);
+	}
+}
+
+Test(seccomp_landlock, the_emitters_write_the_variant)
+{
+	size_t len, blen;
+	char *text = emit(emit_seccomp_landlock, &len),
+	     *bin = emit(emit_seccomp_landlock_bpf, &blen);
+	struct textbuf pfc = {0};
+	char err[256];
+
+	cr_assert(blen == ll_tree.tb.len && !memcmp(bin, ll_tree.tb.data, blen),
+		  "emit_seccomp_landlock_bpf is not the variant's binary-tree program");
+	cr_assert(blen != tree.tb.len || memcmp(bin, tree.tb.data, blen),
+		  "the variant is the base filter");
+	cr_assert_eq(seccomp_generate_variant(true, true, false, true, &pfc, err, sizeof(err)), 0,
+		     "%s", err);
+	tb_putc(&pfc, 0);
+	cr_assert(len > pfc.len - 1 && !strcmp(text + len - (pfc.len - 1), pfc.data),
+		  "the text does not end with the variant's binary-tree PFC");
+	for (const char *p = text; p < text + len - (pfc.len - 1); p = strchr(p, '\n') + 1)
+		cr_assert_eq(*p, '#', "a header line is not a comment: %.40s", p);
+	cr_assert_not_null(strstr(text, "linux_landlock"));
+	cr_assert_not_null(strstr(text, "x86_64 x86 x32 aarch64 arm"));
+	cr_assert_not_null(strstr(text, "filter for syscall \"listen\""));
+	cr_assert_not_null(strstr(text, "filter for syscall \"send\" (289)"), "arm's send");
+	cr_assert_null(strstr(text, "(4294967187)"), "send's pseudo number in the text");
+	free(text);
+	free(bin);
+	tb_free(&pfc);
+}
+
+Test(seccomp_names, the_landlock_variants_refusals_name_what_they_refuse)
+{
+	long x86 = nr_of(ABI_X86, "socketcall");
+
+	if (seccomp_arch_native() != SCMP_ARCH_X86_64)
+		cr_skip_test("the names below are x86_64's, this machine's ABI is another");
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket, (uint64_t[6]){AF_UNIX, SOCK_STREAM},
+			    "socket(AF_UNIX)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket,
+			    (uint64_t[6]){AF_INET, SOCK_DGRAM | SOCK_CLOEXEC},
+			    "socket(AF_INET, SOCK_DGRAM)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket, (uint64_t[6]){AF_INET6, SOCK_RAW, 58},
+			    "socket(AF_INET6, SOCK_RAW)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket,
+			    (uint64_t[6]){AF_INET6, SOCK_STREAM, IPPROTO_MPTCP},
+			    "socket(AF_INET6, SOCK_STREAM, IPPROTO_MPTCP)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socket,
+			    (uint64_t[6]){AF_INET, SOCK_STREAM, IPPROTO_UDP},
+			    "socket(AF_INET, SOCK_STREAM, 17)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_socketpair, (uint64_t[6]){AF_NETLINK},
+			    "socketpair(AF_NETLINK)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_listen, (uint64_t[6]){3, 128}, "listen", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_sendto,
+			    (uint64_t[6]){3, 0, 0, MSG_FASTOPEN | MSG_NOSIGNAL},
+			    "sendto(MSG_FASTOPEN)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_sendmsg, (uint64_t[6]){3, 0, MSG_FASTOPEN},
+			    "sendmsg(MSG_FASTOPEN)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_sendmmsg, (uint64_t[6]){3, 0, 1, MSG_FASTOPEN},
+			    "sendmmsg(MSG_FASTOPEN)", false);
+	assert_refusal_name(AUDIT_ARCH_X86_64, SYS_setsockopt,
+			    (uint64_t[6]){3, IPPROTO_TCP, TCP_FASTOPEN_CONNECT},
+			    "setsockopt(TCP_FASTOPEN_CONNECT)", false);
+	cr_assert_geq(x86, 0);
+	assert_refusal_name(AUDIT_ARCH_I386, (uint32_t)x86, (uint64_t[6]){SYS_LISTEN},
+			    "socketcall [x86]", false);
+}
+
+/* In the kernel, as omnibox-init loads it (without a listener: EPERM). */
+static long
+socket_unix(void)
+{
+	return socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+}
+
+static long
+socket_inet_udp(void)
+{
+	return socket(AF_INET, SOCK_DGRAM, 0);
+}
+
+static long
+socket_inet6_mptcp(void)
+{
+	return socket(AF_INET6, SOCK_STREAM, IPPROTO_MPTCP);
+}
+
+static long
+socket_inet_tcp_flags(void)
+{
+	long fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, IPPROTO_TCP);
+
+	return fd < 0 ? fd : socket(AF_INET6, SOCK_STREAM, 0);
+}
+
+static long
+socketpair_unix(void)
+{
+	int sv[2];
+
+	return socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+}
+
+/* Without the filter: a port the kernel picks (0). */
+static long
+listen_unbound(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	return fd < 0 ? -1 : listen(fd, 1);
+}
+
+/* Without the filter: ECONNREFUSED, or the SYN sent. */
+static long
+sendto_fastopen(void)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(1)};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0)
+		return -2;
+	return sendto(fd, "x", 1, MSG_FASTOPEN, (struct sockaddr *)&sin, sizeof(sin));
+}
+
+static long
+setsockopt_fastopen_connect(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	if (fd < 0)
+		return -2;
+	return setsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN_CONNECT, &one, sizeof(one));
+}
+
+#define LL_REFUSED(probe) assert_refused(#probe, probe, &ll_tree, EPERM)
+
+static void
+ll_works(const char *what, long (*probe)(void))
+{
+	struct outcome o = run_probe(&ll_tree, probe);
+
+	assert_outcome_reported(what, o);
+	cr_assert_geq(o.ret, 0, "%s under the landlock filter: returned %ld, errno %s", what, o.ret,
+		      errname(o.err));
+}
+
+Test(seccomp_landlock, in_the_kernel_only_tcp_sockets_are_made_and_nothing_listens)
+{
+	LL_REFUSED(socket_unix);
+	LL_REFUSED(socket_inet_udp);
+	LL_REFUSED(socket_inet6_mptcp);
+	LL_REFUSED(socket_netlink_audit);
+	LL_REFUSED(listen_unbound);
+	LL_REFUSED(sendto_fastopen);
+	LL_REFUSED(setsockopt_fastopen_connect);
+	assert_refused("socket_unix", socket_unix, &ll_flat, EPERM);
+	assert_refused("mount_tmpfs", mount_tmpfs, &ll_tree, EPERM);
+	ll_works("socket_inet_tcp_flags", socket_inet_tcp_flags);
+	ll_works("socketpair_unix", socketpair_unix);
+	ll_works("threads", threads);
+	ll_works("exec_true", exec_true);
+	/* The base filter lets all of it be. */
+	WORKS(socket_unix);
+	WORKS(listen_unbound);
+	WORKS(setsockopt_fastopen_connect);
+}
+
+#if defined(__x86_64__)
+
+static long
+i386_socket_unix(void)
+{
+	return int80(I386_SOCKET, AF_UNIX, SOCK_STREAM, 0);
+}
+
+Test(seccomp_landlock, i386_socketcall_is_refused_and_the_direct_socket_checked)
+{
+	require_ia32();
+	assert_refused("i386_socketcall_connect", i386_socketcall_connect, &ll_tree, EPERM);
+	assert_refused("i386_socket_unix", i386_socket_unix, &ll_tree, EPERM);
+	ll_works("i386_socket_inet", i386_socket_inet);
+	ll_works("i386_getpid", i386_getpid);
 }
 
 #endif
