@@ -175,9 +175,15 @@ $(B)/gen/seccomp-landlock.bpf: $(COMPILE)
 	@mkdir -p $(@D)
 	$(call say,GEN,$@)$(COMPILE) --quiet --target=linux --emit=seccomp-landlock-bpf -o $@ examples/minimal.yaml
 
-$(B)/obj/runtime/launch/seccomp_ll_blob.o: runtime/launch/seccomp_ll_blob.S $(B)/gen/seccomp-landlock.bpf
+$(B)/gen/seccomp-landlock-net.bpf: $(COMPILE)
 	@mkdir -p $(@D)
-	$(call say,AS,$@)$(CC) -c -DSECCOMP_LL_BPF_PATH='"$(B)/gen/seccomp-landlock.bpf"' -o $@ $<
+	$(call say,GEN,$@)$(COMPILE) --quiet --target=linux --emit=seccomp-landlock-net-bpf -o $@ examples/minimal.yaml
+
+$(B)/obj/runtime/launch/seccomp_ll_blob.o: runtime/launch/seccomp_ll_blob.S $(B)/gen/seccomp-landlock.bpf \
+		$(B)/gen/seccomp-landlock-net.bpf
+	@mkdir -p $(@D)
+	$(call say,AS,$@)$(CC) -c -DSECCOMP_LL_BPF_PATH='"$(B)/gen/seccomp-landlock.bpf"' \
+		-DSECCOMP_LL_NET_BPF_PATH='"$(B)/gen/seccomp-landlock-net.bpf"' -o $@ $<
 
 # The egress proxy lives in omnibox-run only (OpenSSL, libevent).
 PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \

@@ -174,8 +174,13 @@ init_options(const struct policy *p, const struct landlock_context *c, struct ou
 		   "listener), then closes it");
 	arg(o, "--ready-fd");
 	fd_arg(o, c->ready_fd, "{READY_FD}");
-	comment(o, "the seccomp filter's variant for this backend (--emit=seccomp-landlock): no "
-		   "socket but TCP over IPv4 and IPv6, and socketpair(); no listen()");
+	if (sb->n_egress || !sb->allow_network.value)
+		comment(o, "the seccomp filter's variant for this backend (--emit=seccomp-landlock): "
+			   "no socket but TCP over IPv4 and IPv6, and socketpair(); no listen()");
+	else
+		comment(o, "the seccomp filter's variant for this backend with the host's network "
+			   "(--emit=seccomp-landlock-net): no socket but IPv4 and IPv6, and "
+			   "socketpair()");
 	arg(o, "--seccomp-fd");
 	fd_arg(o, c->seccomp_fd, "{SECCOMP_FD}");
 	if (sb->n_egress) {

@@ -74,6 +74,13 @@ const size_t seccomp_arch_table_len = sizeof(seccomp_arch_table) / sizeof(seccom
 	 .cmp = {{.arg = (a), .op = SCMP_CMP_MASKED_EQ, .mask = (m), .value = (v)}}}
 /* One rule per flag: any one of them set refuses the call, whatever else is set. */
 #define DENY_IF_FLAG(n, a, f) DENY_IF_MASKED(n, a, f, f)
+/* The landlock variant's rules without the host's network (`closed`). */
+#define CLOSED_IF(n, a, o, v)                                                                      \
+	{.name = (n), .err = EPERM, .reported = true, .ncmp = 1, .closed = true,                   \
+	 .cmp = {{.arg = (a), .op = (o), .value = (v)}}}
+#define CLOSED_IF_FLAG(n, a, f)                                                                    \
+	{.name = (n), .err = EPERM, .reported = true, .ncmp = 1, .closed = true,                   \
+	 .cmp = {{.arg = (a), .op = SCMP_CMP_MASKED_EQ, .mask = (f), .value = (f)}}}
 
 /*
  * Names that exist on none of the ABIs of an entry are left out for that
@@ -249,16 +256,18 @@ const struct seccomp_rule seccomp_landlock_rule_table[] = {
 	 * from above them, and refuses any other bit itself.  (type & 0xf) != 1
 	 * is one of bits 1-3 set, or none of the four.
 	 */
-	DENY_IF_FLAG("socket", 1, 0x2), DENY_IF_FLAG("socket", 1, 0x4),
-	DENY_IF_FLAG("socket", 1, 0x8), DENY_IF_MASKED("socket", 1, 0xf, 0),
+	CLOSED_IF_FLAG("socket", 1, 0x2), CLOSED_IF_FLAG("socket", 1, 0x4),
+	CLOSED_IF_FLAG("socket", 1, 0x8),
+	{.name = "socket", .err = EPERM, .reported = true, .ncmp = 1, .closed = true,
+	 .cmp = {{.arg = 1, .op = SCMP_CMP_MASKED_EQ, .mask = 0xf, .value = 0}}},
 	/*
 	 * ... and protocol 0 or IPPROTO_TCP: IPPROTO_MPTCP (262) and
 	 * IPPROTO_SCTP (132) make streams Landlock's TCP rules do not see.
 	 * GT catches garbage above the protocol on 64-bit ABIs.
 	 */
-	DENY_IF("socket", 2, SCMP_CMP_EQ, 1), DENY_IF("socket", 2, SCMP_CMP_EQ, 2),
-	DENY_IF("socket", 2, SCMP_CMP_EQ, 3), DENY_IF("socket", 2, SCMP_CMP_EQ, 4),
-	DENY_IF("socket", 2, SCMP_CMP_EQ, 5), DENY_IF("socket", 2, SCMP_CMP_GT, IPPROTO_TCP),
+	CLOSED_IF("socket", 2, SCMP_CMP_EQ, 1), CLOSED_IF("socket", 2, SCMP_CMP_EQ, 2),
+	CLOSED_IF("socket", 2, SCMP_CMP_EQ, 3), CLOSED_IF("socket", 2, SCMP_CMP_EQ, 4),
+	CLOSED_IF("socket", 2, SCMP_CMP_EQ, 5), CLOSED_IF("socket", 2, SCMP_CMP_GT, IPPROTO_TCP),
 
 	/* socketpair: a connected AF_UNIX pair reaches nothing outside; other families no. */
 	DENY_IF("socketpair", 0, SCMP_CMP_NE, AF_UNIX),
@@ -273,7 +282,7 @@ const struct seccomp_rule seccomp_landlock_rule_table[] = {
 	DENY("socketcall"),
 
 	/* listen: on a socket never bound the kernel binds a port of its choosing, unhooked. */
-	DENY("listen"),
+	{.name = "listen", .err = EPERM, .reported = true, .closed = true},
 
 	/*
 	 * TCP Fast Open: MSG_FASTOPEN connects from the send, past the connect
@@ -282,12 +291,29 @@ const struct seccomp_rule seccomp_landlock_rule_table[] = {
 	 * the comparisons take the low 32 bits, so upper bits change nothing.
 	 * send exists on arm alone (elsewhere it is sendto or socketcall).
 	 */
-	DENY_IF_FLAG("sendto", 3, MSG_FASTOPEN), DENY_IF_FLAG("sendmsg", 2, MSG_FASTOPEN),
-	DENY_IF_FLAG("sendmmsg", 3, MSG_FASTOPEN), DENY_IF_FLAG("send", 3, MSG_FASTOPEN),
-	{.name = "setsockopt", .err = EPERM, .reported = true, .ncmp = 2,
+	CLOSED_IF_FLAG("sendto", 3, MSG_FASTOPEN), CLOSED_IF_FLAG("sendmsg", 2, MSG_FASTOPEN),
+	CLOSED_IF_FLAG("sendmmsg", 3, MSG_FASTOPEN), CLOSED_IF_FLAG("send", 3, MSG_FASTOPEN),
+	{.name = "setsockopt", .err = EPERM, .reported = true, .ncmp = 2, .closed = true,
 	 .cmp = {{.arg = 1, .op = SCMP_CMP_MASKED_EQ, .mask = 0xffffffffu, .value = IPPROTO_TCP},
 		 {.arg = 2, .op = SCMP_CMP_MASKED_EQ, .mask = 0xffffffffu,
 		  .value = TCP_FASTOPEN_CONNECT}}},
+
+	/*
+	 * Without a PID namespace the agent names the host's processes, and
+	 * Landlock's scopes (signals) and ptrace restriction leave these to
+	 * the user's permissions: another process's limits (prlimit64 setting
+	 * them on a pid but 0), its niceness (setpriority of a process but
+	 * this one, of a process group, of the user's every process), its
+	 * scheduling (sched_set* on a pid but 0) and its I/O priority
+	 * (ioprio_set likewise).  On the process itself they stay.
+	 */
+	DENY_IF2("prlimit64", 0, SCMP_CMP_NE, 0, 2, SCMP_CMP_NE, 0),
+	DENY_IF("setpriority", 0, SCMP_CMP_NE, PRIO_PROCESS),
+	DENY_IF2("setpriority", 0, SCMP_CMP_EQ, PRIO_PROCESS, 1, SCMP_CMP_NE, 0),
+	DENY_IF("sched_setaffinity", 0, SCMP_CMP_NE, 0), DENY_IF("sched_setattr", 0, SCMP_CMP_NE, 0),
+	DENY_IF("sched_setparam", 0, SCMP_CMP_NE, 0), DENY_IF("sched_setscheduler", 0, SCMP_CMP_NE, 0),
+	DENY_IF("ioprio_set", 0, SCMP_CMP_NE, 1 /* IOPRIO_WHO_PROCESS */),
+	DENY_IF2("ioprio_set", 0, SCMP_CMP_EQ, 1, 1, SCMP_CMP_NE, 0),
 };
 const size_t seccomp_landlock_rule_table_len =
     sizeof(seccomp_landlock_rule_table) / sizeof(seccomp_landlock_rule_table[0]);
@@ -424,12 +450,19 @@ const size_t seccomp_allowed_table_len = sizeof(seccomp_allowed_table) / sizeof(
 const size_t seccomp_rule_table_len = sizeof(seccomp_rule_table) / sizeof(seccomp_rule_table[0]);
 
 bool
-seccomp_landlock_replaces(const char *name)
+seccomp_variant_replaces(enum seccomp_variant variant, const char *name)
 {
-	for (size_t i = 0; i < seccomp_landlock_rule_table_len; i++)
-		if (!strcmp(seccomp_landlock_rule_table[i].name, name))
+	for (size_t i = 0; variant != SECCOMP_BASE && i < seccomp_landlock_rule_table_len; i++)
+		if (!strcmp(seccomp_landlock_rule_table[i].name, name) &&
+		    (variant == SECCOMP_LANDLOCK || !seccomp_landlock_rule_table[i].closed))
 			return true;
 	return false;
+}
+
+bool
+seccomp_landlock_replaces(const char *name)
+{
+	return seccomp_variant_replaces(SECCOMP_LANDLOCK, name);
 }
 
 int
@@ -999,12 +1032,14 @@ rule_add(scmp_filter_ctx ctx, const struct seccomp_rule *r, bool report)
  * the text true to the program.
  */
 /*
- * Add the rules of TABLE (LEN of them) that ABI A has to CTX, but those for
- * the calls the landlock variant's rules decide when SKIP_REPLACED.
+ * Add the rules of TABLE (LEN of them) that ABI A has to CTX: of the base
+ * table (OWN false) those for the calls VARIANT does not decide by its own
+ * rules; of the landlock table (OWN true) those VARIANT takes.
  */
 static int
 rules_add(scmp_filter_ctx ctx, const struct seccomp_arch *a, const struct seccomp_rule *table,
-	  size_t len, bool skip_replaced, bool report, char *err, size_t errlen)
+	  size_t len, enum seccomp_variant variant, bool own, bool report, char *err,
+	  size_t errlen)
 {
 	for (size_t i = 0; i < len; i++) {
 		const struct seccomp_rule *r = &table[i];
@@ -1013,7 +1048,9 @@ rules_add(scmp_filter_ctx ctx, const struct seccomp_arch *a, const struct seccom
 		/* A numbered rule is the gate's: libseccomp cannot name it. */
 		if (r->nr || !syscall_on_arch(a->token, r->name))
 			continue;
-		if (skip_replaced && seccomp_landlock_replaces(r->name))
+		if (!own && seccomp_variant_replaces(variant, r->name))
+			continue;
+		if (own && r->closed && variant == SECCOMP_LANDLOCK_NET)
 			continue;
 		rc = rule_add(ctx, r, report);
 		if (rc) {
@@ -1026,8 +1063,8 @@ rules_add(scmp_filter_ctx ctx, const struct seccomp_arch *a, const struct seccom
 }
 
 static scmp_filter_ctx
-filter_for_arch(const struct seccomp_arch *a, bool binary_tree, bool report, bool landlock,
-		char *err, size_t errlen)
+filter_for_arch(const struct seccomp_arch *a, bool binary_tree, bool report,
+		enum seccomp_variant variant, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	int rc;
@@ -1049,11 +1086,11 @@ filter_for_arch(const struct seccomp_arch *a, bool binary_tree, bool report, boo
 		seccomp_release(ctx);
 		return NULL;
 	}
-	if (rules_add(ctx, a, seccomp_rule_table, seccomp_rule_table_len, landlock, report, err,
-		      errlen) < 0 ||
-	    (landlock &&
-	     rules_add(ctx, a, seccomp_landlock_rule_table, seccomp_landlock_rule_table_len, false,
-		       report, err, errlen) < 0)) {
+	if (rules_add(ctx, a, seccomp_rule_table, seccomp_rule_table_len, variant, false, report,
+		      err, errlen) < 0 ||
+	    (variant != SECCOMP_BASE &&
+	     rules_add(ctx, a, seccomp_landlock_rule_table, seccomp_landlock_rule_table_len, variant,
+		       true, report, err, errlen) < 0)) {
 		seccomp_release(ctx);
 		return NULL;
 	}
@@ -1099,7 +1136,7 @@ export_filter(scmp_filter_ctx ctx, bool pfc, struct textbuf *out, char *err, siz
 }
 
 int
-seccomp_generate_variant(bool binary_tree, bool pfc, bool report, bool landlock,
+seccomp_generate_variant(bool binary_tree, bool pfc, bool report, enum seccomp_variant variant,
 			 struct textbuf *out, char *err, size_t errlen)
 {
 	scmp_filter_ctx ctx = NULL;
@@ -1108,7 +1145,7 @@ seccomp_generate_variant(bool binary_tree, bool pfc, bool report, bool landlock,
 	int rc;
 
 	/* The gate knows the base table's numbers alone. */
-	for (size_t i = 0; landlock && i < seccomp_landlock_rule_table_len; i++)
+	for (size_t i = 0; variant != SECCOMP_BASE && i < seccomp_landlock_rule_table_len; i++)
 		if (seccomp_landlock_rule_table[i].nr) {
 			snprintf(err, errlen, "the landlock rule for %s has a number",
 				 seccomp_landlock_rule_table[i].name);
@@ -1119,7 +1156,7 @@ seccomp_generate_variant(bool binary_tree, bool pfc, bool report, bool landlock,
 	for (size_t i = 0; i < seccomp_arch_table_len; i++) {
 		const struct seccomp_arch *a = &seccomp_arch_table[i];
 		scmp_filter_ctx one =
-		    filter_for_arch(a, binary_tree, report, landlock, err, errlen);
+		    filter_for_arch(a, binary_tree, report, variant, err, errlen);
 
 		if (!one)
 			goto fail;
@@ -1158,7 +1195,7 @@ int
 seccomp_generate_as(bool binary_tree, bool pfc, bool report, struct textbuf *out, char *err,
 		    size_t errlen)
 {
-	return seccomp_generate_variant(binary_tree, pfc, report, false, out, err, errlen);
+	return seccomp_generate_variant(binary_tree, pfc, report, SECCOMP_BASE, out, err, errlen);
 }
 
 int
@@ -1169,12 +1206,12 @@ seccomp_generate(bool binary_tree, bool pfc, struct textbuf *out, char *err, siz
 
 /* The PFC text, after a header for the base filter or the landlock variant. */
 static int
-emit_text(bool landlock, struct diag *d, struct textbuf *out)
+emit_text(enum seccomp_variant variant, struct diag *d, struct textbuf *out)
 {
 	const struct scmp_version *v = seccomp_version();
 	char err[256];
 
-	if (landlock)
+	if (variant == SECCOMP_LANDLOCK)
 		tb_puts(
 		    out,
 		    "# seccomp filter of the linux_landlock backend: the standalone program\n"
@@ -1183,8 +1220,20 @@ emit_text(bool landlock, struct diag *d, struct textbuf *out)
 		    "# for what no network namespace does there, the socket rules beside "
 		    "Landlock:\n"
 		    "# socket() AF_INET or AF_INET6, SOCK_STREAM, TCP only; socketpair() AF_UNIX\n"
-		    "# only; no listen(), no socketcall(), no TCP Fast Open.\n"
-		    "# The same for every policy: nothing in the policy changes it.\n"
+		    "# only; no listen(), no socketcall(), no TCP Fast Open; and, for what no PID\n"
+		    "# namespace does, no limit, priority or scheduling set on another process.\n"
+		    "# For every policy without the host's network (allow_network: true has\n"
+		    "# --emit=seccomp-landlock-net).\n"
+		    "# ABIs, tested in this order:");
+	else if (variant == SECCOMP_LANDLOCK_NET)
+		tb_puts(
+		    out,
+		    "# seccomp filter of the linux_landlock backend for allow_network: true: the\n"
+		    "# standalone program --emit=seccomp-landlock-net-bpf writes; omnibox-init\n"
+		    "# loads it (--seccomp-fd) before the agent's first instruction.  The rules of\n"
+		    "# --emit=seccomp-landlock but those the host's network makes moot: socket()\n"
+		    "# AF_INET or AF_INET6 only (UDP and listen() too); socketpair() AF_UNIX only;\n"
+		    "# no socketcall(); no limit, priority or scheduling set on another process.\n"
 		    "# ABIs, tested in this order:");
 	else
 		tb_puts(out, "# seccomp filter: the standalone program --emit=seccomp-bpf writes, "
@@ -1212,7 +1261,7 @@ emit_text(bool landlock, struct diag *d, struct textbuf *out)
 	    "# Built by libseccomp %u.%u.%u with binary-tree search; the rules are in "
 	    "emitters/emit_seccomp.c.\n",
 	    EPERM, EPERM, SCMP_ACT_NOTIFY, ENOSYS, v->major, v->minor, v->micro);
-	if (seccomp_generate_variant(true, true, false, landlock, out, err, sizeof(err)) < 0) {
+	if (seccomp_generate_variant(true, true, false, variant, out, err, sizeof(err)) < 0) {
 		diag_error(d, (struct loc){0, 0, 0}, "cannot build the seccomp filter: %s", err);
 		return -1;
 	}
@@ -1220,11 +1269,11 @@ emit_text(bool landlock, struct diag *d, struct textbuf *out)
 }
 
 static int
-emit_program(bool landlock, struct diag *d, struct textbuf *out)
+emit_program(enum seccomp_variant variant, struct diag *d, struct textbuf *out)
 {
 	char err[256];
 
-	if (seccomp_generate_variant(true, false, false, landlock, out, err, sizeof(err)) < 0) {
+	if (seccomp_generate_variant(true, false, false, variant, out, err, sizeof(err)) < 0) {
 		diag_error(d, (struct loc){0, 0, 0}, "cannot build the seccomp filter: %s", err);
 		return -1;
 	}
@@ -1236,7 +1285,7 @@ emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textb
 {
 	(void)p;
 	(void)t;
-	return emit_text(false, d, out);
+	return emit_text(SECCOMP_BASE, d, out);
 }
 
 int
@@ -1244,7 +1293,7 @@ emit_seccomp_bpf(const struct policy *p, enum target t, struct diag *d, struct t
 {
 	(void)p;
 	(void)t;
-	return emit_program(false, d, out);
+	return emit_program(SECCOMP_BASE, d, out);
 }
 
 int
@@ -1252,7 +1301,7 @@ emit_seccomp_landlock(const struct policy *p, enum target t, struct diag *d, str
 {
 	(void)p;
 	(void)t;
-	return emit_text(true, d, out);
+	return emit_text(SECCOMP_LANDLOCK, d, out);
 }
 
 int
@@ -1261,5 +1310,23 @@ emit_seccomp_landlock_bpf(const struct policy *p, enum target t, struct diag *d,
 {
 	(void)p;
 	(void)t;
-	return emit_program(true, d, out);
+	return emit_program(SECCOMP_LANDLOCK, d, out);
+}
+
+int
+emit_seccomp_landlock_net(const struct policy *p, enum target t, struct diag *d,
+			  struct textbuf *out)
+{
+	(void)p;
+	(void)t;
+	return emit_text(SECCOMP_LANDLOCK_NET, d, out);
+}
+
+int
+emit_seccomp_landlock_net_bpf(const struct policy *p, enum target t, struct diag *d,
+			      struct textbuf *out)
+{
+	(void)p;
+	(void)t;
+	return emit_program(SECCOMP_LANDLOCK_NET, d, out);
 }

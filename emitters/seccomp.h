@@ -81,7 +81,18 @@ struct seccomp_rule {
 	 * tables: refused by the gate, always (no comparison).
 	 */
 	int nr;
+	/*
+	 * The landlock variant's rules only: a rule for a policy without the
+	 * host's network (allow_network: false, or egress_rules), left out
+	 * of the variant for allow_network: true (SECCOMP_LANDLOCK_NET).
+	 */
+	bool closed;
 };
+
+/* Which filter: the base one, or the linux_landlock backend's variant
+ * without the host's network (every rule of seccomp_landlock_rule_table)
+ * or with it (those not `closed`). */
+enum seccomp_variant { SECCOMP_BASE, SECCOMP_LANDLOCK, SECCOMP_LANDLOCK_NET };
 
 extern const struct seccomp_rule seccomp_rule_table[];
 extern const size_t seccomp_rule_table_len;
@@ -94,10 +105,12 @@ extern const struct seccomp_rule seccomp_landlock_rule_table[];
 extern const size_t seccomp_landlock_rule_table_len;
 
 /*
- * Whether the landlock variant decides NAME by its own rules alone: the
- * base rules for NAME are then not in it.
+ * Whether the landlock variant (SECCOMP_LANDLOCK) decides NAME by its own
+ * rules alone: the base rules for NAME are then not in it.  And the same
+ * for VARIANT (for SECCOMP_LANDLOCK_NET: a rule not `closed` names it).
  */
 bool seccomp_landlock_replaces(const char *name);
+bool seccomp_variant_replaces(enum seccomp_variant variant, const char *name);
 
 /* A call the filter allows on purpose; NR as in struct seccomp_rule. */
 struct seccomp_allowed {
@@ -171,18 +184,20 @@ int seccomp_generate_as(bool binary_tree, bool pfc, bool report, struct textbuf 
 			size_t errlen);
 
 /*
- * The same, of the base filter (LANDLOCK false: what seccomp_generate_as
- * builds) or of the linux_landlock backend's variant (LANDLOCK true).
+ * The same, of the base filter (SECCOMP_BASE: what seccomp_generate_as
+ * builds) or of one of the linux_landlock backend's variants.
  */
-int seccomp_generate_variant(bool binary_tree, bool pfc, bool report, bool landlock,
-			     struct textbuf *out, char *err, size_t errlen);
+int seccomp_generate_variant(bool binary_tree, bool pfc, bool report,
+			     enum seccomp_variant variant, struct textbuf *out, char *err,
+			     size_t errlen);
 
 /*
  * The emitters (see emit.h).  emit_seccomp: a comment header and the PFC
  * text, for review and golden files.  emit_seccomp_bpf: the raw program.
  * Both are the standalone filter (seccomp_generate).  emit_seccomp_landlock
  * and emit_seccomp_landlock_bpf: the same of the linux_landlock backend's
- * variant.  All ignore P and T; they fail only when libseccomp does,
+ * variant; emit_seccomp_landlock_net(_bpf) of its variant for the host's
+ * network (allow_network: true).  All ignore P and T; they fail only when libseccomp does,
  * reported to D.
  */
 int emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
@@ -191,5 +206,9 @@ int emit_seccomp_landlock(const struct policy *p, enum target t, struct diag *d,
 			  struct textbuf *out);
 int emit_seccomp_landlock_bpf(const struct policy *p, enum target t, struct diag *d,
 			      struct textbuf *out);
+int emit_seccomp_landlock_net(const struct policy *p, enum target t, struct diag *d,
+			      struct textbuf *out);
+int emit_seccomp_landlock_net_bpf(const struct policy *p, enum target t, struct diag *d,
+				  struct textbuf *out);
 
 #endif

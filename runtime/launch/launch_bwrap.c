@@ -39,6 +39,7 @@ extern char **environ;
  * one for bwrap's sandbox, and its variant for linux_landlock's. */
 extern const unsigned char omnibox_seccomp_bpf[], omnibox_seccomp_bpf_end[];
 extern const unsigned char omnibox_seccomp_ll_bpf[], omnibox_seccomp_ll_bpf_end[];
+extern const unsigned char omnibox_seccomp_ll_net_bpf[], omnibox_seccomp_ll_net_bpf_end[];
 
 /* ---- running bwrap ---------------------------------------------------------- */
 
@@ -593,7 +594,11 @@ prepare_host(struct bwrap_launch *l, char *err, size_t errlen)
 		l->scratch_made = true;
 	}
 
-	if (l->landlock)
+	if (l->landlock && bwrap_network_shared(l->p))
+		l->seccomp_fd = fds_sealed_memfd(
+		    "omnibox-seccomp", omnibox_seccomp_ll_net_bpf,
+		    (size_t)(omnibox_seccomp_ll_net_bpf_end - omnibox_seccomp_ll_net_bpf));
+	else if (l->landlock)
 		l->seccomp_fd =
 		    fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_ll_bpf,
 				     (size_t)(omnibox_seccomp_ll_bpf_end - omnibox_seccomp_ll_bpf));

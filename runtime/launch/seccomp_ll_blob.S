@@ -6,7 +6,8 @@
  * --emit=seccomp-landlock-bpf` writes: the base filter's rules, with the
  * socket calls decided by the rules that stand in for the network namespace
  * that backend does not make (emitters/seccomp.h,
- * seccomp_landlock_rule_table).  omnibox-init turns its EPERM refusals into
+ * seccomp_landlock_rule_table), and its variant for allow_network: true
+ * (`--emit=seccomp-landlock-net-bpf`: the `closed` rules left out).  omnibox-init turns its EPERM refusals into
  * reports at load time, as it does the base filter's.
  */
 	.section .rodata
@@ -16,4 +17,10 @@
 omnibox_seccomp_ll_bpf:
 	.incbin SECCOMP_LL_BPF_PATH
 omnibox_seccomp_ll_bpf_end:
+	.global omnibox_seccomp_ll_net_bpf
+	.global omnibox_seccomp_ll_net_bpf_end
+	.balign 8
+omnibox_seccomp_ll_net_bpf:
+	.incbin SECCOMP_LL_NET_BPF_PATH
+omnibox_seccomp_ll_net_bpf_end:
 	.section .note.GNU-stack,"",@progbits

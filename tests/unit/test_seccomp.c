@@ -2450,7 +2450,7 @@ ll_prog_build(struct prog *p, bool binary_tree)
 	char err[256];
 
 	cr_assert_eq(
-	    seccomp_generate_variant(binary_tree, false, false, true, &p->tb, err, sizeof(err)), 0,
+	    seccomp_generate_variant(binary_tree, false, false, SECCOMP_LANDLOCK, &p->tb, err, sizeof(err)), 0,
 	    "seccomp_generate_variant(%s): %s", p->label, err);
 	cr_assert(p->tb.len && p->tb.len % sizeof(struct sock_filter) == 0);
 	p->insns = (const struct sock_filter *)p->tb.data;
@@ -2831,7 +2831,7 @@ Test(seccomp_landlock, the_reporting_variant_differs_only_in_the_refusal_action)
 		size_t refusals = count_returns(p->insns, p->n, RET_EPERM);
 
 		cr_assert_not_null(out);
-		cr_assert_eq(seccomp_generate_variant(p == &ll_tree, false, true, true, &want, err,
+		cr_assert_eq(seccomp_generate_variant(p == &ll_tree, false, true, SECCOMP_LANDLOCK, &want, err,
 						      sizeof(err)),
 			     0, "%s", err);
 		cr_assert_eq(count_reports(p->insns, p->n), 0, "%s reports", p->label);
@@ -2856,7 +2856,7 @@ Test(seccomp_landlock, the_emitters_write_the_variant)
 		  "emit_seccomp_landlock_bpf is not the variant's binary-tree program");
 	cr_assert(blen != tree.tb.len || memcmp(bin, tree.tb.data, blen),
 		  "the variant is the base filter");
-	cr_assert_eq(seccomp_generate_variant(true, true, false, true, &pfc, err, sizeof(err)), 0,
+	cr_assert_eq(seccomp_generate_variant(true, true, false, SECCOMP_LANDLOCK, &pfc, err, sizeof(err)), 0,
 		     "%s", err);
 	tb_putc(&pfc, 0);
 	cr_assert(len > pfc.len - 1 && !strcmp(text + len - (pfc.len - 1), pfc.data),
