@@ -7,6 +7,11 @@
  * policy means on each platform without reading three profile languages.
  * The facts here are those the emitters implement (bwrap.h, sbpl.h,
  * winjob.h) and the docs state; the goldens hold them to it.
+ *
+ * On linux each row has a second status, the linux_landlock backend's, and
+ * its words on a line below when they differ: llbackend_settings() lists
+ * the same rows in the same order, and each is matched to its row here
+ * (tests/unit/test_llbackend.c holds the two lists to each other).
  */
 #include "explain.h"
 

@@ -71,11 +71,14 @@ struct llb_verdict llbackend_setting(const struct policy *p, enum llb_kind kind,
 /*
  * Every setting of P that --explain lists, in its order, through EACH with
  * the setting's words as --explain writes them ("write_paths ./out"), its
- * YAML line (0: a default) and the verdict.  Returns how many are not
- * enforced exactly (approximated or not enforced).  With SETTINGS_ONLY,
- * LLB_BACKEND (what holds for every policy: the host's processes listed
- * in /proc) is left out: `auto` asks whether the policy's own settings are
- * enforced exactly, and says the backend's limits in its one line.
+ * YAML line (0: a default) and the verdict; the rows with no kind of their
+ * own ("sandbox type none", "credential databricks_cli", "terminal NAME")
+ * too.  Returns how many are not enforced exactly (approximated or not
+ * enforced).  With SETTINGS_ONLY, LLB_BACKEND (what holds for every
+ * policy: the host's processes listed in /proc) is left out: `auto` asks
+ * whether the policy's own settings are enforced exactly, and says the
+ * backend's limits in its one line; so does --explain --strict for a
+ * policy typed linux_landlock.
  */
 typedef void llb_each_fn(void *arg, const char *setting, uint32_t line, struct llb_verdict v);
 size_t llbackend_settings(const struct policy *p, bool settings_only, llb_each_fn *each,

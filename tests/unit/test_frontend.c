@@ -310,6 +310,7 @@ Test(sandbox, type_values)
 	    {"linux_bwrap", SANDBOX_LINUX_BWRAP},
 	    {"darwin_seatbelt", SANDBOX_DARWIN_SEATBELT},
 	    {"windows_jobobject", SANDBOX_WINDOWS_JOBOBJECT},
+	    {"linux_landlock", SANDBOX_LINUX_LANDLOCK},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -327,7 +328,7 @@ Test(sandbox, type_values)
 		     "'linux_bwrap'?)");
 	expect_error(SB "    type: firejail\n",
 		     "3:11: error: unknown sandbox type 'firejail' (expected auto, none, "
-		     "linux_bwrap, darwin_seatbelt or windows_jobobject)");
+		     "linux_bwrap, linux_landlock, darwin_seatbelt or windows_jobobject)");
 	expect_error(SB "    type: [x]\n",
 		     "3:11: error: os_env.sandbox.type must be a string or null, got a list");
 }
