@@ -11,6 +11,7 @@
 #include "../compiler/base/textesc.h"
 #include "../compiler/decide/landlock.h"
 #include "../compiler/decide/llbackend.h"
+#include "../compiler/decide/refuse.h"
 #include "emit.h"
 
 /* Device ioctls (LANDLOCK_ACCESS_FS_IOCTL_DEV, ABI 5): a terminal needs them. */
@@ -264,8 +265,21 @@ int
 emit_landlock(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
 {
 	struct landlock_context c = {.seccomp_fd = -1, .ready_fd = -1};
+	struct arena *a;
+	struct loc loc;
+	const char *why;
 
 	if (emit_check_target(p, t, d) < 0)
+		return -1;
+	/* What this backend cannot run at all (git_ssh, copy_on_write). */
+	a = arena_new();
+	why = p->os_env.sandbox.type == SANDBOX_NONE
+		  ? NULL
+		  : refuse_target(a, p, SANDBOX_LINUX_LANDLOCK, "linux_landlock", &loc);
+	if (why)
+		diag_error(d, loc, "%s", why);
+	arena_free(a);
+	if (why)
 		return -1;
 	if (p->os_env.sandbox.type == SANDBOX_NONE) {
 		tb_printf(out, "# sandbox type none: the command runs without a sandbox\n");

@@ -13,7 +13,8 @@
 # The seccomp filter does not depend on the policy: every policy's
 # --emit=seccomp is compared with the one golden/seccomp/expect.seccomp, and
 # its linux_landlock variant (--emit=seccomp-landlock) with
-# golden/seccomp/expect.seccomp-landlock.
+# golden/seccomp/expect.seccomp-landlock, and its variant for allow_network: true
+# (--emit=seccomp-landlock-net) with expect.seccomp-landlock-net.
 #
 # Every valid policy's resolved launch on Linux against a fixture workspace
 # and home (tests/golden_resolved.py: the exact argv, normalized) is
@@ -55,6 +56,7 @@ bwrap linux expect.bwrap
 landlock linux expect.landlock
 seccomp linux ../seccomp/expect.seccomp
 seccomp-landlock linux ../seccomp/expect.seccomp-landlock
+seccomp-landlock-net linux ../seccomp/expect.seccomp-landlock-net
 env linux expect.env
 sbpl darwin expect.sbpl
 sbpl-params darwin expect.sbpl-params

@@ -47,7 +47,9 @@ Normalized, so that the files are byte-identical on every machine:
   {FIXTURE}     the fixture's root (canonical, and as made)
   {SCRATCH}     the scratch dir, FIXTURE/tmp/omnibox-XXXXXX
   {FD}          the number of a descriptor a launch opens on a mount source
-                (after --bind-fd and --ro-bind-fd)
+                (after --bind-fd and --ro-bind-fd) or for a Landlock rule (--ll-fs)
+  {LANDLOCK_FIXED_RULES}  linux_landlock's rules for the system paths this host
+                has (system directories, /etc files, devices, /proc)
   {BUILD}       the directory of omnibox-compile (and of omnibox-init)
   {SYSTEM_DIR}  in section 1, a system directory /DIR (/usr, /bin, /lib...):
                 --ro-bind-try /DIR /DIR, or --symlink usr/DIR /DIR where the
@@ -268,7 +270,7 @@ def build(ir, root):
 
 def normalize(text, subst):
     """TEXT with the machine's and the run's own parts replaced (see above)."""
-    out, prev, system = [], None, False
+    out, prev, system, fixed_rule = [], None, False, 0
     for line in text.split("\n"):
         for old, new in subst:
             line = line.replace(old, new)
@@ -276,8 +278,20 @@ def normalize(text, subst):
             system = True
         elif line.startswith("# "):
             system = False
-        if prev in ("--bind-fd", "--ro-bind-fd") and line.isdigit():
+        if prev in ("--bind-fd", "--ro-bind-fd", "--ll-fs") and line.isdigit():
             line = "{FD}"
+        # linux_landlock: the fixed rules are those of the system paths this
+        # host has: one line stands for them all.
+        if fixed_rule and prev is not None:
+            fixed_rule -= 1
+            prev = line
+            continue
+        if re.match(r"# /\S*: .*\((system directory|system file of /etc|device|the host's /proc)", line):
+            fixed_rule = 3
+            if not out or out[-1] != "{LANDLOCK_FIXED_RULES}":
+                out.append("{LANDLOCK_FIXED_RULES}")
+            prev = line
+            continue
         out.append(line)
         prev = line
         # Section 1: a system directory is bound, or a link where the host

@@ -29,7 +29,10 @@ const char llbackend_why_cow[] =
 	"neither made, removed nor renamed"
 #define RULE_R "Landlock rule: read, execute, list"
 #define WRITABLE "writable through a Landlock rule; " CONTAINER
-#define MASKED "no Landlock rule: neither read nor listed; a missing one cannot be made"
+/* Landlock's list right reaches a whole hierarchy: the one of the directory
+ * above a masked one reaches what the masked one holds. */
+#define LISTED "the names a hidden directory holds can still be listed (none read)"
+#define MASKED "no Landlock rule: unreadable; a missing one cannot be made"
 
 static struct llb_verdict
 verdict(enum ll_status status, const char *how)
@@ -115,10 +118,11 @@ files_setting(const struct policy *p, enum llb_kind kind, size_t index)
 		    "a Landlock rule on the file itself: written in place, not through a "
 		    "private copy; replacing it by rename is refused");
 	case LLB_MASK_PATH:
+		/* The list right of the directory above it reaches below it too. */
 		if (index < sb->mask_paths.n &&
 		    below_writable(sb, sb->mask_paths.v[index].symbolic))
-			return verdict(LLB_APPROXIMATED, MASKED "; " CONTAINER);
-		return verdict(LLB_ENFORCED, MASKED);
+			return verdict(LLB_APPROXIMATED, MASKED "; " LISTED "; " CONTAINER);
+		return verdict(LLB_APPROXIMATED, MASKED "; " LISTED);
 	case LLB_DOTFILES:
 		if (sb->allow_all_hidden)
 			return verdict(LLB_ENFORCED, "no dotfile is hidden");
@@ -126,16 +130,15 @@ files_setting(const struct policy *p, enum llb_kind kind, size_t index)
 			return verdict(LLB_APPROXIMATED,
 				       sb->scan_recursive.value
 					   ? "no Landlock rule on each dotfile the scan finds at "
-					     "launch, at every depth; " CONTAINER
+					     "launch, at every depth; " LISTED "; " CONTAINER
 					   : "no Landlock rule on each top-level dotfile the scan "
-					     "finds at launch; " CONTAINER);
-		return verdict(
-		    LLB_ENFORCED,
-		    sb->scan_recursive.value
-			? "no Landlock rule on each dotfile the scan finds at launch, at "
-			  "every depth"
-			: "no Landlock rule on each top-level dotfile the scan finds at "
-			  "launch");
+					     "finds at launch; " LISTED "; " CONTAINER);
+		return verdict(LLB_APPROXIMATED,
+			       sb->scan_recursive.value
+				   ? "no Landlock rule on each dotfile the scan finds at launch, "
+				     "at every depth; " LISTED
+				   : "no Landlock rule on each top-level dotfile the scan finds "
+				     "at launch; " LISTED);
 	case LLB_PROTECTED:
 		/* Only a writable grant is cut above them (landlock.h). */
 		if (!sb->write_paths.n)

@@ -343,14 +343,14 @@ landlock_argv(const struct textbuf *nul)
 static size_t
 landlock_fds(const struct bwrap_launch *l, int **out)
 {
-	int *v = calloc(l->ll.n_fds + 2, sizeof(*v));
+	int *v = calloc(l->ll.r.n_fds + 2, sizeof(*v));
 	size_t n = 0;
 
 	*out = v;
 	if (!v)
 		return 0;
-	for (size_t i = 0; i < l->ll.n_fds; i++)
-		v[n++] = l->ll.fds[i];
+	for (size_t i = 0; i < l->ll.r.n_fds; i++)
+		v[n++] = l->ll.r.fds[i];
 	v[n++] = l->seccomp_fd;
 	v[n++] = l->ready_sock[1];
 	return n;
@@ -839,7 +839,7 @@ bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t err
 					       .exec_path = plan->exec_path,
 					       .command = (const char *const *)plan->argv,
 					       .n_command = plan->argc};
-		if (landlock_launch_rules(l->a, plan, &l->ll, c, !o->dry_run, err, errlen) < 0)
+		if (landlock_rules_open(l->a, plan, &l->ll.r, c, !o->dry_run, err, errlen) < 0)
 			return -1;
 		landlock_build(plan->policy, c, &l->text, &l->nul);
 		if (!o->quiet && !o->dry_run)

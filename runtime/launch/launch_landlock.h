@@ -4,11 +4,8 @@
  * be made, so omnibox-init is started directly and Landlock is the whole
  * confinement.
  *
- *   landlock_launch_rules()   after launch_resolve(): the plan's grants,
- *                             masks and protected paths as Landlock rules
- *                             (landlock_open.h), with the fixed ones
- *                             (llbackend.h), the write_files, the command's
- *                             directory; the private home's links; then
+ *   landlock_rules_open()     after launch_resolve(): the plan's rules
+ *                             (runtime/resolve/landlock_open.h), then
  *                             omnibox-init's argv (emitters/landlock.h)
  *   landlock_relay_listen()   egress: the proxy's loopback port, bound
  *   landlock_relay_start()    the relay from it to the proxy's socket, in a
@@ -29,26 +26,12 @@
 #include "runtime/resolve/resolve.h"
 
 struct landlock_launch {
-	struct ll_opened opened; /* the plan's rules, with their descriptors */
-	struct landlock_arg_rule *rules; /* every rule of the argv */
-	size_t n_rules;
-	int *fds; /* the descriptors omnibox-init gets: the rules' */
-	size_t n_fds;
+	struct landlock_rules r; /* the plan's rules, with their descriptors */
 	int relay_fd; /* egress: the listener on the proxy's loopback port, or -1 */
 	pid_t relay_pid;
 };
 
 void landlock_launch_init(struct landlock_launch *ll);
-
-/*
- * The rules of PLAN into LL (descriptors opened, what the planner could not
- * say exactly into the context's approx), the private home's links to the
- * grants below the home (with LINKS: not on --dry-run), and C (its init, fds, command set by the caller)
- * completed with the rules.  0, or -1 with the message in ERR.
- */
-int landlock_launch_rules(struct arena *a, const struct launch_plan *plan,
-			  struct landlock_launch *ll, struct landlock_context *c, bool links,
-			  char *err, size_t errlen);
 
 /* A listener on 127.0.0.1:PORT for a free PORT (20000-59999) into LL and *PORT. */
 int landlock_relay_listen(struct landlock_launch *ll, unsigned *port, char *err, size_t errlen);

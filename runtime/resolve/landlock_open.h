@@ -19,6 +19,8 @@
 #include <stddef.h>
 
 #include "compiler/base/arena.h"
+#include "emitters/landlock.h"
+#include "runtime/resolve/resolve.h"
 
 /* A grant as the resolver opened it. */
 struct ll_open_grant {
@@ -59,5 +61,34 @@ int landlock_open(struct arena *a, const struct ll_open_grant *grants, size_t n_
 
 /* Close every descriptor of O (each set to -1). */
 void landlock_opened_close(struct ll_opened *o);
+
+/*
+ * A launch plan's whole ruleset for the linux_landlock backend
+ * (compiler/decide/llbackend.h): the fixed rules (system directories,
+ * devices, /proc; those that exist), then the plan's grants (the bwrap
+ * context's, but write_files' private directories; the grants exposed
+ * again in a mask; the command's directories, read-only) cut around its
+ * masks and protected paths by landlock_open(), then each write_files
+ * entry, a rule on the host file itself.
+ */
+struct landlock_rules {
+	struct ll_opened opened;	 /* the plan's cut rules */
+	struct landlock_arg_rule *rules; /* every rule, as omnibox-init gets them */
+	size_t n_rules;
+	int *fds; /* their descriptors */
+	size_t n_fds;
+};
+
+/*
+ * The rules of PLAN (resolved for linux_landlock: launch_request.landlock)
+ * into R, and C's rules and approximations pointed at them; with LINKS (a
+ * real launch) a link in the private home (HOME inside) to each grant
+ * below the home.  0, or -1 with the message in ERR.
+ */
+int landlock_rules_open(struct arena *a, const struct launch_plan *plan, struct landlock_rules *r,
+			struct landlock_context *c, bool links, char *err, size_t errlen);
+
+/* Every descriptor of R closed. */
+void landlock_rules_close(struct landlock_rules *r);
 
 #endif

@@ -15,6 +15,7 @@
 #include "emitters/sbpl.h"
 #include "runtime/launch/darwin.h"
 #include "runtime/resolve/command.h"
+#include "runtime/resolve/landlock_open.h"
 #include "runtime/resolve/resolve.h"
 #include "runtime/resolve/why.h"
 
@@ -90,6 +91,36 @@ resolved_answer(struct arena *a, const struct policy *p, int target, const struc
 
 /* --query and --query-file answered from PLAN: EXIT_OK, EXIT_USAGE when a
  * query is malformed, or EXIT_IO. */
+/*
+ * linux_landlock: omnibox-init's command line as omnibox-run would build it
+ * here (its descriptors' numbers this process's), then the rest of the
+ * launch's description.  -1 after saying why on stderr.
+ */
+static int
+describe_landlock(struct arena *a, const struct launch_plan *plan, const char *init,
+		  struct textbuf *out)
+{
+	struct landlock_rules rules = {0};
+	struct landlock_context c = {.init = init,
+				     .seccomp_fd = -1,
+				     .ready_fd = -1,
+				     .exec_path = plan->exec_path,
+				     .command = (const char *const *)plan->argv,
+				     .n_command = plan->argc};
+	struct textbuf text = {0};
+	char err[4096];
+
+	if (landlock_rules_open(a, plan, &rules, &c, false, err, sizeof(err)) < 0) {
+		resolve_error(err);
+		return -1;
+	}
+	landlock_build(plan->policy, &c, &text, NULL);
+	landlock_rules_close(&rules);
+	launch_describe(plan, text.data ? text.data : "", out);
+	tb_free(&text);
+	return 0;
+}
+
 static int
 resolved_queries(const struct compile_options *o, const struct policy *p, struct arena *a,
 		 const struct launch_plan *plan)
@@ -149,7 +180,8 @@ launch_report(const struct compile_options *o, const struct policy *p, struct ar
 			*slash = '\0';
 		rq.target = LAUNCH_LINUX;
 		rq.init = launch_find_init(a, self);
-		rq.bwrap = launch_find_in_path(a, environ, "bwrap");
+		rq.landlock = p->os_env.sandbox.type == SANDBOX_LINUX_LANDLOCK;
+		rq.bwrap = rq.landlock ? NULL : launch_find_in_path(a, environ, "bwrap");
 		if (launch_resolve(a, &rq, &plan, d) < 0) {
 			if (d->failure)
 				resolve_error(d->failure);
@@ -161,8 +193,16 @@ launch_report(const struct compile_options *o, const struct policy *p, struct ar
 			launch_plan_close(&plan);
 			return rc;
 		}
-		launch_describe(&plan, NULL, &out);
-		launch_plan_close(&plan);
+		if (rq.landlock) {
+			int rc = describe_landlock(a, &plan, rq.init, &out);
+
+			launch_plan_close(&plan);
+			if (rc < 0)
+				return EXIT_INVALID;
+		} else {
+			launch_describe(&plan, NULL, &out);
+			launch_plan_close(&plan);
+		}
 	}
 	fwrite(out.data, 1, out.len, stdout);
 	tb_free(&out);

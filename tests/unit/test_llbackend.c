@@ -82,8 +82,10 @@ Test(llbackend, workspace_read_only_and_writable)
 	cr_assert(strstr(v.how, "neither made, removed nor renamed"), "%s", v.how);
 	v = llbackend_setting(rw.policy, LLB_WRITE_PATH, 0);
 	cr_assert_eq(v.status, LLB_APPROXIMATED);
+	/* A hidden directory's names stay listed: never exact while dotfiles are hidden. */
 	v = llbackend_setting(ro.policy, LLB_DOTFILES, 0);
-	cr_assert_eq(v.status, LLB_ENFORCED, "%s", v.how);
+	cr_assert_eq(v.status, LLB_APPROXIMATED, "%s", v.how);
+	cr_assert(strstr(v.how, "can still be listed"), "%s", v.how);
 	v = llbackend_setting(rw.policy, LLB_DOTFILES, 0);
 	cr_assert_eq(v.status, LLB_APPROXIMATED, "%s", v.how);
 	v = llbackend_setting(rw.policy, LLB_PROTECTED, 0);
@@ -99,15 +101,18 @@ Test(llbackend, masks_inside_and_outside_writable_grants)
 	struct llb_verdict v;
 
 	cr_assert_not_null(r.policy, "%s", r.diags);
+	/* Inside a writable grant: cut around it, and a directory's names listed. */
 	v = llbackend_setting(r.policy, LLB_MASK_PATH, 0);
 	cr_assert_eq(v.status, LLB_APPROXIMATED, "%s", v.how);
+	cr_assert(strstr(v.how, "neither made, removed nor renamed"), "%s", v.how);
+	/* Outside one: only what a masked directory holds stays listed. */
 	v = llbackend_setting(r.policy, LLB_MASK_PATH, 1);
-	cr_assert_eq(v.status, LLB_ENFORCED, "%s", v.how);
-	cr_assert_str_eq(v.how,
-			 "no Landlock rule: neither read nor listed; a missing one cannot be made");
+	cr_assert_eq(v.status, LLB_APPROXIMATED, "%s", v.how);
+	cr_assert_str_eq(v.how, "no Landlock rule: unreadable; a missing one cannot be made; the "
+				"names a hidden directory holds can still be listed (none read)");
 	/* At the grant itself the mask wins: the grant gets no rule. */
 	v = llbackend_setting(r.policy, LLB_MASK_PATH, 2);
-	cr_assert_eq(v.status, LLB_ENFORCED, "%s", v.how);
+	cr_assert(!strstr(v.how, "neither made"), "%s", v.how);
 	run_free(&r);
 }
 
@@ -211,7 +216,7 @@ Test(llbackend, compiler_errors_under_linux_landlock)
 Test(llbackend, read_only_network_off_is_exact)
 {
 	struct run r = compile(HEAD "    type: linux_landlock\n    read_paths: [/opt/tools]\n"
-				    "    allow_network: false\n");
+				    "    allow_network: false\n    cwd_allow_hidden: [\"*\"]\n");
 
 	cr_assert_not_null(r.policy, "%s", r.diags);
 	cr_assert_eq(llbackend_settings(r.policy, true, ignore, NULL), 0);
