@@ -505,8 +505,6 @@ static const struct llb_fixed fixed[] = {
 	FIXED_DEVICE("/dev/random")
 	FIXED_DEVICE("/dev/urandom")
 	FIXED_DEVICE("/dev/tty")
-	FIXED_DEVICE("/dev/pts")
-	FIXED_DEVICE("/dev/ptmx")
 	{"/proc", false, "the host's /proc (read): no PID namespace"},
 };
 /* clang-format on */

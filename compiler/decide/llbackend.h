@@ -109,8 +109,9 @@ extern const char llbackend_why_cow[];
  * grants, each once, in this order: system directories and files read and
  * executed (the bwrap backend's read-only system binds: paths.h), devices
  * read and written (/dev/null, /dev/zero, /dev/full, /dev/random,
- * /dev/urandom, /dev/tty, /dev/pts, /dev/ptmx), /proc read.  Those missing
- * at launch are left out there.
+ * /dev/urandom, /dev/tty), /proc read.  Those missing at launch are left
+ * out there.  Not /dev/pts: the host's, every terminal of the user's in
+ * it (the launch gives the sandbox's own terminal a rule of its own).
  */
 struct llb_fixed {
 	const char *path;

@@ -841,6 +841,16 @@ bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t err
 					       .n_command = plan->argc};
 		if (landlock_rules_open(l->a, plan, &l->ll.r, c, !o->dry_run, err, errlen) < 0)
 			return -1;
+		/* The sandbox's own terminal, and no other of the user's. */
+		if (l->use_pty && !o->dry_run) {
+			int fd = fcntl(l->pty.slave, F_DUPFD_CLOEXEC, 3);
+
+			if (fd < 0)
+				return diag_fail(err, errlen, "the sandbox's terminal: %s",
+						 strerror(errno));
+			landlock_rules_add(l->a, &l->ll.r, c, "the sandbox's terminal", fd,
+					   LANDLOCK_DEVICE_RIGHTS, "its own pseudo-terminal");
+		}
 		landlock_build(plan->policy, c, &l->text, &l->nul);
 		if (!o->quiet && !o->dry_run)
 			say_plan(plan);

@@ -380,9 +380,11 @@ landlock_open(struct arena *a, const struct ll_open_grant *grants, size_t n_gran
 #define LL_DEVICE (LL_R | LL_WRITE_FILE | LL_TRUNCATE | LL_IOCTL_DEV)
 
 static void
-push_rule(struct arena *a, struct landlock_rules *ll, size_t *cap, const char *path, int fd,
+push_rule(struct arena *a, struct landlock_rules *ll, const char *path, int fd,
 	  unsigned long long rights, const char *why)
 {
+	size_t *cap = &ll->cap_rules;
+
 	if (ll->n_rules == *cap) {
 		size_t ncap = *cap ? 2 * *cap : 64;
 		struct landlock_arg_rule *v = arena_alloc(a, ncap * sizeof(*v));
@@ -428,7 +430,7 @@ open_grants(struct arena *a, const struct bwrap_context *c, struct ll_open_grant
 
 /* The fixed rules of every launch (llbackend.h), those that exist here. */
 static void
-fixed_rules(struct arena *a, struct landlock_rules *ll, size_t *cap)
+fixed_rules(struct arena *a, struct landlock_rules *ll)
 {
 	const struct llb_fixed *f;
 	size_t n = llbackend_fixed(&f);
@@ -445,7 +447,7 @@ fixed_rules(struct arena *a, struct landlock_rules *ll, size_t *cap)
 			close(fd);
 			fd = d;
 		}
-		push_rule(a, ll, cap, f[i].path, fd, f[i].writable ? LL_DEVICE : LL_R, f[i].why);
+		push_rule(a, ll, f[i].path, fd, f[i].writable ? LL_DEVICE : LL_R, f[i].why);
 	}
 }
 
@@ -498,13 +500,26 @@ home_links(struct arena *a, const struct launch_plan *plan, char *err, size_t er
 	return 0;
 }
 
+/* R's descriptors listed, and C pointed at R's rules. */
+static void
+rules_point(struct arena *a, struct landlock_rules *r, struct landlock_context *c)
+{
+	r->fds = arena_alloc(a, (r->n_rules + 1) * sizeof(*r->fds));
+	r->n_fds = 0;
+	for (size_t i = 0; i < r->n_rules; i++)
+		r->fds[r->n_fds++] = r->rules[i].fd;
+	c->resolved = true;
+	c->rules = r->rules;
+	c->n_rules = r->n_rules;
+}
+
 int
 landlock_rules_open(struct arena *a, const struct launch_plan *plan, struct landlock_rules *ll,
 		    struct landlock_context *c, bool links, char *err, size_t errlen)
 {
 	const struct bwrap_context *ctx = &plan->ctx;
 	struct ll_open_grant *g;
-	size_t n_g = open_grants(a, ctx, &g), cap = 0;
+	size_t n_g = open_grants(a, ctx, &g);
 	const char **masked = arena_alloc(a, (ctx->n_masks + 1) * sizeof(*masked));
 	const char **prot = arena_alloc(a, (ctx->n_protects + 1) * sizeof(*prot));
 
@@ -515,9 +530,9 @@ landlock_rules_open(struct arena *a, const struct launch_plan *plan, struct land
 	if (landlock_open(a, g, n_g, masked, ctx->n_masks, prot, ctx->n_protects, &ll->opened,
 			  err, errlen) < 0)
 		return -1;
-	fixed_rules(a, ll, &cap);
+	fixed_rules(a, ll);
 	for (size_t i = 0; i < ll->opened.n_rules; i++)
-		push_rule(a, ll, &cap, ll->opened.rules[i].path, ll->opened.rules[i].fd,
+		push_rule(a, ll, ll->opened.rules[i].path, ll->opened.rules[i].fd,
 			  ll->opened.rules[i].rights, ll->opened.rules[i].why);
 	for (size_t i = 0; i < plan->n_writebacks; i++) {
 		int fd = fcntl(plan->writebacks[i].host_fd, F_DUPFD_CLOEXEC, 3);
@@ -526,20 +541,22 @@ landlock_rules_open(struct arena *a, const struct launch_plan *plan, struct land
 			return diag_fail(err, errlen, "cannot open %s: %s",
 					 arena_escape(a, plan->writebacks[i].path),
 					 strerror(errno));
-		push_rule(a, ll, &cap, plan->writebacks[i].path, fd, LL_W & LL_FILE_RIGHTS,
+		push_rule(a, ll, plan->writebacks[i].path, fd, LL_W & LL_FILE_RIGHTS,
 			  "write_files, written in place");
 	}
-	ll->fds = arena_alloc(a, (ll->n_rules + 1) * sizeof(*ll->fds));
-	for (size_t i = 0; i < ll->n_rules; i++)
-		ll->fds[ll->n_fds++] = ll->rules[i].fd;
-	c->resolved = true;
-	c->rules = ll->rules;
-	c->n_rules = ll->n_rules;
+	rules_point(a, ll, c);
 	c->approx = ll->opened.approx;
 	c->n_approx = ll->opened.n_approx;
 	return links ? home_links(a, plan, err, errlen) : 0;
 }
 
+void
+landlock_rules_add(struct arena *a, struct landlock_rules *r, struct landlock_context *c,
+		   const char *path, int fd, unsigned long long rights, const char *why)
+{
+	push_rule(a, r, path, fd, rights, why);
+	rules_point(a, r, c);
+}
 
 void
 landlock_rules_close(struct landlock_rules *ll)

@@ -74,7 +74,7 @@ void landlock_opened_close(struct ll_opened *o);
 struct landlock_rules {
 	struct ll_opened opened;	 /* the plan's cut rules */
 	struct landlock_arg_rule *rules; /* every rule, as omnibox-init gets them */
-	size_t n_rules;
+	size_t n_rules, cap_rules;
 	int *fds; /* their descriptors */
 	size_t n_fds;
 };
@@ -87,6 +87,13 @@ struct landlock_rules {
  */
 int landlock_rules_open(struct arena *a, const struct launch_plan *plan, struct landlock_rules *r,
 			struct landlock_context *c, bool links, char *err, size_t errlen);
+
+/* One rule more in R and C: FD (R's from now on) on PATH with RIGHTS. */
+void landlock_rules_add(struct arena *a, struct landlock_rules *r, struct landlock_context *c,
+			const char *path, int fd, unsigned long long rights, const char *why);
+
+/* A character device's rights: read and write, ioctls (a terminal needs them). */
+#define LANDLOCK_DEVICE_RIGHTS ((1ULL << 0) | (1ULL << 1) | (1ULL << 2) | (1ULL << 14) | (1ULL << 15))
 
 /* Every descriptor of R closed. */
 void landlock_rules_close(struct landlock_rules *r);
