@@ -48,6 +48,12 @@ else
 		"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
 		"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true"
 fi
+echo "   the default policy on both Linux backends: bwrap, and linux_landlock (no namespace)"
+printf 'os_env:\n  sandbox:\n    type: linux_landlock\n' >"$tmp/landlock.yaml"
+"$B/bench/bench_exec" -n 100 \
+	"/bin/true=/bin/true" \
+	"omnibox-run bwrap=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
+	"omnibox-run linux_landlock=$B/omnibox-run -q --cwd=$ws $tmp/landlock.yaml -- /bin/true"
 echo "   where it goes: the two processes a launch adds to bare bwrap, each started alone"
 "$B/bench/bench_exec" -n 100 \
 	"/bin/true=/bin/true" \
