@@ -47,6 +47,9 @@ setup_user() {
 	policy minimal <<-EOF
 	os_env: {sandbox: {}}
 	EOF
+	policy bwrap <<-EOF
+	os_env: {sandbox: {type: linux_bwrap}}
+	EOF
 	if [ "$who" = nobody ]; then
 		chown -R nobody:nogroup "$U"
 	fi
@@ -198,22 +201,36 @@ t_bwrap() {
 	expect_rc 0
 }
 
-# omnibox-run refuses, says why, and nothing of the command runs.
+# A policy pinned to bwrap: omnibox-run refuses, says why, and nothing of
+# the command runs.  (tests/linux/landlock.sh runs the others under nons.)
 t_omnibox_run() {
 	rm -f "$U/ran"
 	name="omnibox-run under nons"
-	nons "$TB/omnibox-run" "$P/minimal.yaml" -- sh -c "echo RAN; touch '$U/ran'"
+	nons "$TB/omnibox-run" "$P/bwrap.yaml" -- sh -c "echo RAN; touch '$U/ran'"
 	expect_rc 125
 	expect_no_out RAN
 	expect_out "bwrap could not set up the sandbox"
 	expect_out "nothing ran"
 	expect_out "$hint (Operation not permitted)"
 	expect_out "for Docker: a seccomp profile that permits unshare and clone"
+	expect_out "or write \`type: linux_landlock\`"
+	tests=$((tests + 1))
+	[ ! -e "$U/ran" ] || fail "the command ran: $U/ran exists"
+
+	# auto: linux_landlock cannot hide the dotfiles exactly: refused, with why.
+	name="omnibox-run auto under nons, a policy linux_landlock approximates"
+	nons "$TB/omnibox-run" "$P/minimal.yaml" -- sh -c "echo RAN; touch '$U/ran'"
+	expect_rc 125
+	expect_no_out RAN
+	expect_out "namespaces cannot be made here (Operation not permitted), and the linux_landlock backend cannot enforce 1 setting of this policy exactly"
+	expect_out "dotfiles (cwd_allow_hidden): approximated"
+	expect_out "write \`type: linux_landlock\` in os_env.sandbox"
+	expect_out "nothing ran"
 	tests=$((tests + 1))
 	[ ! -e "$U/ran" ] || fail "the command ran: $U/ran exists"
 
 	name="omnibox-run -q under nons still says why"
-	nons "$TB/omnibox-run" -q "$P/minimal.yaml" -- sh -c 'echo RAN'
+	nons "$TB/omnibox-run" -q "$P/bwrap.yaml" -- sh -c 'echo RAN'
 	expect_rc 125
 	expect_no_out RAN
 	expect_out "$hint"
@@ -226,9 +243,9 @@ t_omnibox_run() {
 	# --dry-run only resolves the launch: nothing to create, nothing refused.
 	# It prints the command (the line "echo RAN"), and runs nothing of it.
 	name="omnibox-run --dry-run under nons"
-	nons "$TB/omnibox-run" --dry-run "$P/minimal.yaml" -- sh -c "echo RAN; touch '$U/ran'"
+	nons "$TB/omnibox-run" --dry-run "$P/bwrap.yaml" -- sh -c "echo RAN; touch '$U/ran'"
 	expect_rc 0
-	expect_out "# bubblewrap arguments for minimal.yaml"
+	expect_out "# bubblewrap arguments for bwrap.yaml"
 	expect_out "--ro-bind-try"
 	expect_out "echo RAN; touch"
 	expect_out "# scratch dir:"
