@@ -208,6 +208,7 @@ NOTIFY_OBJ := $(B)/obj/runtime/launch/notify.o
 # linux_landlock: the backend's own steps, its choice under auto, and the
 # relay to the proxy's socket (run by omnibox-run itself: no sandbox to hold it).
 LANDLOCK_RUN_OBJ := $(B)/obj/runtime/launch/launch_landlock.o $(B)/obj/runtime/launch/choose.o \
+	$(B)/obj/runtime/launch/metadata.o \
 	$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/fakedns.o
 
 # omnibox-run's launches: runtime/omnibox-run.c is their entry point.

@@ -315,6 +315,22 @@ const struct seccomp_rule seccomp_landlock_rule_table[] = {
 	DENY_IF("sched_setparam", 0, SCMP_CMP_NE, 0), DENY_IF("sched_setscheduler", 0, SCMP_CMP_NE, 0),
 	DENY_IF("ioprio_set", 0, SCMP_CMP_NE, 1 /* IOPRIO_WHO_PROCESS */),
 	DENY_IF2("ioprio_set", 0, SCMP_CMP_EQ, 1, 1, SCMP_CMP_NE, 0),
+
+	/*
+	 * Metadata, which Landlock does not see: on a path, any path the
+	 * user's permissions allow.  Every call on a path is refused; on a
+	 * descriptor they stay (one Landlock let the sandbox open).  With
+	 * omnibox-run to answer, it does chmod and utimensat on a path itself
+	 * where the rules let the sandbox write (runtime/launch/metadata.h).
+	 * The *xattrat calls and file_setattr are newer than libseccomp: by
+	 * number, in the gate.
+	 */
+	DENY("chmod"), DENY("fchmodat"), DENY("fchmodat2"),
+	DENY_IF("utimensat", 1, SCMP_CMP_NE, 0), DENY_IF("utimensat_time64", 1, SCMP_CMP_NE, 0),
+	DENY("utime"), DENY("utimes"), DENY("futimesat"),
+	DENY("chown"), DENY("chown32"), DENY("lchown"), DENY("lchown32"), DENY("fchownat"),
+	DENY("setxattr"), DENY("lsetxattr"), DENY("removexattr"), DENY("lremovexattr"),
+	DENY_NR("setxattrat", 463), DENY_NR("removexattrat", 466), DENY_NR("file_setattr", 469),
 };
 const size_t seccomp_landlock_rule_table_len =
     sizeof(seccomp_landlock_rule_table) / sizeof(seccomp_landlock_rule_table[0]);
@@ -733,6 +749,13 @@ range_add(struct seccomp_range *out, size_t *n, size_t max, uint32_t lo, uint32_
 int
 seccomp_gate_ranges(uint32_t token, struct seccomp_range *out, size_t max)
 {
+	return seccomp_gate_ranges_of(token, SECCOMP_BASE, out, max);
+}
+
+int
+seccomp_gate_ranges_of(uint32_t token, enum seccomp_variant variant, struct seccomp_range *out,
+		       size_t max)
+{
 	uint32_t known[KNOWN_MAX], refused[KNOWN_MAX];
 	uint32_t bit = token == SCMP_ARCH_X32 ? X32_BIT : 0, top = bit, next;
 	size_t nk = known_numbers(token, known), nr = 0, n = 0;
@@ -743,6 +766,10 @@ seccomp_gate_ranges(uint32_t token, struct seccomp_range *out, size_t max)
 	for (size_t i = 0; i < seccomp_rule_table_len; i++)
 		if (seccomp_rule_table[i].nr)
 			refused[nr++] = bit | (uint32_t)seccomp_rule_table[i].nr;
+	/* The landlock variants refuse a few newer calls by number too (always). */
+	for (size_t i = 0; variant != SECCOMP_BASE && i < seccomp_landlock_rule_table_len; i++)
+		if (seccomp_landlock_rule_table[i].nr && nr < KNOWN_MAX)
+			refused[nr++] = bit | (uint32_t)seccomp_landlock_rule_table[i].nr;
 	qsort(refused, nr, sizeof(refused[0]), cmp_u32);
 	for (size_t i = 0; i < nr; i++)
 		if (range_add(out, &n, max, refused[i], refused[i]) < 0)
@@ -792,10 +819,10 @@ gate_put(struct gate *g, struct sock_filter f, enum gate_target jt, enum gate_ta
 
 /* Descending: above a range's top goes on, inside it is refused, below tries the next. */
 static void
-gate_ranges(struct gate *g, uint32_t token)
+gate_ranges(struct gate *g, uint32_t token, enum seccomp_variant variant)
 {
 	struct seccomp_range r[RANGES_MAX];
-	int n = seccomp_gate_ranges(token, r, RANGES_MAX);
+	int n = seccomp_gate_ranges_of(token, variant, r, RANGES_MAX);
 
 	if (n < 0) {
 		g->overflow = true;
@@ -850,7 +877,7 @@ gate_link(struct gate *g)
 }
 
 static int
-gate_build(struct gate *g, bool report, char *err, size_t errlen)
+gate_build(struct gate *g, bool report, enum seccomp_variant variant, char *err, size_t errlen)
 {
 	const uint32_t nr_off = offsetof(struct seccomp_data, nr);
 	const uint32_t arch_off = offsetof(struct seccomp_data, arch);
@@ -875,10 +902,10 @@ gate_build(struct gate *g, bool report, char *err, size_t errlen)
 			    g,
 			    (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, X32_BIT, 0, 0),
 			    TO_NONE, TO_NONE);
-		gate_ranges(g, a->token);
+		gate_ranges(g, a->token, variant);
 		if (x32) {
 			gate_here(g, x32, true);
-			gate_ranges(g, SCMP_ARCH_X32);
+			gate_ranges(g, SCMP_ARCH_X32, variant);
 		}
 		gate_here(g, other_arch, false);
 	}
@@ -902,11 +929,14 @@ gate_pfc_names(struct textbuf *out, uint32_t lo, uint32_t hi, uint32_t bit)
 	bool any = false;
 
 	tb_puts(out, "#");
-	for (size_t i = 0; i < seccomp_rule_table_len; i++) {
-		uint32_t nr = bit | (uint32_t)seccomp_rule_table[i].nr;
+	for (size_t i = 0; i < seccomp_rule_table_len + seccomp_landlock_rule_table_len; i++) {
+		const struct seccomp_rule *r =
+		    i < seccomp_rule_table_len ? &seccomp_rule_table[i]
+					       : &seccomp_landlock_rule_table[i - seccomp_rule_table_len];
+		uint32_t nr = bit | (uint32_t)r->nr;
 
-		if (seccomp_rule_table[i].nr && nr >= lo && nr <= hi) {
-			tb_printf(out, " %s", seccomp_rule_table[i].name);
+		if (r->nr && nr >= lo && nr <= hi) {
+			tb_printf(out, " %s", r->name);
 			any = true;
 		}
 	}
@@ -914,10 +944,11 @@ gate_pfc_names(struct textbuf *out, uint32_t lo, uint32_t hi, uint32_t bit)
 }
 
 static void
-gate_pfc_ranges(struct textbuf *out, uint32_t token, const char *indent, bool report)
+gate_pfc_ranges(struct textbuf *out, uint32_t token, const char *indent, bool report,
+		enum seccomp_variant variant)
 {
 	struct seccomp_range r[RANGES_MAX];
-	int n = seccomp_gate_ranges(token, r, RANGES_MAX);
+	int n = seccomp_gate_ranges_of(token, variant, r, RANGES_MAX);
 	uint32_t bit = token == SCMP_ARCH_X32 ? X32_BIT : 0;
 
 	for (int i = 0; i < n; i++) {
@@ -937,7 +968,7 @@ gate_pfc_ranges(struct textbuf *out, uint32_t token, const char *indent, bool re
 
 /* The gate, in the style of libseccomp's PFC text. */
 static void
-gate_pfc(struct textbuf *out, bool report)
+gate_pfc(struct textbuf *out, bool report, enum seccomp_variant variant)
 {
 	tb_puts(out, "#\n# gate, ahead of libseccomp's program: the calls it cannot name, and on\n"
 		     "# each ABI every number above the highest its tables know (but -1)\n#\n");
@@ -949,13 +980,13 @@ gate_pfc(struct textbuf *out, bool report)
 		tb_printf(out, "# gate for arch %s (%u)\nif ($arch == %u)\n", a->name, a->token,
 			  a->token);
 		if (a->token != SCMP_ARCH_X86_64) {
-			gate_pfc_ranges(out, a->token, "  ", report);
+			gate_pfc_ranges(out, a->token, "  ", report, variant);
 			continue;
 		}
 		tb_printf(out, "  if ($syscall & 0x%08x == 0)\n", X32_BIT);
-		gate_pfc_ranges(out, a->token, "    ", report);
+		gate_pfc_ranges(out, a->token, "    ", report, variant);
 		tb_puts(out, "  else # x32\n");
-		gate_pfc_ranges(out, SCMP_ARCH_X32, "    ", report);
+		gate_pfc_ranges(out, SCMP_ARCH_X32, "    ", report, variant);
 	}
 	tb_puts(out, "# everything else: on to libseccomp's program\n");
 }
@@ -1145,14 +1176,7 @@ seccomp_generate_variant(bool binary_tree, bool pfc, bool report, enum seccomp_v
 	size_t before = out->len;
 	int rc;
 
-	/* The gate knows the base table's numbers alone. */
-	for (size_t i = 0; variant != SECCOMP_BASE && i < seccomp_landlock_rule_table_len; i++)
-		if (seccomp_landlock_rule_table[i].nr) {
-			snprintf(err, errlen, "the landlock rule for %s has a number",
-				 seccomp_landlock_rule_table[i].name);
-			return -1;
-		}
-	if (gate_build(&gate, report, err, errlen) < 0)
+	if (gate_build(&gate, report, variant, err, errlen) < 0)
 		return -1;
 	for (size_t i = 0; i < seccomp_arch_table_len; i++) {
 		const struct seccomp_arch *a = &seccomp_arch_table[i];
@@ -1175,7 +1199,7 @@ seccomp_generate_variant(bool binary_tree, bool pfc, bool report, enum seccomp_v
 	}
 	/* libseccomp's jumps are relative: its program runs unchanged after the gate. */
 	if (pfc)
-		gate_pfc(out, report);
+		gate_pfc(out, report, variant);
 	else
 		tb_write(out, gate.insn, gate.n * sizeof(gate.insn[0]));
 	rc = export_filter(ctx, pfc, out, err, errlen);

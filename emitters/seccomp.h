@@ -98,8 +98,9 @@ extern const struct seccomp_rule seccomp_rule_table[];
 extern const size_t seccomp_rule_table_len;
 
 /*
- * The landlock variant's own rules.  None has a number (the gate is the
- * base filter's); every name is one the tables above classify.
+ * The landlock variant's own rules; every name is one the tables above
+ * classify.  A rule with a number (a call newer than libseccomp's tables)
+ * is refused by the variants' gate, always.
  */
 extern const struct seccomp_rule seccomp_landlock_rule_table[];
 extern const size_t seccomp_landlock_rule_table_len;
@@ -160,6 +161,10 @@ struct seccomp_range {
  * and ARM's private ones (0xf0001-0xf0006) are named, so they pass.
  */
 int seccomp_gate_ranges(uint32_t token, struct seccomp_range *out, size_t max);
+
+/* The same for VARIANT: the landlock ones also refuse their rules' numbers. */
+int seccomp_gate_ranges_of(uint32_t token, enum seccomp_variant variant,
+			   struct seccomp_range *out, size_t max);
 
 /*
  * Build the filter and append it to OUT: libseccomp's pseudo filter code

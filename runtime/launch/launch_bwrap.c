@@ -952,6 +952,11 @@ start_services(struct bwrap_launch *l, char *err, size_t errlen)
 	l->notify = l->base ? notify_new(l->base, l->o->verbose, l->o->quiet) : NULL;
 	if (!l->notify)
 		return diag_fail(err, errlen, "cannot create the event loop");
+	/* linux_landlock: chmod and utimensat on a path, where the rules allow. */
+	if (l->landlock) {
+		l->ll.meta = (struct metadata_rules){l->ll.r.rules, l->ll.r.n_rules};
+		notify_set_answer(l->notify, metadata_answer, &l->ll.meta);
+	}
 	if (sb->n_egress) {
 		struct proxy_config pc;
 

@@ -22,11 +22,13 @@
 
 #include "compiler/base/arena.h"
 #include "emitters/landlock.h"
+#include "runtime/launch/metadata.h"
 #include "runtime/resolve/landlock_open.h"
 #include "runtime/resolve/resolve.h"
 
 struct landlock_launch {
 	struct landlock_rules r; /* the plan's rules, with their descriptors */
+	struct metadata_rules meta; /* the same, for chmod and utimensat (metadata.h) */
 	int relay_fd; /* egress: the listener on the proxy's loopback port, or -1 */
 	pid_t relay_pid;
 };

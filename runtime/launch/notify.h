@@ -68,6 +68,19 @@ unsigned long notify_total(const struct notify *n);
  */
 void notify_summary(const struct notify *n, FILE *f);
 
+struct seccomp_notif;
+
+/*
+ * A call the filter reports that omnibox-run may answer otherwise than
+ * EPERM (the linux_landlock backend's metadata calls: metadata.h): FN gets
+ * each report with the listener (to check the report is still live) and
+ * returns 1 with the caller's result in *ERROR (0, or a negative errno; an
+ * EPERM is counted as a refusal), or 0 to have it refused and counted.
+ */
+typedef int notify_answer_fn(void *arg, const struct seccomp_notif *req, int listener,
+			     int *error);
+void notify_set_answer(struct notify *n, notify_answer_fn *fn, void *arg);
+
 /* Stop serving and release N (NULL is fine). */
 void notify_free(struct notify *n);
 
