@@ -120,12 +120,14 @@ setup_user() {
 	TB=$U/bin
 	O=$U/outside # a host directory writable by the user, in no grant
 	RW=$U/rw     # a directory granted writable (write_paths)
-	mkdir -p "$H" "$WS/sub" "$WS/.venv" "$WS/secrets" "$WS/private" "$WS/docs" "$WS/lib" \
+	mkdir -p "$U/plain" "$H" "$WS/sub" "$WS/.venv" "$WS/secrets" "$WS/private" "$WS/docs" "$WS/lib" \
 		"$WS/run" "$WS/tools" "$P" "$TB" "$O" "$RW"
 	echo "outside-secret-$who" >"$O/secret.txt"
 	echo "outside-original" >"$O/existing"
 	echo "fd-secret-$who" >"$O/fd-secret"
 	echo "ws-readme" >"$WS/README"
+	echo "plain-readme" >"$U/plain/README"
+	cp "$B/tests/probe" "$U/plain/probe"
 	echo "SECRET=dotenv-secret-$who" >"$WS/.env"
 	echo "API_KEY=nested-secret-$who" >"$WS/sub/.env"
 	echo "venv-ok" >"$WS/.venv/site.py"
@@ -236,6 +238,7 @@ launch() {
 		sh -c 'exec 7<"$0"; exec "$@"' "$O/fd-secret" \
 		timeout -k 5 60 $_nons "$TB/omnibox-run" $RUNOPTS "$_pol" -- "$@" 2>&1)
 	rc=$?
+	[ -n "${LL_DEBUG:-}" ] && printf '>>> [%s/%s] %s rc=%s\n%s\n' "$mode" "$who" "$name" "$rc" "$out" >&2
 }
 
 # ran: the launch ran its command to the end (its last line "end"), so that
@@ -409,6 +412,49 @@ t_network_off() {
 	wait "$tcp_pid" "$udp_pid" 2>/dev/null
 }
 
+# 9b. A port the agent listens on is not the host's: the host, connecting
+# to it while the agent waits, reaches nothing.
+t_listen() {
+	name="a TCP port the agent listens on cannot be reached from the host"
+	rm -f "$RW/listen-state"
+	"$TB/probe" listen-tcp >"$U/free.out" 2>&1 &
+	free_pid=$!
+	wait_for "$U/free.out" '^port ' || fail "no free port"
+	lport=$(sed -n 's/^port //p' "$U/free.out")
+	kill "$free_pid" 2>/dev/null
+	wait "$free_pid" 2>/dev/null
+	# The agent says "listening" or "refused" in a writable grant, then waits.
+	(launch rw /usr/bin/python3 -c "
+import socket, sys, time
+st = open('$RW/listen-state', 'w')
+try:
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(('127.0.0.1', $lport))
+    s.listen(8)
+    s.settimeout(4)
+    st.write('listening\\n'); st.flush()
+    try:
+        c, a = s.accept()
+        print('AGENT-ACCEPTED', flush=True)
+    except OSError:
+        pass
+except OSError as e:
+    st.write('refused %s\\n' % e); st.flush()
+print('end')
+"
+	printf '%s\n' "$out" >"$U/listen.out") &
+	bgl=$!
+	wait_for "$RW/listen-state" . || fail "the agent said nothing"
+	out=$("$TB/probe" tcp-connect 127.0.0.1 "$lport")
+	expect_no_out "ok"
+	wait "$bgl"
+	out=$(cat "$U/listen.out")
+	expect_out "end"
+	expect_no_out "AGENT-ACCEPTED"
+	rm -f "$RW/listen-state"
+}
+
 # 10. Host Unix sockets: abstract, and by path in a readable grant.
 t_unix_sockets() {
 	name="a host abstract Unix socket receives nothing"
@@ -517,7 +563,7 @@ t_planted_links() {
 	expect_no_out "command-ran"
 	tests=$((tests + 1))
 	[ ! -e "$O/pwned" ] || fail "the sandbox wrote $O/pwned on the host"
-	rm -f "$WS/docs"
+	rm -rf "$WS/docs"
 	mkdir -p "$WS/docs"
 	[ "$who" = nobody ] && chown nobody:nogroup "$WS/docs"
 
@@ -531,7 +577,7 @@ t_planted_links() {
 	expect_no_out "command-ran"
 	tests=$((tests + 1))
 	[ ! -e "$O/pwned" ] || fail "the sandbox wrote through the planted link"
-	rm -f "$WS/lib"
+	rm -rf "$WS/lib"
 	mkdir -p "$WS/lib"
 	[ "$who" = nobody ] && chown nobody:nogroup "$WS/lib"
 }
@@ -601,6 +647,7 @@ checks() {
 	t_protected
 	t_environment
 	t_network_off
+	t_listen
 	t_unix_sockets
 	t_host_process
 	t_inherited_fds
@@ -610,20 +657,25 @@ checks() {
 
 # ---- auto: under nons with no type ----------------------------------------------
 
+# The workspace is $U/plain, with no dotfile: a read-only workspace with
+# the network off is all the policy says.
 t_auto() {
 	RUNOPTS=
+	CWD=$U/plain
 	name="auto under nons: an exact policy runs on linux_landlock and says so"
 	launch exact sh -c "cat README; cat '$MARKER' && echo READ-MARKER; echo x >newfile && echo WROTE;
-		echo tcp=\$(probe tcp-connect 127.0.0.1 $HTTPS); echo end"
+		echo x >'$O/new' && echo WROTE; echo tcp=\$(./probe tcp-connect 127.0.0.1 $HTTPS);
+		env; echo end"
 	ran
 	expect_out "linux_landlock"
-	expect_out "ws-readme"
+	expect_out "plain-readme"
 	expect_no_out "host-marker-$$"
 	expect_no_out "READ-MARKER"
 	expect_no_out "WROTE"
 	expect_no_out "tcp=ok"
+	expect_no_out "$ENV_SECRET"
 	tests=$((tests + 1))
-	[ ! -e "$WS/newfile" ] || fail "the read-only workspace changed on the host"
+	[ ! -e "$U/plain/newfile" ] && [ ! -e "$O/new" ] || fail "a write landed on the host"
 	tests=$((tests + 1))
 	[ "$(printf '%s\n' "$out" | grep -c 'linux_landlock')" = 1 ] ||
 		fail "linux_landlock is named on more than one line"
@@ -655,6 +707,7 @@ t_auto() {
 	expect_out "linux_landlock"
 	tests=$((tests + 1))
 	[ ! -e "$U/ran-dry" ] || fail "--dry-run ran the command"
+	CWD=
 }
 
 for mode in $MODES; do
