@@ -563,7 +563,7 @@ t_planted_links() {
 	expect_no_out "command-ran"
 	tests=$((tests + 1))
 	[ ! -e "$O/pwned" ] || fail "the sandbox wrote $O/pwned on the host"
-	rm -rf "$WS/docs"
+	rm -rf "${WS:?}/docs"
 	mkdir -p "$WS/docs"
 	[ "$who" = nobody ] && chown nobody:nogroup "$WS/docs"
 
@@ -577,7 +577,7 @@ t_planted_links() {
 	expect_no_out "command-ran"
 	tests=$((tests + 1))
 	[ ! -e "$O/pwned" ] || fail "the sandbox wrote through the planted link"
-	rm -rf "$WS/lib"
+	rm -rf "${WS:?}/lib"
 	mkdir -p "$WS/lib"
 	[ "$who" = nobody ] && chown nobody:nogroup "$WS/lib"
 }
