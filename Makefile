@@ -312,6 +312,12 @@ check-leftovers: $(RUN) $(INIT)
 check-nons: $(RUN) $(INIT) $(NONS) $(PROBE)
 	tests/linux/nons.sh $(B)
 
+# The linux_landlock backend (no namespaces) against real launches, as root
+# and as nobody: on this host and under nons, and `auto` under nons.
+.PHONY: check-landlock
+check-landlock: $(RUN) $(INIT) $(NONS) $(PROBE) $(B)/tests/proxy/upstream
+	tests/linux/landlock.sh $(B)
+
 # omnibox-init's full Landlock mode (--ll-fs), run directly without bwrap,
 # as root and as nobody: tests/linux/landlock_init.sh.
 .PHONY: check-landlock-init
