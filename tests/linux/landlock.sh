@@ -376,6 +376,49 @@ t_protected() {
 	rm -rf "$R"
 }
 
+# Metadata, which Landlock does not see: chmod and touch work where the
+# sandbox may write, and change nothing anywhere else (a host file outside
+# the grants, the read-only workspace, a protected path, a masked one).
+t_metadata() {
+	name="metadata: chmod and touch where writable, nowhere else"
+	R=$U/meta
+	rm -rf "$R"
+	mkdir -p "$R/.git/hooks" "$R/data"
+	echo x >"$R/data/tool.sh"
+	echo hook >"$R/.git/hooks/pre-commit"
+	echo s >"$R/.env"
+	chmod 644 "$R/data/tool.sh" "$R/.git/hooks/pre-commit" "$R/.env" "$O/secret.txt" "$WS/README"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$R"
+	before=$(stat -c '%a %Y' "$O/secret.txt" "$WS/README" "$R/.git/hooks/pre-commit" "$R/.env")
+	CWD=$R
+	launch git sh -c "chmod +x data/tool.sh && echo CHMOD-OK; touch -d 2001-02-03 data/tool.sh && echo TOUCH-OK
+		chmod 777 '$O/secret.txt' && echo OUT-CHMOD; touch -d 2001-02-03 '$O/secret.txt' && echo OUT-TOUCH
+		chmod 777 '$WS/README' && echo RO-CHMOD; chmod +x .git/hooks/pre-commit && echo HOOK-CHMOD
+		touch -d 2001-02-03 .git/hooks/pre-commit && echo HOOK-TOUCH; chmod 777 .env && echo ENV-CHMOD
+		chmod u+s data/tool.sh && echo SUID; chown $(id -u "$who") data/tool.sh && echo CHOWN
+		chmod 777 /proc/self/fd/1 && echo PROC-CHMOD; echo end"
+	CWD=
+	ran
+	expect_out "CHMOD-OK"
+	expect_out "TOUCH-OK"
+	for w in OUT-CHMOD OUT-TOUCH RO-CHMOD HOOK-CHMOD HOOK-TOUCH ENV-CHMOD; do
+		expect_no_out "$w"
+	done
+	# linux_landlock's own refusals: no set-user-ID bit, no chown on a path,
+	# nothing through a /proc magic link (a pipe here).
+	if [ "$mode" != bwrap ]; then
+		for w in SUID CHOWN PROC-CHMOD; do
+			expect_no_out "$w"
+		done
+	fi
+	expect_eq "the writable file's mode and time on the host" \
+		"$(stat -c '%a %y' "$R/data/tool.sh" | cut -c 1-14)" "755 2001-02-03"
+	expect_eq "everything else's mode and time on the host" \
+		"$(stat -c '%a %Y' "$O/secret.txt" "$WS/README" "$R/.git/hooks/pre-commit" "$R/.env")" \
+		"$before"
+	rm -rf "$R"
+}
+
 # 8. The environment.
 t_environment() {
 	name="environment: the launcher's secrets are absent, env_passthrough passes, HOME private"
@@ -669,6 +712,7 @@ checks() {
 	t_ro_workspace
 	t_dotfiles_masks
 	t_protected
+	t_metadata
 	t_environment
 	t_network_off
 	t_listen
