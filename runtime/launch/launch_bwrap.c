@@ -851,6 +851,8 @@ bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t err
 			landlock_rules_add(l->a, &l->ll.r, c, "the sandbox's terminal", fd,
 					   LANDLOCK_DEVICE_RIGHTS, "its own pseudo-terminal");
 		}
+		plan->ll_rules = c->rules; /* --why answers from them */
+		plan->n_ll_rules = c->n_rules;
 		landlock_build(plan->policy, c, &l->text, &l->nul);
 		if (!o->quiet && !o->dry_run)
 			say_plan(plan);

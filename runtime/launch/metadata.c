@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "compiler/decide/landlock.h"
+#include "runtime/resolve/landlock_open.h"
 
 #define NR_CHMOD 90
 #define NR_FCHMODAT 268
@@ -105,21 +106,6 @@ caller_fsuid(pid_t pid)
 	return fs;
 }
 
-/*
- * What the rules give at PATH (canonical): the rights of every rule at or
- * above it, together, as Landlock adds them up.
- */
-static unsigned long long
-rights_at(const struct metadata_rules *m, const char *path)
-{
-	unsigned long long r = 0;
-
-	for (size_t i = 0; i < m->n_rules; i++)
-		if (m->rules[i].path[0] == '/' && landlock_path_at_or_below(path, m->rules[i].path))
-			r |= m->rules[i].rights;
-	return r;
-}
-
 /* May the sandbox change the metadata of FD (its object, opened here)?  0, or -errno. */
 static int
 allowed(const struct metadata_rules *m, int fd, const struct stat *st, long fsuid)
@@ -133,7 +119,7 @@ allowed(const struct metadata_rules *m, int fd, const struct stat *st, long fsui
 	if (n <= 0 || path[0] != '/')
 		return -EPERM;
 	path[n] = '\0';
-	r = rights_at(m, path);
+	r = landlock_rights_at(m->rules, m->n_rules, path, NULL);
 	/* A directory: below a writable grant (a container has no make right). */
 	if (S_ISDIR(st->st_mode) ? !(r & LL_MAKE_REG) : !(r & LL_WRITE_FILE))
 		return -EPERM;

@@ -574,3 +574,22 @@ landlock_rules_close(struct landlock_rules *ll)
 	}
 	ll->n_fds = 0;
 }
+
+unsigned long long
+landlock_rights_at(const struct landlock_arg_rule *rules, size_t n, const char *path,
+		   const struct landlock_arg_rule **deepest)
+{
+	unsigned long long r = 0;
+	const struct landlock_arg_rule *best = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rules[i].path[0] != '/' || !landlock_path_at_or_below(path, rules[i].path))
+			continue;
+		r |= rules[i].rights;
+		if (!best || strlen(rules[i].path) > strlen(best->path))
+			best = &rules[i];
+	}
+	if (deepest)
+		*deepest = best;
+	return r;
+}

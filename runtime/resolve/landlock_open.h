@@ -98,4 +98,14 @@ void landlock_rules_add(struct arena *a, struct landlock_rules *r, struct landlo
 /* Every descriptor of R closed. */
 void landlock_rules_close(struct landlock_rules *r);
 
+/*
+ * What the N RULES give at PATH (canonical): the rights of every rule at or
+ * above it, together, as Landlock adds them up; *DEEPEST (may be NULL) the
+ * deepest of those rules, or NULL when none reaches PATH.  The one answer
+ * to "what may the sandbox do there" that --why and the metadata calls
+ * (runtime/launch/metadata.h) give.
+ */
+unsigned long long landlock_rights_at(const struct landlock_arg_rule *rules, size_t n,
+				      const char *path, const struct landlock_arg_rule **deepest);
+
 #endif

@@ -91,36 +91,6 @@ resolved_answer(struct arena *a, const struct policy *p, int target, const struc
 
 /* --query and --query-file answered from PLAN: EXIT_OK, EXIT_USAGE when a
  * query is malformed, or EXIT_IO. */
-/*
- * linux_landlock: omnibox-init's command line as omnibox-run would build it
- * here (its descriptors' numbers this process's), then the rest of the
- * launch's description.  -1 after saying why on stderr.
- */
-static int
-describe_landlock(struct arena *a, const struct launch_plan *plan, const char *init,
-		  struct textbuf *out)
-{
-	struct landlock_rules rules = {0};
-	struct landlock_context c = {.init = init,
-				     .seccomp_fd = -1,
-				     .ready_fd = -1,
-				     .exec_path = plan->exec_path,
-				     .command = (const char *const *)plan->argv,
-				     .n_command = plan->argc};
-	struct textbuf text = {0};
-	char err[4096];
-
-	if (landlock_rules_open(a, plan, &rules, &c, false, err, sizeof(err)) < 0) {
-		resolve_error(err);
-		return -1;
-	}
-	landlock_build(plan->policy, &c, &text, NULL);
-	landlock_rules_close(&rules);
-	launch_describe(plan, text.data ? text.data : "", out);
-	tb_free(&text);
-	return 0;
-}
-
 static int
 resolved_queries(const struct compile_options *o, const struct policy *p, struct arena *a,
 		 const struct launch_plan *plan)
@@ -138,6 +108,47 @@ resolved_queries(const struct compile_options *o, const struct policy *p, struct
 	tb_free(&out);
 	return rc;
 }
+
+/*
+ * linux_landlock: omnibox-init's command line as omnibox-run would build it
+ * here (its descriptors' numbers this process's), then the rest of the
+ * launch's description into OUT; or, with queries, their answers from its
+ * rules.  An exit status (EXIT_INVALID after saying why on stderr).
+ */
+static int
+describe_landlock(struct arena *a, const struct compile_options *o, const struct policy *p,
+		  struct launch_plan *plan, const char *init, struct textbuf *out)
+{
+	struct landlock_rules rules = {0};
+	struct landlock_context c = {.init = init,
+				     .seccomp_fd = -1,
+				     .ready_fd = -1,
+				     .exec_path = plan->exec_path,
+				     .command = (const char *const *)plan->argv,
+				     .n_command = plan->argc};
+	struct textbuf text = {0};
+	char err[4096];
+
+	int rc = EXIT_OK;
+
+	if (landlock_rules_open(a, plan, &rules, &c, false, err, sizeof(err)) < 0) {
+		resolve_error(err);
+		return EXIT_INVALID;
+	}
+	plan->ll_rules = rules.rules;
+	plan->n_ll_rules = rules.n_rules;
+	if (o->n_queries || o->query_file) {
+		rc = resolved_queries(o, p, a, plan);
+		landlock_rules_close(&rules);
+		return rc;
+	}
+	landlock_build(plan->policy, &c, &text, NULL);
+	landlock_rules_close(&rules);
+	launch_describe(plan, text.data ? text.data : "", out);
+	tb_free(&text);
+	return rc;
+}
+
 
 int
 launch_report(const struct compile_options *o, const struct policy *p, struct arena *a,
@@ -187,18 +198,19 @@ launch_report(const struct compile_options *o, const struct policy *p, struct ar
 				resolve_error(d->failure);
 			return EXIT_INVALID;
 		}
-		if (o->n_queries || o->query_file) {
+		if (rq.landlock) {
+			int rc = describe_landlock(a, o, p, &plan, rq.init, &out);
+
+			launch_plan_close(&plan);
+			if (rc != EXIT_OK || o->n_queries || o->query_file) {
+				tb_free(&out);
+				return rc;
+			}
+		} else if (o->n_queries || o->query_file) {
 			int rc = resolved_queries(o, p, a, &plan);
 
 			launch_plan_close(&plan);
 			return rc;
-		}
-		if (rq.landlock) {
-			int rc = describe_landlock(a, &plan, rq.init, &out);
-
-			launch_plan_close(&plan);
-			if (rc < 0)
-				return EXIT_INVALID;
 		} else {
 			launch_describe(&plan, NULL, &out);
 			launch_plan_close(&plan);

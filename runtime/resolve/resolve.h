@@ -87,6 +87,10 @@ struct launch_plan {
 
 	/* Linux: the bwrap context (grants with their descriptors, masks, ...). */
 	struct bwrap_context ctx;
+	/* linux_landlock: the rules omnibox-init gets, once opened
+	 * (landlock_rules_open()); --why answers from them.  NULL: bwrap's. */
+	const struct landlock_arg_rule *ll_rules;
+	size_t n_ll_rules;
 	int *fds; /* every mount source the plan holds open; launch_plan_close() */
 	size_t n_fds, cap_fds;
 	struct host_entry *placeholders; /* made for missing mask_paths */

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compiler/decide/landlock.h"
+#include "runtime/resolve/landlock_open.h"
 #include "runtime/resolve/perm.h"
 #include "runtime/resolve/walk.h"
 
@@ -217,6 +219,46 @@ ca_bundle_at(const struct launch_plan *plan, const struct bwrap_view *v, const c
 	return false;
 }
 
+/*
+ * linux_landlock: what the rules give at PATH (the object there, or for a
+ * missing one its directory), in the words of the rule that reaches
+ * deepest; then the owner and mode.
+ */
+static void
+landlock_why(struct arena *a, const struct launch_plan *plan, const char *path,
+	     enum query_access access, struct decision *d)
+{
+	const struct landlock_arg_rule *rule;
+	struct stat st;
+	bool exists = stat(path, &st) == 0, dir = exists && S_ISDIR(st.st_mode);
+	const char *at = path, *note = NULL, *why;
+	unsigned long long need, have;
+	char rights[256];
+
+	/* What is missing is made in its directory. */
+	if (!exists && access == QUERY_WRITE) {
+		const char *slash = strrchr(path, '/');
+
+		at = slash == path ? "/" : arena_strndup(a, path, (size_t)(slash - path));
+	}
+	have = landlock_rights_at(plan->ll_rules, plan->n_ll_rules, at, &rule);
+	if (access == QUERY_READ)
+		need = dir ? LL_READ_DIR : LL_READ_FILE;
+	else
+		need = exists && !dir ? LL_WRITE_FILE : LL_MAKE_REG;
+	landlock_rights_text(have, rights, sizeof(rights));
+	why = rule ? arena_printf(a, "Landlock: %s at %s (%s)", rights, rule->path, rule->why)
+		   : "Landlock: no rule reaches it (default deny)";
+	if (!exists && access == QUERY_READ)
+		answer(d, false, arena_printf(a, "it does not exist (%s)", why));
+	else if (!(have & need))
+		answer(d, false, why);
+	else if (!mode_allows(a, path, access, &note))
+		answer(d, false, arena_printf(a, "%s (%s)", note, why));
+	else
+		answer(d, true, why);
+}
+
 void
 launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 	   enum query_access access, struct decision *d)
@@ -225,6 +267,10 @@ launch_why(struct arena *a, const struct launch_plan *plan, const char *path,
 	struct bwrap_view v;
 	const char *note = NULL, *why;
 
+	if (plan->ll_rules && plan->policy->os_env.sandbox.type != SANDBOX_NONE) {
+		landlock_why(a, plan, path, access, d);
+		return;
+	}
 	if (bwrap_mounts_build(plan->policy, &plan->ctx, &m) < 0) {
 		answer(d, false, "the policy has no Linux launch");
 		return;

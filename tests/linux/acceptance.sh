@@ -530,12 +530,22 @@ t_no_namespaces() {
 	name="where namespaces are forbidden (a sandbox or container around it), the cause and the fix are named"
 	printf 'os_env:\n  sandbox:\n    read_paths: ["%s", "%s"]\n' "$TB" "$P" >"$P/nested.yaml"
 	chmod 644 "$P/nested.yaml"
+	printf 'os_env:\n  sandbox:\n    type: linux_bwrap\n' >"$P/pinned-bwrap.yaml"
+	chmod 644 "$P/pinned-bwrap.yaml"
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/nested.yaml" -- \
-		"$TB/omnibox-run" -q "$P/default.yaml" -- sh -c 'echo cmd-executed' 2>&1)
+		"$TB/omnibox-run" -q "$P/pinned-bwrap.yaml" -- sh -c 'echo cmd-executed' 2>&1)
 	expect_no_out "cmd-executed"
 	expect_out "bwrap could not set up the sandbox"
 	expect_out "cannot create namespaces"
 	expect_out "a container or sandbox around it forbids them"
+	# auto: linux_landlock would approximate the default policy's dotfiles.
+	name="where namespaces are forbidden, auto names what linux_landlock cannot enforce"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/nested.yaml" -- \
+		"$TB/omnibox-run" -q "$P/default.yaml" -- sh -c 'echo cmd-executed' 2>&1)
+	expect_no_out "cmd-executed"
+	expect_out "namespaces cannot be made here"
+	expect_out "dotfiles (cwd_allow_hidden): approximated"
+	expect_out "write \`type: linux_landlock\`"
 }
 
 t_escapes() {
