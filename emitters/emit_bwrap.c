@@ -10,6 +10,7 @@
 #include "../compiler/decide/env.h"
 #include "../compiler/decide/protect.h"
 #include "../compiler/decide/transparent.h"
+#include "../compiler/decide/workspace.h"
 #include "../compiler/base/textesc.h"
 #include "bwrap.h"
 #include "emit.h"
@@ -47,20 +48,7 @@ bwrap_context_symbolic(struct bwrap_context *c)
 const struct ir_path *
 bwrap_home_written(const struct policy *p)
 {
-	const struct sandbox *sb = &p->os_env.sandbox;
-	const struct ir_pathlist *lists[] = {&sb->write_paths, &sb->read_paths, &sb->cow_paths};
-
-	for (size_t k = 0; k < 3; k++)
-		for (size_t i = 0; i < lists[k]->n; i++) {
-			const struct ir_path *g = &lists[k]->v[i];
-
-			if ((g->base == PATH_HOME || g->base == PATH_ABSOLUTE) && g->rel[0] == '\0')
-				return g;
-		}
-	if (p->os_env.cwd.s && p->os_env.cwd_path.base == PATH_HOME &&
-	    p->os_env.cwd_path.rel[0] == '\0')
-		return &p->os_env.cwd_path;
-	return NULL;
+	return workspace_home_held(p);
 }
 
 void

@@ -12,6 +12,7 @@
 #include "../compiler/decide/landlock.h"
 #include "../compiler/decide/llbackend.h"
 #include "../compiler/decide/refuse.h"
+#include "../compiler/decide/workspace.h"
 #include "emit.h"
 
 /* Device ioctls (LANDLOCK_ACCESS_FS_IOCTL_DEV, ABI 5): a terminal needs them. */
@@ -94,16 +95,6 @@ symbolic_list(struct out *o, const struct ir_pathlist *l, unsigned long long rig
 		snprintf(why, sizeof(why), "%s, line %u", what, l->v[i].loc.line);
 		rule(o, l->v[i].symbolic, -1, rights, why);
 	}
-}
-
-/* Is the workspace writable (write_paths names it)? */
-static bool
-workspace_writable(const struct sandbox *sb)
-{
-	for (size_t i = 0; i < sb->write_paths.n; i++)
-		if (!strcmp(sb->write_paths.v[i].symbolic, "{CWD}"))
-			return true;
-	return false;
 }
 
 /* The rules from the policy alone: what the launch opens, before it cuts them at launch. */

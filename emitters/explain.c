@@ -23,6 +23,7 @@
 #include "../compiler/decide/omnigent.h"
 #include "../compiler/decide/protect.h"
 #include "../compiler/decide/transparent.h"
+#include "../compiler/decide/workspace.h"
 #include "bwrap.h"
 #include "sbpl.h"
 #include "winjob.h"
@@ -173,10 +174,8 @@ files(struct ex *x, const struct policy *p)
 	const char *nofs = "a Job Object does not isolate files";
 	const char *roots[256];
 	size_t n_roots = protect_symbolic_roots(sb, roots, 256);
-	bool ws = false;
+	bool ws = workspace_writable(sb);
 
-	for (size_t i = 0; i < sb->write_paths.n; i++)
-		ws |= !strcmp(sb->write_paths.v[i].symbolic, "{CWD}");
 	if (x->t == TARGET_WINDOWS)
 		row(x, NOT_ENFORCED, ws ? "workspace, writable" : "workspace, read-only", 0, nofs);
 	else

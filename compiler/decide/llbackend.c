@@ -8,6 +8,7 @@
  * the goldens show any drift.
  */
 #include "llbackend.h"
+#include "workspace.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -40,40 +41,6 @@ verdict(enum ll_status status, const char *how)
 	return (struct llb_verdict){status, how};
 }
 
-/* Is the workspace ({CWD}) a writable grant? */
-static bool
-workspace_writable(const struct sandbox *sb)
-{
-	for (size_t i = 0; i < sb->write_paths.n; i++)
-		if (!strcmp(sb->write_paths.v[i].symbolic, "{CWD}"))
-			return true;
-	return false;
-}
-
-/*
- * The grant that holds the home itself (so there is no private home), or
- * NULL: a grant at the home or at "/", or the workspace at the home.  The
- * same answer as the bwrap backend's (emitters/bwrap.h, bwrap_home_written()).
- */
-static const struct ir_path *
-home_held(const struct policy *p)
-{
-	const struct sandbox *sb = &p->os_env.sandbox;
-	const struct ir_pathlist *lists[] = {&sb->write_paths, &sb->read_paths, &sb->cow_paths};
-
-	for (size_t k = 0; k < 3; k++)
-		for (size_t i = 0; i < lists[k]->n; i++) {
-			const struct ir_path *g = &lists[k]->v[i];
-
-			if ((g->base == PATH_HOME || g->base == PATH_ABSOLUTE) && g->rel[0] == '\0')
-				return g;
-		}
-	if (p->os_env.cwd.s && p->os_env.cwd_path.base == PATH_HOME &&
-	    p->os_env.cwd_path.rel[0] == '\0')
-		return &p->os_env.cwd_path;
-	return NULL;
-}
-
 /* Does a writable grant hold PATH strictly below itself?  (At the grant
  * itself a mask beats it: the grant gets no rule, exactly.) */
 static bool
@@ -98,7 +65,7 @@ files_setting(const struct policy *p, enum llb_kind kind, size_t index)
 		return workspace_writable(sb) ? verdict(LLB_APPROXIMATED, WRITABLE)
 					      : verdict(LLB_ENFORCED, RULE_R);
 	case LLB_HOME:
-		if (home_held(p))
+		if (workspace_home_held(p))
 			return verdict(LLB_ENFORCED,
 				       "the grant decides: no private home, the host's as granted");
 		return verdict(
@@ -309,7 +276,7 @@ static void
 files_rows(struct rows *r)
 {
 	const struct sandbox *sb = &r->p->os_env.sandbox;
-	const struct ir_path *held = home_held(r->p);
+	const struct ir_path *held = workspace_home_held(r->p);
 	const char *roots[256];
 	char setting[1024];
 

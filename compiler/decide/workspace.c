@@ -190,3 +190,31 @@ workspace_decide(struct arena *a, const struct workspace_request *rq)
 	v.path = canon;
 	return v;
 }
+
+bool
+workspace_writable(const struct sandbox *sb)
+{
+	for (size_t i = 0; i < sb->write_paths.n; i++)
+		if (!strcmp(sb->write_paths.v[i].symbolic, "{CWD}"))
+			return true;
+	return false;
+}
+
+const struct ir_path *
+workspace_home_held(const struct policy *p)
+{
+	const struct sandbox *sb = &p->os_env.sandbox;
+	const struct ir_pathlist *lists[] = {&sb->write_paths, &sb->read_paths, &sb->cow_paths};
+
+	for (size_t k = 0; k < 3; k++)
+		for (size_t i = 0; i < lists[k]->n; i++) {
+			const struct ir_path *g = &lists[k]->v[i];
+
+			if ((g->base == PATH_HOME || g->base == PATH_ABSOLUTE) && g->rel[0] == '\0')
+				return g;
+		}
+	if (p->os_env.cwd.s && p->os_env.cwd_path.base == PATH_HOME &&
+	    p->os_env.cwd_path.rel[0] == '\0')
+		return &p->os_env.cwd_path;
+	return NULL;
+}

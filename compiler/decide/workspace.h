@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "../base/arena.h"
+#include "../ir.h"
 
 struct workspace_request {
 	/* The policy's own workspace: os_env.cwd, else the launch directory,
@@ -57,6 +58,16 @@ struct workspace_verdict workspace_decide(struct arena *a, const struct workspac
 
 /* Is PATH the root of the file system (Windows: "C:\", "\\server\share")? */
 bool workspace_is_root(const char *path, bool windows);
+
+/* Does write_paths name the workspace itself ("." : {CWD})? */
+bool workspace_writable(const struct sandbox *sb);
+
+/*
+ * The grant that holds the home itself, so that no launch gives a private
+ * home, or NULL: a grant at the home or at "/", or the workspace at the
+ * home (os_env.cwd "~").
+ */
+const struct ir_path *workspace_home_held(const struct policy *p);
 
 /* Is PATH equal to DIR or below it; WINDOWS: either separator, any case. */
 bool workspace_within(const char *path, const char *dir, bool windows);
