@@ -317,19 +317,20 @@ const struct seccomp_rule seccomp_landlock_rule_table[] = {
 	DENY_IF2("ioprio_set", 0, SCMP_CMP_EQ, 1, 1, SCMP_CMP_NE, 0),
 
 	/*
-	 * Metadata, which Landlock does not see: on a path, any path the
-	 * user's permissions allow.  Every call on a path is refused; on a
-	 * descriptor they stay (one Landlock let the sandbox open).  With
-	 * omnibox-run to answer, it does chmod and utimensat on a path itself
+	 * Metadata, which Landlock does not see: any file the user's
+	 * permissions allow, by path or by a descriptor opened only to read it
+	 * (or O_PATH, which Landlock does not check at all).  Every change of
+	 * mode, owner, times or extended attributes is refused.  With
+	 * omnibox-run to answer, it does chmod, fchmod and utimensat itself
 	 * where the rules let the sandbox write (runtime/launch/metadata.h).
 	 * The *xattrat calls and file_setattr are newer than libseccomp: by
 	 * number, in the gate.
 	 */
-	DENY("chmod"), DENY("fchmodat"), DENY("fchmodat2"),
-	DENY_IF("utimensat", 1, SCMP_CMP_NE, 0), DENY_IF("utimensat_time64", 1, SCMP_CMP_NE, 0),
-	DENY("utime"), DENY("utimes"), DENY("futimesat"),
-	DENY("chown"), DENY("chown32"), DENY("lchown"), DENY("lchown32"), DENY("fchownat"),
-	DENY("setxattr"), DENY("lsetxattr"), DENY("removexattr"), DENY("lremovexattr"),
+	DENY("chmod"), DENY("fchmod"), DENY("fchmodat"), DENY("fchmodat2"), DENY("utimensat"),
+	DENY("utimensat_time64"), DENY("utime"), DENY("utimes"), DENY("futimesat"),
+	DENY("chown"), DENY("chown32"), DENY("lchown"), DENY("lchown32"), DENY("fchown"),
+	DENY("fchown32"), DENY("fchownat"), DENY("setxattr"), DENY("lsetxattr"),
+	DENY("fsetxattr"), DENY("removexattr"), DENY("lremovexattr"), DENY("fremovexattr"),
 	DENY_NR("setxattrat", 463), DENY_NR("removexattrat", 466), DENY_NR("file_setattr", 469),
 };
 const size_t seccomp_landlock_rule_table_len =

@@ -57,6 +57,9 @@ struct run_state {
 	struct notify *notify; /* the seccomp refusals, once omnibox-init is ready */
 	struct event *ready_ev;
 	bool ready; /* omnibox-init's byte came */
+	/* linux_landlock: omnibox-init is in the agent's domain, which may
+	 * signal it; stopped, it is killed (it would hold the launch forever). */
+	bool landlock;
 };
 
 static void on_status(evutil_socket_t fd, short what, void *arg);
@@ -69,8 +72,14 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	if (sig == SIGCHLD) {
 		int status;
+		pid_t got = waitpid(st->bwrap, &status, WNOHANG | (st->landlock ? WUNTRACED : 0));
 
-		if (waitpid(st->bwrap, &status, WNOHANG) == st->bwrap) {
+		if (got == st->bwrap && WIFSTOPPED(status)) {
+			launch_say("omnibox-run: omnibox-init was stopped (signal %d, from inside the "
+				   "sandbox): the launch ends%s",
+				   WSTOPSIG(status), pty_is_raw() ? "\r\n" : "\n");
+			kill(st->bwrap, SIGKILL);
+		} else if (got == st->bwrap) {
 			st->status = status;
 			st->done = true;
 			event_base_loopexit(st->base, NULL);
@@ -372,6 +381,7 @@ run_state_watch(struct run_state *st, struct bwrap_launch *l, struct event **evs
 	size_t n_evs = 0;
 
 	st->base = l->base;
+	st->landlock = l->landlock;
 	st->status_fd = l->status_pipe[0];
 	st->pty = l->use_pty ? &l->pty : NULL;
 	evs[n_evs] = evsignal_new(st->base, SIGCHLD, on_signal, st);

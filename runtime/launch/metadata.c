@@ -1,5 +1,5 @@
 /*
- * metadata.c - chmod and utimensat done by omnibox-run for the
+ * metadata.c - chmod, fchmod and utimensat done by omnibox-run for the
  * linux_landlock sandbox, where its rules allow (metadata.h).
  */
 #include "runtime/launch/metadata.h"
@@ -25,6 +25,7 @@
 #include "runtime/resolve/landlock_open.h"
 
 #define NR_CHMOD 90
+#define NR_FCHMOD 91
 #define NR_FCHMODAT 268
 #define NR_UTIMENSAT 280
 #define NR_FCHMODAT2 452
@@ -33,7 +34,7 @@
 struct call {
 	bool chmod;   /* else utimensat */
 	int dirfd;    /* AT_FDCWD or the caller's descriptor */
-	uint64_t path; /* the caller's address of the path */
+	uint64_t path; /* the caller's address of the path; 0: the descriptor's object */
 	unsigned mode;
 	uint64_t times; /* utimensat: the caller's address of two timespecs, or 0 */
 	int flags;	/* AT_SYMLINK_NOFOLLOW, AT_EMPTY_PATH */
@@ -51,6 +52,9 @@ parse(const struct seccomp_notif *req, struct call *c)
 	case NR_CHMOD:
 		*c = (struct call){true, AT_FDCWD, a[0], (unsigned)a[1], 0, 0};
 		return true;
+	case NR_FCHMOD:
+		*c = (struct call){true, (int)a[0], 0, (unsigned)a[1], 0, AT_EMPTY_PATH};
+		return true;
 	case NR_FCHMODAT:
 		*c = (struct call){true, (int)a[0], a[1], (unsigned)a[2], 0, 0};
 		return true;
@@ -58,7 +62,10 @@ parse(const struct seccomp_notif *req, struct call *c)
 		*c = (struct call){true, (int)a[0], a[1], (unsigned)a[2], 0, (int)a[3]};
 		return true;
 	case NR_UTIMENSAT:
+		/* No path: futimens(), the descriptor's object. */
 		*c = (struct call){false, (int)a[0], a[1], 0, a[2], (int)a[3]};
+		if (!c->path)
+			c->flags |= AT_EMPTY_PATH;
 		return true;
 	default:
 		return false;
@@ -185,7 +192,10 @@ answer(const struct metadata_rules *m, pid_t pid, int mem, const struct call *c,
 	struct stat st;
 	int dir, fd, rc;
 
-	rc = peek_path(mem, c->path, path);
+	path[0] = '\0';
+	rc = c->path ? peek_path(mem, c->path, path) : 0;
+	if (!c->path && c->dirfd == AT_FDCWD)
+		rc = -EFAULT;
 	if (!rc && !c->chmod && c->times)
 		rc = peek(mem, c->times, times, sizeof(times));
 	if (rc)

@@ -5,13 +5,13 @@
  * Landlock does not see metadata: chmod, utimensat, chown and extended
  * attributes reach any path the user's own permissions allow, granted or
  * not (a host's ~/.ssh made world-readable, a protected .git/hooks file
- * made executable).  The backend's seccomp filter refuses every such call
- * on a path (emitters/seccomp.h); the calls on a descriptor stay, since a
- * descriptor the sandbox can change a file through is one Landlock let it
- * open.  chmod and utimensat on a path, which builds and package managers
- * make all day, come here instead: omnibox-run resolves the caller's path
- * itself, from the caller's own working directory or descriptor, never
- * through a /proc magic link, and does the call on what it found, when
+ * made executable), and through a descriptor opened only to read (or
+ * O_PATH, which Landlock never checks) as well as by path.  The backend's
+ * seccomp filter refuses every such call (emitters/seccomp.h).  chmod,
+ * fchmod and utimensat, which builds and package managers make all day,
+ * come here instead: omnibox-run resolves the caller's path itself, from
+ * the caller's own working directory or descriptor, never through a /proc
+ * magic link, and does the call on what it found, when
  *
  *   - the rules omnibox-init was given let the sandbox write it there: a
  *     file below a writable rule (not a container, not a protected or
@@ -42,8 +42,8 @@ struct metadata_rules {
 
 /*
  * notify_answer_fn (notify.h) for ARG, a struct metadata_rules: chmod,
- * fchmodat, fchmodat2 and utimensat on a path, done as above with the
- * result in *ERROR (1); any other call is not this one's (0).
+ * fchmod, fchmodat, fchmodat2 and utimensat, done as above with the result
+ * in *ERROR (1); any other call is not this one's (0).
  */
 int metadata_answer(void *arg, const struct seccomp_notif *req, int listener, int *error);
 
