@@ -17,6 +17,9 @@ chmod 755 "$T"
 pids=
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
+	# The helpers run as nobody under runuser: their own pids are not in $pids.
+	pkill -f "^python3 -I $T/" 2>/dev/null
+	pkill -f "^python3 -I -c .* $T/" 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$T"
 }
@@ -242,7 +245,7 @@ mode() { stat -c %a "$1"; }
 host_sleeper() {
 	rm -f "$U/sleeper.pid"
 	(cd "$O" && as_user env SLEEPER_SECRET="sleeper-env-secret-$who" sh -c \
-		'echo $$ >"$1"; exec sleep 300' sh "$U/sleeper.pid") >/dev/null 2>&1 &
+		'echo $$ >"$1"; exec sleep 300' sh "$U/sleeper.pid") >/dev/null 2>&1 8>&- &
 	pids="$pids $!"
 	for _ in $(seq 100); do
 		[ -s "$U/sleeper.pid" ] && break
@@ -298,7 +301,7 @@ host_server() {
 	chmod 666 "$U/srv.fifo"
 	: >"$U/srv.log"
 	chmod 666 "$U/srv.log"
-	as_user python3 -I "$U/srv.py" "$U/srv.log" "$O/host.sock" "@$ABS" <"$U/srv.fifo" >"$U/srv.port" 2>&1 &
+	as_user python3 -I "$U/srv.py" "$U/srv.log" "$O/host.sock" "@$ABS" <"$U/srv.fifo" >"$U/srv.port" 2>&1 8>&- &
 	pids="$pids $!"
 	exec 8>"$U/srv.fifo"
 	for _ in $(seq 100); do
@@ -494,7 +497,7 @@ for fam, host, p in ((socket.AF_INET, "127.0.0.2", port), (socket.AF_INET, "127.
         print("no listener on", host, p, e, flush=True)
 print("ready", flush=True)
 sys.stdin.read()
-' "$U/other.log" "$port" <"$U/srv.fifo" >"$U/other.out" 2>&1 &
+' "$U/other.log" "$port" <"$U/srv.fifo" >"$U/other.out" 2>&1 8>&- &
 	pids="$pids $!"
 	wait_for "$U/other.out" ready
 	: >"$WS/sub/go"
@@ -557,7 +560,7 @@ while True:
         break
     if m in r:
         print("got %r" % os.read(m, 100), flush=True)
-' <"$U/srv.fifo" >"$U/pty.out" 2>&1 &
+' <"$U/srv.fifo" >"$U/pty.out" 2>&1 8>&- &
 	pids="$pids $!"
 	wait_for "$U/pty.out" /dev/pts/
 	tty=$(head -1 "$U/pty.out")
