@@ -324,6 +324,12 @@ check-landlock: $(RUN) $(INIT) $(NONS) $(PROBE) $(B)/tests/proxy/upstream
 check-landlock-init: $(INIT)
 	tests/linux/landlock_init.sh $(B)
 
+# The agent as the adversary against real linux_landlock launches, as root
+# and as nobody: tests/linux/landlock_attacks.sh (not part of check).
+.PHONY: check-landlock-attacks
+check-landlock-attacks: $(COMPILE) $(RUN) $(INIT) $(PROBE)
+	tests/linux/landlock_attacks.sh $(B)
+
 # A developer's working day (git, toolchains, package registries) inside real launches.
 check-workday: $(RUN) $(INIT)
 	tests/linux/workday.sh $(B)
