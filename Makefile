@@ -440,7 +440,7 @@ bench-deps:
 
 check: deps
 	$(MAKE) --no-print-directory check-size unit golden-check check-golden-selftest check-cli check-linux check-attacks \
-		check-leftovers check-workday check-why check-proxy check-egress check-transparent check-nons check-landlock check-landlock-init check-git-ssh check-pty check-darwin check-install \
+		check-leftovers check-workday check-why check-proxy check-egress check-transparent check-nons check-landlock check-landlock-attacks check-landlock-init check-git-ssh check-pty check-darwin check-install \
 		check-windows check-man
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------

@@ -48,6 +48,11 @@ struct rctx {
 	bool ws_writable;
 	const char **roots; /* the writable roots, canonical */
 	size_t n_roots, cap_roots;
+	/* Where a link may have been planted: the writable roots and the
+	 * workspace, which another launch (of another policy) may have written
+	 * even when this one reads it only. */
+	const char **link_roots;
+	size_t n_link_roots;
 	struct bwrap_grant *grants;
 	size_t n_grants, cap_grants;
 	struct bwrap_mask *masks;
@@ -261,15 +266,17 @@ static int
 open_checked(struct rctx *r, const char *path, const char *what, struct loc loc, unsigned flags,
 	     struct walk_result *w)
 {
-	if (walk_open(r->a, path, r->roots, r->n_roots, flags, w) == 0)
+	if (walk_open(r->a, path, r->link_roots, r->n_link_roots, flags, w) == 0)
 		return 0;
 	if (errno == EXDEV)
 		return fail_at(r, loc,
 			       "%s %s goes through the symlink %s -> %s, which leads out of %s, "
-			       "a directory the sandbox can write: omnibox does not follow it; "
-			       "remove the link, or name its target in the policy",
+			       "a directory %s: omnibox does not follow it; remove the link, or "
+			       "name its target in the policy",
 			       what, shown(r, path), shown(r, w->bad_link), shown(r, w->bad_target),
-			       shown(r, w->bad_root));
+			       shown(r, w->bad_root),
+			       writable_inside(r, w->bad_root) ? "the sandbox can write"
+						      : "a sandbox may have written (the workspace)");
 	if (errno == EAGAIN)
 		return fail_at(r, loc, "%s %s moved while it was being opened; nothing ran", what,
 			       shown(r, path));
@@ -367,6 +374,11 @@ find_roots(struct rctx *r)
 
 		*ARENA_PUSH(r->a, r->roots, r->n_roots, r->cap_roots) = s ? s : r->rq->scratch;
 	}
+	r->link_roots = arena_alloc(r->a, (r->n_roots + 1) * sizeof(*r->link_roots));
+	for (size_t i = 0; i < r->n_roots; i++)
+		r->link_roots[r->n_link_roots++] = r->roots[i];
+	if (!r->ws_writable)
+		r->link_roots[r->n_link_roots++] = r->plan->workspace;
 }
 
 /* Directories of "/" that a grant of "/" stands for: never /proc /sys /dev /tmp /run. */
