@@ -11,6 +11,7 @@
 
 #include "../compiler/base/fileio.h"
 #include "../compiler/base/udiff.h"
+#include "../compiler/decide/llbackend.h"
 #include "diff.h"
 #include "explain.h"
 #include "query.h"
@@ -88,6 +89,26 @@ struct artifacts {
 	size_t n, cap;
 };
 
+/*
+ * Does P have the form of E when it is one Linux backend's argv: bwrap's
+ * unless the policy is pinned to linux_landlock, linux_landlock's unless
+ * it is pinned to bwrap or has what that backend cannot run (git_ssh,
+ * copy_on_write)?  Every other emitter: true.
+ */
+static bool
+linux_backend_form(const struct emitter *e, const struct policy *p)
+{
+	enum sandbox_type type = p->os_env.sandbox.type;
+	struct loc loc;
+
+	if (!strcmp(e->name, "bwrap"))
+		return type != SANDBOX_LINUX_LANDLOCK;
+	if (!strcmp(e->name, "landlock"))
+		return type != SANDBOX_LINUX_BWRAP &&
+		       (type == SANDBOX_NONE || !llbackend_refuse(p, &loc));
+	return true;
+}
+
 /* Every output for the selected target(s), in a fixed order. */
 static int
 collect_artifacts(const struct policy *p, int target, struct diag *d, struct artifacts *set,
@@ -114,6 +135,9 @@ collect_artifacts(const struct policy *p, int target, struct diag *d, struct art
 				continue;
 			/* ... and one with Linux-only settings no darwin form. */
 			if (target < 0 && t == TARGET_DARWIN && !sbpl_can_express(p))
+				continue;
+			/* ... and each Linux backend's argv only where it runs the policy. */
+			if (target < 0 && !linux_backend_form(e, p))
 				continue;
 			art = ARENA_PUSH(a, set->v, set->n, set->cap);
 			art->rel =

@@ -1024,6 +1024,13 @@ emit_bwrap(const struct policy *p, enum target t, struct diag *d, struct textbuf
 	struct bwrap_context c;
 
 	(void)t;
+	/* An argv bwrap would never run: the policy says which backend does. */
+	if (p->os_env.sandbox.type == SANDBOX_LINUX_LANDLOCK) {
+		diag_error(d, p->os_env.sandbox.type_loc,
+			   "sandbox type linux_landlock runs without bwrap: its Linux form is "
+			   "--emit=landlock");
+		return -1;
+	}
 	bwrap_context_symbolic(&c);
 	return bwrap_build(p, &c, d, out, NULL, NULL);
 }
