@@ -243,9 +243,11 @@ decide_file(struct arena *a, const struct policy *p, enum target t, const struct
 	const struct ir_path *g, *w = NULL, *cow;
 	const char *hid, *path = q->path;
 	bool ws_writable = exact(&sb->write_paths, "{CWD}") != NULL;
+	/* linux_landlock mounts nothing: no /tmp of its own, HOME elsewhere. */
+	bool landlock = t == TARGET_LINUX && sb->type == SANDBOX_LINUX_LANDLOCK;
 	/* Linux mounts a fresh /tmp; macOS has the scratch dir alone. */
-	bool scratch =
-	    ir_within(path, "{SCRATCH}") || (t == TARGET_LINUX && ir_within(path, "/tmp"));
+	bool scratch = ir_within(path, "{SCRATCH}") ||
+		       (t == TARGET_LINUX && !landlock && ir_within(path, "/tmp"));
 
 	if ((g = holder(&sb->mask_paths, path)))
 		return set(d, false, arena_printf(a, "mask_paths %s", g->written), g->loc.line);
@@ -299,6 +301,11 @@ decide_file(struct arena *a, const struct policy *p, enum target t, const struct
 			return set(d, false,
 				   arena_printf(a, "read_paths %s is read-only", g->written),
 				   g->loc.line);
+		if (private_home(p, t, path) && landlock)
+			return set(d, false,
+				   "linux_landlock: the private home is a directory of the scratch "
+				   "dir ($HOME names it); the home's own path shows only the grants",
+				   0);
 		if (private_home(p, t, path))
 			return set_own(d,
 				       "the private home: written in the launch's scratch dir and "
