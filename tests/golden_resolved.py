@@ -48,6 +48,7 @@ Normalized, so that the files are byte-identical on every machine:
   {SCRATCH}     the scratch dir, FIXTURE/tmp/omnibox-XXXXXX
   {FD}          the number of a descriptor a launch opens on a mount source
                 (after --bind-fd and --ro-bind-fd) or for a Landlock rule (--ll-fs)
+  {INIT}        linux_landlock's omnibox-init (found next to the compiler, or not)
   {LANDLOCK_FIXED_RULES}  linux_landlock's rules for the system paths this host
                 has (system directories, /etc files, devices, /proc)
   {BUILD}       the directory of omnibox-compile (and of omnibox-init)
@@ -280,6 +281,10 @@ def normalize(text, subst):
             system = False
         if prev in ("--bind-fd", "--ro-bind-fd", "--ll-fs") and line.isdigit():
             line = "{FD}"
+        # linux_landlock's first argument: omnibox-init where this build has
+        # it, or "{INIT}" before it is built.
+        if prev is not None and prev.startswith("# omnibox-init, started directly"):
+            line = "{INIT}"
         # linux_landlock: the fixed rules are those of the system paths this
         # host has: one line stands for them all.
         if fixed_rule and prev is not None:
