@@ -121,7 +121,45 @@ static struct {
 	unsigned pipe_size;
 	struct sockaddr_un addr;
 	char scratch[RELAY_BUF];
+	bool only_uid; /* relay_conf.only_uid */
+	uid_t uid;
 } relay = {.epfd = -1, .dns = {.kind = W_DNS, .fd = -1}};
+
+/*
+ * Is the process at the other end of the loopback connection C one of
+ * user UID's?  The peer's own socket is the line of /proc/net/tcp whose
+ * local address is C's peer and remote address C's own; its uid column
+ * says.  Anything that cannot be told is no.
+ */
+static bool
+peer_is_uid(int c, uid_t uid)
+{
+	struct sockaddr_in peer, self;
+	socklen_t pl = sizeof(peer), sl = sizeof(self);
+	char line[512];
+	bool ok = false;
+	FILE *f;
+
+	if (getpeername(c, (struct sockaddr *)&peer, &pl) < 0 ||
+	    getsockname(c, (struct sockaddr *)&self, &sl) < 0 || peer.sin_family != AF_INET)
+		return false;
+	f = fopen("/proc/net/tcp", "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned la, lp, ra, rp, u;
+
+		if (sscanf(line, " %*u: %X:%X %X:%X %*X %*X:%*X %*X:%*X %*X %u", &la, &lp, &ra, &rp,
+			   &u) != 5)
+			continue;
+		if (la == peer.sin_addr.s_addr && lp == ntohs(peer.sin_port) &&
+		    ra == self.sin_addr.s_addr && rp == ntohs(self.sin_port)) {
+			ok = u == (unsigned)uid;
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return ok;
+}
 
 /* Non-blocking and close-on-exec, without SOCK_* flags (not everywhere). */
 static int
@@ -694,7 +732,7 @@ relay_accept(struct listener *l)
 				l->paused = relay.paused = true;
 			return;
 		}
-		if (set_flags(c) < 0) {
+		if (set_flags(c) < 0 || (relay.only_uid && !peer_is_uid(c, relay.uid))) {
 			close(c);
 			continue;
 		}
@@ -848,6 +886,8 @@ relay_setup(const struct relay_conf *conf, char *err, size_t errlen)
 int
 relay_run_conf(const struct relay_conf *conf, char *err, size_t errlen)
 {
+	relay.only_uid = conf->only_uid;
+	relay.uid = conf->uid;
 	if (relay_setup(conf, err, errlen) < 0)
 		return -1;
 	for (;;) {
@@ -900,6 +940,18 @@ void
 relay_serve(int listen_fd, const char *socket_path)
 {
 	struct relay_conf conf = {.listen_fd = listen_fd, .socket_path = socket_path, .dns_fd = -1};
+
+	relay_serve_conf(&conf);
+}
+
+void
+relay_serve_uid(int listen_fd, const char *socket_path, uid_t uid)
+{
+	struct relay_conf conf = {.listen_fd = listen_fd,
+				  .socket_path = socket_path,
+				  .dns_fd = -1,
+				  .only_uid = true,
+				  .uid = uid};
 
 	relay_serve_conf(&conf);
 }

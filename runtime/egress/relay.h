@@ -42,6 +42,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "compiler/decide/transparent.h"
 
@@ -89,6 +90,13 @@ struct relay_conf {
 	const int *tp_fd;	 /* the transparent listeners (relay_listen_any()) */
 	size_t n_tp;		 /* at most RELAY_MAX_TRANSPARENT */
 	int dns_fd;		 /* the DNS socket (relay_dns_listen()), or -1 */
+	/* On the host's loopback (linux_landlock: no network namespace around
+	 * it), only connections from processes of user UID are relayed: the
+	 * proxy adds the policy's credentials, and another user of the machine
+	 * must not reach them.  (Off: every connection, as in the sandbox's own
+	 * network namespace, where only the sandbox can connect.) */
+	bool only_uid;
+	uid_t uid;
 };
 
 /* As relay_run(), with transparent listeners and the DNS socket that names their addresses. */
@@ -100,6 +108,8 @@ int relay_run_conf(const struct relay_conf *conf, char *err, size_t errlen);
  * ("omnibox relay: ...") and _exit(1).
  */
 void relay_serve(int listen_fd, const char *socket_path) __attribute__((noreturn));
+/* The same, relaying only the connections of user UID's processes (relay_conf.only_uid). */
+void relay_serve_uid(int listen_fd, const char *socket_path, uid_t uid) __attribute__((noreturn));
 void relay_serve_conf(const struct relay_conf *conf) __attribute__((noreturn));
 
 #endif

@@ -64,7 +64,7 @@ landlock_relay_start(struct landlock_launch *ll, const char *socket, char *err, 
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		fds_keep_only(keep, 3);
-		relay_serve(ll->relay_fd, socket);
+		relay_serve_uid(ll->relay_fd, socket, getuid());
 	}
 	close(ll->relay_fd);
 	ll->relay_fd = -1;

@@ -207,6 +207,7 @@ setup_user() {
 	$TL
 	    egress_allow_private_destinations: true
 	    egress_rules: ["GET upstream.test:$HTTPS/echo/**", "GET upstream.test:$HTTP/echo/**"]
+	    write_paths: ["$RW"]
 	EOF
 	# auto: exact (read-only workspace, network off, nothing hidden: a
 	# hidden directory's names stay listed under Landlock) and inexact
@@ -697,6 +698,41 @@ t_egress() {
 	kill "$etcp_pid" 2>/dev/null
 	wait "$etcp_pid" 2>/dev/null
 	: >"$U/egress.log"
+
+	# linux_landlock's relay listens on the host's loopback: while a launch
+	# runs, another user's process connecting to it gets nothing (the proxy
+	# would add the policy's credentials), the launcher's own do.
+	if [ "$mode" != bwrap ]; then
+		name="egress: another user cannot use the relay on the host's loopback"
+		rm -f "$RW/sub/proxy-url"
+		RUNOPTS="-q --egress-hosts=$T/hosts --egress-ca=$T/ca.pem --egress-log=$U/egress.log"
+		(launch egress sh -c "echo \$HTTPS_PROXY >'$RW/sub/proxy-url'; sleep 4; echo end") &
+		bge=$!
+		wait_for "$RW/sub/proxy-url" http || fail "the launch said no proxy"
+		purl=$(cat "$RW/sub/proxy-url" 2>/dev/null)
+		if [ "$who" = root ]; then other=nobody; else other=root; fi
+		out=
+		case $purl in
+		http://127.0.0.1:*)
+			out=$(runuser -u "$other" -- curl -sS -k -m 5 -x "$purl" \
+				"$url/echo/other-user" 2>&1)
+			# The launcher's own user does reach it, so the refusal is the uid's.
+			mine=$(as_user curl -sS -k -m 5 -x "$purl" "$url/echo/same-user" 2>&1)
+			case $mine in
+			*"GET /echo/same-user"*) ;;
+			*) fail "the launcher's own user could not use the relay: $mine" ;;
+			esac
+			;;
+		*) fail "no proxy URL from the launch: '$purl'" ;;
+		esac
+		expect_no_out "GET /echo/other-user"
+		wait "$bge"
+		RUNOPTS=-q
+		tests=$((tests + 1))
+		! grep -q 'other-user' "$U/egress.log" "$T/upstream.log" ||
+			fail "another user's request reached the proxy or the upstream"
+		: >"$U/egress.log"
+	fi
 
 	name="egress without client settings (transparent)"
 	case $mode in
