@@ -83,6 +83,7 @@ LIB_SRC := \
 	emitters/bwrap_view.c \
 	emitters/emit_env.c \
 	emitters/emit_seccomp.c \
+	emitters/emit_seccomp_oci.c \
 	emitters/emit_sbpl.c \
 	emitters/emit_winjob.c \
 	emitters/query.c \

@@ -38,6 +38,8 @@ static const char usage_text[] =
     "                         seccomp-bpf  linux: the seccomp filter, binary\n"
     "                         landlock     linux: omnibox-init's command line under\n"
     "                                      sandbox.type linux_landlock (no namespace)\n"
+    "                         seccomp-oci  linux: the seccomp filter as an OCI runtime-spec\n"
+    "                                      profile (runc, crun, docker --security-opt)\n"
     "                         seccomp-landlock, seccomp-landlock-bpf\n"
     "                                      linux: the seccomp filter of linux_landlock\n"
     "                         seccomp-landlock-net, seccomp-landlock-net-bpf\n"

@@ -17,6 +17,7 @@ const struct emitter emitters[] = {
     {"landlock", "landlock.args", TARGET_BIT(TARGET_LINUX), true, false, emit_landlock},
     {"seccomp", "seccomp.pfc", TARGET_BIT(TARGET_LINUX), true, false, emit_seccomp},
     {"seccomp-bpf", "seccomp.bpf", TARGET_BIT(TARGET_LINUX), true, true, emit_seccomp_bpf},
+    {"seccomp-oci", "seccomp.oci.json", TARGET_BIT(TARGET_LINUX), true, false, emit_seccomp_oci},
     {"seccomp-landlock", "seccomp-landlock.pfc", TARGET_BIT(TARGET_LINUX), true, false,
      emit_seccomp_landlock},
     {"seccomp-landlock-bpf", "seccomp-landlock.bpf", TARGET_BIT(TARGET_LINUX), true, true,

@@ -213,6 +213,31 @@ int emit_seccomp_landlock_bpf(const struct policy *p, enum target t, struct diag
 			      struct textbuf *out);
 int emit_seccomp_landlock_net(const struct policy *p, enum target t, struct diag *d,
 			      struct textbuf *out);
+
+/*
+ * The filter as an OCI runtime-spec seccomp profile (config.json's
+ * linux.seccomp; `docker run --security-opt seccomp=FILE` takes it too),
+ * from the same tables: default action SCMP_ACT_ALLOW, the ABIs of
+ * seccomp_arch_table, and a refusal (SCMP_ACT_ERRNO with its errno) per
+ * rule, the unconditional ones one entry per errno with their names
+ * sorted, then each rule with comparisons in the tables' order
+ * (SCMP_CMP_MASKED_EQ with the mask in value, the datum in valueTwo, as
+ * libseccomp takes them).  What the profile cannot say: the gate's
+ * refusal of every number above the highest the tables know (a runtime's
+ * libseccomp decides those), and the reporting variant (omnibox-run is not
+ * there to answer).  Deterministic.
+ */
+struct seccomp_oci_entry {
+	const char **names; /* malloc'd; the tables' strings */
+	size_t n_names;
+	int err;
+	unsigned ncmp;
+	struct seccomp_cmp cmp[SECCOMP_RULE_CMP_MAX];
+};
+size_t seccomp_oci_entries(enum seccomp_variant variant, struct seccomp_oci_entry **out);
+void seccomp_oci_free(struct seccomp_oci_entry *v, size_t n);
+void seccomp_oci_json(enum seccomp_variant variant, struct textbuf *out);
+int emit_seccomp_oci(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 int emit_seccomp_landlock_net_bpf(const struct policy *p, enum target t, struct diag *d,
 				  struct textbuf *out);
 

@@ -14,7 +14,8 @@
 # --emit=seccomp is compared with the one golden/seccomp/expect.seccomp, and
 # its linux_landlock variant (--emit=seccomp-landlock) with
 # golden/seccomp/expect.seccomp-landlock, and its variant for allow_network: true
-# (--emit=seccomp-landlock-net) with expect.seccomp-landlock-net.
+# (--emit=seccomp-landlock-net) with expect.seccomp-landlock-net, and the
+# base filter as an OCI profile (--emit=seccomp-oci) with expect.seccomp-oci.
 #
 # Every valid policy's resolved launch on Linux against a fixture workspace
 # and home (tests/golden_resolved.py: the exact argv, normalized) is
@@ -57,6 +58,7 @@ landlock linux expect.landlock
 seccomp linux ../seccomp/expect.seccomp
 seccomp-landlock linux ../seccomp/expect.seccomp-landlock
 seccomp-landlock-net linux ../seccomp/expect.seccomp-landlock-net
+seccomp-oci linux ../seccomp/expect.seccomp-oci
 env linux expect.env
 sbpl darwin expect.sbpl
 sbpl-params darwin expect.sbpl-params
