@@ -75,9 +75,11 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 		pid_t got = waitpid(st->bwrap, &status, WNOHANG | (st->landlock ? WUNTRACED : 0));
 
 		if (got == st->bwrap && WIFSTOPPED(status)) {
-			launch_say("omnibox-run: omnibox-init was stopped (signal %d, from inside the "
-				   "sandbox): the launch ends%s",
-				   WSTOPSIG(status), pty_is_raw() ? "\r\n" : "\n");
+			/* Nothing of the agent's in it; in raw mode a line returns the carriage too. */
+			fprintf(stderr,
+				"omnibox-run: omnibox-init was stopped (signal %d, from inside the "
+				"sandbox): the launch ends%s",
+				WSTOPSIG(status), pty_is_raw() ? "\r\n" : "\n");
 			kill(st->bwrap, SIGKILL);
 		} else if (got == st->bwrap) {
 			st->status = status;
