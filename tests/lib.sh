@@ -17,6 +17,15 @@ fail() {
 	failures=$((failures + 1))
 }
 
+# wait_for FILE TEXT: up to 5 s for TEXT (a grep pattern) to appear in FILE.
+wait_for() {
+	for _ in $(seq 100); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # expect_out STRING: $out contains STRING (a fixed string).
 expect_out() {
 	tests=$((tests + 1))

@@ -26,15 +26,6 @@ trap cleanup EXIT INT TERM
 
 . "$(dirname "$0")/../lib.sh"
 
-# wait_for FILE TEXT: up to 5 s for TEXT to appear in FILE.
-wait_for() {
-	for _ in $(seq 100); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 setup_user() {
 	U=$T/$who
 	H=$U/home

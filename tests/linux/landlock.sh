@@ -59,15 +59,6 @@ chmod 644 "$MARKER"
 # The launcher's environment carries this secret; no sandbox may see it.
 ENV_SECRET=env-host-secret-$$
 
-# wait_for FILE TEXT: up to 5 s for TEXT to appear in FILE.
-wait_for() {
-	for _ in $(seq 100); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # bg_user FILE CMD...: CMD as $who in the background, stdout and stderr
 # in FILE; $bgpid is CMD's own process (not runuser nor a subshell), which
 # joins $pids.

@@ -28,15 +28,6 @@ trap 'exit 1' INT TERM
 
 . "$(dirname "$0")/../lib.sh"
 
-# wait_for FILE TEXT: up to 5 s for TEXT to appear in FILE.
-wait_for() {
-	for _ in $(seq 100); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	return 1
-}
-
 # The agent's moves, one a call: "rt MOVE ARGS" prints MOVE=ok or MOVE=ERRNO.
 write_rt() {
 	cat >"$1" <<-'EOF'
