@@ -68,6 +68,7 @@ LIB_SRC := \
 	compiler/decide/transparent.c \
 	compiler/decide/landlock.c \
 	compiler/decide/llbackend.c \
+	compiler/decide/container.c \
 	compiler/base/textbuf.c \
 	compiler/base/textesc.c \
 	compiler/base/udiff.c \
@@ -84,6 +85,8 @@ LIB_SRC := \
 	emitters/emit_env.c \
 	emitters/emit_seccomp.c \
 	emitters/emit_seccomp_oci.c \
+	emitters/emit_oci.c \
+	emitters/emit_kubernetes.c \
 	emitters/emit_sbpl.c \
 	emitters/emit_winjob.c \
 	emitters/query.c \
