@@ -433,6 +433,15 @@ check-man:
 	done; echo "man: ok"
 	tests/completion.sh
 
+# The Kubernetes objects of --target=kubernetes against the Kubernetes OpenAPI
+# schema (tests/kubernetes/validate.mjs, with the npm packages .ci/install-deps
+# pins and installs into build/npm): first that the validator refuses what it
+# must, then every golden's expect.kubernetes and a fresh compile of each.
+.PHONY: check-kubernetes
+check-kubernetes: $(COMPILE)
+	tests/kubernetes/selftest.sh
+	tests/kubernetes/check.sh $(B)
+
 deps:
 	@.ci/install-deps
 
@@ -445,7 +454,7 @@ bench-deps:
 check: deps
 	$(MAKE) --no-print-directory check-size unit golden-check check-golden-selftest check-cli check-linux check-attacks \
 		check-leftovers check-workday check-why check-proxy check-egress check-transparent check-nons check-landlock check-landlock-attacks check-landlock-init check-git-ssh check-pty check-darwin check-install \
-		check-windows check-man
+		check-windows check-man check-kubernetes
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
 
