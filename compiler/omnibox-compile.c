@@ -29,7 +29,7 @@ static const char usage_text[] =
     "\n"
     "Compile the os_env sandbox policy of an agent YAML into native sandbox profiles.\n"
     "\n"
-    "  -t, --target=linux|darwin|windows|all   default: the host's platform\n"
+    "  -t, --target=linux|darwin|windows|oci|kubernetes|all   default: the host's platform\n"
     "  -e, --emit=KIND      one output of the target:\n"
     "                         ir           the validated policy as JSON, with source lines\n"
     "                         egress       the normalised egress rule table\n"
@@ -48,6 +48,11 @@ static const char usage_text[] =
     "                         sbpl         darwin: the Seatbelt profile (the darwin default)\n"
     "                         sbpl-params  darwin: its -D NAME=VALUE parameters\n"
     "                         winjob       windows: the Job Object manifest (the default)\n"
+    "                         oci          oci: an OCI runtime-spec config.json for a bundle\n"
+    "                                      over your root filesystem (the default)\n"
+    "                         kubernetes   kubernetes: the agent's Pod and PodTemplate, its\n"
+    "                                      NetworkPolicies, the egress proxy's Deployment\n"
+    "                                      (the default)\n"
     "  -o, --output=PATH    write to PATH instead of stdout; with --target=all, PATH is\n"
     "                       a directory that receives every output\n"
     "      --terminal=NAME  compile the effective policy of terminals.NAME\n"
@@ -55,7 +60,9 @@ static const char usage_text[] =
     "                       for linux the bwrap argv, or omnibox-init's under\n"
     "                       linux_landlock (canonical paths, the dotfile scan\n"
     "                       done, the scratch dir named; a command may follow '--'),\n"
-    "                       for darwin the concrete profile or its -D parameters\n"
+    "                       for darwin the concrete profile or its -D parameters,\n"
+    "                       for oci config.json for this machine (the command after\n"
+    "                       '--'; rootless when run by a user other than root)\n"
     "      --cwd=DIR        the workspace for --resolve (default: os_env.cwd, else .)\n"
     "      --home=DIR       the home directory for --resolve (default: $HOME)\n"
     "      --check=DIR      compare DIR (as written by --target=all -o DIR, or for the\n"
@@ -182,7 +189,7 @@ parse_options(int argc, char **argv, struct compile_options *o)
 			if (!strcmp(optarg, "all"))
 				o->target = -1;
 			else if ((o->target = target_parse(optarg)) < 0)
-				usage_error("unknown target '%s' (linux, darwin, windows or all)",
+				usage_error("unknown target '%s' (linux, darwin, windows, oci, kubernetes or all)",
 					    optarg);
 			break;
 		case 'e':

@@ -12,8 +12,14 @@
 #include "json.h"
 #include "query.h"
 
-#define FILES (TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN))
-#define ALL TARGET_ALL_BITS
+/* Files (and the network switched open) mean the same on Linux, macOS and
+ * both container forms; what goes through the egress proxy everywhere it
+ * runs (an OCI bundle has none: egress_rules are no network there). */
+#define FILES                                                                                      \
+	(TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN) | TARGET_BIT(TARGET_OCI) |           \
+	 TARGET_BIT(TARGET_KUBERNETES))
+#define PROXIED (TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_DARWIN) | TARGET_BIT(TARGET_KUBERNETES))
+#define ALL (TARGET_ALL_BITS | TARGET_BIT(TARGET_OCI) | TARGET_BIT(TARGET_KUBERNETES))
 
 struct dctx {
 	struct arena *a;
@@ -99,12 +105,12 @@ diff_network(struct dctx *c)
 				 nf == NET_OFF ? "the network is switched off"
 					       : "the network is filtered by egress_rules"));
 		else
-			add(c, DIFF_NETWORK, FILES, t->egress_loc.line,
+			add(c, DIFF_NETWORK, PROXIED, t->egress_loc.line,
 			    verb(c, "the network is switched on, through egress_rules",
 				 "the network is switched off (no egress_rules)"));
 	}
 	if (t->egress_allow_private.value && !f->egress_allow_private.value && nt == NET_FILTERED)
-		add(c, DIFF_PRIVATE, FILES, t->egress_allow_private.loc.line,
+		add(c, DIFF_PRIVATE, PROXIED, t->egress_allow_private.loc.line,
 		    verb(c, "private, loopback and metadata destinations become reachable",
 			 "private, loopback and metadata destinations are refused"));
 	if (nt != NET_FILTERED || nf == NET_OPEN)
@@ -113,11 +119,11 @@ diff_network(struct dctx *c)
 		struct egress_witness w;
 
 		if (nf == NET_OFF)
-			add(c, DIFF_EGRESS, FILES, t->egress[i].loc.line,
+			add(c, DIFF_EGRESS, PROXIED, t->egress[i].loc.line,
 			    arena_printf(c->a, "egress rule '%s' %s", rule_text(c->a, &t->egress[i]),
 					 verb(c, "is allowed", "is no longer allowed")));
 		else if (!egress_rules_cover(f->egress, f->n_egress, &t->egress[i], &w))
-			add(c, DIFF_EGRESS, FILES, t->egress[i].loc.line,
+			add(c, DIFF_EGRESS, PROXIED, t->egress[i].loc.line,
 			    arena_printf(c->a, "egress rule '%s' %s, e.g. %s",
 					 rule_text(c->a, &t->egress[i]),
 					 verb(c, "allows what no rule allowed before",
@@ -151,14 +157,14 @@ diff_credentials(struct dctx *c)
 			for (size_t j = 0; j < f->n_creds; j++)
 				had |= f->creds[j].type == CRED_DATABRICKS_CLI;
 			if (!had)
-				add(c, DIFF_CREDENTIAL, FILES, cr->loc.line,
+				add(c, DIFF_CREDENTIAL, PROXIED, cr->loc.line,
 				    verb(c, "a databricks_cli credential is added",
 					 "the databricks_cli credential is removed"));
 			continue;
 		}
 		for (size_t k = 0; k < cr->n_targets; k++)
 			if (!cred_has(f, cr->targets[k].host, cr->targets[k].port))
-				add(c, DIFF_CREDENTIAL, FILES, cr->targets[k].loc.line,
+				add(c, DIFF_CREDENTIAL, PROXIED, cr->targets[k].loc.line,
 				    arena_printf(c->a, "a %s credential %s %s:%u",
 						 cred_type_name(cr->type),
 						 verb(c, "is sent to", "is no longer sent to"),
@@ -377,7 +383,8 @@ diff_os_env(struct dctx *c)
 	if (f->type == SANDBOX_NONE)
 		return; /* nothing is confined: nothing can widen */
 	if (t->type == SANDBOX_NONE) {
-		add(c, DIFF_SANDBOX, ALL, t->type_loc.line,
+		/* The container forms refuse type none: no bundle or pod runs unconfined. */
+		add(c, DIFF_SANDBOX, TARGET_ALL_BITS, t->type_loc.line,
 		    verb(c, "the sandbox is turned off (type none): nothing is confined",
 			 "the sandbox is turned on"));
 		return;

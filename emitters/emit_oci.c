@@ -139,6 +139,9 @@ view_mount(struct json *j, const struct bwrap_context *c, const struct bwrap_mou
 		return;
 	case BWRAP_PART_MASK:
 	case BWRAP_PART_PROTECT:
+		/* The scratch dir is the bundle's /tmp: nothing of it is to hide. */
+		if (path_within(e->dest, c->scratch))
+			return;
 		break;
 	default:
 		return; /* the image's, the launch's, or omnibox-init's */
@@ -153,11 +156,11 @@ view_mount(struct json *j, const struct bwrap_context *c, const struct bwrap_mou
 		return;
 	case BWRAP_BIND:
 	case BWRAP_RO_BIND:
+		/* A missing protected file: --resolve made its placeholder there
+		 * (oci_hold_missing()); a missing directory: an empty one. */
 		g = protect_at(c, e->dest);
-		if (g && g->fd < 0 && g->hold_text)
-			bind(j, "/dev/null", e->dest, true); /* a missing file: none to read */
-		else if (g && g->fd < 0)
-			empty_tmpfs(j, e->dest, true); /* a missing directory: empty */
+		if (g && g->fd < 0 && !g->hold_text)
+			empty_tmpfs(j, e->dest, true);
 		else
 			bind(j, e->dest, e->dest, e->op != BWRAP_BIND);
 		return;
@@ -194,7 +197,7 @@ environment(struct json *j, const struct policy *p, const struct oci_context *c,
 	    struct arena *a, struct textbuf *passed)
 {
 	const char *start = p->os_env.start_in_scratch.value ? OCI_SCRATCH : c->bw->cwd;
-	struct env_launch l = {.pwd = start};
+	struct env_launch l = {.pwd = start, .home = c->bw->resolved ? c->bw->home : NULL};
 	struct env_rules rules;
 	char *none[] = {NULL};
 	char **env;
@@ -267,13 +270,20 @@ process(struct json *j, const struct policy *p, const struct oci_context *c, str
 	for (size_t i = 0; i < sizeof(cap_sets) / sizeof(cap_sets[0]); i++)
 		str_array(j, cap_sets[i], none, true);
 	json_close(j);
-	if (l->cpu_time.present || l->open_files.present) {
+	/* As omnibox-init sets them: the cgroup's limits (linux.resources) are
+	 * the runtime's where it can make a cgroup, a rootless one cannot. */
+	if (l->cpu_time.present || l->open_files.present || l->memory.present ||
+	    (c->rootless && l->processes.present)) {
 		json_key(j, "rlimits");
 		json_open(j, '[', false);
 		if (l->cpu_time.present)
 			rlimit(j, "RLIMIT_CPU", l->cpu_time.value);
 		if (l->open_files.present)
 			rlimit(j, "RLIMIT_NOFILE", l->open_files.value);
+		if (l->memory.present)
+			rlimit(j, "RLIMIT_DATA", l->memory.value);
+		if (c->rootless && l->processes.present)
+			rlimit(j, "RLIMIT_NPROC", l->processes.value);
 		json_close(j);
 	}
 	json_key(j, "noNewPrivileges");
@@ -355,7 +365,8 @@ linux_section(struct json *j, const struct policy *p, const struct oci_context *
 		json_close(j);
 	}
 	json_close(j);
-	resources(j, &p->os_env.sandbox.limits);
+	if (!c->rootless)
+		resources(j, &p->os_env.sandbox.limits);
 	str_array(j, "maskedPaths", masked_paths, false);
 	str_array(j, "readonlyPaths", readonly_paths, false);
 	json_key(j, "seccomp");

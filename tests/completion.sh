@@ -128,12 +128,12 @@ expect omnibox-compile 'omnibox-compile missing.yaml --terminal=' ''
 
 # --emit kinds, --target values, --format values.
 expect omnibox-compile 'omnibox-compile agent.yaml --emit=' \
-	'bwrap egress env ir landlock sbpl sbpl-params seccomp seccomp-bpf seccomp-landlock seccomp-landlock-bpf seccomp-landlock-net seccomp-landlock-net-bpf seccomp-oci winjob'
+	'bwrap egress env ir kubernetes landlock oci sbpl sbpl-params seccomp seccomp-bpf seccomp-landlock seccomp-landlock-bpf seccomp-landlock-net seccomp-landlock-net-bpf seccomp-oci winjob'
 expect omnibox-compile 'omnibox-compile agent.yaml --emit=sec' \
 	'seccomp seccomp-bpf seccomp-landlock seccomp-landlock-bpf seccomp-landlock-net seccomp-landlock-net-bpf seccomp-oci'
 expect omnibox-compile 'omnibox-compile -e sb' 'sbpl sbpl-params'
 expect omnibox-compile 'omnibox-compile --emit w' 'winjob'
-expect omnibox-compile 'omnibox-compile agent.yaml --target=' 'all darwin linux windows'
+expect omnibox-compile 'omnibox-compile agent.yaml --target=' 'all darwin kubernetes linux oci windows'
 expect omnibox-compile 'omnibox-compile -t d' 'darwin'
 expect omnibox-compile 'omnibox-compile --explain --target=w' 'windows'
 expect omnibox-compile 'omnibox-compile agent.yaml --diff=main --format=' 'json markdown text'

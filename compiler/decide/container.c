@@ -50,9 +50,11 @@ oci_files(const struct policy *p, enum llb_kind kind)
 						 "; one made after that is seen");
 	case LLB_PROTECTED:
 		return verdict(LLB_APPROXIMATED,
-			       "read-only binds onto themselves (/dev/null or an empty tmpfs for a "
-			       "missing one, whose mount point the runtime leaves in the workspace), " RESOLVED_AT
-			       "; the directories above them are not pinned");
+			       "read-only binds onto themselves, the directories above them bound "
+			       "onto themselves (no rename), " RESOLVED_AT
+			       "; a missing one is held by a placeholder --resolve makes (a file "
+			       "that reads as none) or an empty tmpfs, and these stay in the "
+			       "workspace after the run");
 	case LLB_UNPROTECT:
 		return verdict(LLB_ENFORCED, "writable like the rest of its root");
 	case LLB_DENY_SOCKET:
@@ -202,13 +204,19 @@ oci_rest(enum llb_kind kind)
 		return verdict(LLB_ENFORCED, "process.env, rebuilt from the allow-list by "
 					     "--resolve; never inherited whole");
 	case LLB_LIMIT_MEMORY:
-		return verdict(LLB_ENFORCED, "linux.resources.memory.limit (the runtime's cgroup)");
+		return verdict(LLB_APPROXIMATED,
+			       "RLIMIT_DATA (private writable memory), and "
+			       "linux.resources.memory.limit where the runtime makes a cgroup "
+			       "(not rootless)");
 	case LLB_LIMIT_PROCESSES:
-		return verdict(LLB_ENFORCED, "linux.resources.pids.limit (the runtime's cgroup)");
+		return verdict(LLB_APPROXIMATED,
+			       "linux.resources.pids.limit; rootless (no cgroup), RLIMIT_NPROC: "
+			       "every process of the user");
 	case LLB_LIMIT_CPU_TIME:
 		return verdict(LLB_ENFORCED, "RLIMIT_CPU");
 	case LLB_LIMIT_CPU_RATE:
-		return verdict(LLB_ENFORCED, "linux.resources.cpu quota and period");
+		return verdict(LLB_APPROXIMATED, "linux.resources.cpu quota and period; rootless (no "
+						 "cgroup), not enforced");
 	case LLB_LIMIT_OPEN_FILES:
 		return verdict(LLB_ENFORCED, "RLIMIT_NOFILE");
 	case LLB_START_IN_SCRATCH:

@@ -13,8 +13,8 @@ _omnibox_run_long=(--terminal= --cwd= --dry-run --egress-log= --egress-hosts= --
 	--why= --pty --no-pty --strict-toplevel --quiet --verbose --version --help)
 _omnibox_run_short=(-q -v -V -h)
 _omnibox_emit_kinds=(ir egress bwrap landlock seccomp seccomp-bpf seccomp-oci seccomp-landlock seccomp-landlock-bpf
-	seccomp-landlock-net seccomp-landlock-net-bpf env sbpl sbpl-params winjob)
-_omnibox_targets=(linux darwin windows all)
+	seccomp-landlock-net seccomp-landlock-net-bpf env sbpl sbpl-params winjob oci kubernetes)
+_omnibox_targets=(linux darwin windows oci kubernetes all)
 _omnibox_formats=(text json markdown)
 
 # _omnibox_terminals FILE: the names under the top-level `terminals:` of FILE,

@@ -16,8 +16,10 @@
 #include "emitters/sbpl.h"
 #include "runtime/launch/darwin.h"
 #include "runtime/resolve/command.h"
+#include "runtime/resolve/host.h"
 #include "runtime/resolve/landlock_open.h"
 #include "runtime/resolve/resolve.h"
+#include "runtime/resolve/walk.h"
 #include "runtime/resolve/why.h"
 
 extern char **environ;
@@ -152,6 +154,49 @@ describe_landlock(struct arena *a, const struct compile_options *o, const struct
 
 
 /*
+ * A bundle has no launcher to hold a missing protected file while it runs
+ * and take it away after: --resolve makes the placeholder (host.h) the
+ * launch would make, with what reads as no file (.git/commondir: ".",
+ * the same directory), and it stays.  The runtime would otherwise make an
+ * empty file there as the mount point, which git takes for a broken
+ * repository.  Walked as the resolver walks (walk.h), in the plan's roots.
+ */
+static int
+oci_hold_missing(struct arena *a, const struct launch_plan *plan)
+{
+	const struct bwrap_context *c = &plan->ctx;
+
+	for (size_t i = 0; i < c->n_protects; i++) {
+		const struct bwrap_grant *g = &c->protects[i];
+		struct walk_result w;
+		struct host_entry h;
+
+		if (g->fd >= 0 || !g->hold_text)
+			continue;
+		if (walk_open(a, g->path, plan->roots, plan->n_roots, WALK_PARENT | WALK_NO_FD,
+			      &w) < 0 ||
+		    (!w.exists && (w.parent_fd < 0 || strcmp(w.missing, g->path) ||
+				   host_placeholder_file(a, w.parent_fd, strrchr(g->path, '/') + 1,
+							 g->path, g->hold_text, &h) < 0))) {
+			int e = errno;
+			struct textbuf t = {0};
+
+			tb_puts(&t, "omnibox-compile: --resolve: cannot hold the missing protected path ");
+			tb_escape(&t, g->path, 0);
+			tb_printf(&t, ": %s\n", strerror(e));
+			fwrite(t.data, 1, t.len, stderr);
+			tb_free(&t);
+			if (w.parent_fd >= 0)
+				close(w.parent_fd);
+			return -1;
+		}
+		if (w.parent_fd >= 0)
+			close(w.parent_fd); /* the placeholder's directory too: it stays */
+	}
+	return 0;
+}
+
+/*
  * --resolve --target=oci: config.json from the launch the resolver plans
  * here (its canonical grants, masks and protected paths), the command, the
  * environment from this one, rootless when the caller is not root.
@@ -178,6 +223,10 @@ describe_oci(const struct compile_options *o, const struct policy *p, struct are
 		return EXIT_INVALID;
 	}
 	c.bw = &plan.ctx;
+	if (oci_hold_missing(a, &plan) < 0) {
+		launch_plan_close(&plan);
+		return EXIT_IO;
+	}
 	rc = oci_build(plan.policy, &c, d, &out);
 	launch_plan_close(&plan);
 	if (rc < 0) {
