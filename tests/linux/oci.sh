@@ -96,11 +96,12 @@ setup_user() {
 	TB=$U/bin
 	BUNDLE=$U/bundle
 	RR=$U/runc-root
-	mkdir -p "$H/.ssh" "$H/.aws" "$WS/.aws" "$WS/.venv/lib" "$WS/src" "$WS/out" "$WS/secrets" \
+	mkdir -p "$H/.ssh" "$H/.aws" "$H/notes" "$WS/.aws" "$WS/.venv/lib" "$WS/src" "$WS/out" "$WS/secrets" \
 		"$U/extra" "$P" "$TB" "$BUNDLE" "$RR" "$U/xdg"
 	echo "ssh-host-key" >"$H/.ssh/id_rsa"
 	echo "aws-home-key" >"$H/.aws/credentials"
 	echo "home-notes-text" >"$H/notes.txt"
+	printf '[user]\n\tname = host\n' >"$H/.gitconfig"
 	echo "SECRET=dotenv-secret" >"$WS/.env"
 	echo "aws-ws-key" >"$WS/.aws/credentials"
 	echo "venv-ok" >"$WS/.venv/lib/site.py"
@@ -160,6 +161,12 @@ setup_user() {
 	os_env:
 	  sandbox:
 	    allow_network: true
+	EOF
+	policy home-grants <<-EOF
+	os_env:
+	  sandbox:
+	    read_paths: [~/.gitconfig]
+	    write_paths: [~/notes]
 	EOF
 	policy limits <<-EOF
 	os_env:
@@ -221,6 +228,10 @@ print(v if isinstance(v, str) else json.dumps(v, sort_keys=True))' "$BUNDLE/conf
 host_state() {
 	find "$U" \( -path "$BUNDLE" -o -path "$RR" -o -path "$U/xdg" -o -path "$WS/out" \) -prune -o \
 		-printf '%p %y %s %m %u %T@\n' | LC_ALL=C sort
+}
+
+ws_names() {
+	(cd "$WS" && find . | LC_ALL=C sort)
 }
 
 # ---- the checks ---------------------------------------------------------------
@@ -311,6 +322,19 @@ t_home() {
 	[ ! -e "$H/made" ] || fail "a file of the private home reached the host's home"
 }
 
+t_home_grants() {
+	name="home: grants below the private home bound there, a read grant read-only"
+	ocx home-grants sh -c 'cat ~/.gitconfig; echo x >> ~/.gitconfig || echo gitconfig-ro;
+		echo through > ~/notes/n.txt && echo notes-ok; cat ~/.ssh/id_rsa; ls -A ~ | tr "\n" " "; echo'
+	expect_out "name = host"
+	expect_out "gitconfig-ro"
+	expect_out "notes-ok"
+	expect_no_out "ssh-host-key"
+	expect_eq "~/notes/n.txt on the host" "$(cat "$H/notes/n.txt" 2>/dev/null)" through
+	expect_eq "~/.gitconfig on the host" "$(cat "$H/.gitconfig")" "$(printf '[user]\n\tname = host')"
+	rm -f "$H/notes/n.txt"
+}
+
 t_dotfiles() {
 	name="dotfiles: .env and .aws/credentials masked, .venv visible"
 	ocx default sh -c 'cat .env; ls -A .aws; cat .aws/credentials; cat .venv/lib/site.py;
@@ -324,6 +348,7 @@ t_dotfiles() {
 
 t_mask_paths() {
 	name="mask_paths hides a file and a directory; a missing one is not made on the host"
+	names_before=$(ws_names)
 	ocx masks sh -c 'cat secrets/production.key; ls -A secrets; cat secrets/inner; echo done'
 	expect_no_out "prod-key"
 	expect_no_out "secret-dir-file"
@@ -333,11 +358,13 @@ t_mask_paths() {
 	tests=$((tests + 1))
 	[ "$(cat "$WS/secrets/production.key")" = prod-key ] || fail "the masked file changed on the host"
 	rm -rf "$WS/notyet"
+	expect_eq "the workspace's names after the run" "$(ws_names)" "$names_before"
 }
 
 t_protected() {
 	name="protected paths: .git/hooks and .git/config read-only with write_paths [.]"
 	cfg_before=$(cat "$WS/.git/config")
+	names_before=$(ws_names)
 	ocx protect sh -c 'echo evil > .git/hooks/pre-commit && echo HOOK-WRITTEN;
 		echo "[core]" >> .git/config && echo CONFIG-WRITTEN; echo w > written.txt && echo ws-ok'
 	expect_out "ws-ok"
@@ -348,6 +375,7 @@ t_protected() {
 		fail "the host's .git changed"
 	expect_eq "written.txt on the host" "$(cat "$WS/written.txt" 2>/dev/null)" w
 	rm -f "$WS/written.txt"
+	expect_eq "the workspace's names after the run (no placeholder left)" "$(ws_names)" "$names_before"
 }
 
 t_environment() {
@@ -457,6 +485,7 @@ run_all() {
 	t_write_grant
 	t_read_grant
 	t_home
+	t_home_grants
 	t_dotfiles
 	t_mask_paths
 	t_protected
