@@ -203,17 +203,24 @@ as_runc() {
 }
 
 # ocx POLICY CMD...: CMD in a container of the bundle for POLICY; $out holds
-# stdout and stderr (runc's own messages too), $rc the status.
+# stdout and stderr (runc's own messages too), $rc the status.  That runc
+# ran it at all is a check of its own: a refused bundle would pass every
+# expect_no_out after it.
 ocx() {
+	tests=$((tests + 1))
 	oci_config "$@"
 	if [ "$rc" != 0 ]; then
 		out="config.json not made (status $rc): $out"
 		rc=125
+		fail "omnibox-compile --target=oci --resolve failed"
 		return
 	fi
 	n=$((n + 1))
 	out=$(cd "$U" && as_runc run --bundle "$BUNDLE" "omnibox-oci-$$-$who-$n" </dev/null 2>&1)
 	rc=$?
+	case $out in
+	*"level=error"*) fail "runc did not run the bundle" ;;
+	esac
 }
 
 # cfg EXPR: a Python expression of the bundle's config.json (d), printed.
