@@ -47,6 +47,7 @@ def main():
     ]
     namespaces = [{"type": t} for t in ("pid", "ipc", "uts", "mount", "cgroup")]
     rlimits = []
+    resources = {}
     env_names = []
     section = ""
     comment = ""
@@ -80,7 +81,11 @@ def main():
             if a.startswith("--rlimit-"):
                 kind = a[len("--rlimit-"):].upper()
                 n = int(lines[i + 1])
-                rlimits.append({"type": "RLIMIT_" + kind, "hard": n, "soft": n})
+                if kind == "NPROC" and not rootless:
+                    # root is exempt from RLIMIT_NPROC: a cgroup's pids.max instead.
+                    resources["pids"] = {"limit": n}
+                else:
+                    rlimits.append({"type": "RLIMIT_" + kind, "hard": n, "soft": n})
                 i += 2
                 continue
             i += 1
@@ -131,6 +136,8 @@ def main():
                           "/proc/sysrq-trigger"],
         "seccomp": seccomp,
     }
+    if resources:
+        linux["resources"] = resources
     if rootless:
         linux["namespaces"].append({"type": "user"})
         linux["uidMappings"] = [{"containerID": 0, "hostID": os.getuid(), "size": 1}]
