@@ -68,6 +68,7 @@ LIB_SRC := \
 	compiler/decide/transparent.c \
 	compiler/decide/landlock.c \
 	compiler/decide/llbackend.c \
+	compiler/decide/container.c \
 	compiler/base/textbuf.c \
 	compiler/base/textesc.c \
 	compiler/base/udiff.c \
@@ -84,6 +85,8 @@ LIB_SRC := \
 	emitters/emit_env.c \
 	emitters/emit_seccomp.c \
 	emitters/emit_seccomp_oci.c \
+	emitters/emit_oci.c \
+	emitters/emit_kubernetes.c \
 	emitters/emit_sbpl.c \
 	emitters/emit_winjob.c \
 	emitters/query.c \
@@ -436,6 +439,15 @@ check-man:
 	done; echo "man: ok"
 	tests/completion.sh
 
+# The Kubernetes objects of --target=kubernetes against the Kubernetes OpenAPI
+# schema (tests/kubernetes/validate.mjs, with the npm packages .ci/install-deps
+# pins and installs into build/npm): first that the validator refuses what it
+# must, then every golden's expect.kubernetes and a fresh compile of each.
+.PHONY: check-kubernetes
+check-kubernetes: $(COMPILE)
+	tests/kubernetes/selftest.sh
+	tests/kubernetes/check.sh $(B)
+
 deps:
 	@.ci/install-deps
 
@@ -448,7 +460,7 @@ bench-deps:
 check: deps
 	$(MAKE) --no-print-directory check-size unit golden-check check-golden-selftest check-cli check-linux check-attacks \
 		check-leftovers check-workday check-why check-proxy check-egress check-transparent check-nons check-landlock check-landlock-attacks check-landlock-init check-oci check-git-ssh check-pty check-darwin check-install \
-		check-windows check-man
+		check-windows check-man check-kubernetes
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
 

@@ -173,8 +173,21 @@ enum bwrap_op {
 	BWRAP_FS_WRITE,	  /* omnibox-init's --fs-write: Landlock lets it be written */
 };
 
+/* Which part of the argv a mount belongs to (the numbered comments). */
+enum bwrap_part {
+	BWRAP_PART_SYSTEM, /* 1. the host's system directories and files of /etc */
+	BWRAP_PART_KERNEL, /* 2. /proc, /dev, /tmp */
+	BWRAP_PART_HOME,   /* 2b. the private home */
+	BWRAP_PART_LAUNCH, /* 3. the command's directories, omnibox-init; egress's files */
+	BWRAP_PART_GRANT,  /* 4. grants (the scratch dir among them) */
+	BWRAP_PART_MASK,   /* 5, 6. pins, masks, grants inside a mask, sockets */
+	BWRAP_PART_PROTECT, /* 6b. protected paths */
+	BWRAP_PART_INIT,   /* omnibox-init's own arguments (--fs-write) */
+};
+
 struct bwrap_mount {
 	enum bwrap_op op;
+	enum bwrap_part part;
 	bool try_;	  /* --ro-bind-try: nothing when the source is missing */
 	const char *src;  /* the host path, or NULL (a descriptor, a tmpfs) */
 	const char *dest; /* inside */
@@ -182,6 +195,7 @@ struct bwrap_mount {
 	bool pin;	  /* a directory bound onto itself only so it cannot be renamed */
 	bool own;	  /* the private home: the sandbox's own directory, nothing of the
 			   * host's below it but what later mounts show */
+	bool write_file;  /* a write_files grant (its private directory, or the file) */
 };
 
 struct bwrap_mounts {

@@ -40,6 +40,9 @@ compile_options_conflict(struct compile_options *o)
 	if ((o->n_queries || o->query_file) && (o->check || o->output || o->emit))
 		return "--query answers on stdout; it takes no --check, --output or "
 		       "--emit";
+	if ((o->n_queries || o->query_file) && o->target >= TARGET_PLATFORMS)
+		return "--query answers for linux, darwin and windows; --explain says what the "
+		       "oci and kubernetes forms hold";
 	if ((o->n_queries || o->query_file) && o->resolve && o->target != TARGET_LINUX)
 		return "--query with --resolve answers from a Linux launch: give "
 		       "--target=linux";
@@ -54,6 +57,11 @@ compile_options_conflict(struct compile_options *o)
 		return "a command after '--' is only for --resolve";
 	if (o->resolve && (o->check || o->target < 0))
 		return "--resolve describes one launch: one --target, no --check";
+	if (o->resolve && o->target == TARGET_KUBERNETES)
+		return "--resolve has nothing to resolve for --target=kubernetes: a pod's "
+		       "paths are its volumes'";
+	if (o->resolve && o->target == TARGET_OCI && o->emit && strcmp(o->emit, "oci"))
+		return "--resolve --target=oci prints config.json; it takes no other --emit";
 	if (o->resolve && o->target == TARGET_WINDOWS)
 		return "--resolve has nothing to resolve for --target=windows: the "
 		       "manifest has no machine-specific values";
@@ -135,6 +143,10 @@ collect_artifacts(const struct policy *p, int target, struct diag *d, struct art
 				continue;
 			/* ... and one with Linux-only settings no darwin form. */
 			if (target < 0 && t == TARGET_DARWIN && !sbpl_can_express(p))
+				continue;
+			/* ... and the container forms only where they hold it. */
+			if (target < 0 && (t == TARGET_OCI || t == TARGET_KUBERNETES) &&
+			    emit_check_target(p, (enum target)t, NULL) < 0)
 				continue;
 			/* ... and each Linux backend's argv only where it runs the policy. */
 			if (target < 0 && !linux_backend_form(e, p))
@@ -292,7 +304,7 @@ compile_query_answer(struct arena *a, const struct policy *p, int target, const 
 		return;
 	}
 	tb_printf(out, "# query: %s\n", text);
-	for (int t = 0; t < TARGET_COUNT; t++) {
+	for (int t = 0; t < TARGET_PLATFORMS; t++) {
 		struct decision d;
 
 		if (target >= 0 && t != target)

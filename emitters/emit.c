@@ -3,6 +3,7 @@
  */
 #include "emit.h"
 
+#include "../compiler/decide/container.h"
 #include "../compiler/decide/refuse.h"
 #include "sbpl.h"
 #include "seccomp.h"
@@ -17,7 +18,9 @@ const struct emitter emitters[] = {
     {"landlock", "landlock.args", TARGET_BIT(TARGET_LINUX), true, false, emit_landlock},
     {"seccomp", "seccomp.pfc", TARGET_BIT(TARGET_LINUX), true, false, emit_seccomp},
     {"seccomp-bpf", "seccomp.bpf", TARGET_BIT(TARGET_LINUX), true, true, emit_seccomp_bpf},
-    {"seccomp-oci", "seccomp.oci.json", TARGET_BIT(TARGET_LINUX), true, false, emit_seccomp_oci},
+    {"seccomp-oci", "seccomp.oci.json",
+     TARGET_BIT(TARGET_LINUX) | TARGET_BIT(TARGET_OCI) | TARGET_BIT(TARGET_KUBERNETES), true, false,
+     emit_seccomp_oci},
     {"seccomp-landlock", "seccomp-landlock.pfc", TARGET_BIT(TARGET_LINUX), true, false,
      emit_seccomp_landlock},
     {"seccomp-landlock-bpf", "seccomp-landlock.bpf", TARGET_BIT(TARGET_LINUX), true, true,
@@ -30,6 +33,8 @@ const struct emitter emitters[] = {
     {"sbpl-params", "profile.params", TARGET_BIT(TARGET_DARWIN), true, false, emit_sbpl_params},
     {"winjob", "winjob.manifest", TARGET_BIT(TARGET_WINDOWS), true, false, emit_winjob},
     {"env", "env", TARGET_ALL_BITS, true, false, emit_env},
+    {"oci", "config.json", TARGET_BIT(TARGET_OCI), true, false, emit_oci},
+    {"kubernetes", "kubernetes.yaml", TARGET_BIT(TARGET_KUBERNETES), true, false, emit_kubernetes},
     {NULL, NULL, 0, false, false, NULL},
 };
 
@@ -45,7 +50,7 @@ emitter_find(const char *name)
 const struct emitter *
 emitter_default(enum target t)
 {
-	static const char *const kinds[] = {"bwrap", "sbpl", "winjob"};
+	static const char *const kinds[] = {"bwrap", "sbpl", "winjob", "oci", "kubernetes"};
 
 	return emitter_find(kinds[t]);
 }
@@ -53,7 +58,7 @@ emitter_default(enum target t)
 const char *
 target_name(enum target t)
 {
-	static const char *const names[] = {"linux", "darwin", "windows"};
+	static const char *const names[] = {"linux", "darwin", "windows", "oci", "kubernetes"};
 
 	return names[t];
 }
@@ -70,8 +75,10 @@ target_parse(const char *name)
 enum sandbox_type
 target_backend(enum target t)
 {
+	/* A container engine makes namespaces as bubblewrap does. */
 	static const enum sandbox_type backend[] = {SANDBOX_LINUX_BWRAP, SANDBOX_DARWIN_SEATBELT,
-						    SANDBOX_WINDOWS_JOBOBJECT};
+						    SANDBOX_WINDOWS_JOBOBJECT, SANDBOX_LINUX_BWRAP,
+						    SANDBOX_LINUX_BWRAP};
 
 	return backend[t];
 }
@@ -91,7 +98,11 @@ emit_check_target(const struct policy *p, enum target t, struct diag *d)
 	const char *why = refuse_target(
 	    a, p, target_has_backend(t, type) ? type : target_backend(t), target_name(t), &loc);
 
-	if (why)
+	if (!why && (t == TARGET_OCI || t == TARGET_KUBERNETES))
+		why = container_refuse(p, t == TARGET_OCI ? CONTAINER_OCI : CONTAINER_KUBERNETES,
+				       &loc);
+
+	if (why && d)
 		diag_error(d, loc, "%s", why);
 	arena_free(a);
 	return why ? -1 : 0;

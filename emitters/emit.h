@@ -14,7 +14,20 @@
 #include "../compiler/policy.h"
 #include "../compiler/base/textbuf.h"
 
-enum target { TARGET_LINUX, TARGET_DARWIN, TARGET_WINDOWS, TARGET_COUNT };
+/*
+ * The platforms omnibox-run launches on, then the container engines'
+ * forms: an OCI bundle's config.json and Kubernetes objects.  Queries
+ * answer for the platforms (TARGET_PLATFORMS of them).
+ */
+enum target {
+	TARGET_LINUX,
+	TARGET_DARWIN,
+	TARGET_WINDOWS,
+	TARGET_OCI,
+	TARGET_KUBERNETES,
+	TARGET_COUNT
+};
+#define TARGET_PLATFORMS 3
 
 #define TARGET_BIT(t) (1u << (t))
 #define TARGET_ALL_BITS                                                                            \
@@ -39,7 +52,7 @@ const struct emitter *emitter_default(enum target t);
 
 const char *target_name(enum target t);
 
-/* Parse "linux", "darwin", "windows"; -1 when unknown. */
+/* Parse "linux", "darwin", "windows", "oci", "kubernetes"; -1 when unknown. */
 int target_parse(const char *name);
 
 /* The sandbox backend a target uses, and whether the policy can run there. */
@@ -51,7 +64,7 @@ bool target_has_backend(enum target t, enum sandbox_type s);
 
 /*
  * Check that P's sandbox type fits target T (a pinned linux_bwrap policy
- * has no darwin form).  Reports to D with the location of `type:`.
+ * has no darwin form).  Reports to D (unless NULL) with the location of `type:`.
  */
 int emit_check_target(const struct policy *p, enum target t, struct diag *d);
 
@@ -60,5 +73,7 @@ int emit_egress(const struct policy *p, enum target t, struct diag *d, struct te
 int emit_bwrap(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 int emit_landlock(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 int emit_env(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
+int emit_oci(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
+int emit_kubernetes(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 
 #endif

@@ -83,6 +83,8 @@ struct out {
 	struct bwrap_mounts *mounts; /* or NULL */
 	bool pin;		     /* the binds written now are pins */
 	bool own;		     /* the bind written now is the private home */
+	enum bwrap_part part;	     /* the part being written */
+	bool write_file;	     /* the bind written now is a write_files grant */
 };
 
 static char *
@@ -136,6 +138,8 @@ record(struct out *o, const char *flag, const char *x, const char *y)
 		e->why = dup_or_die(m->why);
 		e->pin = o->pin;
 		e->own = o->own;
+		e->part = o->part;
+		e->write_file = o->write_file;
 		if (e->op == BWRAP_RO_BIND && e->src && !strcmp(e->src, "/dev/null"))
 			e->op = BWRAP_DEVNULL;
 		return;
@@ -396,7 +400,9 @@ emit_grants(const struct policy *p, const struct bwrap_context *c, const struct 
 			comment(o, "%s (line %u)", g[i].what, g[i].line);
 		else
 			comment(o, "%s", g[i].what);
+		o->write_file = g[i].private_dir || !strncmp(g[i].what, "write_files", 11);
 		emit_bind(o, &g[i]);
+		o->write_file = false;
 	}
 	for (size_t i = 0; !c->resolved && i < sb->read_paths.n + sb->write_paths.n; i++) {
 		const struct ir_path *rp = i < sb->read_paths.n
@@ -887,7 +893,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 {
 	const struct os_env *env = &p->os_env;
 	const struct sandbox *sb = &env->sandbox;
-	struct out o = {text, nul, mounts, false, false};
+	struct out o = {text, nul, mounts, false, false, BWRAP_PART_SYSTEM, false};
 	const struct bwrap_grant *grants;
 	struct bwrap_grant *owned = NULL;
 	size_t n_grants;
@@ -945,6 +951,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 		args3(&o, "--ro-bind-try", path, path);
 	}
 
+	o.part = BWRAP_PART_KERNEL;
 	comment(&o, "2. fresh /proc (its tunables read-only), /dev and /tmp");
 	args3(&o, "--proc", "/proc", NULL);
 	/* Kernel tunables stay read-only even for a root without capabilities,
@@ -953,7 +960,9 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	args3(&o, "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger");
 	args3(&o, "--dev", "/dev", NULL);
 	args3(&o, "--tmpfs", "/tmp", NULL);
+	o.part = BWRAP_PART_HOME;
 	emit_private_home(p, c, &o);
+	o.part = BWRAP_PART_LAUNCH;
 
 	comment(&o,
 		"3. the command's install directory, read-only, when outside the system "
@@ -972,11 +981,16 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 			abort();
 		grants = owned = symbolic_grants(p, c, &n_grants, dirs);
 	}
+	o.part = BWRAP_PART_GRANT;
 	emit_grants(p, c, grants, n_grants, &o);
+	o.part = BWRAP_PART_LAUNCH;
 	emit_ca_bundles(p, c, &o);
 	emit_resolver(p, c, &o);
+	o.part = BWRAP_PART_MASK;
 	emit_masks(p, c, &o);
+	o.part = BWRAP_PART_PROTECT;
 	emit_protects(p, c, &o);
+	o.part = BWRAP_PART_INIT;
 
 	emit_namespaces(p, &o);
 	arg(&o, "--as-pid-1");

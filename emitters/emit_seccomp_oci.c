@@ -125,61 +125,68 @@ seccomp_oci_free(struct seccomp_oci_entry *v, size_t n)
 }
 
 void
-seccomp_oci_json(enum seccomp_variant variant, struct textbuf *out)
+seccomp_oci_write(struct json *j, enum seccomp_variant variant)
 {
 	struct seccomp_oci_entry *v;
 	size_t n = seccomp_oci_entries(variant, &v);
-	struct json j;
 
-	json_init(&j, out);
-	json_open(&j, '{', false);
-	json_key(&j, "defaultAction");
-	json_str(&j, "SCMP_ACT_ALLOW");
-	json_key(&j, "architectures");
-	json_open(&j, '[', true);
+	json_open(j, '{', false);
+	json_key(j, "defaultAction");
+	json_str(j, "SCMP_ACT_ALLOW");
+	json_key(j, "architectures");
+	json_open(j, '[', true);
 	for (size_t i = 0; i < seccomp_arch_table_len; i++)
-		json_str(&j, oci_arch(seccomp_arch_table[i].token));
-	json_close(&j);
-	json_key(&j, "syscalls");
-	json_open(&j, '[', false);
+		json_str(j, oci_arch(seccomp_arch_table[i].token));
+	json_close(j);
+	json_key(j, "syscalls");
+	json_open(j, '[', false);
 	for (size_t i = 0; i < n; i++) {
-		json_open(&j, '{', true);
-		json_key(&j, "names");
-		json_open(&j, '[', true);
+		json_open(j, '{', true);
+		json_key(j, "names");
+		json_open(j, '[', true);
 		for (size_t k = 0; k < v[i].n_names; k++)
-			json_str(&j, v[i].names[k]);
-		json_close(&j);
-		json_key(&j, "action");
-		json_str(&j, "SCMP_ACT_ERRNO");
-		json_key(&j, "errnoRet");
-		json_u64(&j, (uint64_t)v[i].err);
+			json_str(j, v[i].names[k]);
+		json_close(j);
+		json_key(j, "action");
+		json_str(j, "SCMP_ACT_ERRNO");
+		json_key(j, "errnoRet");
+		json_u64(j, (uint64_t)v[i].err);
 		if (v[i].ncmp) {
-			json_key(&j, "args");
-			json_open(&j, '[', true);
+			json_key(j, "args");
+			json_open(j, '[', true);
 			for (unsigned k = 0; k < v[i].ncmp; k++) {
 				const struct seccomp_cmp *c = &v[i].cmp[k];
 				bool masked = c->op == SCMP_CMP_MASKED_EQ;
 
-				json_open(&j, '{', true);
-				json_key(&j, "index");
-				json_u64(&j, c->arg);
+				json_open(j, '{', true);
+				json_key(j, "index");
+				json_u64(j, c->arg);
 				/* libseccomp's MASKED_EQ: value is the mask, valueTwo the datum. */
-				json_key(&j, "value");
-				json_u64(&j, masked ? c->mask : c->value);
-				json_key(&j, "valueTwo");
-				json_u64(&j, masked ? c->value : 0);
-				json_key(&j, "op");
-				json_str(&j, oci_op(c->op));
-				json_close(&j);
+				json_key(j, "value");
+				json_u64(j, masked ? c->mask : c->value);
+				json_key(j, "valueTwo");
+				json_u64(j, masked ? c->value : 0);
+				json_key(j, "op");
+				json_str(j, oci_op(c->op));
+				json_close(j);
 			}
-			json_close(&j);
+			json_close(j);
 		}
-		json_close(&j);
+		json_close(j);
 	}
-	json_close(&j);
-	json_close(&j);
-	json_end(&j);
+	json_close(j);
+	json_close(j);
 	seccomp_oci_free(v, n);
+}
+
+void
+seccomp_oci_json(enum seccomp_variant variant, struct textbuf *out)
+{
+	struct json j;
+
+	json_init(&j, out);
+	seccomp_oci_write(&j, variant);
+	json_end(&j);
 }
 
 int

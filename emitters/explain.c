@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../compiler/decide/container.h"
 #include "../compiler/decide/llbackend.h"
 #include "../compiler/decide/omnigent.h"
 #include "../compiler/decide/protect.h"
@@ -395,7 +396,36 @@ has_form(const struct policy *p, enum target t, const char **why)
 		       "Object cannot impose";
 		return false;
 	}
+	if (t == TARGET_OCI || t == TARGET_KUBERNETES) {
+		struct loc loc;
+
+		*why = container_refuse(p, t == TARGET_OCI ? CONTAINER_OCI : CONTAINER_KUBERNETES,
+					&loc);
+		return !*why;
+	}
 	return true;
+}
+
+/* A container form's row, as container_settings() gives it. */
+static void
+container_row(void *arg, const char *setting, uint32_t line, struct llb_verdict v)
+{
+	struct ex *x = arg;
+
+	row(x, (enum status)v.status, setting, line, v.how);
+}
+
+/* The OCI bundle's or the pod's table: compiler/decide/container.h decides it. */
+static void
+explain_container(const struct policy *p, enum target t, struct textbuf *out, bool *all_enforced)
+{
+	struct ex x = {out, t, {0, 0, 0}, NULL, 0, {0, 0, 0}};
+
+	container_settings(p, t == TARGET_OCI ? CONTAINER_OCI : CONTAINER_KUBERNETES,
+			   container_row, &x);
+	tb_printf(out, "  summary %s: %zu enforced, %zu approximated, %zu not enforced\n",
+		  target_name(t), x.n[ENFORCED], x.n[APPROXIMATED], x.n[NOT_ENFORCED]);
+	*all_enforced = x.n[NOT_ENFORCED] == 0;
 }
 
 int
@@ -417,6 +447,10 @@ explain_target(const struct policy *p, enum target t, struct textbuf *out, bool 
 			  target_name(t), why);
 		tb_printf(out, "  summary %s: not available\n", target_name(t));
 		*all_enforced = false;
+		return 0;
+	}
+	if (t == TARGET_OCI || t == TARGET_KUBERNETES) {
+		explain_container(p, t, out, all_enforced);
 		return 0;
 	}
 	if (t == TARGET_LINUX) {

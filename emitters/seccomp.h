@@ -237,6 +237,9 @@ struct seccomp_oci_entry {
 size_t seccomp_oci_entries(enum seccomp_variant variant, struct seccomp_oci_entry **out);
 void seccomp_oci_free(struct seccomp_oci_entry *v, size_t n);
 void seccomp_oci_json(enum seccomp_variant variant, struct textbuf *out);
+/* The same profile as one value of J (config.json's linux.seccomp). */
+struct json;
+void seccomp_oci_write(struct json *j, enum seccomp_variant variant);
 int emit_seccomp_oci(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 int emit_seccomp_landlock_net_bpf(const struct policy *p, enum target t, struct diag *d,
 				  struct textbuf *out);

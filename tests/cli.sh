@@ -139,7 +139,7 @@ expect_rc 0 "--query with private destinations allowed" -- "$compiler" --target=
 check "--query allows the address once private destinations are" -- grep -q 'allow egress rule 1' out
 
 expect_rc 0 "--explain" -- "$compiler" --explain --target=all q.yaml
-check "--explain sums up each target" -- test "$(grep -c '^  summary ' out)" = 3
+check "--explain sums up each target" -- test "$(grep -c '^  summary ' out)" = 5
 expect_rc 0 "--explain --strict where all is enforced" -- "$compiler" --explain --strict \
 	--target=linux q.yaml
 expect_rc 1 "--explain --strict where something is not" -- "$compiler" --explain --strict \

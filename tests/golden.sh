@@ -62,7 +62,9 @@ seccomp-oci linux ../seccomp/expect.seccomp-oci
 env linux expect.env
 sbpl darwin expect.sbpl
 sbpl-params darwin expect.sbpl-params
-winjob windows expect.winjob"
+winjob windows expect.winjob
+oci oci expect.oci
+kubernetes kubernetes expect.kubernetes"
 
 fail=0
 count=0

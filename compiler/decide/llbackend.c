@@ -163,6 +163,9 @@ network_setting(const struct policy *p, enum llb_kind kind, size_t index)
 				   ? "allowed (egress_allow_private_destinations)"
 				   : "the proxy refuses loopback, private, link-local "
 				     "and metadata addresses");
+	case LLB_CREDENTIAL_PROFILES:
+		return verdict(LLB_ENFORCED,
+			       "the proxy swaps tokens for the profiles' hosts, resolved at launch");
 	case LLB_CREDENTIAL:
 		return verdict(
 		    LLB_ENFORCED,
@@ -210,6 +213,7 @@ llbackend_setting(const struct policy *p, enum llb_kind kind, size_t index)
 	case LLB_EGRESS_RULE:
 	case LLB_PRIVATE_DEST:
 	case LLB_CREDENTIAL:
+	case LLB_CREDENTIAL_PROFILES:
 	case LLB_GIT_SSH:
 	case LLB_NETWORK_OFF:
 	case LLB_NETWORK_ON:
@@ -243,6 +247,8 @@ llbackend_setting(const struct policy *p, enum llb_kind kind, size_t index)
 
 struct rows {
 	const struct policy *p;
+	llb_verdict_fn *fn;
+	const void *ctx;
 	llb_each_fn *each;
 	void *arg;
 	size_t inexact;
@@ -258,7 +264,7 @@ put(struct rows *r, const char *setting, uint32_t line, struct llb_verdict v)
 static void
 put_kind(struct rows *r, const char *setting, uint32_t line, enum llb_kind kind, size_t index)
 {
-	put(r, setting, line, llbackend_setting(r->p, kind, index));
+	put(r, setting, line, r->fn(r->p, kind, index, r->ctx));
 }
 
 static void
@@ -359,9 +365,8 @@ network_rows(struct rows *r)
 			put_kind(r, setting, cr->targets[k].loc.line, LLB_CREDENTIAL, i);
 		}
 		if (cr->type == CRED_DATABRICKS_CLI)
-			put(r, "credential databricks_cli", cr->loc.line,
-			    verdict(LLB_ENFORCED, "the proxy swaps tokens for the profiles' hosts, "
-						  "resolved at launch"));
+			put_kind(r, "credential databricks_cli", cr->loc.line, LLB_CREDENTIAL_PROFILES,
+				 i);
 	}
 	for (size_t i = 0; i < sb->n_git_ssh; i++) {
 		snprintf(setting, sizeof(setting), "git_ssh %s:%u/%s", sb->git_ssh[i].host.s,
@@ -391,12 +396,26 @@ limit_rows(struct rows *r)
 			put_kind(r, rows[i].setting, rows[i].v->loc.line, rows[i].kind, 0);
 }
 
+static struct llb_verdict
+ll_verdict(const struct policy *p, enum llb_kind kind, size_t index, const void *ctx)
+{
+	(void)ctx;
+	return llbackend_setting(p, kind, index);
+}
+
 size_t
 llbackend_settings(const struct policy *p, bool settings_only, llb_each_fn *each, void *arg)
 {
+	return llb_settings_walk(p, settings_only, ll_verdict, NULL, each, arg);
+}
+
+size_t
+llb_settings_walk(const struct policy *p, bool settings_only, llb_verdict_fn *fn, const void *ctx,
+		  llb_each_fn *each, void *arg)
+{
 	const struct os_env *env = &p->os_env;
 	const struct sandbox *sb = &env->sandbox;
-	struct rows r = {p, each, arg, 0};
+	struct rows r = {p, fn, ctx, each, arg, 0};
 
 	if (sb->type == SANDBOX_NONE) {
 		put(&r, "sandbox type none", sb->type_loc.line,

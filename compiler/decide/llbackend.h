@@ -58,6 +58,7 @@ enum llb_kind {
 	LLB_LIMIT_OPEN_FILES,
 	LLB_START_IN_SCRATCH,
 	LLB_FORK,
+	LLB_CREDENTIAL_PROFILES, /* sandbox.creds[index], databricks_cli: its profiles' hosts */
 };
 
 struct llb_verdict {
@@ -83,6 +84,16 @@ struct llb_verdict llbackend_setting(const struct policy *p, enum llb_kind kind,
 typedef void llb_each_fn(void *arg, const char *setting, uint32_t line, struct llb_verdict v);
 size_t llbackend_settings(const struct policy *p, bool settings_only, llb_each_fn *each,
 			  void *arg);
+
+/*
+ * The same rows, in the same order, with the verdicts FN gives (CTX passed
+ * on): one list of settings for every backend that judges them
+ * (container.h for the OCI and Kubernetes forms).
+ */
+typedef struct llb_verdict llb_verdict_fn(const struct policy *p, enum llb_kind kind, size_t index,
+					  const void *ctx);
+size_t llb_settings_walk(const struct policy *p, bool settings_only, llb_verdict_fn *fn,
+			 const void *ctx, llb_each_fn *each, void *arg);
 
 /*
  * The Landlock ABI P needs on this backend, at least LLB_ABI_BASE, with the

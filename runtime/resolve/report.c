@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "compiler/base/textesc.h"
+#include "emitters/oci.h"
 #include "emitters/query.h"
 #include "emitters/sbpl.h"
 #include "runtime/launch/darwin.h"
@@ -150,6 +151,44 @@ describe_landlock(struct arena *a, const struct compile_options *o, const struct
 }
 
 
+/*
+ * --resolve --target=oci: config.json from the launch the resolver plans
+ * here (its canonical grants, masks and protected paths), the command, the
+ * environment from this one, rootless when the caller is not root.
+ */
+static int
+describe_oci(const struct compile_options *o, const struct policy *p, struct arena *a,
+	     struct launch_request *rq, struct diag *d)
+{
+	struct launch_plan plan;
+	struct oci_context c = {NULL, environ, getuid() != 0, (unsigned)getuid(),
+				(unsigned)getgid()};
+	struct textbuf out = {0};
+	int rc;
+
+	if (!o->n_command && !p->terminal) {
+		fprintf(stderr, "omnibox-compile: --resolve --target=oci: give the command after "
+				"'--' (config.json runs it)\n");
+		return EXIT_USAGE;
+	}
+	rq->bwrap = NULL;
+	if (launch_resolve(a, rq, &plan, d) < 0) {
+		if (d->failure)
+			resolve_error(d->failure);
+		return EXIT_INVALID;
+	}
+	c.bw = &plan.ctx;
+	rc = oci_build(plan.policy, &c, d, &out);
+	launch_plan_close(&plan);
+	if (rc < 0) {
+		tb_free(&out);
+		return EXIT_INVALID;
+	}
+	fwrite(out.data, 1, out.len, stdout);
+	tb_free(&out);
+	return EXIT_OK;
+}
+
 int
 launch_report(const struct compile_options *o, const struct policy *p, struct arena *a,
 	      struct diag *d)
@@ -191,6 +230,8 @@ launch_report(const struct compile_options *o, const struct policy *p, struct ar
 			*slash = '\0';
 		rq.target = LAUNCH_LINUX;
 		rq.init = launch_find_init(a, self);
+		if (o->target == TARGET_OCI)
+			return describe_oci(o, p, a, &rq, d);
 		rq.landlock = p->os_env.sandbox.type == SANDBOX_LINUX_LANDLOCK;
 		rq.bwrap = rq.landlock ? NULL : launch_find_in_path(a, environ, "bwrap");
 		if (launch_resolve(a, &rq, &plan, d) < 0) {
