@@ -4,13 +4,9 @@
 # bwrap launch (the mount view, the environment, the network, seccomp, no
 # capabilities, no_new_privs, limits), checked of the container runc makes
 # from config.json over a small root filesystem built here.
-#
-# OMNIBOX_OCI_MIMIC=1 takes config.json from tests/oci/mimic.py (the Linux
-# launch translated) instead of the compiler's own OCI target.
 set -u
 
 B=$(cd "$1" && pwd)
-root=$(cd "$(dirname "$0")/../.." && pwd)
 RUNC=$(command -v runc)
 if [ -z "$RUNC" ]; then
 	echo "oci: skipped: runc is not installed"
@@ -112,7 +108,7 @@ setup_user() {
 	(cd "$WS" && git init -q && git config user.email t@t && git config user.name t &&
 		git add src && git commit -qm one) || fail "git init on the host"
 	rm -f "$WS"/.git/hooks/*
-	cp "$B/omnibox-compile" "$root/tests/oci/mimic.py" "$TB/"
+	cp "$B/omnibox-compile" "$TB/"
 	chmod 755 "$TB" "$TB"/*
 	cp -a "$ROOTFS" "$BUNDLE/rootfs"
 	chmod 700 "$RR" "$U/xdg"
@@ -181,11 +177,7 @@ setup_user() {
 oci_config() {
 	_policy=$P/$1.yaml
 	shift
-	if [ "${OMNIBOX_OCI_MIMIC:-}" = 1 ]; then
-		set -- "$PY" "$TB/mimic.py" "$TB/omnibox-compile" "$_policy" "$WS" "$H" -- "$@"
-	else
-		set -- "$TB/omnibox-compile" --target=oci --resolve --cwd "$WS" --home "$H" "$_policy" -- "$@"
-	fi
+	set -- "$TB/omnibox-compile" --target=oci --resolve --cwd "$WS" --home "$H" "$_policy" -- "$@"
 	out=$(cd "$WS" && as_user sh -c 'f=$1; shift; "$@" >"$f.new" && mv "$f.new" "$f"' _ \
 		"$BUNDLE/config.json" "$@" 2>&1)
 	rc=$?
@@ -527,7 +519,7 @@ run_all() {
 }
 
 printf 'os_env:\n  type: caller_process\n' >"$T/probe.yaml"
-if [ "${OMNIBOX_OCI_MIMIC:-}" != 1 ] && ! "$B/omnibox-compile" --target=oci "$T/probe.yaml" >/dev/null 2>&1; then
+if ! "$B/omnibox-compile" --target=oci "$T/probe.yaml" >/dev/null 2>&1; then
 	echo "oci: $B/omnibox-compile has no --target=oci" >&2
 	exit 1
 fi
