@@ -108,7 +108,7 @@ pod_path(struct arena *a, const char *symbolic)
 		return arena_printf(a, "%s%s", POD_WORKSPACE, symbolic + 5);
 	if (!strncmp(symbolic, "{HOME}", 6))
 		return arena_printf(a, "%s%s", POD_HOME, symbolic + 6);
-	return symbolic;
+	return arena_strdup(a, symbolic);
 }
 
 static void
