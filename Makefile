@@ -334,6 +334,12 @@ check-landlock-init: $(INIT)
 check-landlock-attacks: $(COMPILE) $(RUN) $(INIT) $(PROBE)
 	tests/linux/landlock_attacks.sh $(B)
 
+# The OCI bundle of --target=oci --resolve run by runc, as root and rootless as
+# nobody, over a root filesystem the test builds: tests/linux/oci.sh.
+.PHONY: check-oci
+check-oci: $(COMPILE) $(PROBE)
+	tests/linux/oci.sh $(B)
+
 # A developer's working day (git, toolchains, package registries) inside real launches.
 check-workday: $(RUN) $(INIT)
 	tests/linux/workday.sh $(B)
@@ -453,7 +459,7 @@ bench-deps:
 
 check: deps
 	$(MAKE) --no-print-directory check-size unit golden-check check-golden-selftest check-cli check-linux check-attacks \
-		check-leftovers check-workday check-why check-proxy check-egress check-transparent check-nons check-landlock check-landlock-attacks check-landlock-init check-git-ssh check-pty check-darwin check-install \
+		check-leftovers check-workday check-why check-proxy check-egress check-transparent check-nons check-landlock check-landlock-attacks check-landlock-init check-oci check-git-ssh check-pty check-darwin check-install \
 		check-windows check-man check-kubernetes
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------
