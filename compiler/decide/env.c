@@ -388,6 +388,69 @@ env_apply(struct arena *a, const struct env_rule *rules, size_t n, bool fold_cas
 	return e.v;
 }
 
+/* Is ENTRY among the N of V? */
+static bool
+listed(const char *const *v, size_t n, const char *entry)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i], entry))
+			return true;
+	return false;
+}
+
+size_t
+env_path_keep(struct arena *a, char **env, bool (*keep)(void *arg, const char *entry), void *arg,
+	      const char ***dropped)
+{
+	size_t at = 0, went = 0, n_gone = 0, cap_gone = 0, len, kept = 0;
+	const char **gone = NULL;
+	const char *p;
+	char *out;
+
+	if (dropped)
+		*dropped = NULL;
+	while (env[at] && !name_match(env[at], "PATH", false, false))
+		at++;
+	if (!env[at])
+		return 0;
+	/* "PATH=" and the entries kept: never longer than it was. */
+	out = arena_alloc(a, strlen(env[at]) + 1);
+	len = 5;
+	memcpy(out, "PATH=", len + 1);
+	for (p = env[at] + 5;; p++) {
+		size_t n = strcspn(p, ":");
+		char *entry = arena_strndup(a, p, n);
+
+		if (entry[0] != '/' || keep(arg, entry)) {
+			if (kept++)
+				out[len++] = ':';
+			memcpy(out + len, entry, n);
+			len += n;
+			out[len] = '\0';
+		} else {
+			went++;
+			if (!listed(gone, n_gone, entry))
+				*ARENA_PUSH(a, gone, n_gone, cap_gone) = entry;
+		}
+		p += n;
+		if (!*p)
+			break;
+	}
+	if (!went)
+		return 0;
+	*ARENA_PUSH(a, gone, n_gone, cap_gone) = NULL;
+	if (kept) {
+		env[at] = out;
+	} else {
+		/* Nothing left: no PATH, not an empty one (the directory a lookup starts in). */
+		for (; env[at]; at++)
+			env[at] = env[at + 1];
+	}
+	if (dropped)
+		*dropped = gone;
+	return went;
+}
+
 char **
 env_compute(struct arena *a, const struct policy *p, const struct env_launch *l, char *const *host,
 	    const char *scratch)

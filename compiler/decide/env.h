@@ -136,6 +136,22 @@ char **env_apply(struct arena *a, const struct env_rule *rules, size_t n, bool f
 		 char *const *host, const char *scratch);
 
 /*
+ * ENV (NAME=VALUE strings, NULL-terminated, as env_apply() gives them;
+ * changed in place) with PATH's value cut to the absolute entries
+ * KEEP(ARG, ENTRY) accepts.  What stays keeps its order and its repeats,
+ * as on every other launch; entries that are not absolute (empty, ".",
+ * "bin") are not asked about and stay: what they name depends on the
+ * directory a lookup starts from.  A PATH left with no entry is removed
+ * (programs then take their own default, the system's directories).
+ * Returns how many entries went; *DROPPED (may be NULL) lists them from A,
+ * each once, in PATH's order, NULL-terminated (NULL when none went).
+ * linux_landlock's launch cuts the directories its rules let the sandbox
+ * neither read nor execute (runtime/resolve/landlock_open.h).
+ */
+size_t env_path_keep(struct arena *a, char **env, bool (*keep)(void *arg, const char *entry),
+		     void *arg, const char ***dropped);
+
+/*
  * The exact environment of a launch of P: env_decide() and env_apply() in
  * one, for HOST and SCRATCH (NULL when the launch has none).
  */

@@ -13,10 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compiler/decide/env.h"
 #include "compiler/decide/landlock.h"
 #include "compiler/decide/llbackend.h"
 #include "compiler/base/diag.h"
 #include "emitters/bwrap.h"
+#include "runtime/resolve/walk.h"
 
 #ifndef O_PATH
 /* Not Linux: a descriptor that can be read (and listed) stands in. */
@@ -513,8 +515,63 @@ rules_point(struct arena *a, struct landlock_rules *r, struct landlock_context *
 	c->n_rules = r->n_rules;
 }
 
+/* ---- PATH inside (landlock_path_env()) ---- */
+
+/* The PATH entries a note names; the others are counted. */
+#define PATH_SHOWN 4
+
+struct path_rules {
+	struct arena *a;
+	const struct landlock_arg_rule *rules;
+	size_t n;
+};
+
+/*
+ * Can the sandbox read and execute what the directory ENTRY (absolute)
+ * holds?  The rules hold what a path leads to, so ENTRY is asked where it
+ * leads here (a missing tail as written: a directory a writable grant may
+ * yet hold).
+ */
+static bool
+path_entry_usable(void *arg, const char *entry)
+{
+	const struct path_rules *pr = arg;
+	const unsigned long long need = LL_EXECUTE | LL_READ_FILE;
+	const char *real = walk_canonical(pr->a, entry);
+
+	return real && (landlock_rights_at(pr->rules, pr->n, real, NULL) & need) == need;
+}
+
+void
+landlock_path_env(struct arena *a, struct launch_plan *plan, const struct landlock_arg_rule *rules,
+		  size_t n)
+{
+	struct path_rules pr = {a, rules, n};
+	const char **gone, **notes;
+	const char *list = "";
+	size_t n_gone = 0;
+
+	if (!plan->env || !env_path_keep(a, plan->env, path_entry_usable, &pr, &gone))
+		return;
+	for (; gone[n_gone]; n_gone++)
+		if (n_gone < PATH_SHOWN)
+			list = arena_printf(a, "%s%s%s", list, n_gone ? ", " : "",
+					    arena_escape(a, gone[n_gone]));
+	if (n_gone > PATH_SHOWN)
+		list = arena_printf(a, "%s and %zu more", list, n_gone - PATH_SHOWN);
+	notes = arena_alloc(a, (plan->n_notes + 1) * sizeof(*notes));
+	if (plan->n_notes)
+		memcpy(notes, plan->notes, plan->n_notes * sizeof(*notes));
+	notes[plan->n_notes++] =
+	    arena_printf(a,
+			 "PATH inside leaves out %s: the rules let the sandbox neither read nor "
+			 "execute there (a directory named in read_paths stays)",
+			 list);
+	plan->notes = notes;
+}
+
 int
-landlock_rules_open(struct arena *a, const struct launch_plan *plan, struct landlock_rules *ll,
+landlock_rules_open(struct arena *a, struct launch_plan *plan, struct landlock_rules *ll,
 		    struct landlock_context *c, bool links, char *err, size_t errlen)
 {
 	const struct bwrap_context *ctx = &plan->ctx;
@@ -547,6 +604,7 @@ landlock_rules_open(struct arena *a, const struct launch_plan *plan, struct land
 	rules_point(a, ll, c);
 	c->approx = ll->opened.approx;
 	c->n_approx = ll->opened.n_approx;
+	landlock_path_env(a, plan, ll->rules, ll->n_rules);
 	return links ? home_links(a, plan, err, errlen) : 0;
 }
 

@@ -81,12 +81,24 @@ struct landlock_rules {
 
 /*
  * The rules of PLAN (resolved for linux_landlock: launch_request.landlock)
- * into R, and C's rules and approximations pointed at them; with LINKS (a
- * real launch) a link in the private home (HOME inside) to each grant
- * below the home.  0, or -1 with the message in ERR.
+ * into R, and C's rules and approximations pointed at them, and PLAN's PATH
+ * cut to them (landlock_path_env()); with LINKS (a real launch) a link in
+ * the private home (HOME inside) to each grant below the home.  0, or -1
+ * with the message in ERR.
  */
-int landlock_rules_open(struct arena *a, const struct launch_plan *plan, struct landlock_rules *r,
+int landlock_rules_open(struct arena *a, struct launch_plan *plan, struct landlock_rules *r,
 			struct landlock_context *c, bool links, char *err, size_t errlen);
+
+/*
+ * PATH in PLAN's environment without the directories the N RULES let the
+ * sandbox neither read nor execute (landlock_rights_at() where the entry
+ * leads here; env_path_keep() keeps the rest as it was), and a note in
+ * PLAN naming them, escaped.  No namespace hides such a directory as bwrap
+ * does: left on PATH, a lookup would find there what it cannot run, and a
+ * tool would record it (python3 -m venv, its interpreter).
+ */
+void landlock_path_env(struct arena *a, struct launch_plan *plan,
+		       const struct landlock_arg_rule *rules, size_t n);
 
 /* One rule more in R and C: FD (R's from now on) on PATH with RIGHTS. */
 void landlock_rules_add(struct arena *a, struct landlock_rules *r, struct landlock_context *c,

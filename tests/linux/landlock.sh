@@ -111,11 +111,13 @@ setup_user() {
 	TB=$U/bin
 	O=$U/outside # a host directory writable by the user, in no grant
 	RW=$U/rw     # a directory granted writable (write_paths)
+	SB=$U/shadow/bin # a directory of programs on PATH, in no grant
+	GB=$U/gbin       # a directory of programs on PATH, granted (read_paths)
 	# data/: a directory of the workspace with nothing hidden or protected in
 	# it, where linux_landlock lets new names be made (at the top of a
 	# writable root, where protected names are, it cannot: docs/linux-landlock.md).
 	mkdir -p "$U/plain" "$H" "$WS/sub" "$WS/.venv" "$WS/secrets" "$WS/private" "$WS/data/docs" \
-		"$WS/data/lib" "$WS/run" "$WS/tools" "$P" "$TB" "$O" "$RW/sub"
+		"$WS/data/lib" "$WS/run" "$WS/tools" "$P" "$TB" "$O" "$RW/sub" "$SB" "$GB"
 	echo "outside-secret-$who" >"$O/secret.txt"
 	echo "outside-original" >"$O/existing"
 	echo "fd-secret-$who" >"$O/fd-secret"
@@ -134,6 +136,10 @@ setup_user() {
 	ln -s "$O" "$WS/link-dir"
 	cp "$B/omnibox-run" "$B/omnibox-init" "$B/tests/nons" "$B/tests/probe" "$TB/"
 	cp "$B/tests/probe" "$WS/tools/"
+	# A python3 that would leave a mark in a writable grant and say so.
+	printf '#!/bin/sh\necho SHADOW-RAN\n: >"%s/shadow-ran"\n' "$RW" >"$SB/python3"
+	printf '#!/bin/sh\necho granted-tool-ran\n' >"$GB/omnibox-ll-tool"
+	chmod 755 "$SB/python3" "$GB/omnibox-ll-tool"
 	: >"$U/egress.log"
 	chmod -R a+rX "$U"
 	chmod 777 "$O"
@@ -161,6 +167,14 @@ setup_user() {
 	$TL
 	    allow_network: false
 	    write_paths: [., "$RW"]
+	EOF
+	policy path <<-EOF
+	os_env:
+	  sandbox:
+	$TL
+	    allow_network: false
+	    read_paths: ["$GB"]
+	    write_paths: ["$RW"]
 	EOF
 	policy sockets <<-EOF
 	os_env:
@@ -220,10 +234,11 @@ setup_user() {
 # launch POLICY CMD...: CMD in the sandbox of $P/POLICY.yaml, as $who, from
 # $WS (or $CWD), through omnibox-run $RUNOPTS (-q unless set), under nons in
 # the nons and auto modes, within 60 s.  The launcher holds $O/fd-secret on
-# descriptor 7 and $ENV_SECRET in its environment.  $out: stdout and
-# stderr; $rc.
+# descriptor 7 and $ENV_SECRET in its environment, and PATH=$LPATH when set
+# (as_user's otherwise).  $out: stdout and stderr; $rc.
 CWD=
 RUNOPTS=-q
+LPATH=
 launch() {
 	_pol=$P/$1.yaml
 	shift
@@ -232,7 +247,7 @@ launch() {
 	*) _nons= ;;
 	esac
 	# shellcheck disable=SC2086 # $_nons and $RUNOPTS are words or nothing
-	out=$(cd "${CWD:-$WS}" && as_user env OMNIBOX_TEST_SECRET="$ENV_SECRET" \
+	out=$(cd "${CWD:-$WS}" && as_user env OMNIBOX_TEST_SECRET="$ENV_SECRET" ${LPATH:+"PATH=$LPATH"} \
 		sh -c 'exec 7<"$0"; exec "$@"' "$O/fd-secret" \
 		timeout -k 5 60 $_nons "$TB/omnibox-run" $RUNOPTS "$_pol" -- "$@" 2>&1)
 	rc=$?
@@ -426,6 +441,51 @@ t_environment() {
 	tests=$((tests + 1))
 	[ ! -e "$H/x" ] || fail "writing \$HOME/x created a file in the host's home"
 	expect_eq "the host's home" "$(ls -A "$H")" ""
+}
+
+# 8b. PATH: an entry the sandbox can neither read nor execute (a directory
+# in no grant, like a version manager's shims in the home) placed before
+# /usr/bin shadows nothing.  bwrap shows no such directory at all, and
+# passes PATH as it is; linux_landlock sees the host's filesystem, so it
+# leaves the entry out of PATH, and keeps the rest in order: the granted
+# bin directory, the system's, the workspace's, a directory yet to be made
+# in a writable grant.  The interpreter Python records for itself
+# (sys.executable, which python3 -m venv writes down) is found on PATH.
+t_path() {
+	name="PATH: a directory outside every rule is left out, the granted ones stay in order"
+	rm -f "$RW/shadow-ran"
+	kept="$GB:/usr/bin:$WS/tools:$RW/sub/later/bin:/bin"
+	LPATH="$SB:$GB:/usr/bin:$WS/tools:$RW/sub/later/bin:/bin"
+	# shellcheck disable=SC2016 # expanded inside the sandbox
+	launch path sh -c 'echo "path=$PATH"; echo "found=$(command -v python3)"
+		python3 -c "import sys; print(\"exe=\" + sys.executable)"
+		echo "tool=$(omnibox-ll-tool)"; echo end'
+	ran
+	if [ "$mode" = bwrap ]; then
+		expect_out "path=$LPATH
+"
+	else
+		expect_out "path=$kept
+"
+		expect_no_out "$SB"
+	fi
+	expect_out "found=/usr/bin/python3
+"
+	expect_out "exe=/usr/bin/python3
+"
+	expect_out "tool=granted-tool-ran"
+	expect_no_out "SHADOW-RAN"
+	tests=$((tests + 1))
+	[ ! -e "$RW/shadow-ran" ] || fail "the python3 outside every grant ran"
+	if [ "$mode" != bwrap ]; then
+		name="PATH: omnibox-run says which entries it left out"
+		RUNOPTS=
+		launch path sh -c 'echo end'
+		RUNOPTS=-q
+		ran
+		expect_out "PATH inside leaves out $SB"
+	fi
+	LPATH=
 }
 
 # 9. Network off: TCP and UDP to host listeners on loopback.
@@ -741,6 +801,7 @@ checks() {
 	t_protected
 	t_metadata
 	t_environment
+	t_path
 	t_network_off
 	t_listen
 	t_unix_sockets

@@ -288,3 +288,59 @@ Test(env, a_name_passes_by_the_list_lc_and_env_passthrough)
 	cr_expect_not(env_name_passes(sb, "LD_PRELOAD"));
 	arena_free(a);
 }
+
+/* env_path_keep()'s KEEP for the tests: every absolute entry but those below /gone. */
+static bool
+keep_not_gone(void *arg, const char *entry)
+{
+	size_t *asked = arg;
+
+	(*asked)++;
+	return strncmp(entry, "/gone", 5) != 0;
+}
+
+Test(env, path_keeps_the_entries_keep_accepts_in_order_with_repeats_and_relative_ones)
+{
+	struct arena *a = arena_new();
+	char *env[] = {arena_strdup(a, "A=1"),
+		       arena_strdup(a, "PATH=/gone/shims:/usr/bin::/gone/x:.:/opt/bin:/gone/shims:"
+				       "/usr/bin:bin"),
+		       arena_strdup(a, "B=2"), NULL};
+	static const char *const want[] = {"A=1", "PATH=/usr/bin::.:/opt/bin:/usr/bin:bin", "B=2",
+					   NULL};
+	const char **gone;
+	size_t asked = 0;
+
+	cr_expect_eq(env_path_keep(a, env, keep_not_gone, &asked, &gone), 3);
+	expect_env(env, want);
+	/* Relative and empty entries are never asked about. */
+	cr_expect_eq(asked, 6);
+	cr_assert(gone);
+	cr_expect_str_eq(gone[0], "/gone/shims");
+	cr_expect_str_eq(gone[1], "/gone/x");
+	cr_expect_null(gone[2], "a dropped entry is listed once");
+	arena_free(a);
+}
+
+Test(env, path_with_nothing_kept_is_removed_and_one_with_nothing_dropped_stays)
+{
+	struct arena *a = arena_new();
+	char *all_gone[] = {arena_strdup(a, "A=1"), arena_strdup(a, "PATH=/gone/a:/gone/b"),
+			    arena_strdup(a, "B=2"), NULL};
+	static const char *const want_gone[] = {"A=1", "B=2", NULL};
+	char *unchanged = arena_strdup(a, "PATH=/usr/bin:/bin");
+	char *kept[] = {unchanged, NULL};
+	char *no_path[] = {arena_strdup(a, "A=1"), NULL};
+	const char **gone;
+	size_t asked = 0;
+
+	cr_expect_eq(env_path_keep(a, all_gone, keep_not_gone, &asked, &gone), 2);
+	expect_env(all_gone, want_gone);
+	cr_expect_eq(env_path_keep(a, kept, keep_not_gone, &asked, &gone), 0);
+	cr_expect_null(gone);
+	cr_expect(kept[0] == unchanged, "a PATH with nothing dropped is left as it was");
+	cr_expect_eq(env_path_keep(a, no_path, keep_not_gone, &asked, NULL), 0);
+	cr_expect_str_eq(no_path[0], "A=1");
+	cr_expect_null(no_path[1]);
+	arena_free(a);
+}
