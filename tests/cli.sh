@@ -166,5 +166,25 @@ else
 	echo "SKIP --diff=HEAD: git is not installed"
 fi
 
+# The container forms: what each holds, what neither can, and --resolve's reach.
+expect_rc 0 "--explain --target=oci" -- "$compiler" --explain --target=oci q.yaml
+check "--explain --target=oci sums up the bundle" -- grep -q '^  summary oci: ' out
+expect_rc 0 "--explain --target=kubernetes" -- "$compiler" --explain --target=kubernetes q.yaml
+check "--explain --target=kubernetes says dotfiles are not masked in a pod" -- \
+	grep -q 'not enforced .*dotfiles (cwd_allow_hidden) .*a pod cannot mask names' out
+printf 'os_env:\n  sandbox:\n    write_paths:\n      - {path: build, copy_on_write: true}\n' >cow.yaml
+expect_rc 65 "--target=oci refuses copy_on_write" -- "$compiler" --target=oci cow.yaml
+check "--target=oci refusal names file:line:col" -- grep -q '^cow.yaml:[0-9]*:[0-9]*: error: write_paths: copy_on_write needs omnibox-run' err
+check "--target=oci refusal writes nothing" -- test ! -s out
+expect_rc 1 "--explain --strict --target=kubernetes of copy_on_write" -- \
+	"$compiler" --explain --strict --target=kubernetes cow.yaml
+check "--explain says the kubernetes form is missing" -- grep -q 'no kubernetes form' out
+expect_rc 2 "--resolve --target=kubernetes is refused" -- "$compiler" --resolve --target=kubernetes q.yaml
+expect_rc 2 "--query --target=oci is refused" -- "$compiler" --target=oci --query "read ~/.ssh" q.yaml
+expect_rc 2 "--resolve --target=oci needs the command" -- "$compiler" --resolve --target=oci q.yaml
+expect_rc 0 "--resolve --target=oci with a command" -- "$compiler" --resolve --target=oci q.yaml -- sh
+check "--resolve --target=oci prints config.json for the command" -- python3 -c \
+	'import json,sys; d=json.load(open("out")); sys.exit(0 if d["process"]["args"] == ["sh"] and d["root"]["readonly"] else 1)'
+
 echo "cli: $tests checks, $failures failed, $skips skipped"
 [ "$failures" = 0 ]
