@@ -77,6 +77,7 @@ LIB_SRC := \
 	grammar/egress_subsume.c \
 	emitters/emit_ir.c \
 	emitters/emit_egress.c \
+	emitters/emit_egress_table.c \
 	emitters/emit.c \
 	emitters/emit_bwrap.c \
 	emitters/emit_landlock.c \
@@ -127,7 +128,7 @@ INIT := $(B)/omnibox-init
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
 	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent landlock_plan \
-	landlock_open llbackend
+	landlock_open llbackend egress_table
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
@@ -221,6 +222,9 @@ RUN_OBJ := $(B)/obj/runtime/launch/launch.o $(B)/obj/runtime/launch/launch_bwrap
 
 $(RUN): $(B)/obj/runtime/omnibox-run.o $(RUN_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
+
+# The egress proxy's compiled table, read back (runtime/egress/table.h).
+TABLE_OBJ := $(B)/obj/runtime/egress/table.o
 
 # omnibox-run's macOS launch path, built here so it is compiled and tested
 # on Linux: sandbox-exec is replaced by OMNIBOX_TEST_SANDBOX_EXEC.  Never installed.
@@ -368,6 +372,7 @@ $(B)/tests/test_destination: $(B)/obj/runtime/egress/destination.o
 $(B)/tests/test_credentials: $(B)/obj/runtime/egress/credentials.o
 $(B)/tests/test_scrub: $(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/credentials.o
 $(B)/tests/test_websocket: $(B)/obj/runtime/egress/websocket.o
+$(B)/tests/test_egress_table: $(TABLE_OBJ) $(B)/obj/runtime/egress/credentials.o
 $(B)/tests/test_gitssh: $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/gitssh/client.o \
 	$(B)/obj/runtime/egress/destination.o
 $(B)/tests/test_websocket: LIBS += -lcrypto
