@@ -122,6 +122,7 @@ LIB := $(B)/libomnibox.a
 
 COMPILE := $(B)/omnibox-compile
 RUN := $(B)/omnibox-run
+PROXY := $(B)/omnibox-proxy
 INIT := $(B)/omnibox-init
 # omnibox-init runs inside sandboxes that may not see the host's libraries:
 # static, except under the sanitizers (which need their shared runtimes).
@@ -138,7 +139,7 @@ FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
 
 # ---- build ---------------------------------------------------------------
 
-all: $(COMPILE) $(RUN) $(INIT)
+all: $(COMPILE) $(RUN) $(INIT) $(PROXY)
 
 $(B)/obj/%.o: %.c | $(GEN_HDR)
 	@mkdir -p $(@D)
@@ -223,8 +224,11 @@ RUN_OBJ := $(B)/obj/runtime/launch/launch.o $(B)/obj/runtime/launch/launch_bwrap
 $(RUN): $(B)/obj/runtime/omnibox-run.o $(RUN_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
-# The egress proxy's compiled table, read back (runtime/egress/table.h).
+# The egress proxy's compiled table, read back (runtime/egress/table.h), and
+# the proxy on its own that reads it (runtime/omnibox-proxy.c).
 TABLE_OBJ := $(B)/obj/runtime/egress/table.o
+$(PROXY): $(B)/obj/runtime/omnibox-proxy.o $(TABLE_OBJ) $(PROXY_OBJ) $(LIB)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 # omnibox-run's macOS launch path, built here so it is compiled and tested
 # on Linux: sandbox-exec is replaced by OMNIBOX_TEST_SANDBOX_EXEC.  Never installed.
@@ -569,9 +573,9 @@ LIBEXECDIR ?= $(PREFIX)/libexec
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
-install: $(COMPILE) $(RUN) $(INIT)
+install: $(COMPILE) $(RUN) $(INIT) $(PROXY)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/omnibox
-	install -m 0755 $(COMPILE) $(RUN) $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(COMPILE) $(RUN) $(PROXY) $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(INIT) $(DESTDIR)$(LIBEXECDIR)/omnibox/omnibox-init
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
@@ -581,6 +585,7 @@ install: $(COMPILE) $(RUN) $(INIT)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/omnibox-compile $(DESTDIR)$(BINDIR)/omnibox-run
+	rm -f $(DESTDIR)$(BINDIR)/omnibox-proxy
 	rm -f $(DESTDIR)$(LIBEXECDIR)/omnibox/omnibox-init
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/omnibox
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MAN_PAGES))))
