@@ -406,7 +406,7 @@ $(B)/tests/proxy/dnsd: $(B)/obj/tests/proxy/dnsd.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 check-proxy: $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream $(B)/tests/proxy/dnsd \
-		$(B)/tests/proxy/test_tls $(B)/tests/proxy/test_relay
+		$(B)/tests/proxy/test_tls $(B)/tests/proxy/test_relay $(COMPILE) $(PROXY)
 	$(B)/tests/proxy/test_tls --short-filename
 	$(B)/tests/proxy/test_relay --short-filename
 	OMNIBOX_TEST_RELAY_POLL=1 $(B)/tests/proxy/test_relay --short-filename
