@@ -78,6 +78,7 @@ LIB_SRC := \
 	grammar/egress_subsume.c \
 	emitters/emit_ir.c \
 	emitters/emit_egress.c \
+	emitters/emit_egress_table.c \
 	emitters/emit.c \
 	emitters/emit_bwrap.c \
 	emitters/emit_landlock.c \
@@ -124,13 +125,14 @@ LIB := $(B)/libomnibox.a
 
 COMPILE := $(B)/omnibox-compile
 RUN := $(B)/omnibox-run
+PROXY := $(B)/omnibox-proxy
 INIT := $(B)/omnibox-init
 # omnibox-init runs inside sandboxes that may not see the host's libraries:
 # static, except under the sanitizers (which need their shared runtimes).
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
 	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent landlock_plan \
-	landlock_open llbackend
+	landlock_open llbackend egress_table
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
@@ -140,7 +142,7 @@ FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
 
 # ---- build ---------------------------------------------------------------
 
-all: $(COMPILE) $(RUN) $(INIT)
+all: $(COMPILE) $(RUN) $(INIT) $(PROXY)
 
 $(B)/obj/%.o: %.c | $(GEN_HDR)
 	@mkdir -p $(@D)
@@ -223,6 +225,12 @@ RUN_OBJ := $(B)/obj/runtime/launch/launch.o $(B)/obj/runtime/launch/launch_bwrap
 	$(GITSSH_OBJ) $(PTY_OBJ) $(COPYBACK_OBJ) $(NOTIFY_OBJ) $(LANDLOCK_RUN_OBJ)
 
 $(RUN): $(B)/obj/runtime/omnibox-run.o $(RUN_OBJ) $(LIB)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
+
+# The egress proxy's compiled table, read back (runtime/egress/table.h), and
+# the proxy on its own that reads it (runtime/omnibox-proxy.c).
+TABLE_OBJ := $(B)/obj/runtime/egress/table.o
+$(PROXY): $(B)/obj/runtime/omnibox-proxy.o $(TABLE_OBJ) $(PROXY_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 # omnibox-run's macOS launch path, built here so it is compiled and tested
@@ -377,6 +385,7 @@ $(B)/tests/test_destination: $(B)/obj/runtime/egress/destination.o
 $(B)/tests/test_credentials: $(B)/obj/runtime/egress/credentials.o
 $(B)/tests/test_scrub: $(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/credentials.o
 $(B)/tests/test_websocket: $(B)/obj/runtime/egress/websocket.o
+$(B)/tests/test_egress_table: $(TABLE_OBJ) $(B)/obj/runtime/egress/credentials.o
 $(B)/tests/test_gitssh: $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/gitssh/client.o \
 	$(B)/obj/runtime/egress/destination.o
 $(B)/tests/test_websocket: LIBS += -lcrypto
@@ -406,7 +415,7 @@ $(B)/tests/proxy/dnsd: $(B)/obj/tests/proxy/dnsd.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 check-proxy: $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream $(B)/tests/proxy/dnsd \
-		$(B)/tests/proxy/test_tls $(B)/tests/proxy/test_relay
+		$(B)/tests/proxy/test_tls $(B)/tests/proxy/test_relay $(COMPILE) $(PROXY)
 	$(B)/tests/proxy/test_tls --short-filename
 	$(B)/tests/proxy/test_relay --short-filename
 	OMNIBOX_TEST_RELAY_POLL=1 $(B)/tests/proxy/test_relay --short-filename
@@ -582,9 +591,9 @@ LIBEXECDIR ?= $(PREFIX)/libexec
 MANDIR ?= $(PREFIX)/share/man
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 
-install: $(COMPILE) $(RUN) $(INIT)
+install: $(COMPILE) $(RUN) $(INIT) $(PROXY)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR)/omnibox
-	install -m 0755 $(COMPILE) $(RUN) $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(COMPILE) $(RUN) $(PROXY) $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(INIT) $(DESTDIR)$(LIBEXECDIR)/omnibox/omnibox-init
 	install -d $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0644 $(filter %.1,$(MAN_PAGES)) $(DESTDIR)$(MANDIR)/man1/
@@ -594,6 +603,7 @@ install: $(COMPILE) $(RUN) $(INIT)
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/omnibox-compile $(DESTDIR)$(BINDIR)/omnibox-run
+	rm -f $(DESTDIR)$(BINDIR)/omnibox-proxy
 	rm -f $(DESTDIR)$(LIBEXECDIR)/omnibox/omnibox-init
 	-rmdir $(DESTDIR)$(LIBEXECDIR)/omnibox
 	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(filter %.1,$(MAN_PAGES))))

@@ -33,6 +33,7 @@ static const char usage_text[] =
     "  -e, --emit=KIND      one output of the target:\n"
     "                         ir           the validated policy as JSON, with source lines\n"
     "                         egress       the normalised egress rule table\n"
+    "                         egress-table the egress proxy's table, for omnibox-proxy --table\n"
     "                         bwrap        linux: the bubblewrap argv (the linux default)\n"
     "                         seccomp      linux: the seccomp filter, readable\n"
     "                         seccomp-bpf  linux: the seccomp filter, binary\n"

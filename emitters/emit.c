@@ -5,6 +5,7 @@
 
 #include "../compiler/decide/container.h"
 #include "../compiler/decide/refuse.h"
+#include "egress_table.h"
 #include "sbpl.h"
 #include "seccomp.h"
 #include "winjob.h"
@@ -14,6 +15,8 @@
 const struct emitter emitters[] = {
     {"ir", "policy.ir.json", TARGET_ALL_BITS, false, false, emit_ir},
     {"egress", "egress.rules", TARGET_ALL_BITS, false, false, emit_egress},
+    {"egress-table", "egress.table", TARGET_ALL_BITS | TARGET_BIT(TARGET_KUBERNETES), false, false,
+     emit_egress_table},
     {"bwrap", "bwrap.args", TARGET_BIT(TARGET_LINUX), true, false, emit_bwrap},
     {"landlock", "landlock.args", TARGET_BIT(TARGET_LINUX), true, false, emit_landlock},
     {"seccomp", "seccomp.pfc", TARGET_BIT(TARGET_LINUX), true, false, emit_seccomp},

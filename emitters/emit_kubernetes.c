@@ -32,6 +32,7 @@
 #include "compiler/decide/protect.h"
 #include "compiler/decide/transparent.h"
 #include "compiler/decide/workspace.h"
+#include "egress_table.h"
 #include "emit.h"
 
 #define POD_WORKSPACE "/workspace"
@@ -612,7 +613,7 @@ proxy_table(struct k8s *k, struct diag *d)
 	struct textbuf table = {0};
 	const char *s, *e;
 
-	if (emit_egress(k->p, TARGET_LINUX, d, &table) < 0) {
+	if (emit_egress_table(k->p, TARGET_KUBERNETES, d, &table) < 0) {
 		tb_free(&table);
 		return -1;
 	}

@@ -128,7 +128,7 @@ expect omnibox-compile 'omnibox-compile missing.yaml --terminal=' ''
 
 # --emit kinds, --target values, --format values.
 expect omnibox-compile 'omnibox-compile agent.yaml --emit=' \
-	'bwrap egress env ir kubernetes landlock oci sbpl sbpl-params seccomp seccomp-bpf seccomp-landlock seccomp-landlock-bpf seccomp-landlock-net seccomp-landlock-net-bpf seccomp-oci winjob'
+	'bwrap egress egress-table env ir kubernetes landlock oci sbpl sbpl-params seccomp seccomp-bpf seccomp-landlock seccomp-landlock-bpf seccomp-landlock-net seccomp-landlock-net-bpf seccomp-oci winjob'
 expect omnibox-compile 'omnibox-compile agent.yaml --emit=sec' \
 	'seccomp seccomp-bpf seccomp-landlock seccomp-landlock-bpf seccomp-landlock-net seccomp-landlock-net-bpf seccomp-oci'
 expect omnibox-compile 'omnibox-compile -e sb' 'sbpl sbpl-params'

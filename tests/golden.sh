@@ -53,6 +53,7 @@ trap 'rm -rf "$tmp"' EXIT
 # kind target expect-file
 kinds="ir linux expect.ir.json
 egress linux expect.egress
+egress-table linux expect.egress-table
 bwrap linux expect.bwrap
 landlock linux expect.landlock
 seccomp linux ../seccomp/expect.seccomp

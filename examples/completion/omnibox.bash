@@ -12,8 +12,8 @@ _omnibox_compile_short=(-t -e -o -q -v -V -h)
 _omnibox_run_long=(--terminal= --cwd= --dry-run --egress-log= --egress-hosts= --egress-resolv= --egress-ca=
 	--why= --pty --no-pty --strict-toplevel --quiet --verbose --version --help)
 _omnibox_run_short=(-q -v -V -h)
-_omnibox_emit_kinds=(ir egress bwrap landlock seccomp seccomp-bpf seccomp-oci seccomp-landlock seccomp-landlock-bpf
-	seccomp-landlock-net seccomp-landlock-net-bpf env sbpl sbpl-params winjob oci kubernetes)
+_omnibox_emit_kinds=(ir egress egress-table bwrap landlock seccomp seccomp-bpf seccomp-oci seccomp-landlock
+	seccomp-landlock-bpf seccomp-landlock-net seccomp-landlock-net-bpf env sbpl sbpl-params winjob oci kubernetes)
 _omnibox_targets=(linux darwin windows oci kubernetes all)
 _omnibox_formats=(text json markdown)
 

@@ -27,6 +27,7 @@
  */
 #include "runtime/egress/proxy.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -194,8 +195,10 @@ struct proxy {
 	struct refresher *refreshers;
 	size_t n_refreshers;
 	bool allow_private;
-	bool no_splice; /* splice(2) failed once: copy from then on */
-	char *socket_path;
+	bool no_splice;	     /* splice(2) failed once: copy from then on */
+	char *socket_path;   /* NULL: listening on TCP */
+	unsigned port;	     /* the TCP port listened on */
+	char listening[300]; /* where, for the log */
 	SSL_CTX *server_ctx, *client_ctx;
 	struct tls_ca *ca;
 	/* Where a head or a run of chunks is put together before it goes out in
@@ -1590,6 +1593,11 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	}
 	/* Only a limit: an idle connection holds nothing in it. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (p->port) {
+		int one = 1;
+
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
 	c->p = p;
 	c->fd = fd;
 	c->id = ++p->next_id;
@@ -4436,7 +4444,8 @@ proxy_copy_config(struct proxy *p, const struct proxy_config *cf, char *err, siz
 	p->matcher = egress_matcher_new(p->rules, p->n_rules);
 	p->stage = evbuffer_new();
 	p->scrubbed = evbuffer_new();
-	if (!p->matcher || !p->socket_path || !p->stage || !p->scrubbed) {
+	if (!p->matcher || (!cf->listen_addr && cf->socket_path && !p->socket_path) || !p->stage ||
+	    !p->scrubbed) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -4474,7 +4483,10 @@ proxy_tls_setup(struct proxy *p, const struct proxy_config *cf, char *err, size_
 			     : why);
 		goto fail;
 	}
-	p->ca = tls_ca_new(time(NULL), err, errlen);
+	if (cf->ca_cert_file || cf->ca_key_file)
+		p->ca = tls_ca_load(cf->ca_cert_file, cf->ca_key_file, time(NULL), err, errlen);
+	else
+		p->ca = tls_ca_new(time(NULL), err, errlen);
 	if (!p->ca)
 		goto fail;
 	p->server_ctx = tls_server_ctx_new(err, errlen);
@@ -4517,21 +4529,64 @@ proxy_dns_setup(struct proxy *p, const struct proxy_config *cf, char *err, size_
 	return 0;
 }
 
-/* The listener on CF's socket, and the sweep that checks memory every second. */
+/*
+ * A TCP socket listening at SA (SO_REUSEADDR, so a restart finds its port
+ * free), its real port in P and its address, as text, in P->listening.
+ */
+static int
+listen_tcp(struct proxy *p, const struct sockaddr *sa, socklen_t len, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?";
+	int fd, one = 1;
+
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, sa, len) < 0 || listen(fd, SOMAXCONN) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+		snprintf(err, errlen, "cannot listen on TCP: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)&ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		p->port = ntohs(s6->sin6_port);
+		snprintf(p->listening, sizeof(p->listening), "[%s]:%u", host, p->port);
+	} else {
+		const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+		p->port = ntohs(s4->sin_port);
+		snprintf(p->listening, sizeof(p->listening), "%s:%u", host, p->port);
+	}
+	return fd;
+}
+
+/* The listener on CF's socket or TCP address, and the sweep that checks memory every second. */
 static int
 proxy_listen(struct proxy *p, const struct proxy_config *cf, char *err, size_t errlen)
 {
 	int fd;
 
-	fd = listen_unix(cf->socket_path, err, errlen);
+	if (cf->listen_addr)
+		fd = listen_tcp(p, cf->listen_addr, cf->listen_addr_len, err, errlen);
+	else if (!cf->socket_path)
+		fd = diag_fail(err, errlen, "neither a socket path nor a TCP address to listen on");
+	else if ((fd = listen_unix(cf->socket_path, err, errlen)) >= 0)
+		snprintf(p->listening, sizeof(p->listening), "%s", cf->socket_path);
 	if (fd < 0)
 		return -1;
 	p->listener = evconnlistener_new(p->base, accept_cb, p,
 					 LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, fd);
 	if (!p->listener) {
 		close(fd);
-		unlink(cf->socket_path);
-		snprintf(err, errlen, "cannot listen on %s", cf->socket_path);
+		if (p->socket_path)
+			unlink(p->socket_path);
+		snprintf(err, errlen, "cannot listen on %s", p->listening);
 		return -1;
 	}
 	evconnlistener_set_error_cb(p->listener, listener_error_cb);
@@ -4558,7 +4613,7 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 	p->allow_private = cf->allow_private;
 	p->log = cf->log;
 	p->log_arg = cf->log_arg;
-	p->socket_path = strdup(cf->socket_path);
+	p->socket_path = cf->listen_addr || !cf->socket_path ? NULL : strdup(cf->socket_path);
 	if (proxy_copy_config(p, cf, err, errlen) < 0 || proxy_tls_setup(p, cf, err, errlen) < 0 ||
 	    proxy_dns_setup(p, cf, err, errlen) < 0 || proxy_listen(p, cf, err, errlen) < 0) {
 		proxy_free(p);
@@ -4567,7 +4622,7 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 	plog(p,
 	     "listening on %s: %zu rules, %zu credential bindings, private destinations %s; "
 	     "caps: %zu connections, %zu KiB of memory",
-	     cf->socket_path, p->n_rules, p->n_creds, p->allow_private ? "allowed" : "refused",
+	     p->listening, p->n_rules, p->n_creds, p->allow_private ? "allowed" : "refused",
 	     p->max_conns, mem_limit >> 10);
 	return p;
 }
@@ -4601,9 +4656,8 @@ proxy_free(struct proxy *p)
 		     "%lu closed by a deadline; memory peak %zu KiB of a %zu KiB cap; peak RSS "
 		     "%lu KiB",
 		     p->stats.connections, p->stats.peak_open, p->stats.requests,
-		     p->stats.tcp_tunnels, p->stats.refused,
-		     p->stats.evicted, p->stats.timed_out, mem_peak >> 10, mem_limit >> 10,
-		     peak_rss_kib());
+		     p->stats.tcp_tunnels, p->stats.refused, p->stats.evicted, p->stats.timed_out,
+		     mem_peak >> 10, mem_limit >> 10, peak_rss_kib());
 	if (p->sweep)
 		event_free(p->sweep);
 	while (p->conns) {
@@ -4615,7 +4669,8 @@ proxy_free(struct proxy *p)
 	}
 	if (p->listener) {
 		evconnlistener_free(p->listener);
-		unlink(p->socket_path);
+		if (p->socket_path)
+			unlink(p->socket_path);
 	}
 	if (p->dns)
 		evdns_base_free(p->dns, 0);
@@ -4644,6 +4699,12 @@ proxy_free(struct proxy *p)
 		arena_free(p->arena);
 	free(p->socket_path);
 	free(p);
+}
+
+unsigned
+proxy_port(const struct proxy *p)
+{
+	return p->port;
 }
 
 void

@@ -29,6 +29,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <sys/socket.h>
+
 #include <event2/event.h>
 
 #include "compiler/policy.h"
@@ -83,6 +85,13 @@ struct proxy_config {
 	/* The proxy's own memory, in bytes: 0 means PROXY_MEMORY_DEFAULT; at
 	 * least PROXY_MEMORY_MIN is used.  The connection cap follows from it. */
 	size_t memory_limit;
+	/* Instead of SOCKET_PATH: listen on TCP at this address (port 0: any
+	 * free one, see proxy_port()), as omnibox-proxy does. */
+	const struct sockaddr *listen_addr;
+	socklen_t listen_addr_len;
+	/* A fixed interception CA, read from these PEM files (both or neither),
+	 * instead of one made for the session: see tls_ca_load(). */
+	const char *ca_cert_file, *ca_key_file;
 };
 
 /*
@@ -140,6 +149,9 @@ struct proxy;
  */
 struct proxy *proxy_new(struct event_base *base, const struct proxy_config *c, char *err,
 			size_t errlen);
+
+/* The TCP port P listens on (proxy_config.listen_addr), or 0 on a Unix socket. */
+unsigned proxy_port(const struct proxy *p);
 
 /* Close every connection, stop listening, remove the socket, wipe the secrets. */
 void proxy_free(struct proxy *p);

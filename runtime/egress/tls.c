@@ -156,6 +156,67 @@ fail:
 	return NULL;
 }
 
+/* A key file's passphrase prompt: never answered, so an encrypted key is refused. */
+static int
+no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+	(void)buf;
+	(void)size;
+	(void)rwflag;
+	(void)u;
+	return -1;
+}
+
+/* CA's certificate in PEM, kept beside it (tls_ca_pem()). */
+static int
+keep_pem(struct tls_ca *ca)
+{
+	BIO *bio = BIO_new(BIO_s_mem());
+	BUF_MEM *mem;
+
+	if (!bio || !PEM_write_bio_X509(bio, ca->cert)) {
+		BIO_free(bio);
+		return -1;
+	}
+	BIO_get_mem_ptr(bio, &mem);
+	ca->pem = malloc(mem->length + 1);
+	if (ca->pem) {
+		memcpy(ca->pem, mem->data, mem->length);
+		ca->pem[mem->length] = '\0';
+		ca->pem_len = mem->length;
+	}
+	BIO_free(bio);
+	return ca->pem ? 0 : -1;
+}
+
+/* Read CERT_FILE and KEY_FILE into CA; why not in ERR. */
+static int
+load_pem(struct tls_ca *ca, const char *cert_file, const char *key_file, char *err, size_t errlen)
+{
+	BIO *b = BIO_new_file(cert_file, "r");
+	char what[512];
+
+	if (b)
+		ca->cert = PEM_read_bio_X509(b, NULL, no_passphrase, NULL);
+	BIO_free(b);
+	if (!ca->cert) {
+		snprintf(what, sizeof(what), "cannot read the CA certificate %s", cert_file);
+		ssl_error(err, errlen, what);
+		return -1;
+	}
+	b = BIO_new_file(key_file, "r");
+	if (b)
+		ca->key = PEM_read_bio_PrivateKey(b, NULL, no_passphrase, NULL);
+	BIO_free(b);
+	if (!ca->key) {
+		snprintf(what, sizeof(what),
+			 "cannot read the CA key %s (a PEM private key, not encrypted)", key_file);
+		ssl_error(err, errlen, what);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 cache_clear(struct tls_ca *ca)
 {
@@ -290,6 +351,69 @@ tls_leaf_get(struct tls_ca *ca, const char *host, time_t now)
 	l->made = now;
 	l->expires = expires;
 	return x;
+}
+
+struct tls_ca *
+tls_ca_load(const char *cert_file, const char *key_file, time_t now, char *err, size_t errlen)
+{
+	struct tls_ca *ca = calloc(1, sizeof(*ca));
+	int days = 0, secs = 0;
+	X509 *probe;
+
+	if (!ca || !cert_file || !key_file) {
+		snprintf(err, errlen,
+			 ca ? "a fixed CA needs its certificate and its key" : "out of memory");
+		free(ca);
+		return NULL;
+	}
+	if (host_index < 0)
+		host_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
+	if (load_pem(ca, cert_file, key_file, err, errlen) < 0)
+		goto out;
+	if (EVP_PKEY_base_id(ca->key) != EVP_PKEY_RSA && EVP_PKEY_base_id(ca->key) != EVP_PKEY_EC) {
+		snprintf(err, errlen, "%s: only an RSA or EC key signs leaf certificates here",
+			 key_file);
+		goto out;
+	}
+	if (X509_check_private_key(ca->cert, ca->key) != 1) {
+		ERR_clear_error();
+		snprintf(err, errlen, "%s is not the key of the certificate %s", key_file,
+			 cert_file);
+		goto out;
+	}
+	/* 1: basicConstraints CA:TRUE (and keyCertSign when the key usage is limited). */
+	if (X509_check_ca(ca->cert) != 1) {
+		snprintf(
+		    err, errlen,
+		    "%s is not a CA certificate (it needs basicConstraints CA:TRUE and, when it "
+		    "limits its key usage, keyCertSign)",
+		    cert_file);
+		goto out;
+	}
+	if (X509_cmp_time(X509_get0_notBefore(ca->cert), &now) > 0 ||
+	    X509_cmp_time(X509_get0_notAfter(ca->cert), &now) < 0 ||
+	    !ASN1_TIME_diff(&days, &secs, NULL, X509_get0_notAfter(ca->cert))) {
+		snprintf(err, errlen, "%s is not valid now (expired, or not yet valid)", cert_file);
+		goto out;
+	}
+	ca->expires = now + (time_t)days * 86400 + secs;
+	ca->leaf_key = make_key();
+	if (!ca->leaf_key || host_index < 0 || keep_pem(ca) < 0) {
+		ssl_error(err, errlen, "cannot set up the CA");
+		goto out;
+	}
+	/* One leaf now, so a CA no leaf can be made under is refused at start. */
+	probe = make_leaf(ca, "omnibox-proxy.invalid", now,
+			  ca->expires < now + 60 ? ca->expires : now + 60);
+	X509_free(probe);
+	if (!probe) {
+		ssl_error(err, errlen, "cannot make a leaf certificate under this CA");
+		goto out;
+	}
+	return ca;
+out:
+	tls_ca_free(ca);
+	return NULL;
 }
 
 /* ---- contexts ---------------------------------------------------------------------- */

@@ -3,7 +3,8 @@
  *
  * Each launch gets a fresh certificate authority (EC P-256) whose private
  * key lives only in this process's memory; only its certificate leaves, in
- * the PEM bundle the sandbox trusts.  Leaf certificates for intercepted
+ * the PEM bundle the sandbox trusts.  omnibox-proxy reads a fixed one
+ * instead (tls_ca_load()).  Leaf certificates for intercepted
  * hosts are made on demand, cached, valid for TLS_LEAF_LIFETIME and
  * replaced once less than half of that remains, so a long session never
  * serves an expired leaf.  All leaves share one key, made at start.
@@ -31,6 +32,17 @@ struct tls_ca;
 
 /* A new CA and leaf key, valid from NOW.  NULL with a message in ERR. */
 struct tls_ca *tls_ca_new(time_t now, char *err, size_t errlen);
+/*
+ * A fixed CA read from CERT_FILE and KEY_FILE (PEM; a Kubernetes TLS
+ * Secret's tls.crt and tls.key), and a fresh leaf key.  Refused, with a
+ * message naming the file in ERR: an unreadable file, an encrypted key or
+ * one that is not RSA or EC, a key that is not the certificate's, a
+ * certificate that is not a CA (basicConstraints CA:TRUE, and keyCertSign
+ * if it limits its key usage), one not valid at NOW, or one no leaf can be
+ * made under.  Leaves never outlive it.
+ */
+struct tls_ca *tls_ca_load(const char *cert_file, const char *key_file, time_t now, char *err,
+			   size_t errlen);
 void tls_ca_free(struct tls_ca *ca);
 
 /* The CA certificate in PEM; owned by CA. */

@@ -1,9 +1,14 @@
 #!/bin/sh
 # e2e.sh BUILD_DIR - the egress proxy's acceptance behaviours (spec: egress.md)
-# on loopback, without a sandbox: the real proxy and relay (tests/proxy/proxyd),
-# a real HTTP/HTTPS server (tests/proxy/upstream) with a CA made here, a real
+# on loopback, without a sandbox: the real proxy as omnibox-proxy, started as a
+# Deployment would start it (the table omnibox-compile --emit=egress-table
+# wrote, an interception CA made here, the placeholders --print-placeholders
+# made in a directory, the secrets in its environment and files), a real
+# HTTP/HTTPS server (tests/proxy/upstream) with another CA made here, a real
 # DNS server (tests/proxy/dnsd) that counts queries, and real clients (curl,
-# git, Python's urllib).  The in-sandbox behaviours run in tests/linux.
+# git, Python's urllib).  The session CA's trust bundle omnibox-run writes is
+# checked against tests/proxy/proxyd (the proxy and relay as omnibox-run
+# starts them).  The in-sandbox behaviours run in tests/linux.
 #
 # Needs: curl, git, python3, openssl (the command).
 set -u
@@ -11,6 +16,8 @@ set -u
 B=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 PROXYD=$B/tests/proxy/proxyd
+PROXY=$B/omnibox-proxy
+COMPILE=$B/omnibox-compile
 UPSTREAM=$B/tests/proxy/upstream
 DNSD=$B/tests/proxy/dnsd
 CLIENT="python3 $here/e2e_client.py"
@@ -73,6 +80,29 @@ openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
 	-extfile srv.ext -out srv.crt 2>/dev/null || {
 	echo "cannot make the test certificates"
 	exit 1
+}
+# omnibox-proxy's interception CA, as a kubernetes.io/tls Secret would hold it.
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+	-subj "/CN=omnibox e2e interception CA" -keyout icpt.key -out icpt.crt 2>/dev/null || exit 1
+
+# start_proxy NAME YAML ENV [ARGS...]: omnibox-proxy as the Deployment's command
+# starts it, in the background ($! is its pid), with the variables ENV ("-":
+# none) added to its environment: the table compiled from YAML (NAME.table),
+# the placeholders --print-placeholders makes, one file each in NAME/ph (and
+# NAME/cred.env, what the agent's pod gets), the interception CA (NAME/ca.pem,
+# the only trust the agent needs).  Its decisions go to NAME.log.
+start_proxy() {
+	_n=$1 _y=$2 _e=$3
+	shift 3
+	[ "$_e" = - ] && _e=
+	mkdir -p "$T/$_n/ph"
+	"$COMPILE" --quiet --emit=egress-table -o "$T/$_n.table" "$_y" &&
+		"$PROXY" --table "$T/$_n.table" --print-placeholders >"$T/$_n/cred.env" || exit 1
+	while IFS='=' read -r _k _v; do printf '%s' "$_v" >"$T/$_n/ph/$_k"; done <"$T/$_n/cred.env"
+	cp "$T/icpt.crt" "$T/$_n/ca.pem"
+	# shellcheck disable=SC2086
+	env $_e "$PROXY" --table "$T/$_n.table" --listen 127.0.0.1:0 --ca-cert "$T/icpt.crt" \
+		--ca-key "$T/icpt.key" --placeholders "$T/$_n/ph" "$@" >"$T/$_n.out" 2>"$T/$_n.log" &
 }
 
 # A repository for the smart-HTTP clone.
@@ -174,33 +204,39 @@ os_env:
         env: API_TOKEN
 EOF
 
-mkdir open closed small
-E2E_API_SECRET=$SECRET "$PROXYD" open.yaml --dir "$T/open" --system-ca ca.crt \
-	--hosts hosts.open --resolv resolv.conf >open.out 2>open.log &
+start_proxy open open.yaml "E2E_API_SECRET=$SECRET" --system-ca ca.crt \
+	--hosts hosts.open --resolv resolv.conf
 OPEN_PID=$!
 pids="$pids $OPEN_PID"
 set -- $(wait_ready open.out)
 PA=$2
-"$PROXYD" closed.yaml --dir "$T/closed" --system-ca ca.crt --hosts hosts.closed \
-	--resolv resolv.conf >closed.out 2>closed.log &
+start_proxy closed closed.yaml - --system-ca ca.crt --hosts hosts.closed --resolv resolv.conf
 pids="$pids $!"
 set -- $(wait_ready closed.out)
 PB=$2
 
-mkdir tcp
-E2E_API_SECRET=$SECRET "$PROXYD" tcp.yaml --dir "$T/tcp" --system-ca ca.crt \
-	--hosts hosts.open --resolv resolv.conf >tcp.out 2>tcp.log &
+start_proxy tcp tcp.yaml "E2E_API_SECRET=$SECRET" --system-ca ca.crt \
+	--hosts hosts.open --resolv resolv.conf
 pids="$pids $!"
 set -- $(wait_ready tcp.out)
 PX=$2
 
 # The same policy, the proxy capped at 32 MiB: for the bounds.
-E2E_API_SECRET=$SECRET "$PROXYD" open.yaml --dir "$T/small" --system-ca ca.crt --hosts hosts.open --resolv resolv.conf \
-	--memory 33554432 >small.out 2>small.log &
+start_proxy small open.yaml "E2E_API_SECRET=$SECRET" --system-ca ca.crt --hosts hosts.open \
+	--resolv resolv.conf --memory 33554432
 SMALL_PID=$!
 pids="$pids $SMALL_PID"
 set -- $(wait_ready small.out)
 PS=$2
+
+# The same policy as omnibox-run starts the proxy (tests/proxy/proxyd): a CA
+# made for the session and the trust bundle written for the sandbox.
+mkdir session
+E2E_API_SECRET=$SECRET "$PROXYD" open.yaml --dir "$T/session" --system-ca ca.crt \
+	--hosts hosts.open --resolv resolv.conf >session.out 2>session.log &
+pids="$pids $!"
+set -- $(wait_ready session.out)
+PJ=$2
 
 CA=$T/open/ca.pem
 PLACEHOLDER=$(sed -n 's/^API_TOKEN=//p' open/cred.env)
@@ -215,11 +251,16 @@ agent_curl() {
 # ---- the acceptance behaviours ------------------------------------------------
 
 t_allowed_get() {
-	name="allowed GET through HTTPS_PROXY with the session CA"
+	name="allowed GET through HTTPS_PROXY, trusting only the interception CA"
 	out=$(agent_curl -i "https://api.test:$SP/allowed/x")
 	expect_out "HTTP/1.1 200 OK"
 	expect_out "GET /allowed/x HTTP/1.1"
 	expect_out "Host: api.test:$SP"
+	name="omnibox-run's proxy: allowed GET with the session CA its bundle holds"
+	CA=$T/session/ca.pem
+	out=$(HTTPS_PROXY=http://127.0.0.1:$PJ CURL_CA_BUNDLE=$CA curl -sS -i --max-time 60 \
+		"https://api.test:$SP/allowed/x" 2>&1)
+	expect_out "HTTP/1.1 200 OK"
 	name="the bundle holds the system CAs, the --egress-ca certificates and the session CA"
 	sys=$(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt)
 	extra=$(grep -c 'BEGIN CERTIFICATE' "$T/ca.crt")
@@ -241,6 +282,7 @@ t_allowed_get() {
 	expect_eq "hashed entries" "$out" $((extra + 1))
 	out=$(openssl verify -CApath "$(dirname "$CA")/omnibox-ca.d" "$(dirname "$CA")/omnibox-ca.d/"* 2>&1 | grep -c ': OK$')
 	expect_eq "certificates openssl verifies by the directory alone" "$out" $((extra + 1))
+	CA=$T/open/ca.pem
 }
 
 t_unmatched_request() {
@@ -764,8 +806,8 @@ os_env:
         service: iam
         credential: {profile: e2e}
 YAML
-E2E_AWS_KEY=$AWS_KEY "$PROXYD" aws.yaml --dir "$T/aws" --home "$T/home" --system-ca ca.crt \
-	--hosts hosts.open --resolv resolv.conf >aws.out 2>aws.log &
+start_proxy aws aws.yaml "E2E_AWS_KEY=$AWS_KEY HOME=$T/home" --system-ca ca.crt \
+	--hosts hosts.open --resolv resolv.conf
 pids="$pids $!"
 set -- $(wait_ready aws.out)
 PW=$2
@@ -796,8 +838,7 @@ os_env:
         refresh_interval_seconds: 1
         env: FILE_TOKEN
 YAML
-"$PROXYD" tok.yaml --dir "$T/tok" --system-ca ca.crt --hosts hosts.open --resolv resolv.conf \
-	>tok.out 2>tok.log &
+start_proxy tok tok.yaml - --system-ca ca.crt --hosts hosts.open --resolv resolv.conf
 pids="$pids $!"
 set -- $(wait_ready tok.out)
 PT=$2
@@ -1186,27 +1227,111 @@ t_transparent() {
 	expect_out "'tcp api.test:$SP'"
 }
 
+# refuses ARGS...: omnibox-proxy, given ARGS, does not start: exit 1, WHY on stderr, nothing ready.
+refuses() {
+	_why=$1
+	shift
+	out=$(env E2E_API_SECRET=$SECRET "$PROXY" "$@" 2>&1 </dev/null)
+	rc=$?
+	expect_rc 1
+	expect_out "$_why"
+	expect_no_out "ready"
+}
+
+t_standalone() {
+	name="omnibox-proxy: the table names where secrets are read, never a secret"
+	out=$(cat "$T/open.table" "$T/aws.table" "$T/tok.table")
+	expect_out "source env \"E2E_API_SECRET\""
+	expect_out "aws-secret file \"~/aws_secret\""
+	expect_out "source unix_socket \"$T/tok.sock\""
+	expect_no_out "$SECRET"
+	expect_no_out "$GIT_SECRET"
+	expect_no_out "$AWS_SECRET"
+	expect_no_out "oa_cred_"
+	name="omnibox-proxy: a table that carries a secret or a placeholder is refused"
+	sed 's/^  source env "E2E_API_SECRET"$/  secret "hunter2-value"/' open.table >bad.table
+	refuses "bad.table:" --table bad.table --listen 127.0.0.1:0 --ca-cert icpt.crt \
+		--ca-key icpt.key --placeholders open/ph
+	expect_out "unknown keyword 'secret'"
+	awk -v ph="$(cat open/ph/API_TOKEN)" '{ print }
+		/^  placeholder "API_TOKEN"$/ { print "  username \"" ph "\"" }' open.table >bad2.table
+	refuses "has no place in the table" --table bad2.table --print-placeholders
+	name="omnibox-proxy: a missing or malformed placeholder refuses to start, naming it"
+	mkdir -p noph badph
+	refuses "placeholder API_TOKEN: noph/API_TOKEN: missing" --table open.table \
+		--listen 127.0.0.1:0 --ca-cert icpt.crt --ca-key icpt.key --placeholders noph
+	refuses "no --placeholders DIR" --table open.table --listen 127.0.0.1:0 \
+		--ca-cert icpt.crt --ca-key icpt.key
+	printf '%s\n' "$(cat open/ph/API_TOKEN)" >badph/API_TOKEN
+	refuses "placeholder API_TOKEN: badph/API_TOKEN does not hold exactly a placeholder" \
+		--table open.table --listen 127.0.0.1:0 --ca-cert icpt.crt --ca-key icpt.key \
+		--placeholders badph
+	name="omnibox-proxy: a CA key that is not the certificate's, or a certificate that is no CA, is refused"
+	refuses "srv.key is not the key of the certificate icpt.crt" --table open.table \
+		--listen 127.0.0.1:0 --ca-cert icpt.crt --ca-key srv.key --placeholders open/ph
+	refuses "srv.crt is not a CA certificate" --table open.table --listen 127.0.0.1:0 \
+		--ca-cert srv.crt --ca-key srv.key --placeholders open/ph
+	refuses "cannot read the CA key missing.key" --table open.table --listen 127.0.0.1:0 \
+		--ca-cert icpt.crt --ca-key missing.key --placeholders open/ph
+	name="omnibox-proxy: usage errors exit 2"
+	out=$("$PROXY" --table open.table --listen 127.0.0.1:http --ca-cert icpt.crt \
+		--ca-key icpt.key 2>&1)
+	rc=$?
+	expect_rc 2
+	out=$("$PROXY" --table open.table 2>&1)
+	rc=$?
+	expect_rc 2
+	expect_out "--listen ADDR:PORT is needed"
+	name="omnibox-proxy: --print-placeholders makes fresh ones, one for the variables of one entry"
+	out=$("$PROXY" --table open.table --print-placeholders)
+	tests=$((tests + 1))
+	case $out in
+	API_TOKEN=oa_cred_????????????????????????????????) ;;
+	*) fail "printed '$out'" ;;
+	esac
+	expect_no_out "$(cat open/ph/API_TOKEN)"
+	name="omnibox-proxy: TLS through the fixed CA verifies with only its certificate as trust"
+	out=$(curl -sS -i --max-time 20 --cacert icpt.crt -x "http://127.0.0.1:$PA" \
+		"https://other.test:$SP/fixed-ca" 2>&1)
+	expect_out "HTTP/1.1 200 OK"
+	out=$(curl -sS -i --max-time 20 --cacert ca.crt -x "http://127.0.0.1:$PA" \
+		"https://other.test:$SP/other-ca" 2>&1)
+	expect_no_out "200 OK"
+	out=$(openssl s_client -proxy "127.0.0.1:$PA" -connect "other.test:$SP" -servername other.test \
+		-CAfile icpt.crt -verify_return_error </dev/null 2>&1)
+	expect_out "Verify return code: 0 (ok)"
+	name="omnibox-proxy: a host no rule names gets 403, and nothing upstream"
+	before=$(upstream_requests)
+	out=$(curl -sS -i --max-time 20 --cacert icpt.crt -x "http://127.0.0.1:$PA" \
+		"https://denied.test:$SP/x" 2>&1)
+	expect_out "403"
+	out=$(curl -sS -i --max-time 20 -x "http://127.0.0.1:$PA" "http://denied.test:$HP/x" 2>&1)
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_out "X-Omnibox-Error: blocked-by-policy"
+	expect_eq "upstream requests" "$(upstream_requests)" "$before"
+}
+
 # E2E_ONLY="t_sigv4 t_refresh" runs those alone (while working on them).
 for t in ${E2E_ONLY:-t_allowed_get t_unmatched_request t_method_override t_connect_unknown_host \
 	t_private_destinations t_host_and_sni t_smuggling t_keep_alive t_streaming t_credentials \
 	t_real_clients t_websocket t_scrub_edges t_bounds t_trickle t_sigv4 t_refresh t_tcp_rules \
-	t_transparent}; do
+	t_transparent t_standalone}; do
 	$t
 done
 
 name="the proxy logged no secret"
-out=$(grep -c -e "$SECRET" -e "$GIT_SECRET" open.log closed.log tcp.log | tr '\n' ' ')
-expect_eq "log lines with a secret" "$out" "open.log:0 closed.log:0 tcp.log:0 "
+out=$(grep -c -e "$SECRET" -e "$GIT_SECRET" open.log closed.log tcp.log session.log | tr '\n' ' ')
+expect_eq "log lines with a secret" "$out" "open.log:0 closed.log:0 tcp.log:0 session.log:0 "
 
 # Stop the proxies the way omnibox-run does (proxy_free), then look for
 # sanitizer reports (leaks are reported at exit).
 name="the proxies stop cleanly and no sanitizer complained"
 for p in $pids; do
 	case $(cat "/proc/$p/cmdline" 2>/dev/null | tr '\0' ' ') in
-	"$PROXYD "*) kill -TERM "$p" && wait "$p" ;;
+	"$PROXYD "* | "$PROXY "*) kill -TERM "$p" && wait "$p" ;;
 	esac
 done
-out=$(grep -h -A12 -e 'Sanitizer' -e 'runtime error' open.log closed.log small.log aws.log tok.log tcp.log upstream.err)
+out=$(grep -h -A12 -e 'Sanitizer' -e 'runtime error' open.log closed.log small.log aws.log tok.log tcp.log session.log upstream.err)
 expect_eq "sanitizer reports" "$out" ""
 
 echo "e2e: $tests checks, $failures failed, $skips skipped"
