@@ -85,24 +85,35 @@ openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
 	-subj "/CN=omnibox e2e interception CA" -keyout icpt.key -out icpt.crt 2>/dev/null || exit 1
 
-# start_proxy NAME YAML ENV [ARGS...]: omnibox-proxy as the Deployment's command
-# starts it, in the background ($! is its pid), with the variables ENV ("-":
-# none) added to its environment: the table compiled from YAML (NAME.table),
-# the placeholders --print-placeholders makes, one file each in NAME/ph (and
-# NAME/cred.env, what the agent's pod gets), the interception CA (NAME/ca.pem,
-# the only trust the agent needs).  Its decisions go to NAME.log.
+# start_proxy NAME YAML ENV [ARGS...]: omnibox-proxy as the Kubernetes
+# Deployment compiled from YAML starts it (tests/proxy/deployment_command.py:
+# its command, its mounts under NAME/, the table its ConfigMap holds, which
+# must be --emit=egress-table's bytes), in the background ($! is its pid),
+# with the variables ENV ("-": none) added to its environment and ARGS (the
+# test's resolver and trust) after its own: the placeholders
+# --print-placeholders makes, one file each in NAME/placeholders (NAME/ph;
+# NAME/cred.env, what the agent's pod gets), the interception CA in NAME/ca
+# (NAME/ca.pem, the only trust the agent needs).  Its decisions go to NAME.log.
 start_proxy() {
 	_n=$1 _y=$2 _e=$3
 	shift 3
 	[ "$_e" = - ] && _e=
-	mkdir -p "$T/$_n/ph"
-	"$COMPILE" --quiet --emit=egress-table -o "$T/$_n.table" "$_y" &&
+	mkdir -p "$T/$_n/placeholders" "$T/$_n/ca"
+	ln -sfn placeholders "$T/$_n/ph"
+	# The Deployment's own command and the ConfigMap's table, from the
+	# Kubernetes objects of the policy; its mounts' paths under $T/$_n.
+	"$COMPILE" --quiet --target=kubernetes -o "$T/$_n.k8s.yaml" "$_y" &&
+		python3 "$here/deployment_command.py" "$T/$_n.k8s.yaml" \
+			"$T/$_n.table" "$T/$_n" >"$T/$_n.args" &&
+		"$COMPILE" --quiet --emit=egress-table -o "$T/$_n.emitted" "$_y" &&
+		cmp -s "$T/$_n.table" "$T/$_n.emitted" &&
 		"$PROXY" --table "$T/$_n.table" --print-placeholders >"$T/$_n/cred.env" || exit 1
 	while IFS='=' read -r _k _v; do printf '%s' "$_v" >"$T/$_n/ph/$_k"; done <"$T/$_n/cred.env"
+	cp "$T/icpt.crt" "$T/$_n/ca/tls.crt"
+	cp "$T/icpt.key" "$T/$_n/ca/tls.key"
 	cp "$T/icpt.crt" "$T/$_n/ca.pem"
-	# shellcheck disable=SC2086
-	env $_e "$PROXY" --table "$T/$_n.table" --listen 127.0.0.1:0 --ca-cert "$T/icpt.crt" \
-		--ca-key "$T/icpt.key" --placeholders "$T/$_n/ph" "$@" >"$T/$_n.out" 2>"$T/$_n.log" &
+	# shellcheck disable=SC2046,SC2086
+	env $_e "$PROXY" $(cat "$T/$_n.args") "$@" >"$T/$_n.out" 2>"$T/$_n.log" &
 }
 
 # A repository for the smart-HTTP clone.
