@@ -273,6 +273,12 @@ b = json.load(open(sys.argv[2]))
 print("same" if a == b else "differ: %d rules in config.json, %d emitted" % (len((a or {}).get("syscalls", [])), len(b["syscalls"])))' \
 		"$BUNDLE/config.json" "$U/seccomp.json" 2>&1)
 	expect_eq "linux.seccomp" "$out" same
+	# The Kubernetes form's Localhost profile is the same file, byte for byte.
+	as_user "$TB/omnibox-compile" --target=kubernetes --emit=seccomp-oci "$P/default.yaml" \
+		>"$U/seccomp-k8s.json" 2>&1
+	tests=$((tests + 1))
+	cmp -s "$U/seccomp.json" "$U/seccomp-k8s.json" ||
+		fail "the Kubernetes seccomp profile differs from the one runc enforced"
 
 	if [ "$who" = nobody ]; then
 		name="config.json, rootless: a user namespace maps 0 to nobody"
