@@ -859,27 +859,6 @@ static void
 want_cred_header(struct vctx *c, const struct ynode *v, const char *what, struct credential *cr,
 		 const char *type)
 {
-	static const char *const reserved[] = {
-	    "authorization",
-	    "proxy-authorization",
-	    "host",
-	    "content-length",
-	    "transfer-encoding",
-	    "connection",
-	    "keep-alive",
-	    "proxy-connection",
-	    "te",
-	    "trailer",
-	    "upgrade",
-	    "expect",
-	    "max-forwards",
-	    "x-http-method-override",
-	    "x-http-method",
-	    "x-method-override",
-	    "accept-encoding",
-	    "cookie",
-	    NULL,
-	};
 	struct ir_str h = {0};
 	char *low;
 
@@ -910,20 +889,19 @@ want_cred_header(struct vctx *c, const struct ynode *v, const char *what, struct
 	for (char *s = low; *s; s++)
 		if (*s >= 'A' && *s <= 'Z')
 			*s = (char)(*s - 'A' + 'a');
-	for (size_t i = 0; reserved[i]; i++)
-		if (!strcmp(low, reserved[i])) {
-			if (!strcmp(low, "authorization"))
-				diag_error(c->d, v->loc,
-					   "%s: Authorization is where the secret goes without "
-					   "'header' (leave it out)",
-					   what);
-			else
-				diag_error(c->d, v->loc,
-					   "%s: the proxy sets or removes '%s' itself; the secret "
-					   "cannot travel in it",
-					   what, h.s);
-			return;
-		}
+	if (cred_header_reserved(low)) {
+		if (!strcmp(low, "authorization"))
+			diag_error(c->d, v->loc,
+				   "%s: Authorization is where the secret goes without 'header' (leave "
+				   "it out)",
+				   what);
+		else
+			diag_error(c->d, v->loc,
+				   "%s: the proxy sets or removes '%s' itself; the secret cannot "
+				   "travel in it",
+				   what, h.s);
+		return;
+	}
 	cr->header.s = low;
 	cr->header.loc = v->loc;
 }

@@ -176,3 +176,34 @@ cred_host_files(struct arena *a, const struct credential *cr, const char *databr
 			    src[i].kind == CRED_SOURCE_UNIX_SOCKET};
 	return n;
 }
+
+bool
+cred_header_reserved(const char *name)
+{
+	static const char *const reserved[] = {
+	    "authorization",
+	    "proxy-authorization",
+	    "host",
+	    "content-length",
+	    "transfer-encoding",
+	    "connection",
+	    "keep-alive",
+	    "proxy-connection",
+	    "te",
+	    "trailer",
+	    "upgrade",
+	    "expect",
+	    "max-forwards",
+	    "x-http-method-override",
+	    "x-http-method",
+	    "x-method-override",
+	    "accept-encoding",
+	    "cookie",
+	    NULL,
+	};
+
+	for (size_t i = 0; reserved[i]; i++)
+		if (!strcmp(name, reserved[i]))
+			return true;
+	return false;
+}

@@ -30,6 +30,14 @@
 /* At most this many sources per credential (its source, or aws_sigv4's three). */
 #define CRED_SOURCES_MAX 3
 
+/*
+ * Is NAME (lower case) a header the proxy itself sets, strips or acts on,
+ * so that a secret cannot travel in it (https_bearer's `header`)?  The
+ * compiler refuses such a policy; the proxy's table parser refuses such a
+ * table.
+ */
+bool cred_header_reserved(const char *name);
+
 /* One host file omnibox-run reads a secret from. */
 struct cred_host_file {
 	struct ir_path path; /* PATH_HOME, PATH_ABSOLUTE, or PATH_LAUNCH (a relative

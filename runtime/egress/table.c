@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compiler/base/textesc.h"
+#include "compiler/decide/secrets.h"
 #include "emitters/egress_table.h"
 #include "runtime/egress/credentials.h"
 
@@ -228,38 +229,13 @@ is_aws_name(const char *s)
 static bool
 is_secret_header(const char *s)
 {
-	static const char *const reserved[] = {
-	    "authorization",
-	    "proxy-authorization",
-	    "host",
-	    "content-length",
-	    "transfer-encoding",
-	    "connection",
-	    "keep-alive",
-	    "proxy-connection",
-	    "te",
-	    "trailer",
-	    "upgrade",
-	    "expect",
-	    "max-forwards",
-	    "x-http-method-override",
-	    "x-http-method",
-	    "x-method-override",
-	    "accept-encoding",
-	    "cookie",
-	    NULL,
-	};
-
 	if (!*s)
 		return false;
 	for (const char *c = s; *c; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ||
 		      strchr("!#$%&'*+-.^_`|~", *c)))
 			return false;
-	for (size_t i = 0; reserved[i]; i++)
-		if (!strcmp(s, reserved[i]))
-			return false;
-	return true;
+	return !cred_header_reserved(s);
 }
 
 /* N tokens after the keyword, quoted as Q says ('q' quoted, 'w' a word). */
