@@ -162,8 +162,24 @@ $(LIB): $(LIB_OBJ)
 	$(Q)rm -f $@
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
-$(COMPILE): $(B)/obj/compiler/omnibox-compile.o $(LIB)
+# The seccomp outputs depend on no policy: built once here, by the emitters'
+# own functions (emitters/seccomp_gen.c), and carried by omnibox-compile, so
+# that a compile builds no filter (tests/unit/test_seccomp_carried.c: the
+# same bytes as a fresh build).
+CARRIED_DIR := $(B)/gen/carried
+CARRIED_OBJ := $(B)/obj/emitters/seccomp_carried.o $(B)/obj/emitters/seccomp_blobs.o
+
+$(COMPILE): $(B)/obj/compiler/omnibox-compile.o $(CARRIED_OBJ) $(LIB)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/gen/seccomp_gen: $(B)/obj/emitters/seccomp_gen.o $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/obj/emitters/seccomp_blobs.o: emitters/seccomp_blobs.S $(B)/gen/seccomp_gen
+	@mkdir -p $(@D)
+	$(call say,GEN,$(CARRIED_DIR))$(B)/gen/seccomp_gen $(CARRIED_DIR)
+	$(call say,AS,$@)$(CC) -c -Wa,-I,$(CARRIED_DIR) -o $@ $<
 
 # The seccomp filter is compiled once, at build time, and carried by omnibox-run.
 $(B)/gen/seccomp.bpf: $(COMPILE)
@@ -256,6 +272,13 @@ $(B)/tests/test_%: $(B)/obj/tests/unit/test_%.o $(LIB)
 $(B)/tests/test_seccomp: $(B)/obj/tests/unit/test_seccomp.o $(B)/obj/tests/unit/bpf_interp.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion -lpthread
+
+# The seccomp outputs omnibox-compile carries against a fresh build of them.
+UNIT_BIN += $(B)/tests/test_seccomp_carried
+unit: $(B)/tests/test_seccomp_carried
+$(B)/tests/test_seccomp_carried: $(B)/obj/tests/unit/test_seccomp_carried.o $(CARRIED_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
 
 # The SBPL tests read profiles with their own checker and evaluator.
 $(B)/tests/test_sbpl: $(B)/obj/tests/unit/test_sbpl.o $(B)/obj/tests/darwin/sbpl_check.o \
