@@ -254,14 +254,17 @@ write_directory(const char *dir, const struct artifacts *set, bool verbose)
 
 		if (asprintf(&path, "%s/%s", dir, set->v[i].rel) < 0)
 			abort();
-		rc = file_write_atomic(path, set->v[i].bytes, set->v[i].len, true);
+		/* A file that already holds the bytes is left alone. */
+		rc = file_write_changed(path, set->v[i].bytes, set->v[i].len, true);
 		if (rc < 0) {
 			fprintf(stderr, "omnibox-compile: %s: %s\n", path, strerror(-rc));
 			free(path);
 			return EXIT_IO;
 		}
 		if (verbose)
-			fprintf(stderr, "omnibox-compile: wrote %s\n", path);
+			fprintf(stderr, rc ? "omnibox-compile: %s is up to date\n"
+					   : "omnibox-compile: wrote %s\n",
+				path);
 		free(path);
 	}
 	return EXIT_OK;
