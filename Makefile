@@ -116,6 +116,8 @@ LIB_SRC := \
 	runtime/launch/landlock.c \
 	runtime/launch/seccomp_load.c \
 	emitters/json.c
+# git's blob hashes (runtime/resolve/gitindex.c), without libcrypto.
+LIB_SRC += compiler/base/sha1.c
 GEN_SRC := $(B)/grammar/egress_lex.c $(B)/grammar/egress_gram.c
 GEN_HDR := $(B)/grammar/egress_gram.h
 
@@ -169,8 +171,9 @@ $(LIB): $(LIB_OBJ)
 CARRIED_DIR := $(B)/gen/carried
 CARRIED_OBJ := $(B)/obj/emitters/seccomp_carried.o $(B)/obj/emitters/seccomp_blobs.o
 
+# --as-needed: no library a compile never calls is loaded (libcrypto).
 $(COMPILE): $(B)/obj/compiler/omnibox-compile.o $(CARRIED_OBJ) $(LIB)
-	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS)
 
 $(B)/gen/seccomp_gen: $(B)/obj/emitters/seccomp_gen.o $(LIB)
 	@mkdir -p $(@D)
@@ -279,6 +282,11 @@ unit: $(B)/tests/test_seccomp_carried
 $(B)/tests/test_seccomp_carried: $(B)/obj/tests/unit/test_seccomp_carried.o $(CARRIED_OBJ) $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
+
+# compiler/base/sha1.c against OpenSSL's.
+UNIT_BIN += $(B)/tests/test_sha1
+unit: $(B)/tests/test_sha1
+$(B)/tests/test_sha1: LIBS += -lcrypto
 
 # The SBPL tests read profiles with their own checker and evaluator.
 $(B)/tests/test_sbpl: $(B)/obj/tests/unit/test_sbpl.o $(B)/obj/tests/darwin/sbpl_check.o \
