@@ -288,6 +288,10 @@ UNIT_BIN += $(B)/tests/test_sha1
 unit: $(B)/tests/test_sha1
 $(B)/tests/test_sha1: LIBS += -lcrypto
 
+# textbuf.c's shortcuts against the long way.
+UNIT_BIN += $(B)/tests/test_textbuf
+unit: $(B)/tests/test_textbuf
+
 # The SBPL tests read profiles with their own checker and evaluator.
 $(B)/tests/test_sbpl: $(B)/obj/tests/unit/test_sbpl.o $(B)/obj/tests/darwin/sbpl_check.o \
 		$(B)/obj/tests/darwin/sbpl_eval.o $(LIB)
