@@ -117,6 +117,8 @@ LIB_SRC := \
 	runtime/launch/landlock.c \
 	runtime/launch/seccomp_load.c \
 	emitters/json.c
+# git's blob hashes (runtime/resolve/gitindex.c), without libcrypto.
+LIB_SRC += compiler/base/sha1.c
 GEN_SRC := $(B)/grammar/egress_lex.c $(B)/grammar/egress_gram.c
 GEN_HDR := $(B)/grammar/egress_gram.h
 
@@ -164,8 +166,25 @@ $(LIB): $(LIB_OBJ)
 	$(Q)rm -f $@
 	$(call say,AR,$@)$(AR) rcs $@ $^
 
-$(COMPILE): $(B)/obj/compiler/omnibox-compile.o $(LIB)
+# The seccomp outputs depend on no policy: built once here, by the emitters'
+# own functions (emitters/seccomp_gen.c), and carried by omnibox-compile, so
+# that a compile builds no filter (tests/unit/test_seccomp_carried.c: the
+# same bytes as a fresh build).
+CARRIED_DIR := $(B)/gen/carried
+CARRIED_OBJ := $(B)/obj/emitters/seccomp_carried.o $(B)/obj/emitters/seccomp_blobs.o
+
+# --as-needed: no library a compile never calls is loaded (libcrypto).
+$(COMPILE): $(B)/obj/compiler/omnibox-compile.o $(CARRIED_OBJ) $(LIB)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS)
+
+$(B)/gen/seccomp_gen: $(B)/obj/emitters/seccomp_gen.o $(LIB)
+	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/obj/emitters/seccomp_blobs.o: emitters/seccomp_blobs.S $(B)/gen/seccomp_gen
+	@mkdir -p $(@D)
+	$(call say,GEN,$(CARRIED_DIR))$(B)/gen/seccomp_gen $(CARRIED_DIR)
+	$(call say,AS,$@)$(CC) -c -Wa,-I,$(CARRIED_DIR) -o $@ $<
 
 # The seccomp filter is compiled once, at build time, and carried by omnibox-run.
 $(B)/gen/seccomp.bpf: $(COMPILE)
@@ -264,6 +283,22 @@ $(B)/tests/test_%: $(B)/obj/tests/unit/test_%.o $(LIB)
 $(B)/tests/test_seccomp: $(B)/obj/tests/unit/test_seccomp.o $(B)/obj/tests/unit/bpf_interp.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion -lpthread
+
+# The seccomp outputs omnibox-compile carries against a fresh build of them.
+UNIT_BIN += $(B)/tests/test_seccomp_carried
+unit: $(B)/tests/test_seccomp_carried
+$(B)/tests/test_seccomp_carried: $(B)/obj/tests/unit/test_seccomp_carried.o $(CARRIED_OBJ) $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lcriterion
+
+# compiler/base/sha1.c against OpenSSL's.
+UNIT_BIN += $(B)/tests/test_sha1
+unit: $(B)/tests/test_sha1
+$(B)/tests/test_sha1: LIBS += -lcrypto
+
+# textbuf.c's shortcuts against the long way.
+UNIT_BIN += $(B)/tests/test_textbuf
+unit: $(B)/tests/test_textbuf
 
 # The SBPL tests read profiles with their own checker and evaluator.
 $(B)/tests/test_sbpl: $(B)/obj/tests/unit/test_sbpl.o $(B)/obj/tests/darwin/sbpl_check.o \

@@ -16,6 +16,7 @@
 #include "explain.h"
 #include "query.h"
 #include "sbpl.h"
+#include "seccomp.h"
 #include "winjob.h"
 
 const char *
@@ -90,12 +91,38 @@ run_emitter(const struct emitter *e, const struct policy *p, enum target t, stru
 struct artifact {
 	char *rel; /* "policy.ir.json", "linux/bwrap.args" */
 	struct textbuf data;
+	const char *bytes; /* what it holds: DATA's, or bytes the binary carries */
+	size_t len;
 };
 
 struct artifacts {
 	struct artifact *v;
 	size_t n, cap;
 };
+
+/*
+ * E's output for P on T into ART: the bytes the binary carries for an
+ * output that depends on no policy (the seccomp filters), without a copy;
+ * else what E writes.
+ */
+static int
+run_artifact(const struct emitter *e, const struct policy *p, enum target t, struct diag *d,
+	     struct artifact *art)
+{
+	const void *carried;
+
+	if (e->per_target && emit_check_target(p, t, d) < 0)
+		return -1;
+	if (seccomp_emitter_carried(e->emit, &carried, &art->len)) {
+		art->bytes = carried;
+		return 0;
+	}
+	if (e->emit(p, t, d, &art->data) < 0)
+		return -1;
+	art->bytes = art->data.data ? art->data.data : "";
+	art->len = art->data.len;
+	return 0;
+}
 
 /*
  * Does P have the form of E when it is one Linux backend's argv: bwrap's
@@ -156,7 +183,7 @@ collect_artifacts(const struct policy *p, int target, struct diag *d, struct art
 			    e->per_target
 				? arena_printf(a, "%s/%s", target_name((enum target)t), e->file)
 				: arena_strdup(a, e->file);
-			if (run_emitter(e, p, (enum target)t, d, &art->data) < 0)
+			if (run_artifact(e, p, (enum target)t, d, art) < 0)
 				rc = -1;
 			if (!e->per_target)
 				break; /* one copy, whatever the target */
@@ -200,7 +227,7 @@ check_directory(const char *dir, const struct artifacts *set, bool verbose)
 			    asprintf(&new_label, "b/%s", art->rel) < 0)
 				abort();
 			if (udiff(old_label, old.data ? old.data : "", old.len, new_label,
-				  art->data.data ? art->data.data : "", art->data.len, &diff))
+				  art->bytes, art->len, &diff))
 				stale = 1;
 			else if (verbose)
 				fprintf(stderr, "omnibox-compile: %s is up to date\n", path);
@@ -227,15 +254,17 @@ write_directory(const char *dir, const struct artifacts *set, bool verbose)
 
 		if (asprintf(&path, "%s/%s", dir, set->v[i].rel) < 0)
 			abort();
-		rc = file_write_atomic(path, set->v[i].data.data ? set->v[i].data.data : "",
-				       set->v[i].data.len, true);
+		/* A file that already holds the bytes is left alone. */
+		rc = file_write_changed(path, set->v[i].bytes, set->v[i].len, true);
 		if (rc < 0) {
 			fprintf(stderr, "omnibox-compile: %s: %s\n", path, strerror(-rc));
 			free(path);
 			return EXIT_IO;
 		}
 		if (verbose)
-			fprintf(stderr, "omnibox-compile: wrote %s\n", path);
+			fprintf(stderr, rc ? "omnibox-compile: %s is up to date\n"
+					   : "omnibox-compile: wrote %s\n",
+				path);
 		free(path);
 	}
 	return EXIT_OK;

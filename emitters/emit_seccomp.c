@@ -1232,10 +1232,9 @@ seccomp_generate(bool binary_tree, bool pfc, struct textbuf *out, char *err, siz
 
 /* The PFC text, after a header for the base filter or the landlock variant. */
 static int
-emit_text(enum seccomp_variant variant, struct diag *d, struct textbuf *out)
+build_text(enum seccomp_variant variant, struct textbuf *out, char *err, size_t errlen)
 {
 	const struct scmp_version *v = seccomp_version();
-	char err[256];
 
 	if (variant == SECCOMP_LANDLOCK)
 		tb_puts(
@@ -1287,19 +1286,100 @@ emit_text(enum seccomp_variant variant, struct diag *d, struct textbuf *out)
 	    "# Built by libseccomp %u.%u.%u with binary-tree search; the rules are in "
 	    "emitters/emit_seccomp.c.\n",
 	    EPERM, EPERM, SCMP_ACT_NOTIFY, ENOSYS, v->major, v->minor, v->micro);
-	if (seccomp_generate_variant(true, true, false, variant, out, err, sizeof(err)) < 0) {
-		diag_error(d, (struct loc){0, 0, 0}, "cannot build the seccomp filter: %s", err);
-		return -1;
-	}
-	return 0;
+	return seccomp_generate_variant(true, true, false, variant, out, err, errlen);
 }
 
-static int
-emit_program(enum seccomp_variant variant, struct diag *d, struct textbuf *out)
+const char *const seccomp_output_file[SECCOMP_OUT_COUNT] = {
+    [SECCOMP_OUT_PFC] = "seccomp.pfc",
+    [SECCOMP_OUT_BPF] = "seccomp.bpf",
+    [SECCOMP_OUT_LANDLOCK_PFC] = "seccomp-landlock.pfc",
+    [SECCOMP_OUT_LANDLOCK_BPF] = "seccomp-landlock.bpf",
+    [SECCOMP_OUT_LANDLOCK_NET_PFC] = "seccomp-landlock-net.pfc",
+    [SECCOMP_OUT_LANDLOCK_NET_BPF] = "seccomp-landlock-net.bpf",
+    [SECCOMP_OUT_OCI] = "seccomp.oci.json",
+};
+
+int
+seccomp_output_build(enum seccomp_output k, struct textbuf *out, char *err, size_t errlen)
 {
+	static const enum seccomp_variant variant[SECCOMP_OUT_COUNT] = {
+	    [SECCOMP_OUT_PFC] = SECCOMP_BASE,
+	    [SECCOMP_OUT_BPF] = SECCOMP_BASE,
+	    [SECCOMP_OUT_LANDLOCK_PFC] = SECCOMP_LANDLOCK,
+	    [SECCOMP_OUT_LANDLOCK_BPF] = SECCOMP_LANDLOCK,
+	    [SECCOMP_OUT_LANDLOCK_NET_PFC] = SECCOMP_LANDLOCK_NET,
+	    [SECCOMP_OUT_LANDLOCK_NET_BPF] = SECCOMP_LANDLOCK_NET,
+	    [SECCOMP_OUT_OCI] = SECCOMP_BASE,
+	};
+
+	switch (k) {
+	case SECCOMP_OUT_PFC:
+	case SECCOMP_OUT_LANDLOCK_PFC:
+	case SECCOMP_OUT_LANDLOCK_NET_PFC:
+		return build_text(variant[k], out, err, errlen);
+	case SECCOMP_OUT_BPF:
+	case SECCOMP_OUT_LANDLOCK_BPF:
+	case SECCOMP_OUT_LANDLOCK_NET_BPF:
+		/* The binary-tree program, the one every loader gets. */
+		return seccomp_generate_variant(true, false, false, variant[k], out, err, errlen);
+	case SECCOMP_OUT_OCI:
+		seccomp_oci_json(variant[k], out);
+		return 0;
+	default:
+		snprintf(err, errlen, "no seccomp output %d", (int)k);
+		return -1;
+	}
+}
+
+/* This binary carries no output: a binary linked with seccomp_carried.o does. */
+__attribute__((weak)) bool
+seccomp_output_carried(enum seccomp_output k, const void **data, size_t *len)
+{
+	(void)k;
+	*data = NULL;
+	*len = 0;
+	return false;
+}
+
+bool
+seccomp_emitter_carried(int (*emit)(const struct policy *, enum target, struct diag *,
+					 struct textbuf *),
+			     const void **data, size_t *len)
+{
+	static const struct {
+		int (*emit)(const struct policy *, enum target, struct diag *, struct textbuf *);
+		enum seccomp_output k;
+	} by_emitter[] = {
+	    {emit_seccomp, SECCOMP_OUT_PFC},
+	    {emit_seccomp_bpf, SECCOMP_OUT_BPF},
+	    {emit_seccomp_landlock, SECCOMP_OUT_LANDLOCK_PFC},
+	    {emit_seccomp_landlock_bpf, SECCOMP_OUT_LANDLOCK_BPF},
+	    {emit_seccomp_landlock_net, SECCOMP_OUT_LANDLOCK_NET_PFC},
+	    {emit_seccomp_landlock_net_bpf, SECCOMP_OUT_LANDLOCK_NET_BPF},
+	    {emit_seccomp_oci, SECCOMP_OUT_OCI},
+	};
+
+	for (size_t i = 0; i < sizeof(by_emitter) / sizeof(by_emitter[0]); i++)
+		if (by_emitter[i].emit == emit)
+			return seccomp_output_carried(by_emitter[i].k, data, len);
+	*data = NULL;
+	*len = 0;
+	return false;
+}
+
+/* Output K: the carried bytes, else built now; a failure is reported to D. */
+static int
+emit_output(enum seccomp_output k, struct diag *d, struct textbuf *out)
+{
+	const void *data;
+	size_t len;
 	char err[256];
 
-	if (seccomp_generate_variant(true, false, false, variant, out, err, sizeof(err)) < 0) {
+	if (seccomp_output_carried(k, &data, &len)) {
+		tb_write(out, data, len);
+		return 0;
+	}
+	if (seccomp_output_build(k, out, err, sizeof(err)) < 0) {
 		diag_error(d, (struct loc){0, 0, 0}, "cannot build the seccomp filter: %s", err);
 		return -1;
 	}
@@ -1311,7 +1391,7 @@ emit_seccomp(const struct policy *p, enum target t, struct diag *d, struct textb
 {
 	(void)p;
 	(void)t;
-	return emit_text(SECCOMP_BASE, d, out);
+	return emit_output(SECCOMP_OUT_PFC, d, out);
 }
 
 int
@@ -1319,7 +1399,7 @@ emit_seccomp_bpf(const struct policy *p, enum target t, struct diag *d, struct t
 {
 	(void)p;
 	(void)t;
-	return emit_program(SECCOMP_BASE, d, out);
+	return emit_output(SECCOMP_OUT_BPF, d, out);
 }
 
 int
@@ -1327,7 +1407,7 @@ emit_seccomp_landlock(const struct policy *p, enum target t, struct diag *d, str
 {
 	(void)p;
 	(void)t;
-	return emit_text(SECCOMP_LANDLOCK, d, out);
+	return emit_output(SECCOMP_OUT_LANDLOCK_PFC, d, out);
 }
 
 int
@@ -1336,7 +1416,7 @@ emit_seccomp_landlock_bpf(const struct policy *p, enum target t, struct diag *d,
 {
 	(void)p;
 	(void)t;
-	return emit_program(SECCOMP_LANDLOCK, d, out);
+	return emit_output(SECCOMP_OUT_LANDLOCK_BPF, d, out);
 }
 
 int
@@ -1345,7 +1425,7 @@ emit_seccomp_landlock_net(const struct policy *p, enum target t, struct diag *d,
 {
 	(void)p;
 	(void)t;
-	return emit_text(SECCOMP_LANDLOCK_NET, d, out);
+	return emit_output(SECCOMP_OUT_LANDLOCK_NET_PFC, d, out);
 }
 
 int
@@ -1354,5 +1434,5 @@ emit_seccomp_landlock_net_bpf(const struct policy *p, enum target t, struct diag
 {
 	(void)p;
 	(void)t;
-	return emit_program(SECCOMP_LANDLOCK_NET, d, out);
+	return emit_output(SECCOMP_OUT_LANDLOCK_NET_BPF, d, out);
 }

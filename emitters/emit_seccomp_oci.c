@@ -192,9 +192,15 @@ seccomp_oci_json(enum seccomp_variant variant, struct textbuf *out)
 int
 emit_seccomp_oci(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
 {
+	const void *data;
+	size_t len;
+
 	(void)p;
 	(void)t;
 	(void)d;
-	seccomp_oci_json(SECCOMP_BASE, out);
+	if (seccomp_output_carried(SECCOMP_OUT_OCI, &data, &len))
+		tb_write(out, data, len);
+	else
+		seccomp_oci_json(SECCOMP_BASE, out);
 	return 0;
 }

@@ -244,4 +244,45 @@ int emit_seccomp_oci(const struct policy *p, enum target t, struct diag *d, stru
 int emit_seccomp_landlock_net_bpf(const struct policy *p, enum target t, struct diag *d,
 				  struct textbuf *out);
 
+/*
+ * The outputs above depend on no policy.  Each is built by
+ * seccomp_output_build(), from the tables; the build runs it once
+ * (emitters/seccomp_gen.c) and omnibox-compile carries the bytes
+ * (emitters/seccomp_carried.c), so that a compile builds no filter.  The
+ * emitters hand out the carried bytes where the binary has them, else
+ * build them afresh: the same bytes either way (tests/unit/test_seccomp_carried.c).
+ */
+enum seccomp_output {
+	SECCOMP_OUT_PFC,		  /* --emit=seccomp */
+	SECCOMP_OUT_BPF,		  /* --emit=seccomp-bpf */
+	SECCOMP_OUT_LANDLOCK_PFC,	  /* --emit=seccomp-landlock */
+	SECCOMP_OUT_LANDLOCK_BPF,	  /* --emit=seccomp-landlock-bpf */
+	SECCOMP_OUT_LANDLOCK_NET_PFC, /* --emit=seccomp-landlock-net */
+	SECCOMP_OUT_LANDLOCK_NET_BPF, /* --emit=seccomp-landlock-net-bpf */
+	SECCOMP_OUT_OCI,		  /* --emit=seccomp-oci */
+	SECCOMP_OUT_COUNT
+};
+
+/* The file name of each output, as in an output directory (emit.c). */
+extern const char *const seccomp_output_file[SECCOMP_OUT_COUNT];
+
+/* Build output K afresh into OUT; 0, or -1 with a message in ERR (as seccomp_generate). */
+int seccomp_output_build(enum seccomp_output k, struct textbuf *out, char *err, size_t errlen);
+
+/*
+ * The bytes of K this binary carries, built by seccomp_output_build() when
+ * it was built: true with *DATA and *LEN set, or false when it carries none
+ * (a weak definition answers false; emitters/seccomp_carried.c's replaces it).
+ */
+bool seccomp_output_carried(enum seccomp_output k, const void **data, size_t *len);
+
+/*
+ * The same for the emitter function EMIT (emit_seccomp, ...): false when
+ * EMIT is no seccomp emitter or the binary carries nothing.  What EMIT
+ * would write, without the copy.
+ */
+bool seccomp_emitter_carried(int (*emit)(const struct policy *, enum target, struct diag *,
+					 struct textbuf *),
+			     const void **data, size_t *len);
+
 #endif

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,24 +76,23 @@ make_parents(char *path)
 	return 0;
 }
 
-int
-file_write_atomic(const char *path, const void *data, size_t len, bool mkdirs)
+/* The mode a new file gets: 0666 minus the umask. */
+static mode_t
+new_file_mode(void)
 {
-	const char *p = data;
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return 0666 & ~mask;
+}
+
+/* Write DATA to a temporary file beside PATH, then rename it over PATH. */
+static int
+replace(const char *path, const char *p, size_t len)
+{
 	char *tmp;
-	mode_t mask;
 	int fd, rc = 0;
 
-	if (mkdirs) {
-		char *copy = strdup(path);
-
-		if (!copy)
-			return -ENOMEM;
-		rc = make_parents(copy);
-		free(copy);
-		if (rc < 0)
-			return rc;
-	}
 	if (asprintf(&tmp, "%s.tmp-XXXXXX", path) < 0)
 		return -ENOMEM;
 	fd = mkostemp(tmp, O_CLOEXEC);
@@ -113,9 +113,7 @@ file_write_atomic(const char *path, const void *data, size_t len, bool mkdirs)
 		p += n;
 		len -= (size_t)n;
 	}
-	mask = umask(0);
-	umask(mask);
-	if (rc == 0 && fchmod(fd, 0666 & ~mask) < 0)
+	if (rc == 0 && fchmod(fd, new_file_mode()) < 0)
 		rc = -errno;
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
@@ -125,4 +123,67 @@ file_write_atomic(const char *path, const void *data, size_t len, bool mkdirs)
 		unlink(tmp);
 	free(tmp);
 	return rc;
+}
+
+/* replace(), and with MKDIRS the missing parents made when it finds one missing. */
+static int
+replace_mkdirs(const char *path, const void *data, size_t len, bool mkdirs)
+{
+	int rc = replace(path, data, len);
+	char *copy;
+
+	if (rc != -ENOENT || !mkdirs)
+		return rc;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	rc = make_parents(copy);
+	free(copy);
+	return rc < 0 ? rc : replace(path, data, len);
+}
+
+int
+file_write_atomic(const char *path, const void *data, size_t len, bool mkdirs)
+{
+	return replace_mkdirs(path, data, len, mkdirs);
+}
+
+/* Is PATH a regular file (not a symlink) of mode MODE holding exactly LEN bytes of DATA? */
+static bool
+holds(const char *path, const char *data, size_t len, mode_t mode)
+{
+	char buf[65536];
+	struct stat st;
+	size_t off = 0;
+	bool same = false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_mode & 07777) != mode ||
+	    (uint64_t)st.st_size != (uint64_t)len)
+		goto out;
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (size_t)n > len - off || memcmp(buf, data + off, (size_t)n))
+			goto out;
+		if (n == 0)
+			break;
+		off += (size_t)n;
+	}
+	same = off == len;
+out:
+	close(fd);
+	return same;
+}
+
+int
+file_write_changed(const char *path, const void *data, size_t len, bool mkdirs)
+{
+	if (holds(path, data, len, new_file_mode()))
+		return 1;
+	return replace_mkdirs(path, data, len, mkdirs);
 }

@@ -26,4 +26,14 @@ int file_read_fd(int fd, struct textbuf *out, size_t max);
  */
 int file_write_atomic(const char *path, const void *data, size_t len, bool mkdirs);
 
+/*
+ * The same, unless PATH is already a regular file (not a symlink) that
+ * holds exactly those LEN bytes with the mode file_write_atomic would give
+ * it: then PATH is left alone (not rewritten, its times unchanged) and 1
+ * is returned.  Otherwise one temporary file and one rename, as
+ * file_write_atomic; 0.  Missing parent directories are created (MKDIRS)
+ * only when the first attempt finds one missing.
+ */
+int file_write_changed(const char *path, const void *data, size_t len, bool mkdirs);
+
 #endif

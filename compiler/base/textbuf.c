@@ -5,6 +5,7 @@
 #include "textesc.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,19 +72,33 @@ tb_puts(struct textbuf *tb, const char *s)
 void
 tb_printf(struct textbuf *tb, const char *fmt, ...)
 {
+	size_t room = tb->cap > tb->len ? tb->cap - tb->len : 0;
 	va_list ap;
 	int n;
 
+	/* Straight into the room there is; measured and written again only when short. */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf(room ? tb->data + tb->len : NULL, room, fmt, ap);
 	va_end(ap);
-	if (n < 0)
+	if (n < 0) {
+		if (room)
+			tb->data[tb->len] = '\0';
 		return;
-	tb_reserve(tb, (size_t)n);
-	va_start(ap, fmt);
-	vsnprintf(tb->data + tb->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	}
+	if ((size_t)n >= room) {
+		tb_reserve(tb, (size_t)n);
+		va_start(ap, fmt);
+		vsnprintf(tb->data + tb->len, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	tb->len += (size_t)n;
+}
+
+/* Does byte C show as itself whatever follows it (textesc.h): printable ASCII but the backslash? */
+static bool
+shows_as_itself(unsigned char c, unsigned flags)
+{
+	return (c > ' ' && c < 0x7f && c != '\\') || (c == ' ' && !(flags & TEXT_ESC_FIELD));
 }
 
 void
@@ -93,6 +108,16 @@ tb_escape(struct textbuf *tb, const char *s, unsigned flags)
 	char unit[TEXT_ESC_UNIT_MAX];
 
 	for (size_t i = 0; i < len;) {
+		size_t end = i;
+
+		/* A run of such bytes is copied whole; the rest unit by unit. */
+		while (end < len && shows_as_itself((unsigned char)s[end], flags))
+			end++;
+		if (end > i) {
+			tb_write(tb, s + i, end - i);
+			i = end;
+			continue;
+		}
 		i += text_escape_unit(s + i, len - i, flags, unit);
 		tb_puts(tb, unit);
 	}

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include "compiler/base/sha1.h"
 
 #define INDEX_MAX (256u << 20)	/* a larger index vouches for nothing */
 #define BLOB_MAX (64u << 20)	/* a larger file is not hashed: it stays hidden */
@@ -254,8 +254,7 @@ lower_bound(const struct gitindex *ix, const char *rel)
 static bool
 same_blob(const struct entry *e, int dirfd, const char *name)
 {
-	unsigned char *buf, md[EVP_MAX_MD_SIZE];
-	unsigned int md_len = 0;
+	unsigned char *buf, md[SHA1_LEN];
 	char head[32];
 	size_t len;
 	int n, ok;
@@ -267,15 +266,15 @@ same_blob(const struct entry *e, int dirfd, const char *name)
 	 * only rules out early: the hash decides. */
 	ok = !e->size || (uint32_t)len == e->size;
 	if (ok) {
-		EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+		struct sha1 s;
 
-		ok = ctx && EVP_DigestInit_ex(ctx, EVP_sha1(), NULL) &&
-		     EVP_DigestUpdate(ctx, head, (size_t)n + 1) && EVP_DigestUpdate(ctx, buf, len) &&
-		     EVP_DigestFinal_ex(ctx, md, &md_len);
-		EVP_MD_CTX_free(ctx);
+		sha1_init(&s);
+		sha1_update(&s, head, (size_t)n + 1);
+		sha1_update(&s, buf, len);
+		sha1_final(&s, md);
 	}
 	free(buf);
-	return ok && md_len == HASH_LEN && !memcmp(md, e->hash, HASH_LEN);
+	return ok && !memcmp(md, e->hash, HASH_LEN);
 }
 
 bool

@@ -4,8 +4,9 @@
 # exists; absolute times on a shared machine mean little.
 #
 # BENCH_BEFORE=DIR (a build directory of another revision, e.g. from `git
-# worktree add`) adds that revision's omnibox-run to the launch rows, so a
-# change is measured against what it replaces in the same run.
+# worktree add`) adds that revision's omnibox-compile to the compile rows and
+# its omnibox-run to the launch rows, so a change is measured against what it
+# replaces in the same run.
 set -eu
 B=$(cd "$1" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -14,10 +15,21 @@ tmp=$(mktemp -d /tmp/omnibox-bench.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "== compile latency: whole process, $(basename "$largest") (baseline: /bin/true)"
-"$B/bench/bench_exec" -n 300 \
-	"/bin/true=/bin/true" \
-	"compile ir=$B/omnibox-compile $largest --emit=ir" \
-	"compile all targets=$B/omnibox-compile --quiet $largest --target=all -o $tmp/all"
+echo "   (all targets: into the same directory each run, as a regeneration does; target <= 4x)"
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	before=$(cd "$BENCH_BEFORE" && pwd)
+	"$B/bench/bench_exec" -n 300 \
+		"/bin/true=/bin/true" \
+		"compile ir=$B/omnibox-compile $largest --emit=ir" \
+		"before: compile ir=$before/omnibox-compile $largest --emit=ir" \
+		"compile all targets=$B/omnibox-compile --quiet $largest --target=all -o $tmp/all" \
+		"before: all targets=$before/omnibox-compile --quiet $largest --target=all -o $tmp/all-before"
+else
+	"$B/bench/bench_exec" -n 300 \
+		"/bin/true=/bin/true" \
+		"compile ir=$B/omnibox-compile $largest --emit=ir" \
+		"compile all targets=$B/omnibox-compile --quiet $largest --target=all -o $tmp/all"
+fi
 echo
 echo "== egress rule matching: the compiled matcher vs a linear scan of the rules"
 "$B/bench/bench_match"
