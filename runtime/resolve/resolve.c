@@ -866,6 +866,42 @@ tracked_free(struct tracked *t)
 	free(t->v);
 }
 
+#define MASK_ALL_HIDDEN "every entry a dotfile: the directory hidden whole, one mount for them all"
+
+/*
+ * May DIR, whose every entry the scan hides (res->all_hidden), be hidden
+ * whole, by one tmpfs instead of a mount per entry?  bwrap reads the whole
+ * mount table again for every bind it makes, so a launch's cost grows with
+ * the square of its masks; one mount for a directory of them is the same
+ * view of what it holds.  Only where the sandbox cannot write (a new file
+ * there must reach the host) and where nothing else is mounted at or below
+ * it (a grant, a grant named inside a hidden directory, a dotfile named in
+ * a grant and so left visible); bwrap_backend only: the linux_landlock
+ * backend has no mounts, and its rules are per path.
+ */
+static bool
+coalescible(struct rctx *r, const struct scan_result *res, const char *dir)
+{
+	const struct sandbox *sb = &r->plan->policy->os_env.sandbox;
+
+	if (r->rq->landlock)
+		return false;
+	for (size_t i = 0; i < r->n_roots; i++)
+		if (path_within(dir, r->roots[i]) || path_within(r->roots[i], dir))
+			return false;
+	for (size_t i = 0; i < r->n_grants; i++)
+		if ((r->grants[i].writable && path_within(dir, r->grants[i].path)) ||
+		    path_within(r->grants[i].path, dir))
+			return false;
+	for (size_t i = 0; i < r->n_reexpose; i++)
+		if (path_within(r->reexpose[i].path, dir))
+			return false;
+	for (size_t i = 0; i < res->n_hits; i++)
+		if (path_within(res->hits[i].path, dir) && granted_explicitly(sb, res->hits[i].path))
+			return false;
+	return true;
+}
+
 static int
 run_scan(struct rctx *r)
 {
@@ -978,6 +1014,16 @@ run_scan(struct rctx *r)
 		r->masks[r->n_masks - 1].have_parent = true;
 		r->masks[r->n_masks - 1].parent_dev = res.hits[i].dir_dev;
 		r->masks[r->n_masks - 1].parent_ino = res.hits[i].dir_ino;
+	}
+	for (size_t i = 0; i < res.n_all_hidden; i++) {
+		const struct scan_hit *h = &res.all_hidden[i];
+
+		if (!coalescible(r, &res, h->path))
+			continue;
+		add_mask(r, arena_strdup(r->a, h->path), true, MASK_ALL_HIDDEN);
+		r->masks[r->n_masks - 1].have_parent = true;
+		r->masks[r->n_masks - 1].parent_dev = h->dir_dev;
+		r->masks[r->n_masks - 1].parent_ino = h->dir_ino;
 	}
 	scan_result_free(&res);
 	return 0;
@@ -1143,6 +1189,31 @@ resolve_sockets(struct rctx *r)
 	return 0;
 }
 
+/* Is PATH strictly below a directory mask of the sorted, unique r->masks? */
+static bool
+inside_dir_mask(struct rctx *r, const char *path)
+{
+	char *up = arena_strdup(r->a, path), *slash;
+
+	while ((slash = strrchr(up, '/')) && slash != up) {
+		struct bwrap_mask key = {.path = up};
+		const struct bwrap_mask *m;
+
+		*slash = '\0';
+		m = bsearch(&key, r->masks, r->n_masks, sizeof(r->masks[0]), cmp_mask);
+		if (m && m->is_dir)
+			return true;
+	}
+	if (slash == up && up[1]) {
+		struct bwrap_mask key = {.path = "/"};
+		const struct bwrap_mask *m =
+		    bsearch(&key, r->masks, r->n_masks, sizeof(r->masks[0]), cmp_mask);
+
+		return m && m->is_dir;
+	}
+	return false;
+}
+
 static void
 sort_masks(struct rctx *r)
 {
@@ -1150,13 +1221,9 @@ sort_masks(struct rctx *r)
 
 	if (!r->n_masks)
 		return;
-	/* After sorting, a mask inside a hidden directory is redundant, and
-	 * bwrap could not create its mount point in the read-only tmpfs. */
+	/* One mask per path, a directory's when either is. */
 	qsort(r->masks, r->n_masks, sizeof(r->masks[0]), cmp_mask);
 	for (size_t i = 0; i < r->n_masks; i++) {
-		if (j && r->masks[j - 1].is_dir &&
-		    path_within(r->masks[i].path, r->masks[j - 1].path))
-			continue;
 		if (j && !strcmp(r->masks[j - 1].path, r->masks[i].path)) {
 			r->masks[j - 1].is_dir |= r->masks[i].is_dir;
 			continue;
@@ -1164,6 +1231,23 @@ sort_masks(struct rctx *r)
 		r->masks[j++] = r->masks[i];
 	}
 	r->n_masks = j;
+	/*
+	 * A mask inside a hidden directory is redundant (each one costs bwrap a
+	 * mount), and bwrap could not create its mount point in the read-only
+	 * tmpfs.  Byte order does not keep a directory's descendants together
+	 * ("d", "d-x", "d/.env"): each ancestor is looked up.
+	 */
+	{
+		bool *drop = arena_alloc(r->a, r->n_masks * sizeof(*drop));
+
+		for (size_t i = 0; i < r->n_masks; i++)
+			drop[i] = inside_dir_mask(r, r->masks[i].path);
+		j = 0;
+		for (size_t i = 0; i < r->n_masks; i++)
+			if (!drop[i])
+				r->masks[j++] = r->masks[i];
+		r->n_masks = j;
+	}
 	/* A grant re-exposed inside a directory hidden whole stays hidden. */
 	for (size_t i = 0, k = 0; i < r->n_reexpose; i++) {
 		bool unscanned = false;

@@ -59,6 +59,11 @@ struct dir_rec {
 	size_t depth;  /* 0 for a root */
 	size_t root;   /* a root's index in the caller's roots */
 	bool strict;   /* below a directory o->keep kept: all is hidden unless kept */
+	/* Once listed: its entries, how many of them are hidden (a hit, or a
+	 * subdirectory whose entries all are), its device and inode. */
+	bool listed;
+	size_t n_entries, n_hidden;
+	unsigned long long dev, ino;
 };
 
 struct hit_rec {
@@ -375,6 +380,7 @@ scan_hidden(struct scan *s, size_t i, const char *name, unsigned char type)
 		return scan_push_offset(s, &s->symlinks, off);
 	if (RESERVE(s->hits, s->n_hits + 1, s->cap_hits) < 0)
 		return scan_nomem(s);
+	s->dirs[i].n_hidden++;
 	s->hits[s->n_hits].path = off;
 	s->hits[s->n_hits].dir_dev = s->cur_dev;
 	s->hits[s->n_hits].dir_ino = s->cur_ino;
@@ -540,6 +546,9 @@ scan_list(struct scan *s, size_t i)
 			 * (its config is obeyed), whatever its name. */
 			if (git_parts == 7u && scan_named(s, i, fd, NULL, SCAN_GITDIR) < 0)
 				return -1;
+			s->dirs[i].listed = true;
+			s->dirs[i].dev = s->cur_dev;
+			s->dirs[i].ino = s->cur_ino;
 			break;
 		}
 		if (n < 0)
@@ -571,6 +580,7 @@ scan_list(struct scan *s, size_t i)
 				return scan_queue_kids(s);
 			}
 			s->visited++;
+			s->dirs[i].n_entries++;
 			if (s->o->report_bare && (name[0] == 'H' || name[0] == 'o' || name[0] == 'r'))
 				git_parts |= !strcmp(name, "HEAD")	  ? 1u
 					     : !strcmp(name, "objects") ? 2u
@@ -752,6 +762,47 @@ scan_error_overflow(struct scan *s, const struct scan_result *r)
 		 "; raise cwd_hidden_scan_max_entries or set cwd_hidden_scan_overflow: unlimited");
 }
 
+/*
+ * The directories whose every entry is hidden, listed to their end: the
+ * outermost ones into R.  Children come after their parent in dirs, so one
+ * pass from the end settles each directory before its parent counts it.
+ * Anything the walk did not settle (a directory not listed or cut short by
+ * the cap, a kept entry, a hidden symlink, an entry gone or unreadable, a
+ * root or a pruned directory below) leaves its parent out.
+ */
+static int
+scan_all_hidden(struct scan *s, struct scan_result *r)
+{
+	bool *full = calloc(s->n_dirs ? s->n_dirs : 1, sizeof(*full));
+	size_t n = 0;
+
+	r->all_hidden = malloc((s->n_dirs ? s->n_dirs : 1) * sizeof(*r->all_hidden));
+	if (!full || !r->all_hidden) {
+		free(full);
+		return scan_nomem(s);
+	}
+	for (size_t i = s->n_dirs; i-- > 0;) {
+		const struct dir_rec *d = &s->dirs[i];
+
+		full[i] = d->parent != NO_PARENT && d->listed && d->n_entries > 0 &&
+			  d->n_hidden == d->n_entries;
+		if (full[i])
+			s->dirs[d->parent].n_hidden++;
+	}
+	for (size_t i = 0; i < s->n_dirs; i++) {
+		const struct dir_rec *d = &s->dirs[i], *up;
+
+		if (!full[i] || full[d->parent])
+			continue;
+		up = &s->dirs[d->parent];
+		r->all_hidden[n++] = (struct scan_hit){s->text + d->path, SCAN_DIR, up->dev, up->ino};
+	}
+	qsort(r->all_hidden, n, sizeof(*r->all_hidden), cmp_hit);
+	r->n_all_hidden = n;
+	free(full);
+	return 0;
+}
+
 /* Move what the walk found into R. */
 static int
 scan_finish(struct scan *s, struct scan_result *r)
@@ -781,6 +832,8 @@ scan_finish(struct scan *s, struct scan_result *r)
 						s->named[i].dir_dev, s->named[i].dir_ino};
 	qsort(r->named, s->n_named, sizeof(*r->named), cmp_hit);
 	r->n_named = s->n_named;
+	if (scan_all_hidden(s, r) < 0)
+		return -1;
 	if (s->overflowed && scan_collect_unfinished(s, &unfinished) < 0)
 		goto out;
 	if (scan_export(s, &s->symlinks, false, &r->skipped_symlinks, &r->n_skipped_symlinks) < 0 ||
@@ -859,6 +912,7 @@ scan_result_free(struct scan_result *r)
 {
 	free(r->hits);
 	free(r->named);
+	free(r->all_hidden);
 	free(r->skipped_symlinks);
 	free(r->unreadable);
 	free(r->skipped_roots);

@@ -93,6 +93,14 @@ struct scan_result {
 	size_t n_hits;
 	struct scan_hit *named; /* entries named o->report_name, sorted */
 	size_t n_named;
+	/*
+	 * Directories listed to their end whose every entry is hidden (a hit,
+	 * or such a directory itself), never a root: the outermost ones, sorted,
+	 * each with the directory it was found in (dir_dev, dir_ino).  Their
+	 * hits are in hits too; a caller may hide each one whole instead.
+	 */
+	struct scan_hit *all_hidden;
+	size_t n_all_hidden;
 	const char **skipped_symlinks; /* hidden names that are symlinks: not masked */
 	size_t n_skipped_symlinks;
 	const char **unreadable; /* directories that could not be listed (EACCES) */

@@ -60,6 +60,59 @@ else
 		"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
 		"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true"
 fi
+echo "   the cost of each mask: a recursive scan of 10 directories holding 100 visible files"
+echo "   each and N hidden ones spread among them (bwrap makes one mount per hidden file)"
+for n in 0 100 1000; do
+	i=0
+	while [ $i -lt 10 ]; do
+		mkdir -p "$tmp/m$n/d$i"
+		(cd "$tmp/m$n/d$i" && touch $(seq -f 'f%g' 1 100))
+		[ "$n" -eq 0 ] || (cd "$tmp/m$n/d$i" && touch $(seq -f '.h%g' 1 $((n / 10))))
+		i=$((i + 1))
+	done
+done
+mkdir -p "$tmp/all"
+i=0
+while [ $i -lt 10 ]; do
+	mkdir -p "$tmp/all/d$i"
+	(cd "$tmp/all/d$i" && touch $(seq -f '.h%g' 1 100))
+	i=$((i + 1))
+done
+touch "$tmp/all/README"
+per_mask() {
+	"$B/bench/bench_exec" -n 20 "$@" | tee "$tmp/permask.out"
+	awk '$1 == "masks" { ms[$2] = $4 } $1 == "before:" && $2 == "masks" { old[$3] = $5 }
+	END {
+		if (("0" in ms) && ("1000" in ms))
+			printf "   per mask: %.3f ms (0 to 100), %.3f ms (100 to 1000)\n", (ms[100] - ms[0]) / 100, (ms[1000] - ms[100]) / 900
+		if (("0" in old) && ("1000" in old))
+			printf "   before:   %.3f ms (0 to 100), %.3f ms (100 to 1000)\n", (old[100] - old[0]) / 100, (old[1000] - old[100]) / 900
+	}' "$tmp/permask.out"
+}
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	per_mask "bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
+		"masks 0=$B/omnibox-run -q --cwd=$tmp/m0 $tmp/recursive.yaml -- /bin/true" \
+		"masks 100=$B/omnibox-run -q --cwd=$tmp/m100 $tmp/recursive.yaml -- /bin/true" \
+		"masks 1000=$B/omnibox-run -q --cwd=$tmp/m1000 $tmp/recursive.yaml -- /bin/true" \
+		"before: masks 0=$before/omnibox-run -q --cwd=$tmp/m0 $tmp/recursive.yaml -- /bin/true" \
+		"before: masks 100=$before/omnibox-run -q --cwd=$tmp/m100 $tmp/recursive.yaml -- /bin/true" \
+		"before: masks 1000=$before/omnibox-run -q --cwd=$tmp/m1000 $tmp/recursive.yaml -- /bin/true"
+else
+	per_mask "bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
+		"masks 0=$B/omnibox-run -q --cwd=$tmp/m0 $tmp/recursive.yaml -- /bin/true" \
+		"masks 100=$B/omnibox-run -q --cwd=$tmp/m100 $tmp/recursive.yaml -- /bin/true" \
+		"masks 1000=$B/omnibox-run -q --cwd=$tmp/m1000 $tmp/recursive.yaml -- /bin/true"
+fi
+echo "   1000 hidden files in 10 directories that hold nothing else (read-only workspace):"
+echo "   each directory is hidden whole, one mount instead of 100"
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	"$B/bench/bench_exec" -n 20 "bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
+		"all hidden 1000=$B/omnibox-run -q --cwd=$tmp/all $tmp/recursive.yaml -- /bin/true" \
+		"before: all hidden 1000=$before/omnibox-run -q --cwd=$tmp/all $tmp/recursive.yaml -- /bin/true"
+else
+	"$B/bench/bench_exec" -n 20 "bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
+		"all hidden 1000=$B/omnibox-run -q --cwd=$tmp/all $tmp/recursive.yaml -- /bin/true"
+fi
 echo "   the default policy on both Linux backends: bwrap, and linux_landlock (no namespace)"
 printf 'os_env:\n  sandbox:\n    type: linux_landlock\n' >"$tmp/landlock.yaml"
 "$B/bench/bench_exec" -n 100 \

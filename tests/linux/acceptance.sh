@@ -235,6 +235,28 @@ setup_user() {
 	  sandbox:
 	    write_paths: [.]
 	EOF
+	mkdir -p "$U/hw/conf/.d" "$U/hw/mixed"
+	echo "CONF_SECRET=whole" >"$U/hw/conf/.env.prod"
+	echo "CONF_DEV=whole" >"$U/hw/conf/.env.dev"
+	echo "inner-secret" >"$U/hw/conf/.d/key"
+	echo "MIXED_SECRET=alone" >"$U/hw/mixed/.env"
+	echo "mixed-code" >"$U/hw/mixed/app.c"
+	if [ "$who" = nobody ]; then
+		chown -R nobody:nogroup "$U/hw"
+	fi
+	policy hidden-whole <<-EOF
+	os_env:
+	  cwd: "$U/hw"
+	  sandbox:
+	    cwd_hidden_scan_recursive: true
+	EOF
+	policy hidden-whole-write <<-EOF
+	os_env:
+	  cwd: "$U/hw"
+	  sandbox:
+	    write_paths: [.]
+	    cwd_hidden_scan_recursive: true
+	EOF
 }
 
 t_default_policy() {
@@ -276,6 +298,43 @@ t_dotfiles() {
 	sbx recursive sh -c 'cat services/api/.env; echo end'
 	expect_no_out "nested-secret"
 	expect_out "end"
+}
+
+t_dotfile_dirs_hidden_whole() {
+	name="recursive scan, read-only: a directory of dotfiles alone is one empty read-only tmpfs"
+	sbx hidden-whole sh -c 'cat conf/.env.prod; cat conf/.d/key; echo "entries=$(ls -A conf | wc -l)";
+		echo x > conf/new; cat mixed/.env; cat mixed/app.c; echo end'
+	expect_rc 0
+	expect_no_out "CONF_SECRET"
+	expect_no_out "inner-secret"
+	expect_no_out "MIXED_SECRET"
+	expect_out "entries=0"
+	expect_out "conf/new: Read-only file system"
+	expect_out "mixed-code"
+	expect_out "end"
+	out=$(as_user "$TB/omnibox-run" --dry-run "$P/hidden-whole.yaml" -- true 2>&1)
+	expect_out "--tmpfs
+$U/hw/conf"
+	expect_out "--remount-ro
+$U/hw/conf"
+	expect_out "--ro-bind
+/dev/null
+$U/hw/mixed/.env"
+	expect_no_out "$U/hw/conf/.env"
+	name="recursive scan, writable: each dotfile masked, the directory stays writable"
+	sbx hidden-whole-write sh -c 'cat conf/.env.prod; cat conf/.d/key; echo wrote > conf/new; echo end'
+	expect_rc 0
+	expect_no_out "CONF_SECRET"
+	expect_no_out "inner-secret"
+	expect_out "end"
+	tests=$((tests + 1))
+	[ "$(cat "$U/hw/conf/new" 2>/dev/null)" = wrote ] || fail "conf/new not written on the host"
+	rm -f "$U/hw/conf/new"
+	out=$(as_user "$TB/omnibox-run" --dry-run "$P/hidden-whole-write.yaml" -- true 2>&1)
+	expect_out "--ro-bind
+/dev/null
+$U/hw/conf/.env.prod"
+	expect_no_out "every entry a dotfile"
 }
 
 t_read_paths_dotfiles() {
@@ -1358,6 +1417,7 @@ run_all() {
 	t_default_policy
 	t_write_workspace
 	t_dotfiles
+	t_dotfile_dirs_hidden_whole
 	t_read_paths_dotfiles
 	t_mask_paths
 	t_symlink_escapes

@@ -685,3 +685,58 @@ Test(scan, deep_trees_use_a_bounded_number_of_descriptors)
 	cr_assert_eq(res.n_hits, 1);
 	cr_assert_str_eq(rel(res.hits[0].path), rel_path);
 }
+
+static const char *
+all_hidden(const struct scan_result *r)
+{
+	static char buf[8192];
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < r->n_all_hidden && len < sizeof(buf); i++)
+		len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s", i ? " " : "",
+					rel(r->all_hidden[i].path));
+	return buf;
+}
+
+Test(scan, directories_whose_every_entry_is_hidden_are_listed_outermost_first)
+{
+	struct scan_options o = options(true);
+	struct stat st;
+
+	/* a: only dotfiles; b: a dotfile beside a visible file; c: a directory
+	 * of dotfiles and a dotfile, so c is listed and c/x is not; d: empty;
+	 * e: an empty visible directory beside a dotfile; f: a hidden symlink
+	 * (never masked); g-h: names alike, "g-h" sorts between "g" and "g/". */
+	tree("a/.env a/.git/config b/.env b/main.c c/x/.env c/.npmrc d/ e/sub/ e/.env "
+	     "g/.env g-h/.env g-h/y");
+	symlink_at("../a", "f/.link");
+	run(&o);
+	cr_assert_str_eq(all_hidden(&res), "a c g");
+	cr_assert_eq(stat(tmp, &st), 0);
+	for (size_t i = 0; i < res.n_all_hidden; i++) {
+		cr_assert_eq(res.all_hidden[i].kind, SCAN_DIR);
+		cr_assert_eq(res.all_hidden[i].dir_ino, (unsigned long long)st.st_ino,
+			     "found in the root: %s", res.all_hidden[i].path);
+	}
+	/* Every hit is still reported; the caller chooses. */
+	cr_assert_str_eq(hits(&res), "a/.env a/.git/ b/.env c/.npmrc c/x/.env e/.env g-h/.env g/.env");
+}
+
+Test(scan, a_root_kept_entries_and_a_capped_scan_are_never_all_hidden)
+{
+	struct scan_options o = options(true);
+
+	tree(".env .git/ sub/.env sub/deeper/.env");
+	run(&o);
+	/* The root is never listed, whatever it holds. */
+	cr_assert_str_eq(all_hidden(&res), "sub");
+	o.recursive = false;
+	run(&o);
+	cr_assert_str_eq(all_hidden(&res), "", "not listed: %s", all_hidden(&res));
+	o.recursive = true;
+	o.max_entries = 3;
+	run(&o);
+	cr_assert(res.overflowed);
+	cr_assert_str_eq(all_hidden(&res), "", "cut short: %s", all_hidden(&res));
+}
