@@ -45,7 +45,10 @@ ALL_LDFLAGS = $(SANFLAGS) $(LDFLAGS)
 Q := $(if $(V),,@)
 say = $(if $(V),,@printf '  %-7s %s\n' $(1) $(2);)
 LIBS := -lyaml -lseccomp -lcrypto
-RUN_LIBS := -levent -levent_openssl -lssl -lcrypto
+# omnibox-run's own event loop (libevent's core only: no TLS, no DNS); the
+# egress proxy is omnibox-proxy, a process of its own with OpenSSL.
+RUN_LIBS := -levent_core
+PROXY_LIBS := -levent -levent_openssl -lssl -lcrypto
 
 # ---- sources -------------------------------------------------------------
 
@@ -210,7 +213,8 @@ $(B)/obj/runtime/launch/seccomp_ll_blob.o: runtime/launch/seccomp_ll_blob.S $(B)
 	$(call say,AS,$@)$(CC) -c -DSECCOMP_LL_BPF_PATH='"$(B)/gen/seccomp-landlock.bpf"' \
 		-DSECCOMP_LL_NET_BPF_PATH='"$(B)/gen/seccomp-landlock-net.bpf"' -o $@ $<
 
-# The egress proxy lives in omnibox-run only (OpenSSL, libevent).
+# The egress proxy (OpenSSL, libevent): omnibox-proxy, which omnibox-run
+# starts for a launch with egress_rules (runtime/egress/session.h).
 PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
 	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
 	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o \
@@ -222,7 +226,7 @@ $(B)/runtime/egress/http.c: runtime/egress/http.re
 	$(call say,RE2C,$<)$(RE2C) -W --no-generation-date --no-version -o $@ $<
 
 # The git_ssh broker, in omnibox-run too; its helper is a mode of omnibox-init.
-GITSSH_OBJ := $(B)/obj/runtime/gitssh/broker.o
+GITSSH_OBJ := $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/egress/destination.o
 # The sandbox's own terminal for interactive launches.
 PTY_OBJ := $(B)/obj/runtime/launch/pty.o
 # write_files copied back while the sandbox runs.
@@ -236,21 +240,27 @@ LANDLOCK_RUN_OBJ := $(B)/obj/runtime/launch/launch_landlock.o $(B)/obj/runtime/l
 	$(B)/obj/runtime/launch/metadata.o \
 	$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/fakedns.o
 
+# What omnibox-run keeps of the egress side: the credentials read
+# outside the sandbox, and the session with omnibox-proxy.
+SESSION_OBJ := $(B)/obj/runtime/egress/session.o $(B)/obj/runtime/egress/credentials.o
+
 # omnibox-run's launches: runtime/omnibox-run.c is their entry point.
 RUN_OBJ := $(B)/obj/runtime/launch/launch.o $(B)/obj/runtime/launch/launch_bwrap.o \
 	$(B)/obj/runtime/launch/egress_start.o $(B)/obj/runtime/launch/unsandboxed.o \
 	$(B)/obj/runtime/launch/why_answer.o $(B)/obj/runtime/launch/seccomp_blob.o \
-	$(B)/obj/runtime/launch/seccomp_ll_blob.o $(PROXY_OBJ) \
+	$(B)/obj/runtime/launch/seccomp_ll_blob.o $(SESSION_OBJ) \
 	$(GITSSH_OBJ) $(PTY_OBJ) $(COPYBACK_OBJ) $(NOTIFY_OBJ) $(LANDLOCK_RUN_OBJ)
 
-$(RUN): $(B)/obj/runtime/omnibox-run.o $(RUN_OBJ) $(LIB)
+# omnibox-proxy is found beside omnibox-run, as omnibox-init is: built with it.
+$(RUN): $(B)/obj/runtime/omnibox-run.o $(RUN_OBJ) $(LIB) | $(PROXY)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 # The egress proxy's compiled table, read back (runtime/egress/table.h), and
 # the proxy on its own that reads it (runtime/omnibox-proxy.c).
 TABLE_OBJ := $(B)/obj/runtime/egress/table.o
-$(PROXY): $(B)/obj/runtime/omnibox-proxy.o $(TABLE_OBJ) $(PROXY_OBJ) $(LIB)
-	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
+$(PROXY): $(B)/obj/runtime/omnibox-proxy.o $(TABLE_OBJ) $(PROXY_OBJ) \
+		$(B)/obj/runtime/egress/session.o $(LIB)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(PROXY_LIBS)
 
 # omnibox-run's macOS launch path, built here so it is compiled and tested
 # on Linux: sandbox-exec is replaced by OMNIBOX_TEST_SANDBOX_EXEC.  Never installed.
@@ -261,7 +271,7 @@ $(B)/obj/runtime/omnibox-run-darwin.o: runtime/omnibox-run.c | $(GEN_HDR)
 	$(call say,CC,$@)$(CC) $(ALL_CFLAGS) -DOMNIBOX_TEST_DARWIN -c -o $@ $<
 
 $(RUN_DARWIN): $(B)/obj/runtime/omnibox-run-darwin.o $(B)/obj/runtime/launch/darwin_run.o \
-		$(RUN_OBJ) $(LIB)
+		$(RUN_OBJ) $(LIB) | $(PROXY)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 $(INIT): $(B)/obj/runtime/launch/omnibox-init.o $(B)/obj/runtime/launch/init_steps.o \
@@ -414,7 +424,6 @@ check-git-ssh: $(RUN) $(INIT)
 
 # The proxy's own units (HTTP lexer, destinations, credentials, TLS, relay)
 # and its end-to-end suite on loopback, without a sandbox.
-PROXY_LIBS := -levent -levent_openssl -lssl -lcrypto
 $(B)/tests/test_http: $(B)/obj/gen/runtime/egress/http.o
 $(B)/tests/test_destination: $(B)/obj/runtime/egress/destination.o
 $(B)/tests/test_credentials: $(B)/obj/runtime/egress/credentials.o
@@ -426,6 +435,10 @@ $(B)/tests/test_gitssh: $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/gitssh
 $(B)/tests/test_websocket: LIBS += -lcrypto
 $(B)/tests/test_sigv4: $(B)/obj/runtime/egress/sigv4.o
 $(B)/tests/test_sigv4: LIBS += -lcrypto
+# The frames between omnibox-run and its proxy (runtime/egress/session.h).
+UNIT_BIN += $(B)/tests/test_session
+unit: $(B)/tests/test_session
+$(B)/tests/test_session: $(B)/obj/runtime/egress/session.o
 # The sandbox's DNS (fake addresses for the relay's transparent listeners).
 UNIT_BIN += $(B)/tests/test_fakedns
 unit: $(B)/tests/test_fakedns

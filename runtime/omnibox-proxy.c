@@ -5,6 +5,7 @@
  *                 [--placeholders DIR] [--system-ca FILE] [--hosts FILE]
  *                 [--resolv FILE] [--memory BYTES]
  *   omnibox-proxy --table FILE --print-placeholders
+ *   omnibox-proxy --session FD [--log-fd FD]
  *
  * It compiles no YAML: the table (omnibox-compile --emit=egress-table) is
  * read back into the parts of a policy the proxy needs (table.h), the real
@@ -16,6 +17,12 @@
  * decision on stderr; "ready PORT" on stdout once listening; SIGUSR1 logs
  * the counters; SIGTERM and SIGINT stop it.  Usage errors exit 2, anything
  * that cannot be set up 1, with nothing listening.
+ *
+ * --session is omnibox-run's proxy (session.h): everything, the prepared
+ * credentials included, comes over the socket FD from omnibox-run, which
+ * started this process; it listens on a Unix socket in the launch's
+ * scratch dir, writes the trust bundle there, logs to --log-fd and ends
+ * with omnibox-run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,14 +35,18 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <event2/event.h>
 
+#include "compiler/base/diag.h"
 #include "compiler/base/fileio.h"
+#include "compiler/base/textbuf.h"
 #include "compiler/base/textesc.h"
 #include "runtime/egress/credentials.h"
 #include "runtime/egress/proxy.h"
+#include "runtime/egress/session.h"
 #include "runtime/egress/table.h"
 
 extern char **environ;
@@ -45,6 +56,7 @@ static const char usage_text[] =
     "                     [--placeholders DIR] [--system-ca FILE] [--hosts FILE]\n"
     "                     [--resolv FILE] [--memory BYTES]\n"
     "       omnibox-proxy --table FILE --print-placeholders\n"
+    "       omnibox-proxy --session FD [--log-fd FD]   (started by omnibox-run)\n"
     "\n"
     "The egress proxy of an omnibox policy, on its own: it enforces the table\n"
     "`omnibox-compile --emit=egress-table` wrote, and compiles no YAML.\n"
@@ -79,6 +91,7 @@ struct opts {
 	socklen_t listen_len;
 	unsigned long long memory;
 	bool print;
+	int session, log_fd; /* --session, --log-fd: -1 when not given */
 };
 
 struct state {
@@ -152,6 +165,8 @@ parse_args(struct arena *a, int argc, char **argv, struct opts *o)
 	    {"resolv", required_argument, NULL, 'r'},
 	    {"memory", required_argument, NULL, 'm'},
 	    {"print-placeholders", no_argument, NULL, 'P'},
+	    {"session", required_argument, NULL, 'S'},
+	    {"log-fd", required_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -198,6 +213,19 @@ parse_args(struct arena *a, int argc, char **argv, struct opts *o)
 				usage_error("--memory %s: not a number of bytes", shown(a, optarg));
 			break;
 		}
+		case 'S':
+		case 'L': {
+			char *end;
+			long fd;
+
+			errno = 0;
+			fd = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || fd < 0 || fd > 65535)
+				usage_error("--%s %s: not a descriptor",
+					    c == 'S' ? "session" : "log-fd", shown(a, optarg));
+			*(c == 'S' ? &o->session : &o->log_fd) = (int)fd;
+			break;
+		}
 		case 'h':
 			fputs(usage_text, stdout);
 			exit(0);
@@ -208,6 +236,14 @@ parse_args(struct arena *a, int argc, char **argv, struct opts *o)
 	}
 	if (optind != argc)
 		usage_error("unexpected argument: %s", shown(a, argv[optind]));
+	if (o->session >= 0) {
+		if (o->table || listen || o->print || o->ca_cert || o->ca_key || o->placeholders)
+			usage_error("--session takes everything from omnibox-run: only --log-fd "
+				    "goes with it");
+		return;
+	}
+	if (o->log_fd >= 0)
+		usage_error("--log-fd goes with --session only");
 	if (!o->table)
 		usage_error("--table FILE is needed");
 	if (o->print)
@@ -490,6 +526,176 @@ serve(struct arena *a, const struct opts *o, const struct sandbox *sb)
 	return 0;
 }
 
+/* ---- omnibox-run's proxy (--session) ------------------------------------------ */
+
+/* Where omnibox-run's proxy logs: its egress log, and refusals on stderr under -v. */
+struct session_log {
+	int fd; /* -1: nowhere (-q without --egress-log) */
+	bool verbose;
+};
+
+/* All of LEN bytes at P to FD, as one write when it can (the log is appended to by others). */
+static void
+write_line(int fd, const char *p, size_t len)
+{
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		len -= (size_t)w;
+	}
+}
+
+static void
+session_log_line(void *arg, const char *line)
+{
+	const struct session_log *log = arg;
+	struct textbuf tb = {0};
+
+	if (log->fd < 0)
+		return;
+	tb_puts(&tb, "omnibox-egress: ");
+	tb_puts(&tb, line);
+	tb_putc(&tb, '\n');
+	if (tb.data)
+		write_line(log->fd, tb.data, tb.len);
+	tb_free(&tb);
+	if (log->verbose && log->fd != STDERR_FILENO && strstr(line, " deny ")) {
+		struct termios t;
+		/* The user's terminal in raw mode (an interactive launch): lines
+		 * return the carriage too. */
+		bool raw = isatty(STDERR_FILENO) && tcgetattr(STDERR_FILENO, &t) == 0 &&
+			   !(t.c_oflag & OPOST);
+
+		tb_puts(&tb, "omnibox-egress: ");
+		tb_escape(&tb, line, TEXT_ESC_AGAIN | TEXT_ESC_LINES);
+		tb_puts(&tb, raw ? "\r\n" : "\n");
+		if (tb.data)
+			write_line(STDERR_FILENO, tb.data, tb.len);
+		tb_free(&tb);
+	}
+}
+
+static void
+on_session_end(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	/* omnibox-run shut its end down (done), or is gone: either way, stop. */
+	event_base_loopbreak(arg);
+}
+
+/* The configuration omnibox-run sent on FD, read into C (in A); 0, or -1 with ERR. */
+static int
+session_config_read(struct arena *a, int fd, struct session_config *c, char *err, size_t errlen)
+{
+	unsigned char *data;
+	size_t len;
+	int r = session_recv(fd, &data, &len), rc;
+
+	if (r <= 0)
+		return diag_fail(err, errlen, "no configuration from omnibox-run: %s",
+				 r < 0 ? strerror(errno) : "the end of the stream");
+	rc = session_decode_config(a, data, len, c, err, errlen);
+	explicit_bzero(data, len);
+	free(data);
+	return rc;
+}
+
+/* The answer to omnibox-run: ready, or MSG. */
+static void
+session_answer(int fd, const char *msg)
+{
+	struct session_buf b = {0};
+
+	if (session_encode_status(&b, msg) == 0)
+		(void)session_send(fd, &b);
+	session_buf_free(&b);
+}
+
+/* What P refused, to omnibox-run's summary at exit. */
+static void
+session_report(int fd, const struct proxy *p)
+{
+	struct session_summary s = {0};
+	struct session_buf b = {0};
+
+	s.private_refusals = proxy_private_refusals(p, &s.private_first);
+	s.n_denials = proxy_denials(p, &s.denials, &s.others);
+	if (session_encode_summary(&b, &s) == 0)
+		(void)session_send(fd, &b);
+	session_buf_free(&b);
+}
+
+/*
+ * omnibox-run's proxy: configured over O->session, listening on the
+ * launch's Unix socket until omnibox-run shuts its end down or dies (the
+ * end of the stream; PR_SET_PDEATHSIG, set before the exec, kills it too).
+ */
+static int
+serve_session(struct arena *a, const struct opts *o)
+{
+	struct session_config c;
+	struct session_log log = {o->log_fd, false};
+	struct state st = {0};
+	struct event *end = NULL, *term = NULL;
+	char err[4096];
+	int fd = o->session;
+
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	if (o->log_fd >= 0)
+		fcntl(o->log_fd, F_SETFD, FD_CLOEXEC);
+	if (session_config_read(a, fd, &c, err, sizeof(err)) < 0) {
+		session_answer(fd, err);
+		return 1;
+	}
+	if (c.flags & SESSION_QUIET)
+		log.fd = -1;
+	log.verbose = (c.flags & SESSION_VERBOSE) != 0;
+	c.pc.log = session_log_line;
+	c.pc.log_arg = &log;
+	st.base = event_base_new();
+	if (!st.base) {
+		session_wipe_creds(c.pc.creds, c.pc.n_creds);
+		session_answer(fd, "cannot create the event loop");
+		return 1;
+	}
+	st.proxy = proxy_new(st.base, &c.pc, err, sizeof(err));
+	/* The proxy copied the secrets; the decoded ones go now. */
+	session_wipe_creds(c.pc.creds, c.pc.n_creds);
+	if (st.proxy) {
+		end = event_new(st.base, fd, EV_READ, on_session_end, st.base);
+		term = evsignal_new(st.base, SIGTERM, on_signal, &st);
+		if (!end || !term || event_add(end, NULL) < 0 || event_add(term, NULL) < 0) {
+			snprintf(err, sizeof(err), "cannot watch omnibox-run");
+			proxy_free(st.proxy);
+			st.proxy = NULL;
+		}
+	}
+	if (!st.proxy) {
+		session_answer(fd, err);
+		if (end)
+			event_free(end);
+		if (term)
+			event_free(term);
+		event_base_free(st.base);
+		return 1;
+	}
+	session_answer(fd, NULL);
+	event_base_dispatch(st.base);
+	session_report(fd, st.proxy);
+	event_free(end);
+	event_free(term);
+	proxy_free(st.proxy);
+	event_base_free(st.base);
+	close(fd);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -501,12 +707,18 @@ main(int argc, char **argv)
 
 	proxy_memory_init();
 	a = arena_new();
+	o.session = o.log_fd = -1;
 	parse_args(a, argc, argv, &o);
 	signal(SIGPIPE, SIG_IGN);
 	/* Many tunnels need more descriptors than the usual soft limit. */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (o.session >= 0) {
+		rc = serve_session(a, &o);
+		arena_free(a);
+		return rc;
 	}
 	sb = load_table(a, o.table, o.print);
 	if (!sb)

@@ -1,10 +1,11 @@
 /*
  * proxy.h - the default-deny HTTP(S) egress proxy (spec/egress.md).
  *
- * The proxy runs inside omnibox-run, outside the sandbox, on the caller's
- * libevent loop: one thread, no thread per connection.  It listens on a
- * Unix socket in the scratch dir; the relay inside the sandbox (relay.h)
- * is the agent's only route to it.
+ * The proxy runs in omnibox-proxy, outside the sandbox, on the caller's
+ * libevent loop: one thread, no thread per connection.  For a launch,
+ * omnibox-run starts that process (session.h) and it listens on a Unix
+ * socket in the scratch dir; the relay inside the sandbox (relay.h) is the
+ * agent's only route to it.  On its own it listens on TCP.
  *
  *   - Plain HTTP: absolute-form requests ("GET http://host/path HTTP/1.1"),
  *     each checked against the rules (method, host, path) and forwarded.

@@ -24,8 +24,7 @@ struct darwin_egress {
 	struct host_entry scratch;
 	bool own_scratch; /* made here (not on --dry-run): removed at the end */
 	struct cred_runtime creds;
-	pid_t proxy_pid;
-	int alive;
+	struct egress_proxy proxy;
 };
 
 /*
@@ -86,8 +85,9 @@ darwin_egress(struct arena *a, const struct launch_options *o, const struct sand
 	if (o->dry_run) {
 		dq->extra_env = egress_placeholder_names(a, sb, &dq->n_extra_env);
 	} else {
-		struct proxy_config pc;
+		struct session_config sc;
 		struct egress_log log = {0};
+		int rc;
 
 		if (egress_credentials(a, sb, dq->home, dq->scratch, &e->creds, err, errlen) < 0)
 			return -1;
@@ -95,12 +95,12 @@ darwin_egress(struct arena *a, const struct launch_options *o, const struct sand
 		dq->n_extra_env = e->creds.n_env;
 		if (egress_log_open(a, o, &log, err, errlen) < 0)
 			return -1;
-		egress_config(a, o, sb, dq->scratch, dq->proxy_socket, &e->creds, &log, &pc);
-		e->proxy_pid = egress_proxy_process(&pc, &e->alive, err, errlen);
+		egress_config(a, o, sb, dq->scratch, dq->proxy_socket, &e->creds, &log, &sc);
+		rc = egress_proxy_start(a, &sc, &log, &e->proxy, err, errlen);
 		/* The proxy has its own copy: ours goes now. */
 		cred_runtime_wipe(&e->creds);
 		egress_log_close(&log);
-		if (e->proxy_pid < 0)
+		if (rc < 0)
 			return -1;
 	}
 	return 0;
@@ -112,7 +112,7 @@ darwin_run(struct arena *a, const struct launch_options *o, const struct policy 
 {
 	const struct sandbox *sb = &p->os_env.sandbox;
 	struct launch_request dq = {0};
-	struct darwin_egress e = {.scratch = {.dirfd = -1}, .proxy_pid = -1, .alive = -1};
+	struct darwin_egress e = {.scratch = {.dirfd = -1}, .proxy = {.pid = -1, .ctl = -1}};
 	const char *tmpdir = getenv("TMPDIR"), *sandbox_exec = NULL;
 
 	/* Off macOS this runs only in build/test-omnibox-run-darwin, whose
@@ -132,17 +132,14 @@ darwin_run(struct arena *a, const struct launch_options *o, const struct policy 
 	dq.environ = environ;
 	dq.dyld_cache_dir = darwin_dyld_cache_dir(a);
 	if (sb->n_egress && darwin_egress(a, o, sb, tmpdir, &dq, &e, err, errlen) < 0) {
+		egress_proxy_stop(a, &e.proxy, NULL);
 		if (e.own_scratch)
 			host_remove(&e.scratch, true, false);
 		return -1;
 	}
 	*status = darwin_launch(&dq, e.own_scratch ? &e.scratch : NULL, tmpdir, sandbox_exec,
 				o->dry_run, o->quiet, stdout);
-	if (e.proxy_pid > 0) {
-		close(e.alive);
-		while (waitpid(e.proxy_pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
+	egress_proxy_stop(a, &e.proxy, NULL);
 	if (e.own_scratch)
 		host_remove(&e.scratch, true, false);
 	return 0;

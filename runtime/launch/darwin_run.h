@@ -2,7 +2,7 @@
  * darwin_run.h - omnibox-run's macOS launch: the policy through
  * sandbox-exec (darwin.h), with its egress proxy and relay.
  *
- * With egress_rules, the proxy runs outside (egress_proxy_process()) on a
+ * With egress_rules, the proxy runs outside (omnibox-proxy, egress_proxy_start()) on a
  * Unix socket in the scratch dir, and omnibox-init runs inside, under the
  * profile: it starts the relay on 127.0.0.1:PORT, then the command.  The
  * Linux build links this into build/test-omnibox-run-darwin, whose tests

@@ -3,40 +3,28 @@
  * (egress_start.h).
  */
 #include <errno.h>
-#include <event2/event.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 #include "compiler/base/diag.h"
 #include "compiler/base/textesc.h"
 #include "compiler/decide/env.h"
 #include "compiler/decide/transparent.h"
 #include "runtime/launch/egress_start.h"
-#include "runtime/launch/pty.h"
+#include "runtime/launch/fds.h"
 
 extern char **environ;
-
-static void
-egress_log_line(void *arg, const char *line)
-{
-	const struct egress_log *log = arg;
-	FILE *f = log->f;
-
-	if (log->quiet)
-		return;
-	fprintf(f, "omnibox-egress: %s\n", line);
-	fflush(f);
-	if (log->verbose && f != stderr && strstr(line, " deny ")) {
-		launch_say("omnibox-egress: %s", line);
-		fputs(pty_is_raw() ? "\r\n" : "\n", stderr);
-	}
-}
 
 char **
 egress_placeholder_names(struct arena *a, const struct sandbox *sb, size_t *n)
@@ -119,9 +107,11 @@ egress_credentials(struct arena *a, const struct sandbox *sb, const char *home, 
 void
 egress_config(struct arena *a, const struct launch_options *o, const struct sandbox *sb,
 	      const char *scratch, const char *socket_path, const struct cred_runtime *creds,
-	      struct egress_log *log, struct proxy_config *pc)
+	      const struct egress_log *log, struct session_config *sc)
 {
-	memset(pc, 0, sizeof(*pc));
+	struct proxy_config *pc = &sc->pc;
+
+	memset(sc, 0, sizeof(*sc));
 	pc->socket_path = socket_path;
 	pc->ca_bundle_path = arena_printf(a, "%s/%s", scratch, ENV_CA_BUNDLE);
 	pc->rules = sb->egress;
@@ -132,11 +122,10 @@ egress_config(struct arena *a, const struct launch_options *o, const struct sand
 	pc->hosts_file = o->egress_hosts;
 	pc->resolv_conf = o->egress_resolv;
 	pc->system_ca_file = o->egress_ca;
-	pc->log = egress_log_line;
-	pc->log_arg = log;
 	/* The proxy holds no more memory than the policy gives the sandbox. */
 	if (sb->limits.memory.present && sb->limits.memory.value < PROXY_MEMORY_DEFAULT)
 		pc->memory_limit = (size_t)sb->limits.memory.value;
+	sc->flags = (log->quiet ? SESSION_QUIET : 0) | (log->verbose ? SESSION_VERBOSE : 0);
 }
 
 /*
@@ -227,104 +216,209 @@ egress_log_close(struct egress_log *log)
 	log->f = NULL;
 }
 
-static void
-on_parent_gone(evutil_socket_t fd, short what, void *arg)
+/* omnibox-proxy: beside omnibox-run, or where make install puts helpers (like omnibox-init). */
+static char *
+egress_find_proxy(struct arena *a)
 {
-	(void)fd;
-	(void)what;
-	event_base_loopbreak(arg);
+	const char *self = launch_self_dir(a);
+	char *cand;
+
+	if (!self)
+		return NULL;
+	cand = arena_printf(a, "%s/omnibox-proxy", self);
+	if (access(cand, X_OK) == 0)
+		return cand;
+	cand = arena_printf(a, "%s/../libexec/omnibox/omnibox-proxy", self);
+	if (access(cand, X_OK) == 0)
+		return cand;
+	return NULL;
 }
 
-/* The proxy process's own life: never returns. */
-static void proxy_process_run(const struct proxy_config *pc, int ready, int keep)
+/* The descriptors omnibox-proxy gets: the session socket as 3, the log as 4 (or stderr). */
+#define PROXY_SESSION_FD 3
+#define PROXY_LOG_FD 4
+
+/*
+ * The proxy's environment: what decides how a program loads and runs, and
+ * nothing else.  The secrets of `env` sources are in omnibox-run's
+ * environment; the proxy gets them prepared, over the socket, and its
+ * environment would otherwise hold them a second time.
+ */
+static char **
+proxy_environ(void)
+{
+	static const char *const keep[] = {
+	    "LD_LIBRARY_PATH=", "OPENSSL_CONF=",  "OPENSSL_MODULES=", "TZ=",
+	    "ASAN_OPTIONS=",	"UBSAN_OPTIONS=", "LSAN_OPTIONS="};
+	size_t n = 0, cap = 8;
+	char **env = malloc(cap * sizeof(*env));
+
+	for (char **e = environ; env && *e; e++)
+		for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
+			if (!strncmp(*e, keep[k], strlen(keep[k])) && n + 1 < cap)
+				env[n++] = *e;
+	if (env)
+		env[n] = NULL;
+	return env;
+}
+
+/* The proxy's child between fork and exec: never returns. */
+static void proxy_exec(const char *exe, int sock, int log_fd, pid_t parent)
     __attribute__((noreturn));
 
 static void
-proxy_process_run(const struct proxy_config *pc, int ready, int keep)
+proxy_exec(const char *exe, int sock, int log_fd, pid_t parent)
 {
-	struct event_base *base;
-	struct event *gone = NULL;
-	struct proxy *proxy = NULL;
-	char msg[4096];
+	static const int ignored[] = {SIGINT, SIGQUIT, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU};
+	char *argv[6] = {(char *)exe, (char *)"--session", (char *)"3", NULL, NULL, NULL};
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int s = fcntl(sock, F_DUPFD_CLOEXEC, 10);
+	int l = log_fd > STDERR_FILENO ? fcntl(log_fd, F_DUPFD_CLOEXEC, 10) : log_fd;
+	struct session_buf b = {0};
+	sigset_t none;
 
+	/* Out of the terminal's process group: its signals are the agent's. */
 	setpgid(0, 0);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	fcntl(ready, F_SETFD, FD_CLOEXEC);
-	fcntl(keep, F_SETFD, FD_CLOEXEC);
-	msg[0] = '\0';
-	base = event_base_new();
-	if (base)
-		proxy = proxy_new(base, pc, msg, sizeof(msg));
-	else
-		snprintf(msg, sizeof(msg), "cannot create the event loop");
-	if (proxy) {
-		gone = event_new(base, keep, EV_READ, on_parent_gone, base);
-		if (!gone || event_add(gone, NULL) < 0) {
-			snprintf(msg, sizeof(msg), "cannot watch omnibox-run");
-			proxy_free(proxy);
-			proxy = NULL;
-		}
-	}
-	if (!proxy) {
-		(void)!write(ready, msg, strlen(msg));
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++)
+		signal(ignored[i], SIG_IGN);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+#if defined(__linux__)
+	/* Dies with omnibox-run, even one killed outright; gone already: stop. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
 		_exit(1);
+#else
+	(void)parent;
+#endif
+	if (null < 0 || s < 0 || (log_fd > STDERR_FILENO && l < 0) ||
+	    dup2(null, STDIN_FILENO) < 0 || dup2(null, STDOUT_FILENO) < 0 ||
+	    dup2(s, PROXY_SESSION_FD) < 0 || (l > STDERR_FILENO && dup2(l, PROXY_LOG_FD) < 0))
+		_exit(1);
+	if (l >= 0) {
+		argv[3] = (char *)"--log-fd";
+		argv[4] = (char *)(l == STDERR_FILENO ? "2" : "4");
 	}
-	(void)!write(ready, "", 1);
-	close(ready);
-	event_base_dispatch(base);
-	proxy_free(proxy);
-	event_free(gone);
-	event_base_free(base);
-	if (pc->log_arg)
-		fflush(((const struct egress_log *)pc->log_arg)->f);
-	_exit(0);
+	fds_cloexec_from(l > STDERR_FILENO ? PROXY_LOG_FD + 1 : PROXY_SESSION_FD + 1);
+	execve(exe, argv, proxy_environ());
+	/* Said to omnibox-run, which is waiting for the proxy's first answer. */
+	{
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "cannot run %s: %s", exe, strerror(errno));
+		if (session_encode_status(&b, msg) == 0)
+			(void)session_send(PROXY_SESSION_FD, &b);
+	}
+	_exit(127);
 }
 
-pid_t
-egress_proxy_process(const struct proxy_config *pc, int *alive, char *err, size_t errlen)
+/* The proxy's first answer on EP->ctl: 0 when it listens, or -1 with why not in ERR. */
+static int
+proxy_answer(struct arena *a, int ctl, char *err, size_t errlen)
 {
-	int ready[2], keep[2];
-	char msg[4096];
-	ssize_t n;
-	pid_t pid;
+	unsigned char *data;
+	size_t len;
+	const char *msg = NULL;
+	char why[4096];
+	int r = session_recv(ctl, &data, &len);
 
-	if (pipe(ready) < 0 || pipe(keep) < 0)
-		return diag_fail(err, errlen, "pipe: %s", strerror(errno));
+	/* Nothing, or a reset (it exited with the configuration unread). */
+	if (r == 0 || (r < 0 && errno == ECONNRESET))
+		return diag_fail(err, errlen, "omnibox-proxy exited without an answer");
+	if (r < 0)
+		return diag_fail(err, errlen, "%s", strerror(errno));
+	r = session_decode_status(a, data, len, &msg, why, sizeof(why));
+	free(data);
+	if (r < 0)
+		return diag_fail(err, errlen, "%s", why);
+	if (msg)
+		return diag_fail(err, errlen, "%s", msg);
+	return 0;
+}
+
+int
+egress_proxy_start(struct arena *a, const struct session_config *sc, const struct egress_log *log,
+		   struct egress_proxy *ep, char *err, size_t errlen)
+{
+	const char *exe = egress_find_proxy(a);
+	struct session_buf b = {0};
+	int sv[2], sent;
+	pid_t parent = getpid();
+	char why[4096];
+
+	ep->pid = -1;
+	ep->ctl = -1;
+	if (!exe)
+		return diag_fail(err, errlen,
+				 "the egress proxy cannot start: omnibox-proxy is missing next to "
+				 "omnibox-run; reinstall omnibox; nothing ran");
+	if (session_encode_config(&b, sc) < 0) {
+		session_buf_free(&b);
+		return diag_fail(err, errlen, "the egress proxy cannot start: out of memory");
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		session_buf_free(&b);
+		return diag_fail(err, errlen, "socketpair: %s", strerror(errno));
+	}
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
+	ep->pid = fork();
+	if (ep->pid < 0) {
+		session_buf_free(&b);
+		close(sv[0]);
+		close(sv[1]);
 		return diag_fail(err, errlen, "fork: %s", strerror(errno));
-	if (pid == 0) {
-		close(ready[0]);
-		close(keep[1]);
-		proxy_process_run(pc, ready[1], keep[0]);
 	}
-	close(ready[1]);
-	close(keep[0]);
-	fcntl(keep[1], F_SETFD, FD_CLOEXEC);
-	do
-		n = read(ready[0], msg, sizeof(msg) - 1);
-	while (n < 0 && errno == EINTR);
-	close(ready[0]);
-	if (n != 1 || msg[0] != '\0') {
-		msg[n > 0 ? n : 0] = '\0';
-		close(keep[1]);
-		waitpid(pid, NULL, 0);
+	if (ep->pid == 0) {
+		close(sv[0]);
+		session_buf_free(&b);
+		proxy_exec(exe, sv[1], log->quiet || !log->f ? -1 : fileno(log->f), parent);
+	}
+	close(sv[1]);
+	ep->ctl = sv[0];
+	/* The secrets go over the socket, and from this process's memory now. */
+	sent = session_send(ep->ctl, &b);
+	session_buf_free(&b);
+	/* A proxy that could not even read them has said why (or exited);
+	 * one that answered has read them all. */
+	if (sent < 0)
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+	if (proxy_answer(a, ep->ctl, why, sizeof(why)) < 0 || sent < 0) {
+		egress_proxy_stop(a, ep, NULL);
 		return diag_fail(err, errlen, "the egress proxy cannot start: %s; nothing ran",
-				 n > 0 ? msg : "it exited");
+				 why);
 	}
-	*alive = keep[1];
-	return pid;
+	return 0;
+}
+
+void
+egress_proxy_stop(struct arena *a, struct egress_proxy *ep, struct session_summary *sum)
+{
+	unsigned char *data = NULL;
+	size_t len;
+	char why[256];
+
+	if (sum)
+		memset(sum, 0, sizeof(*sum));
+	if (ep->pid <= 0)
+		return;
+	/* The end of the stream says stop; the summary comes back before the proxy ends. */
+	shutdown(ep->ctl, SHUT_WR);
+	if (sum && session_recv(ep->ctl, &data, &len) == 1 &&
+	    session_decode_summary(a, data, len, sum, why, sizeof(why)) < 0)
+		launch_say("omnibox-run: %s\n", why);
+	free(data);
+	close(ep->ctl);
+	ep->ctl = -1;
+	while (waitpid(ep->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	ep->pid = -1;
 }
 
 /* Requests refused for their destination alone: the one setting that lifts it, and its cost. */
 static void
-egress_private_summary(const struct proxy *proxy)
+egress_private_summary(const struct session_summary *sum)
 {
-	const char *first;
-	unsigned long n = proxy_private_refusals(proxy, &first);
+	const char *first = sum->private_first ? sum->private_first : "";
+	unsigned long n = sum->private_refusals;
 
 	if (!n)
 		return;
@@ -337,14 +431,14 @@ egress_private_summary(const struct proxy *proxy)
 }
 
 void
-egress_denials_summary(const struct proxy *proxy, const char *policy)
+egress_denials_summary(const struct session_summary *sum, const char *policy)
 {
-	const struct proxy_denial *v;
-	unsigned long others, total = 0;
-	size_t n = proxy_denials(proxy, &v, &others);
+	const struct proxy_denial *v = sum->denials;
+	unsigned long others = sum->others, total = 0;
+	size_t n = sum->n_denials;
 	bool tcp = false;
 
-	egress_private_summary(proxy);
+	egress_private_summary(sum);
 	if (!n)
 		return;
 	for (size_t i = 0; i < n; i++)

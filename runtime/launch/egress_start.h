@@ -1,8 +1,9 @@
 /*
  * egress_start.h - the egress proxy of a launch, as omnibox-run starts it:
  * the credentials read outside the sandbox, the proxy's configuration, its
- * log, the proxy in a process of its own (macOS), and the summary of what
- * it refused once the run is over.
+ * log, the proxy in a process of its own (omnibox-proxy --session, so that
+ * omnibox-run itself loads no TLS library), and the summary of what it
+ * refused once the run is over.
  *
  * Every function that can fail returns -1 with the message omnibox-run
  * prints in ERR (ERRLEN bytes); what it made is undone by the caller's
@@ -18,7 +19,7 @@
 
 #include "compiler/policy.h"
 #include "runtime/egress/credentials.h"
-#include "runtime/egress/proxy.h"
+#include "runtime/egress/session.h"
 #include "runtime/launch/launch.h"
 
 /* Where the proxy's decisions go: one line each. */
@@ -47,11 +48,11 @@ int egress_resolver_files(const char *scratch, char *err, size_t errlen);
 int egress_credentials(struct arena *a, const struct sandbox *sb, const char *home,
 		       const char *scratch, struct cred_runtime *creds, char *err, size_t errlen);
 
-/* PC: the proxy of a launch whose scratch dir is SCRATCH, listening on SOCKET_PATH, logging to LOG.
+/* SC: the proxy of a launch whose scratch dir is SCRATCH, listening on SOCKET_PATH, logging as LOG.
  */
 void egress_config(struct arena *a, const struct launch_options *o, const struct sandbox *sb,
 		   const char *scratch, const char *socket_path, const struct cred_runtime *creds,
-		   struct egress_log *log, struct proxy_config *pc);
+		   const struct egress_log *log, struct session_config *sc);
 
 /*
  * LOG: --egress-log's file (an existing one is appended to; never through
@@ -73,21 +74,38 @@ int egress_log_create(struct arena *a, const struct launch_options *o, const cha
 /* Close LOG's file unless it is stderr. */
 void egress_log_close(struct egress_log *log);
 
-/*
- * The proxy of PC in a process of its own (the macOS launch waits for
- * sandbox-exec without an event loop), listening when this returns, out of
- * the terminal's process group (a Ctrl-C is for the agent).  It ends when
- * *ALIVE is closed or omnibox-run dies (the pipe's end of file).  Returns
- * its pid, or -1 with ERR.
- */
-pid_t egress_proxy_process(const struct proxy_config *pc, int *alive, char *err, size_t errlen);
+/* The proxy's process, while it runs. */
+struct egress_proxy {
+	pid_t pid; /* -1: none */
+	int ctl;   /* omnibox-run's end of the session socket */
+};
 
 /*
- * What PROXY refused, on stderr: the agent saw only a 403, the user sees
- * here which rule of POLICY would have allowed each request no rule
- * allows, and the setting that would let through those refused for their
- * private, loopback or metadata destination.
+ * SC's proxy in a process of its own: omnibox-proxy, found beside
+ * omnibox-run (or in LIBEXECDIR/omnibox, like omnibox-init), started with
+ * one end of a socket pair, over which it gets SC (the secrets with it:
+ * never in argv, the environment or a file) and answers once it listens.
+ * It logs to LOG's file, is out of the terminal's process group (a Ctrl-C
+ * is for the agent), and dies with omnibox-run (PR_SET_PDEATHSIG, and the
+ * end of the socket).  Returns 0 with EP filled, or -1 with ERR: the proxy
+ * cannot start, and nothing may run.
  */
-void egress_denials_summary(const struct proxy *proxy, const char *policy);
+int egress_proxy_start(struct arena *a, const struct session_config *sc,
+		       const struct egress_log *log, struct egress_proxy *ep, char *err,
+		       size_t errlen);
+
+/*
+ * Stop EP's proxy and wait for it; what it refused goes to *SUM (from A;
+ * all zero when it said nothing).  Nothing to do without one.
+ */
+void egress_proxy_stop(struct arena *a, struct egress_proxy *ep, struct session_summary *sum);
+
+/*
+ * What the proxy refused (SUM), on stderr: the agent saw only a 403, the
+ * user sees here which rule of POLICY would have allowed each request no
+ * rule allows, and the setting that would let through those refused for
+ * their private, loopback or metadata destination.
+ */
+void egress_denials_summary(const struct session_summary *sum, const char *policy);
 
 #endif

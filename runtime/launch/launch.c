@@ -10,7 +10,6 @@
 
 #include "compiler/base/textbuf.h"
 #include "compiler/base/textesc.h"
-#include "runtime/egress/proxy.h"
 #include "runtime/launch/fds.h"
 #include "runtime/launch/launch.h"
 #if defined(__APPLE__)
@@ -22,10 +21,9 @@ launch_process_setup(struct rlimit *given)
 {
 	/* Whatever the caller left open goes no further than this process. */
 	fds_cloexec_from(3);
-	/* Before anything uses libevent or OpenSSL: the proxy counts what they hold. */
-	proxy_memory_init();
-	/* The proxy's connections need descriptors (its caps follow the limit):
-	 * the soft limit goes up to the hard one here, and back for the sandbox. */
+	/* The proxy's connections need descriptors (its caps follow the limit;
+	 * omnibox-proxy inherits this): the soft limit goes up to the hard one
+	 * here, and back for the sandbox. */
 	if (getrlimit(RLIMIT_NOFILE, given) == 0 && given->rlim_cur < given->rlim_max) {
 		struct rlimit up = {given->rlim_max, given->rlim_max};
 

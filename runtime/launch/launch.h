@@ -39,10 +39,10 @@ struct launch_options {
 
 /*
  * The process as every launch needs it, first thing in main(): nothing the
- * caller left open past this process, the proxy's memory counted
- * (proxy_memory_init()), RLIMIT_NOFILE's soft limit raised to the hard one
- * for the proxy's connections (as found in *GIVEN: what the sandbox gets
- * back), SIGPIPE ignored.
+ * caller left open past this process, RLIMIT_NOFILE's soft limit raised to
+ * the hard one for the proxy's connections (as found in *GIVEN: what the
+ * sandbox gets back; omnibox-proxy inherits the raised one), SIGPIPE
+ * ignored.
  */
 void launch_process_setup(struct rlimit *given);
 

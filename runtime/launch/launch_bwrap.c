@@ -21,7 +21,6 @@
 #include "compiler/base/textesc.h"
 #include "compiler/decide/transparent.h"
 #include "emitters/bwrap.h"
-#include "runtime/egress/proxy.h"
 #include "runtime/launch/cgroup.h"
 #include "runtime/launch/choose.h"
 #include "runtime/launch/copyback.h"
@@ -566,6 +565,8 @@ bwrap_launch_init(struct bwrap_launch *l)
 	l->janitor = -1;
 	l->git_ssh_pid = -1;
 	l->git_ssh_alive = -1;
+	l->proxy.pid = -1;
+	l->proxy.ctl = -1;
 	l->pty.master = l->pty.slave = -1;
 	landlock_launch_init(&l->ll);
 }
@@ -960,7 +961,6 @@ static int
 start_services(struct bwrap_launch *l, char *err, size_t errlen)
 {
 	const struct sandbox *sb = &l->p->os_env.sandbox;
-	char why[4096];
 
 	l->base = event_base_new();
 	l->notify = l->base ? notify_new(l->base, l->o->verbose, l->o->quiet) : NULL;
@@ -972,18 +972,18 @@ start_services(struct bwrap_launch *l, char *err, size_t errlen)
 		notify_set_answer(l->notify, metadata_answer, &l->ll.meta);
 	}
 	if (sb->n_egress) {
-		struct proxy_config pc;
+		struct session_config sc;
+		int rc;
 
 		egress_config(l->a, l->o, sb, l->scratch.path, l->rq.proxy_socket, &l->creds,
-			      &l->egress_log, &pc);
+			      &l->egress_log, &sc);
 		/* Up before the agent exists: no first request may find it missing. */
-		l->proxy = proxy_new(l->base, &pc, why, sizeof(why));
-		/* The proxy keeps its own copy: ours goes now. */
+		rc = egress_proxy_start(l->a, &sc, &l->egress_log, &l->proxy, err, errlen);
+		/* The proxy has its own copy: ours goes now. */
 		if (l->creds.n_creds)
 			cred_runtime_wipe(&l->creds);
-		if (!l->proxy)
-			return diag_fail(err, errlen,
-					 "the egress proxy cannot start: %s; nothing ran", why);
+		if (rc < 0)
+			return -1;
 		if (l->landlock && landlock_relay_start(&l->ll, l->rq.proxy_socket, err, errlen) < 0)
 			return -1;
 	}
@@ -1032,13 +1032,16 @@ bwrap_launch_run(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 void
 bwrap_launch_report(struct bwrap_launch *l)
 {
-	if (l->proxy && !l->o->quiet)
-		egress_denials_summary(l->proxy, l->o->input);
+	struct session_summary refused;
+	bool proxy = l->proxy.pid > 0;
+
+	/* The proxy ends first (its last log line), then says what it refused. */
+	egress_proxy_stop(l->a, &l->proxy, &refused);
+	if (proxy && !l->o->quiet)
+		egress_denials_summary(&refused, l->o->input);
 	if (!l->o->quiet)
 		notify_summary(l->notify, stderr);
 	notify_free(l->notify);
-	if (l->proxy)
-		proxy_free(l->proxy);
 	event_base_free(l->base);
 	egress_log_close(&l->egress_log);
 	if (l->cgroup)
@@ -1054,6 +1057,8 @@ bwrap_launch_report(struct bwrap_launch *l)
 void
 bwrap_launch_undo(struct bwrap_launch *l)
 {
+	/* Its socket and bundle are in the scratch dir. */
+	egress_proxy_stop(l->a, &l->proxy, NULL);
 	if (l->resolved)
 		launch_cleanup(&l->plan);
 	if (l->scratch_made)

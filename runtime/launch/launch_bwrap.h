@@ -48,7 +48,6 @@
 struct event_base;
 struct copyback;
 struct notify;
-struct proxy;
 
 struct bwrap_launch {
 	/* The caller's, set before bwrap_launch_prepare(). */
@@ -73,7 +72,7 @@ struct bwrap_launch {
 	struct cred_runtime creds;
 	struct event_base *base;
 	struct copyback *copyback;
-	struct proxy *proxy;
+	struct egress_proxy proxy; /* omnibox-proxy's process, with egress_rules */
 	struct notify *notify;
 	struct egress_log egress_log;
 	char git_ssh_token[GITSSH_TOKEN_LEN + 1];

@@ -86,7 +86,7 @@ setup_user() {
 	P=$U/policies
 	TB=$U/bin
 	mkdir -p "$H" "$WS" "$P" "$TB" "$U/tmp"
-	cp "$B/test-omnibox-run-darwin" "$B/omnibox-init" "$TB/"
+	cp "$B/test-omnibox-run-darwin" "$B/omnibox-init" "$B/omnibox-proxy" "$TB/"
 	: >"$U/egress.log"
 	cat >"$P/plain.yaml" <<-EOF
 	os_env:

@@ -40,7 +40,7 @@ setup_user() {
 	echo "secret-dir-file" >"$WS/secrets/inner"
 	ln -s /etc/shadow "$WS/shadow-link"
 	ln -s "$H/.ssh/id_rsa" "$WS/key-link"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-compile" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$B/omnibox-compile" "$TB/"
 	mkdir -p "$WS/tools"
 	cp "$B/tests/probe" "$WS/tools/"
 	chmod 755 "$TB" "$TB"/* "$WS/tools" "$WS/tools/probe"

@@ -39,7 +39,7 @@ setup_user() {
 	: >"$O/victim/secret.key"
 	echo "ssh-host-key" >"$H/.ssh/id_rsa"
 	echo "doc" >"$WS/docs/README"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-compile" "$B/tests/probe" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$B/omnibox-compile" "$B/tests/probe" "$TB/"
 	# The probe the sandbox runs: in the workspace, which it sees.
 	cp "$B/tests/probe" "$WS/tools/"
 	chmod -R a+rX "$U"

@@ -95,7 +95,7 @@ setup_user() {
 	P=$U/policies
 	TB=$U/bin
 	mkdir -p "$H" "$WS" "$P" "$TB"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$TB/"
 	cp "$B/tests/proxy/flood" "$(dirname "$0")/../proxy/e2e_client.py" "$WS/"
 	cp "$(dirname "$0")/../proxy/sigv4_client.py" "$(dirname "$0")/../proxy/sigv4_server.py" "$WS/"
 	printf '%s\n' "$AWS_REAL_SECRET" >"$H/aws_secret"

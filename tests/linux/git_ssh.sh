@@ -122,7 +122,7 @@ setup_user() {
 	P=$U/policies
 	TB=$U/bin
 	mkdir -p "$H/.ssh" "$WS" "$P" "$TB"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$TB/"
 	cp "$S/client_key" "$H/.ssh/deploy_key"
 	chmod 600 "$H/.ssh/deploy_key"
 	k=$(cut -d ' ' -f 1-2 "$S/host_key.pub")

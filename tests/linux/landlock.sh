@@ -134,7 +134,7 @@ setup_user() {
 	ln -s "$O/secret.txt" "$WS/link-out"
 	ln -s "$MARKER" "$WS/link-marker"
 	ln -s "$O" "$WS/link-dir"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$B/tests/nons" "$B/tests/probe" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$B/tests/nons" "$B/tests/probe" "$TB/"
 	cp "$B/tests/probe" "$WS/tools/"
 	# A python3 that would leave a mark in a writable grant and say so.
 	printf '#!/bin/sh\necho SHADOW-RAN\n: >"%s/shadow-ran"\n' "$RW" >"$SB/python3"

@@ -191,7 +191,7 @@ setup_user() {
 	chmod 600 "$H/.ssh/id_rsa"
 	echo "ro-doc-$who" >"$WS/docs/README"
 	echo "dotenv-secret-$who" >"$WS/.env"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-compile" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$B/omnibox-compile" "$TB/"
 	cp "$B/tests/probe" "$WS/tools/"
 	write_rt "$WS/tools/rt.py"
 	printf '#!/bin/sh\nexec python3 -I "$(dirname "$0")/rt.py" "$@"\n' >"$WS/tools/rt"

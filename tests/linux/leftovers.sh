@@ -35,7 +35,7 @@ setup_user() {
 	P=$U/policies
 	TB=$U/bin
 	mkdir -p "$H" "$WS" "$P" "$TB"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$TB/"
 	chmod -R a+rX "$U"
 	policy repo <<-EOF
 	os_env:

@@ -42,7 +42,7 @@ setup_user() {
 	TB=$U/bin
 	mkdir -p "$H" "$WS" "$P" "$TB"
 	echo "hello" >"$WS/README"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$B/tests/nons" "$B/tests/probe" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$B/tests/nons" "$B/tests/probe" "$TB/"
 	chmod 755 "$TB" "$TB"/*
 	policy minimal <<-EOF
 	os_env: {sandbox: {}}

@@ -24,7 +24,7 @@ if ! command -v tmux >/dev/null; then
 	echo "pty: SKIP: tmux is not installed (Debian package tmux)"
 	exit 0
 fi
-cp "$B/omnibox-run" "$B/omnibox-init" "$T/"
+cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$T/"
 mkdir -p "$T/ws"
 chmod 777 "$T/ws"
 chmod 755 "$T/omnibox-run" "$T/omnibox-init"

@@ -72,7 +72,7 @@ setup_user() {
 	P=$U/policies
 	TB=$U/bin
 	mkdir -p "$H" "$WS" "$P" "$TB"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$TB/"
 	cp "$here/transparent_client.py" "$WS/c.py"
 	: >"$U/egress.log"
 	cat >"$P/open.yaml" <<-EOF

@@ -67,7 +67,7 @@ for who in root nobody; do
 		H=$U/home
 		TB=$U/bin
 		mkdir -p "$WS" "$H" "$TB"
-		cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-compile" "$TB/"
+		cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$B/omnibox-compile" "$TB/"
 		cp "$policy" "$WS/agent.yaml"
 		git init -q "$WS"
 		name="--why for $pname"

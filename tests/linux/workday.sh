@@ -175,7 +175,7 @@ setup_user() {
 	TB=$U/bin
 	R=$WS/proj
 	mkdir -p "$H" "$WS" "$P" "$TB" "$R"
-	cp "$B/omnibox-run" "$B/omnibox-init" "$TB/"
+	cp "$B/omnibox-run" "$B/omnibox-init" "$B/omnibox-proxy" "$TB/"
 	: >"$U/egress.log"
 	: >"$U/all.out"
 
