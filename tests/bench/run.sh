@@ -124,6 +124,26 @@ echo "   where it goes: the two processes a launch adds to bare bwrap, each star
 	"/bin/true=/bin/true" \
 	"omnibox-run --version=$B/omnibox-run --version" \
 	"omnibox-init, then true=$B/omnibox-init --exec /bin/true -- /bin/true"
+echo "   egress_rules: omnibox-run starts omnibox-proxy (OpenSSL: the session CA, the trust"
+echo "   bundle, the socket) before the agent; a launch without them loads no TLS library"
+printf 'os_env:\n  sandbox:\n    egress_rules: ["GET example.com/**"]\n' >"$tmp/egress.yaml"
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	"$B/bench/bench_exec" -n 300 \
+		"/bin/true=/bin/true" \
+		"omnibox-run --version=$B/omnibox-run --version" \
+		"before: omnibox-run --version=$before/omnibox-run --version"
+	"$B/bench/bench_exec" -n 100 \
+		"bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
+		"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
+		"before: minimal=$before/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
+		"omnibox-run egress=$B/omnibox-run -q --cwd=$ws $tmp/egress.yaml -- /bin/true" \
+		"before: egress=$before/omnibox-run -q --cwd=$ws $tmp/egress.yaml -- /bin/true"
+else
+	"$B/bench/bench_exec" -n 100 \
+		"bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
+		"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
+		"omnibox-run egress=$B/omnibox-run -q --cwd=$ws $tmp/egress.yaml -- /bin/true"
+fi
 echo
 echo "== dotfile scan of a generated 1,000,000-entry tree, recursive"
 "$B/bench/bench_scan" "$tmp/tree"
