@@ -140,7 +140,7 @@ UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm w
 	landlock_open llbackend egress_table
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
-	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
+	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl $(B)/bench/bench_proxy_start
 PROBE := $(B)/tests/probe
 FUZZ := yaml egress http ws scrub sigv4
 FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
@@ -618,6 +618,12 @@ $(B)/bench/bench_proxy_client: $(B)/obj/tests/bench/bench_proxy_client.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto
 
+# omnibox-proxy's startup alone, from exec to its ready answer (tests/bench/run.sh).
+$(B)/bench/bench_proxy_start: $(B)/obj/tests/bench/bench_proxy_start.o \
+		$(B)/obj/runtime/egress/session.o $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 bench-proxy: $(B)/bench/bench_proxy_client $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream \
 		$(B)/tests/proxy/flood $(INIT)
 	tests/bench/bench_proxy.sh $(B)
@@ -625,7 +631,7 @@ bench-proxy: $(B)/bench/bench_proxy_client $(B)/tests/proxy/proxyd $(B)/tests/pr
 bench: bench-deps
 	$(MAKE) --no-print-directory bench-run
 
-bench-run: $(COMPILE) $(RUN) $(INIT) $(BENCH_BIN)
+bench-run: $(COMPILE) $(RUN) $(INIT) $(PROXY) $(BENCH_BIN)
 	tests/bench/run.sh $(B)
 	$(MAKE) --no-print-directory bench-proxy
 
