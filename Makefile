@@ -219,7 +219,7 @@ PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/tls.o $(B)/
 	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
 	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o \
 	$(B)/obj/runtime/egress/sigv4.o $(B)/obj/runtime/egress/refresh.o \
-	$(B)/obj/runtime/egress/truststore.o
+	$(B)/obj/runtime/egress/truststore.o $(B)/obj/runtime/egress/pemcerts.o
 
 $(B)/runtime/egress/http.c: runtime/egress/http.re
 	@mkdir -p $(@D)
@@ -444,7 +444,15 @@ UNIT_BIN += $(B)/tests/test_fakedns
 unit: $(B)/tests/test_fakedns
 $(B)/tests/test_fakedns: $(B)/obj/runtime/egress/fakedns.o
 
-$(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egress/tls.o
+# The proxy's starting trust read without parsing every certificate (runtime/egress/pemcerts.h).
+UNIT_BIN += $(B)/tests/test_truststore
+unit: $(B)/tests/test_truststore
+$(B)/tests/test_truststore: $(B)/obj/runtime/egress/truststore.o $(B)/obj/runtime/egress/pemcerts.o \
+	$(B)/obj/runtime/egress/tls.o
+$(B)/tests/test_truststore: LIBS += -lssl -lcrypto
+
+$(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egress/tls.o \
+		$(B)/obj/runtime/egress/pemcerts.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto -lcriterion
 
