@@ -549,7 +549,10 @@ Test(upstream_store, verifies_as_a_store_holding_every_certificate)
 	    make_cert("f", NULL, &mid, false, now_t - 60, now_t + 86400),
 	    make_cert("g", NULL, NULL, false, now_t - 60, now_t + 86400),
 	};
-	STACK_OF(X509) *with_mid = sk_X509_new_null();
+	/* What a server sends along: the intermediate, and roots too (one
+	 * the bundle holds, and the impostor that shares its subject). */
+	STACK_OF(X509) *with_mid = sk_X509_new_null(), *with_roots = sk_X509_new_null();
+	STACK_OF(X509) * sent[] = {NULL, with_mid, with_roots};
 	size_t sys_len = 0, len = 0;
 	char *sys = slurp(SYSTEM_CAS, &sys_len), *text = NULL, err[512];
 
@@ -560,34 +563,37 @@ Test(upstream_store, verifies_as_a_store_holding_every_certificate)
 	append_pem(&text, &len, &cur, PEM_STRING_X509);
 	append_pem(&text, &len, &one2, PEM_STRING_X509);
 	sk_X509_push(with_mid, mid.x);
+	sk_X509_push(with_roots, mid.x);
+	sk_X509_push(with_roots, impostor.x);
+	sk_X509_push(with_roots, one2.x);
 	for (int lazy_first = 0; lazy_first < 2; lazy_first++) {
 		SSL_CTX *ctx = tls_client_ctx_new(text, len, err, sizeof(err));
 		X509_STORE *eager = eager_store(text, len);
 
 		cr_assert_not_null(ctx, "%s", err);
 		for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++)
-			for (int m = 0; m < 2; m++) {
+			for (int m = 0; m < 3; m++) {
 				char c1[256], c2[256];
 				int r1, r2;
 
 				/* Asked in either order, the lazy store answers the same. */
 				if (lazy_first) {
 					r1 = verify_in(SSL_CTX_get_cert_store(ctx), leaves[i].x,
-						       m ? with_mid : NULL, now_t, c1, sizeof(c1));
-					r2 = verify_in(eager, leaves[i].x, m ? with_mid : NULL,
-						       now_t, c2, sizeof(c2));
+						       sent[m], now_t, c1, sizeof(c1));
+					r2 = verify_in(eager, leaves[i].x, sent[m], now_t, c2,
+						       sizeof(c2));
 				} else {
-					r2 = verify_in(eager, leaves[i].x, m ? with_mid : NULL,
-						       now_t, c2, sizeof(c2));
+					r2 = verify_in(eager, leaves[i].x, sent[m], now_t, c2,
+						       sizeof(c2));
 					r1 = verify_in(SSL_CTX_get_cert_store(ctx), leaves[i].x,
-						       m ? with_mid : NULL, now_t, c1, sizeof(c1));
+						       sent[m], now_t, c1, sizeof(c1));
 				}
 				cr_expect_eq(r1, r2, "leaf %zu%s: %s here, %s with every CA loaded",
-					     i, m ? " with the intermediate" : "",
+					     i, m ? " with what a server sends" : "",
 					     X509_verify_cert_error_string(r1),
 					     X509_verify_cert_error_string(r2));
 				cr_expect_str_eq(c1, c2, "leaf %zu%s: another chain", i,
-						 m ? " with the intermediate" : "");
+						 m ? " with what a server sends" : "");
 			}
 		/* What the cases mean: a and b (one subject, two keys) verify, c
 		 * through the live CA, f through the intermediate; the impostor's
@@ -610,6 +616,9 @@ Test(upstream_store, verifies_as_a_store_holding_every_certificate)
 			cr_expect_neq(verify_in(SSL_CTX_get_cert_store(ctx), leaves[4].x, NULL,
 						now_t, c, sizeof(c)),
 				      0);
+			cr_expect_neq(verify_in(SSL_CTX_get_cert_store(ctx), leaves[4].x,
+						with_roots, now_t, c, sizeof(c)),
+				      0);
 			cr_expect_eq(verify_in(SSL_CTX_get_cert_store(ctx), leaves[5].x, with_mid,
 					       now_t, c, sizeof(c)),
 				     0);
@@ -621,6 +630,7 @@ Test(upstream_store, verifies_as_a_store_holding_every_certificate)
 		X509_STORE_free(eager);
 	}
 	sk_X509_free(with_mid);
+	sk_X509_free(with_roots);
 	for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]); i++)
 		free_cert(&leaves[i]);
 	free_cert(&one1);
