@@ -140,7 +140,7 @@ UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm w
 	landlock_open llbackend egress_table
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
-	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl
+	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl $(B)/bench/bench_proxy_start
 PROBE := $(B)/tests/probe
 FUZZ := yaml egress http ws scrub sigv4
 FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
@@ -219,7 +219,7 @@ PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/tls.o $(B)/
 	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
 	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o \
 	$(B)/obj/runtime/egress/sigv4.o $(B)/obj/runtime/egress/refresh.o \
-	$(B)/obj/runtime/egress/truststore.o
+	$(B)/obj/runtime/egress/truststore.o $(B)/obj/runtime/egress/pemcerts.o
 
 $(B)/runtime/egress/http.c: runtime/egress/http.re
 	@mkdir -p $(@D)
@@ -444,7 +444,15 @@ UNIT_BIN += $(B)/tests/test_fakedns
 unit: $(B)/tests/test_fakedns
 $(B)/tests/test_fakedns: $(B)/obj/runtime/egress/fakedns.o
 
-$(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egress/tls.o
+# The proxy's starting trust read without parsing every certificate (runtime/egress/pemcerts.h).
+UNIT_BIN += $(B)/tests/test_truststore
+unit: $(B)/tests/test_truststore
+$(B)/tests/test_truststore: $(B)/obj/runtime/egress/truststore.o $(B)/obj/runtime/egress/pemcerts.o \
+	$(B)/obj/runtime/egress/tls.o
+$(B)/tests/test_truststore: LIBS += -lssl -lcrypto
+
+$(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egress/tls.o \
+		$(B)/obj/runtime/egress/pemcerts.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto -lcriterion
 
@@ -618,6 +626,12 @@ $(B)/bench/bench_proxy_client: $(B)/obj/tests/bench/bench_proxy_client.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto
 
+# omnibox-proxy's startup alone, from exec to its ready answer (tests/bench/run.sh).
+$(B)/bench/bench_proxy_start: $(B)/obj/tests/bench/bench_proxy_start.o \
+		$(B)/obj/runtime/egress/session.o $(LIB)
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS)
+
 bench-proxy: $(B)/bench/bench_proxy_client $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream \
 		$(B)/tests/proxy/flood $(INIT)
 	tests/bench/bench_proxy.sh $(B)
@@ -625,7 +639,7 @@ bench-proxy: $(B)/bench/bench_proxy_client $(B)/tests/proxy/proxyd $(B)/tests/pr
 bench: bench-deps
 	$(MAKE) --no-print-directory bench-run
 
-bench-run: $(COMPILE) $(RUN) $(INIT) $(BENCH_BIN)
+bench-run: $(COMPILE) $(RUN) $(INIT) $(PROXY) $(BENCH_BIN)
 	tests/bench/run.sh $(B)
 	$(MAKE) --no-print-directory bench-proxy
 

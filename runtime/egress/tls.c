@@ -4,6 +4,7 @@
 #include "runtime/egress/tls.h"
 
 #include <arpa/inet.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
+
+#include "runtime/egress/pemcerts.h"
 
 struct leaf {
 	char *host;
@@ -482,25 +485,141 @@ tls_server_prepare(SSL *ssl, struct tls_ca *ca, const char *host, time_t now)
 	return 0;
 }
 
-SSL_CTX *
-tls_client_ctx_new(const char *cas, size_t len, char *err, size_t errlen)
-{
-	static const unsigned char h11[] = "\x08http/1.1";
-	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
-	X509_STORE *store;
-	BIO *bio = NULL;
-	STACK_OF(X509_INFO) *infos = NULL;
-	int n = 0;
+/* ---- the upstream trust store ---------------------------------------------------- */
 
-	if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION))
-		goto fail;
-	store = SSL_CTX_get_cert_store(ctx);
-	bio = BIO_new_mem_buf(cas, (int)len);
-	if (!bio)
-		goto fail;
+/*
+ * A bundle's certificates for an X509_STORE, parsed when verification
+ * first asks for their subject (a lookup, as OpenSSL's hashed directories
+ * are read): all those of that subject go into the store at once, so the
+ * store then holds what it would have held from the start for every name
+ * it is asked, and verification finds the same issuers.  The proxy trusts
+ * the bundle it read at start (kept here), never a file read later.
+ */
+struct bundle {
+	struct pem_certs *certs; /* shared with the trust store's writer (pemcerts.h) */
+	unsigned char *added;	 /* one flag per certificate: in the store, or tried */
+	CRYPTO_RWLOCK *lock;
+};
+
+static X509_LOOKUP_METHOD *bundle_method;
+static CRYPTO_ONCE bundle_once = CRYPTO_ONCE_STATIC_INIT;
+
+static void
+bundle_free(struct bundle *b)
+{
+	if (!b)
+		return;
+	pem_certs_put(b->certs);
+	free(b->added);
+	CRYPTO_THREAD_lock_free(b->lock);
+	free(b);
+}
+
+static void
+bundle_lookup_free(X509_LOOKUP *lu)
+{
+	bundle_free(X509_LOOKUP_get_method_data(lu));
+}
+
+/*
+ * Every certificate of the bundle whose subject is NAME into the store
+ * (once), then the store's first of NAME in RET, borrowed as OpenSSL's own
+ * lookups return it (X509_STORE_CTX_get_by_subject takes the reference).
+ */
+static int
+bundle_by_subject(X509_LOOKUP *lu, X509_LOOKUP_TYPE type, const X509_NAME *name, X509_OBJECT *ret)
+{
+	struct bundle *b = X509_LOOKUP_get_method_data(lu);
+	X509_STORE *store = X509_LOOKUP_get_store(lu);
+	X509_OBJECT *obj;
+	X509 *x = NULL;
+	int ok;
+
+	if (type != X509_LU_X509 || !b || !store || !CRYPTO_THREAD_write_lock(b->lock))
+		return 0;
+	for (size_t i = 0; i < b->certs->n; i++) {
+		const struct pem_cert *pc = &b->certs->v[i];
+		const unsigned char *p = pc->der;
+		X509 *c;
+
+		if (b->added[i] || X509_NAME_cmp(pc->subject, name) != 0)
+			continue;
+		b->added[i] = 1;
+		/* One OpenSSL cannot read is not trusted (nor was it before). */
+		c = d2i_X509(NULL, &p, (long)pc->len);
+		if (c)
+			X509_STORE_add_cert(store, c);
+		X509_free(c);
+	}
+	CRYPTO_THREAD_unlock(b->lock);
+	ERR_clear_error();
+	if (!X509_STORE_lock(store))
+		return 0;
+	obj = X509_OBJECT_retrieve_by_subject(X509_STORE_get0_objects(store), X509_LU_X509, name);
+	if (obj)
+		x = X509_OBJECT_get0_X509(obj);
+	X509_STORE_unlock(store);
+	if (!x)
+		return 0;
+	/* The store keeps X for as long as it lives; RET borrows it. */
+	ok = X509_OBJECT_set1_X509(ret, x);
+	if (ok)
+		X509_free(x);
+	return ok;
+}
+
+static void
+bundle_method_init(void)
+{
+	X509_LOOKUP_METHOD *m = X509_LOOKUP_meth_new("omnibox bundle");
+
+	if (m && (!X509_LOOKUP_meth_set_get_by_subject(m, bundle_by_subject) ||
+		  !X509_LOOKUP_meth_set_free(m, bundle_lookup_free))) {
+		X509_LOOKUP_meth_free(m);
+		m = NULL;
+	}
+	bundle_method = m;
+}
+
+/*
+ * STORE's certificates from the PEM text CAS (LEN bytes): 1 when it holds
+ * some, 0 when none, -1 when OpenSSL fails.  Plain certificates are
+ * looked up on demand (struct bundle); any other text is read whole now,
+ * as it always was.
+ */
+static int
+store_load(X509_STORE *store, const char *cas, size_t len)
+{
+	struct bundle *b = calloc(1, sizeof(*b));
+	STACK_OF(X509_INFO) * infos;
+	X509_LOOKUP *lu;
+	BIO *bio;
+	int n = 0, r;
+
+	if (!b)
+		return -1;
+	b->certs = pem_certs_get(cas, len, &r);
+	if (r == 1) {
+		if (!b->certs->n) {
+			bundle_free(b);
+			return 0;
+		}
+		if (!CRYPTO_THREAD_run_once(&bundle_once, bundle_method_init) || !bundle_method ||
+		    !(b->added = calloc(b->certs->n, 1)) || !(b->lock = CRYPTO_THREAD_lock_new()) ||
+		    !(lu = X509_STORE_add_lookup(store, bundle_method))) {
+			bundle_free(b);
+			return -1;
+		}
+		X509_LOOKUP_set_method_data(lu, b);
+		return 1;
+	}
+	bundle_free(b);
+	if (r < 0 || len > INT_MAX || !(bio = BIO_new_mem_buf(cas, (int)len)))
+		return -1;
 	infos = PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL);
+	BIO_free(bio);
 	if (!infos)
-		goto fail;
+		return -1;
 	for (int i = 0; i < sk_X509_INFO_num(infos); i++) {
 		X509_INFO *info = sk_X509_INFO_value(infos, i);
 
@@ -508,8 +627,22 @@ tls_client_ctx_new(const char *cas, size_t len, char *err, size_t errlen)
 			n++;
 	}
 	sk_X509_INFO_pop_free(infos, X509_INFO_free);
-	BIO_free(bio);
-	if (n == 0) {
+	return n > 0;
+}
+
+SSL_CTX *
+tls_client_ctx_new(const char *cas, size_t len, char *err, size_t errlen)
+{
+	static const unsigned char h11[] = "\x08http/1.1";
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	int r;
+
+	if (!ctx || !SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION))
+		goto fail;
+	r = store_load(SSL_CTX_get_cert_store(ctx), cas, len);
+	if (r < 0)
+		goto fail;
+	if (r == 0) {
 		snprintf(err, errlen, "the system CA file holds no certificate");
 		SSL_CTX_free(ctx);
 		return NULL;
@@ -521,7 +654,6 @@ tls_client_ctx_new(const char *cas, size_t len, char *err, size_t errlen)
 	return ctx;
 fail:
 	ssl_error(err, errlen, "cannot make the upstream TLS context");
-	BIO_free(bio);
 	SSL_CTX_free(ctx);
 	return NULL;
 }

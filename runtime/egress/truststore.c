@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <openssl/x509.h>
 
 #include "compiler/decide/env.h"
+#include "runtime/egress/pemcerts.h"
 
 struct bytes {
 	unsigned char *v;
@@ -68,7 +70,7 @@ put_utf(struct bytes *b, const char *s)
 	put(b, s, n);
 }
 
-/* Every certificate of the PEM text P (LEN bytes), appended to *OUT. */
+/* Every certificate of the PEM text P (LEN bytes), parsed, appended to *OUT. */
 static int
 read_certs(const char *p, size_t len, STACK_OF(X509) * out)
 {
@@ -90,14 +92,84 @@ read_certs(const char *p, size_t len, STACK_OF(X509) * out)
 	return 0;
 }
 
+/* A certificate of the trust store: its DER and its subject. */
+struct entry {
+	const unsigned char *der;
+	size_t len;
+	const X509_NAME *subject;
+	unsigned char *owned; /* DER encoded here (OPENSSL_free), or NULL */
+};
+
+struct entries {
+	struct entry *v;
+	size_t n, cap;
+};
+
+static int
+push_entry(struct entries *e, const unsigned char *der, size_t len, const X509_NAME *subject,
+	   unsigned char *owned)
+{
+	if (e->n == e->cap) {
+		size_t cap = e->cap ? e->cap * 2 : 256;
+		struct entry *v = realloc(e->v, cap * sizeof(*v));
+
+		if (!v) {
+			OPENSSL_free(owned);
+			return -1;
+		}
+		e->v = v;
+		e->cap = cap;
+	}
+	e->v[e->n++] = (struct entry){der, len, subject, owned};
+	return 0;
+}
+
 /*
- * A JKS trust store of CERTS (sun.security.provider.JavaKeyStore, version
- * 2): a trusted-certificate entry each, then the SHA-1 over the password
+ * Every certificate of the PEM text P (LEN bytes), appended to E.  A text
+ * of plain certificates (pemcerts.h) gives their bytes as written, *SPLIT
+ * holding them, with no certificate parsed; any other is read as OpenSSL
+ * reads certificates (read_certs(); PARSED keeps them) and re-encoded.
+ * For the DER certificates of a bundle the two are the same bytes.
+ */
+static int
+add_certs(const char *p, size_t len, struct entries *e, struct pem_certs **split,
+	  STACK_OF(X509) * parsed)
+{
+	int first = sk_X509_num(parsed), r;
+
+	*split = pem_certs_get(p, len, &r);
+	if (r < 0)
+		return -1;
+	if (r == 1) {
+		for (size_t i = 0; i < (*split)->n; i++) {
+			const struct pem_cert *c = &(*split)->v[i];
+
+			if (push_entry(e, c->der, c->len, c->subject, NULL) < 0)
+				return -1;
+		}
+		return 0;
+	}
+	if (read_certs(p, len, parsed) < 0)
+		return -1;
+	for (int i = first; i < sk_X509_num(parsed); i++) {
+		X509 *x = sk_X509_value(parsed, i);
+		unsigned char *der = NULL;
+		int n = i2d_X509(x, &der);
+
+		if (n < 0 || push_entry(e, der, (size_t)n, X509_get_subject_name(x), der) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * A JKS trust store of the N certificates at V (sun.security.provider.JavaKeyStore,
+ * version 2): a trusted-certificate entry each, then the SHA-1 over the password
  * "changeit" in UTF-16BE, "Mighty Aphrodite" and everything before it.
  * The dates are 0, so the same certificates give the same bytes.
  */
 static int
-jks(STACK_OF(X509) * certs, struct bytes *b)
+jks(const struct entry *v, size_t n, struct bytes *b)
 {
 	static const char password[] = "changeit";
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -107,23 +179,18 @@ jks(STACK_OF(X509) * certs, struct bytes *b)
 
 	put_u32(b, 0xfeedfeed);
 	put_u32(b, 2);
-	put_u32(b, (uint32_t)sk_X509_num(certs));
-	for (int i = 0; i < sk_X509_num(certs); i++) {
-		unsigned char *der = NULL;
-		int n = i2d_X509(sk_X509_value(certs, i), &der);
+	put_u32(b, (uint32_t)n);
+	for (size_t i = 0; i < n; i++) {
 		char alias[32];
 
-		if (n < 0)
-			return -1;
-		snprintf(alias, sizeof(alias), "omnibox-%d", i);
+		snprintf(alias, sizeof(alias), "omnibox-%zu", i);
 		put_u32(b, 2); /* a trusted certificate */
 		put_utf(b, alias);
 		put_u32(b, 0); /* the date, a 64-bit count of milliseconds */
 		put_u32(b, 0);
 		put_utf(b, "X.509");
-		put_u32(b, (uint32_t)n);
-		put(b, der, (size_t)n);
-		OPENSSL_free(der);
+		put_u32(b, (uint32_t)v[i].len);
+		put(b, v[i].der, v[i].len);
 	}
 	if (b->failed || !(ctx = EVP_MD_CTX_new()))
 		return -1;
@@ -171,9 +238,12 @@ write_at(int dirfd, const char *name, const void *p, size_t n, char *err, size_t
 	return 0;
 }
 
-/* OpenSSL's hashed directory of CERTS: HASH.N, N from 0 where subjects collide. */
+/*
+ * OpenSSL's hashed directory of the N certificates at V: HASH.N, N from 0
+ * where subjects collide, each file what PEM_write_bio_X509() writes.
+ */
 static int
-hashed_dir(int dirfd, STACK_OF(X509) * certs, char *err, size_t errlen)
+hashed_dir(int dirfd, const struct entry *v, size_t n, char *err, size_t errlen)
 {
 	int fd;
 
@@ -182,15 +252,15 @@ hashed_dir(int dirfd, STACK_OF(X509) * certs, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: %s", ENV_CA_DIR, strerror(errno));
 		return -1;
 	}
-	for (int i = 0; i < sk_X509_num(certs); i++) {
-		X509 *x = sk_X509_value(certs, i);
-		unsigned long h = X509_subject_name_hash(x);
+	for (size_t i = 0; i < n; i++) {
+		unsigned long h = X509_NAME_hash_ex(v[i].subject, NULL, NULL, NULL);
 		BIO *bio = BIO_new(BIO_s_mem());
 		char name[32], *pem;
 		long len;
 		int k = 0, rc;
 
-		if (!bio || !PEM_write_bio_X509(bio, x)) {
+		if (!bio || v[i].len > INT_MAX ||
+		    PEM_write_bio(bio, PEM_STRING_X509, "", v[i].der, (long)v[i].len) <= 0) {
 			BIO_free(bio);
 			close(fd);
 			snprintf(err, errlen, "%s: cannot write a certificate", ENV_CA_DIR);
@@ -215,10 +285,13 @@ int
 truststore_write(const char *bundle, const char *sys, size_t sys_len, const char *extra,
 		 size_t extra_len, const char *ca, size_t ca_len, char *err, size_t errlen)
 {
-	STACK_OF(X509) *all = sk_X509_new_null(), *own = sk_X509_new_null();
+	STACK_OF(X509) *parsed = sk_X509_new_null();
+	struct pem_certs *split[3] = {NULL, NULL, NULL};
+	struct entries all = {0};
 	struct bytes pem = {0}, store = {0};
 	const char *name = strrchr(bundle, '/');
 	char *dir = strndup(bundle, name ? (size_t)(name - bundle) : 0);
+	size_t n_sys = 0;
 	int dirfd = -1, rc = -1;
 
 	snprintf(err, errlen, "the session's trust store beside %s: out of memory", bundle);
@@ -229,9 +302,12 @@ truststore_write(const char *bundle, const char *sys, size_t sys_len, const char
 		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 		goto out;
 	}
-	if (!all || !own || read_certs(sys, sys_len, all) < 0 ||
-	    read_certs(extra, extra_len, all) < 0 || read_certs(extra, extra_len, own) < 0 ||
-	    read_certs(ca, ca_len, all) < 0 || read_certs(ca, ca_len, own) < 0)
+	/* The JKS holds them all; the hashed directory what follows the system's. */
+	if (!parsed || add_certs(sys, sys_len, &all, &split[0], parsed) < 0)
+		goto out;
+	n_sys = all.n;
+	if (add_certs(extra, extra ? extra_len : 0, &all, &split[1], parsed) < 0 ||
+	    add_certs(ca, ca_len, &all, &split[2], parsed) < 0)
 		goto out;
 	put(&pem, sys, sys_len);
 	if (sys_len && sys[sys_len - 1] != '\n')
@@ -240,11 +316,11 @@ truststore_write(const char *bundle, const char *sys, size_t sys_len, const char
 	if (extra && extra_len && extra[extra_len - 1] != '\n')
 		put(&pem, "\n", 1);
 	put(&pem, ca, ca_len);
-	if (pem.failed || jks(all, &store) < 0)
+	if (pem.failed || jks(all.v, all.n, &store) < 0)
 		goto out;
 	rc = write_at(dirfd, name, pem.v, pem.n, err, errlen) < 0 ||
-			     write_at(dirfd, ENV_CA_TRUSTSTORE, store.v, store.n, err, errlen) < 0 ||
-			     hashed_dir(dirfd, own, err, errlen) < 0
+		     write_at(dirfd, ENV_CA_TRUSTSTORE, store.v, store.n, err, errlen) < 0 ||
+		     hashed_dir(dirfd, all.v + n_sys, all.n - n_sys, err, errlen) < 0
 		 ? -1
 		 : 0;
 out:
@@ -253,7 +329,11 @@ out:
 	free(dir);
 	free(pem.v);
 	free(store.v);
-	sk_X509_pop_free(all, X509_free);
-	sk_X509_pop_free(own, X509_free);
+	for (size_t i = 0; i < all.n; i++)
+		OPENSSL_free(all.v[i].owned);
+	free(all.v);
+	for (size_t i = 0; i < 3; i++)
+		pem_certs_put(split[i]);
+	sk_X509_pop_free(parsed, X509_free);
 	return rc;
 }

@@ -144,6 +144,15 @@ else
 		"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
 		"omnibox-run egress=$B/omnibox-run -q --cwd=$ws $tmp/egress.yaml -- /bin/true"
 fi
+echo "   omnibox-proxy alone, as omnibox-run starts it: from its exec to its ready answer"
+echo "   (the session CA, the trust bundle, its JKS and hashed directory, the socket)"
+if [ -n "${BENCH_BEFORE:-}" ]; then
+	"$B/bench/bench_proxy_start" -n 100 \
+		"omnibox-proxy start=$B/omnibox-proxy" \
+		"before: omnibox-proxy start=$before/omnibox-proxy"
+else
+	"$B/bench/bench_proxy_start" -n 100 "omnibox-proxy start=$B/omnibox-proxy"
+fi
 echo
 echo "== dotfile scan of a generated 1,000,000-entry tree, recursive"
 "$B/bench/bench_scan" "$tmp/tree"

@@ -1,0 +1,62 @@
+/*
+ * pemcerts.h - the certificates of a PEM bundle as their DER bytes, without
+ * parsing them.
+ *
+ * OpenSSL 3.0 parses a certificate in about 0.1 ms (its public key goes
+ * through the provider decoders), so the ~140 system CAs cost the proxy
+ * some 15 ms at every start for each full parse.  Most of them are never
+ * used: the trust store the clients inside read wants their bytes, and
+ * upstream verification wants only the CAs it meets (tls.c loads those on
+ * demand, by subject).  This splits a bundle into its blocks, base64
+ * decoded by OpenSSL's own PEM reader (the one every caller used before),
+ * and checks each for the outline of a certificate, its subject decoded.
+ *
+ * Only the plain case is split: a text holding anything else (another
+ * kind of block, a block with headers, one that does not decode, or DER
+ * without a certificate's outline) is reported as such, and the caller
+ * reads that text the exact, slow way it always did, so its result on
+ * unusual input is the one it had.
+ */
+#ifndef OMNIBOX_PEMCERTS_H
+#define OMNIBOX_PEMCERTS_H
+
+#include <stddef.h>
+
+#include <openssl/x509.h>
+
+struct pem_cert {
+	unsigned char *block;	  /* the block's decoded bytes (OPENSSL_malloc) */
+	const unsigned char *der; /* the certificate: its first DER object */
+	size_t len;
+	X509_NAME *subject; /* decoded from its tbsCertificate */
+};
+
+struct pem_certs {
+	struct pem_cert *v;
+	size_t n;
+	/* pem_certs_get()'s: the text's SHA-256 and the holders' count */
+	unsigned char digest[32];
+	unsigned refs;
+};
+
+/*
+ * Split TEXT (LEN bytes; NULL or empty: no certificate) into OUT, which
+ * is emptied first.  1: every block of TEXT is a certificate ("CERTIFICATE"
+ * or "X509 CERTIFICATE", no headers) with a certificate's outline and a
+ * subject that decodes, in OUT in order; 0: TEXT holds something else
+ * (OUT empty); -1: out of memory (OUT empty).
+ */
+int pem_certs_split(const char *text, size_t len, struct pem_certs *out);
+
+void pem_certs_free(struct pem_certs *c);
+
+/*
+ * pem_certs_split() of TEXT, shared: the upstream store and the trust
+ * store split the same bundle, and while one holds its split, another
+ * split of the same bytes (the same SHA-256) is that one, counted.  NULL
+ * unless *RC (pem_certs_split()'s result) is 1.  pem_certs_put() lets go.
+ */
+struct pem_certs *pem_certs_get(const char *text, size_t len, int *rc);
+void pem_certs_put(struct pem_certs *c);
+
+#endif
