@@ -24,6 +24,10 @@
  * Connections end through conn_kill(), which closes the sockets at once
  * and frees the struct from a deferred event, so code that called
  * something which may have ended the connection only checks c->dead.
+ *
+ * This file sets the proxy up and tears it down; the machine itself is in
+ * proxy_conn.c, proxy_request.c, proxy_tunnel.c and proxy_response.c
+ * (proxy_int.h says which role each has, and holds what they share).
  */
 #include "runtime/egress/proxy_int.h"
 

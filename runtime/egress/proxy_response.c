@@ -5,6 +5,8 @@
  */
 #include "runtime/egress/proxy_int.h"
 
+/* ---- WebSocket ------------------------------------------------------------------- */
+
 static int
 emit_evbuffer(void *arg, const char *s, size_t n)
 {

@@ -7,6 +7,8 @@
 
 static void raw_shut_up(struct conn *c);
 
+/* ---- TLS with the agent, and its events ------------------------------------------ */
+
 /* The CONNECT was answered 200: the agent's next bytes are a TLS ClientHello. */
 static void
 start_tls(struct conn *c)
@@ -168,6 +170,8 @@ cli_write_cb(struct bufferevent *bev, void *arg)
 	conn_update_io(c);
 }
 
+/* ---- tcp rules' tunnels ---------------------------------------------------------- */
+
 /* A tcp rule's tunnel: what one side sent goes to the other, unread. */
 static void
 raw_pass(struct conn *c, bool from_agent)
@@ -240,6 +244,8 @@ cli_read_cb(struct bufferevent *bev, void *arg)
 		break;
 	}
 }
+
+/* ---- CONNECT, and transparent connections ---------------------------------------- */
 
 /*
  * 403 for a CONNECT no rule takes, with a rule that would: an HTTP one on
