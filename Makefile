@@ -215,7 +215,10 @@ $(B)/obj/runtime/launch/seccomp_ll_blob.o: runtime/launch/seccomp_ll_blob.S $(B)
 
 # The egress proxy (OpenSSL, libevent): omnibox-proxy, which omnibox-run
 # starts for a launch with egress_rules (runtime/egress/session.h).
-PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
+PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/proxy_conn.o \
+	$(B)/obj/runtime/egress/proxy_request.o $(B)/obj/runtime/egress/proxy_tunnel.o \
+	$(B)/obj/runtime/egress/proxy_response.o \
+	$(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
 	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
 	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o \
 	$(B)/obj/runtime/egress/sigv4.o $(B)/obj/runtime/egress/refresh.o \
