@@ -13,7 +13,8 @@ verdict(enum ll_status status, const char *how)
 
 /* The runtime opens a bind mount's source by its path when the container starts. */
 #define BY_PATH                                                                                    \
-	"; the runtime opens the source by path at start: resolve again before each run"
+	"; the runtime opens the source by path at start, following a symlink the agent "         \
+	"left there since --resolve walked it: resolve again before each run"
 #define RESOLVED_AT "found by --resolve when it writes config.json: resolve again before each run"
 
 static struct llb_verdict
@@ -21,9 +22,9 @@ oci_files(const struct policy *p, enum llb_kind kind)
 {
 	switch (kind) {
 	case LLB_WORKSPACE:
-		return verdict(LLB_ENFORCED, workspace_writable(&p->os_env.sandbox)
-						 ? "read-write bind mount" BY_PATH
-						 : "read-only bind mount" BY_PATH);
+		return verdict(LLB_APPROXIMATED, workspace_writable(&p->os_env.sandbox)
+						     ? "read-write bind mount" BY_PATH
+						     : "read-only bind mount" BY_PATH);
 	case LLB_HOME:
 		if (workspace_home_held(p))
 			return verdict(LLB_ENFORCED,
@@ -31,11 +32,11 @@ oci_files(const struct policy *p, enum llb_kind kind)
 		return verdict(LLB_ENFORCED, "an empty tmpfs at the home, discarded at exit; the "
 					     "host's home only where a grant shows it");
 	case LLB_WRITE_PATH:
-		return verdict(LLB_ENFORCED, "read-write bind mount" BY_PATH);
+		return verdict(LLB_APPROXIMATED, "read-write bind mount" BY_PATH);
 	case LLB_COW_PATH:
 		return verdict(LLB_NOT_ENFORCED, "copy_on_write needs omnibox-run");
 	case LLB_READ_PATH:
-		return verdict(LLB_ENFORCED, "read-only bind mount" BY_PATH);
+		return verdict(LLB_APPROXIMATED, "read-only bind mount" BY_PATH);
 	case LLB_WRITE_FILE:
 		return verdict(LLB_APPROXIMATED,
 			       "the file bound writable in place, not through a private copy; "
