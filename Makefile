@@ -217,7 +217,7 @@ $(B)/obj/runtime/launch/seccomp_ll_blob.o: runtime/launch/seccomp_ll_blob.S $(B)
 # starts for a launch with egress_rules (runtime/egress/session.h).
 PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/proxy_conn.o \
 	$(B)/obj/runtime/egress/proxy_request.o $(B)/obj/runtime/egress/proxy_tunnel.o \
-	$(B)/obj/runtime/egress/proxy_response.o \
+	$(B)/obj/runtime/egress/proxy_response.o $(B)/obj/runtime/egress/splice.o \
 	$(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
 	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
 	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o \
@@ -442,6 +442,10 @@ $(B)/tests/test_sigv4: LIBS += -lcrypto
 UNIT_BIN += $(B)/tests/test_session
 unit: $(B)/tests/test_session
 $(B)/tests/test_session: $(B)/obj/runtime/egress/session.o
+# The plain-body mover the proxy hands big downloads to (runtime/egress/splice.h).
+UNIT_BIN += $(B)/tests/test_splice
+unit: $(B)/tests/test_splice
+$(B)/tests/test_splice: $(B)/obj/runtime/egress/splice.o
 # The sandbox's DNS (fake addresses for the relay's transparent listeners).
 UNIT_BIN += $(B)/tests/test_fakedns
 unit: $(B)/tests/test_fakedns

@@ -12,6 +12,7 @@
 #define OMNIBOX_PROXY_INT_H
 
 #include "runtime/egress/proxy.h"
+#include "runtime/egress/splice.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -137,10 +138,7 @@ struct ws_tunnel {
 
 /* A response body between two plain sockets, moved by the kernel. */
 struct splice {
-	int pipe[2];
-	size_t in_pipe; /* bytes in the pipe, not yet sent to the agent */
-	size_t pipe_size;
-	bool moved;		/* something went through already */
+	struct splice_pipe p;	/* splice.h */
 	struct event *in, *out; /* upstream readable, agent writable */
 };
 

@@ -356,8 +356,7 @@ splice_end(struct conn *c)
 		event_free(sp->in);
 	if (sp->out)
 		event_free(sp->out);
-	close(sp->pipe[0]);
-	close(sp->pipe[1]);
+	splice_pipe_close(&sp->p);
 	free(sp);
 	c->sp = NULL;
 }
@@ -384,76 +383,47 @@ splice_upstream_closed(struct conn *c)
 
 /*
  * Move the body: upstream socket -> pipe -> agent's socket, no copy in the
- * proxy.  The framing is plain (a length, or the close), so nothing has to
- * be looked at; the agent's side is not TLS, so nothing has to be encrypted.
+ * proxy (splice.h).  The framing is plain (a length, or the close), so
+ * nothing has to be looked at; the agent's side is not TLS, so nothing has
+ * to be encrypted.
  */
 static void
 splice_step(struct conn *c)
 {
 	struct splice *sp = c->sp;
-	int up = bufferevent_getfd(c->up_sock);
+	uint64_t *left = c->resp_body.mode == BODY_LENGTH ? &c->resp_body.left : NULL;
 
-	for (int round = 0; round < 16; round++) {
-		uint64_t want;
-		ssize_t n;
-
-		while (sp->in_pipe) {
-			ssize_t k = splice(sp->pipe[0], NULL, c->fd, NULL, sp->in_pipe,
-					   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-
-			if (k < 0 && errno == EINTR)
-				continue;
-			if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-				/* The agent is slower: wait for it, stop reading upstream. */
-				event_del(sp->in);
-				event_add(sp->out, NULL);
-				return;
-			}
-			if (k <= 0) {
-				conn_kill(c);
-				return;
-			}
-			sp->in_pipe -= (size_t)k;
-		}
+	switch (splice_move(&sp->p, bufferevent_getfd(c->up_sock), c->fd, left)) {
+	case SPLICE_WAIT_UP:
 		event_del(sp->out);
-		if (c->resp_body.mode == BODY_LENGTH && c->resp_body.left == 0) {
-			c->resp_body.done = true;
-			splice_end(c);
-			response_done(c);
-			return;
-		}
-		want = c->resp_body.mode == BODY_LENGTH && c->resp_body.left < sp->pipe_size
-			   ? c->resp_body.left
-			   : sp->pipe_size;
-		n = splice(up, NULL, sp->pipe[1], NULL, (size_t)want,
-			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-			event_add(sp->in, NULL);
-			return;
-		}
-		if (n == 0) {
-			splice_upstream_closed(c);
-			return;
-		}
-		if (n < 0 && (errno == EINVAL || errno == ENOSYS) && !sp->moved) {
-			/* This kernel cannot splice these sockets: copy, now and from now on. */
-			c->p->no_splice = true;
-			splice_end(c);
-			conn_update_io(c);
-			return;
-		}
-		if (n < 0) {
-			upstream_failed(c, "upstream-error", "reading the body failed");
-			return;
-		}
-		sp->moved = true;
-		sp->in_pipe += (size_t)n;
-		if (c->resp_body.mode == BODY_LENGTH)
-			c->resp_body.left -= (uint64_t)n;
+		event_add(sp->in, NULL);
+		return;
+	case SPLICE_WAIT_AGENT:
+		/* The agent is slower: wait for it, stop reading upstream. */
+		event_del(sp->in);
+		event_add(sp->out, NULL);
+		return;
+	case SPLICE_DONE:
+		c->resp_body.done = true;
+		splice_end(c);
+		response_done(c);
+		return;
+	case SPLICE_UP_CLOSED:
+		splice_upstream_closed(c);
+		return;
+	case SPLICE_UNSUPPORTED:
+		/* This kernel cannot splice these sockets: copy, now and from now on. */
+		c->p->no_splice = true;
+		splice_end(c);
+		conn_update_io(c);
+		return;
+	case SPLICE_UP_FAILED:
+		upstream_failed(c, "upstream-error", "reading the body failed");
+		return;
+	case SPLICE_AGENT_FAILED:
+		conn_kill(c);
+		return;
 	}
-	event_add(sp->in, NULL); /* more next turn: other connections get theirs */
 }
 
 static void
@@ -476,7 +446,6 @@ static bool
 splice_start(struct conn *c)
 {
 	struct splice *sp;
-	int size;
 
 	if (c->p->no_splice || c->cli_tls || c->sp || c->resp_body.out_chunked ||
 	    (c->resp_body.mode != BODY_LENGTH && c->resp_body.mode != BODY_CLOSE) ||
@@ -486,13 +455,10 @@ splice_start(struct conn *c)
 	sp = calloc(1, sizeof(*sp));
 	if (!sp)
 		return false;
-	if (pipe2(sp->pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
+	if (splice_pipe_open(&sp->p, 1024 * 1024) < 0) {
 		free(sp);
 		return false;
 	}
-	fcntl(sp->pipe[0], F_SETPIPE_SZ, 1024 * 1024);
-	size = fcntl(sp->pipe[0], F_GETPIPE_SZ);
-	sp->pipe_size = size > 0 ? (size_t)size : 65536;
 	sp->in = event_new(c->p->base, bufferevent_getfd(c->up_sock), EV_READ | EV_PERSIST,
 			   splice_cb, c);
 	sp->out = event_new(c->p->base, c->fd, EV_WRITE | EV_PERSIST, splice_cb, c);
