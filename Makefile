@@ -218,6 +218,7 @@ $(B)/obj/runtime/launch/seccomp_ll_blob.o: runtime/launch/seccomp_ll_blob.S $(B)
 PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/proxy_conn.o \
 	$(B)/obj/runtime/egress/proxy_request.o $(B)/obj/runtime/egress/proxy_tunnel.o \
 	$(B)/obj/runtime/egress/proxy_response.o $(B)/obj/runtime/egress/splice.o \
+	$(B)/obj/runtime/egress/handoff.o \
 	$(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
 	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
 	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o \
@@ -241,7 +242,7 @@ NOTIFY_OBJ := $(B)/obj/runtime/launch/notify.o
 # relay to the proxy's socket (run by omnibox-run itself: no sandbox to hold it).
 LANDLOCK_RUN_OBJ := $(B)/obj/runtime/launch/launch_landlock.o $(B)/obj/runtime/launch/choose.o \
 	$(B)/obj/runtime/launch/metadata.o \
-	$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/fakedns.o
+	$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/handoff.o $(B)/obj/runtime/egress/fakedns.o
 
 # What omnibox-run keeps of the egress side: the credentials read
 # outside the sandbox, and the session with omnibox-proxy.
@@ -278,7 +279,7 @@ $(RUN_DARWIN): $(B)/obj/runtime/omnibox-run-darwin.o $(B)/obj/runtime/launch/dar
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 $(INIT): $(B)/obj/runtime/launch/omnibox-init.o $(B)/obj/runtime/launch/init_steps.o \
-		$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/fakedns.o \
+		$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/handoff.o $(B)/obj/runtime/egress/fakedns.o \
 		$(B)/obj/runtime/launch/rlimit.o \
 		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o \
 		$(B)/obj/runtime/launch/seccomp_load.o $(B)/obj/runtime/gitssh/client.o \
@@ -464,9 +465,15 @@ $(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egre
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lssl -lcrypto -lcriterion
 
 $(B)/tests/proxy/test_relay: $(B)/obj/tests/proxy/test_relay.o $(B)/obj/runtime/egress/relay.o \
+		$(B)/obj/runtime/egress/handoff.o \
 		$(B)/obj/runtime/egress/fakedns.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcriterion -lpthread
+
+$(B)/tests/proxy/test_handoff: $(B)/obj/tests/proxy/test_handoff.o $(B)/obj/runtime/egress/relay.o \
+		$(B)/obj/runtime/egress/handoff.o $(B)/obj/runtime/egress/fakedns.o
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcriterion
 
 $(B)/tests/proxy/proxyd: $(B)/obj/tests/proxy/proxyd.o $(PROXY_OBJ) $(B)/obj/runtime/egress/relay.o \
 		$(B)/obj/runtime/egress/fakedns.o $(LIB)
@@ -478,10 +485,13 @@ $(B)/tests/proxy/dnsd: $(B)/obj/tests/proxy/dnsd.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 check-proxy: $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream $(B)/tests/proxy/dnsd \
-		$(B)/tests/proxy/test_tls $(B)/tests/proxy/test_relay $(COMPILE) $(PROXY)
+		$(B)/tests/proxy/test_tls $(B)/tests/proxy/test_relay $(B)/tests/proxy/test_handoff \
+		$(COMPILE) $(PROXY)
 	$(B)/tests/proxy/test_tls --short-filename
 	$(B)/tests/proxy/test_relay --short-filename
 	OMNIBOX_TEST_RELAY_POLL=1 $(B)/tests/proxy/test_relay --short-filename
+	$(B)/tests/proxy/test_handoff --short-filename
+	OMNIBOX_TEST_RELAY_POLL=1 $(B)/tests/proxy/test_handoff --short-filename
 	tests/proxy/e2e.sh $(B)
 
 # The macOS launch path with a stand-in for sandbox-exec (see the script).

@@ -595,6 +595,28 @@ listen_tcp(struct proxy *p, const struct sockaddr *sa, socklen_t len, char *err,
 	return fd;
 }
 
+/* Beside the socket at PATH, the one the relay hands its connections over by (handoff.h). */
+static int
+handoff_listen_beside(struct proxy *p, const char *path, char *err, size_t errlen)
+{
+	if (handoff_path(path, p->handoff_path, sizeof(p->handoff_path)) < 0) {
+		snprintf(err, errlen, "%s: socket path too long", path);
+		return -1;
+	}
+	p->handoff_fd = handoff_listen(p->handoff_path);
+	if (p->handoff_fd < 0) {
+		snprintf(err, errlen, "%s: %s", p->handoff_path, strerror(errno));
+		p->handoff_path[0] = 0;
+		return -1;
+	}
+	p->handoff_ev = event_new(p->base, p->handoff_fd, EV_READ | EV_PERSIST, handoff_cb, p);
+	if (!p->handoff_ev || event_add(p->handoff_ev, NULL) < 0) {
+		snprintf(err, errlen, "cannot listen on %s", p->handoff_path);
+		return -1;
+	}
+	return 0;
+}
+
 /* The listener on CF's socket or TCP address, and the sweep that checks memory every second. */
 static int
 proxy_listen(struct proxy *p, const struct proxy_config *cf, char *err, size_t errlen)
@@ -619,6 +641,8 @@ proxy_listen(struct proxy *p, const struct proxy_config *cf, char *err, size_t e
 		return -1;
 	}
 	evconnlistener_set_error_cb(p->listener, listener_error_cb);
+	if (!cf->listen_addr && handoff_listen_beside(p, cf->socket_path, err, errlen) < 0)
+		return -1;
 	p->sweep = event_new(p->base, -1, EV_PERSIST, sweep_cb, p);
 	if (!p->sweep || event_add(p->sweep, &(struct timeval){1, 0}) < 0) {
 		snprintf(err, errlen, "cannot start the memory check");
@@ -637,6 +661,7 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 		return NULL;
 	}
 	proxy_set_caps(p, cf);
+	p->handoff_fd = -1;
 	p->base = base;
 	p->arena = arena_new();
 	p->allow_private = cf->allow_private;
@@ -701,6 +726,12 @@ proxy_free(struct proxy *p)
 		if (p->socket_path)
 			unlink(p->socket_path);
 	}
+	if (p->handoff_ev)
+		event_free(p->handoff_ev);
+	if (p->handoff_fd >= 0)
+		close(p->handoff_fd);
+	if (p->handoff_path[0])
+		unlink(p->handoff_path);
 	if (p->dns)
 		evdns_base_free(p->dns, 0);
 	SSL_CTX_free(p->server_ctx);

@@ -884,16 +884,19 @@ refuse_connection(struct proxy *p, evutil_socket_t fd, const char *why)
 	evutil_closesocket(fd);
 }
 
-void
-accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
+/*
+ * A client's connection FD, accepted here or handed over by the relay; the
+ * N bytes of PRE are read before anything it sends (a transparent
+ * connection's CONNECT, relay.h).
+ */
+static void
+conn_open(struct proxy *p, evutil_socket_t fd, const char *pre, size_t n)
 {
-	struct proxy *p = arg;
 	struct conn *c;
 	int sndbuf = PROXY_AGENT_SNDBUF;
+	struct sockaddr_storage ss;
+	socklen_t sslen = sizeof(ss);
 
-	(void)l;
-	(void)sa;
-	(void)len;
 	/*
 	 * At the cap, the connection that has waited longest for the agent
 	 * makes room: a flood of parked connections then holds at most the cap,
@@ -924,7 +927,8 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	}
 	/* Only a limit: an idle connection holds nothing in it. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-	if (p->port) {
+	if (getsockname(fd, (struct sockaddr *)&ss, &sslen) == 0 &&
+	    (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)) {
 		int one = 1;
 
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -964,4 +968,52 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	c->rs = RS_IDLE;
 	conn_park(c, PROXY_HEAD_TIMEOUT);
 	conn_update_io(c);
+	if (n) {
+		/* As if the client had sent them first (the end of a socket
+		 * bufferevent's input is frozen but while it reads: read_into()). */
+		struct evbuffer *in = bufferevent_get_input(c->cli_sock);
+		int r;
+
+		evbuffer_unfreeze(in, 0);
+		r = evbuffer_add(in, pre, n);
+		evbuffer_freeze(in, 0);
+		if (r < 0) {
+			conn_kill(c);
+			return;
+		}
+		bufferevent_trigger(c->cli_sock, EV_READ, 0);
+	}
+}
+
+void
+accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len, void *arg)
+{
+	(void)l;
+	(void)sa;
+	(void)len;
+	conn_open(arg, fd, NULL, 0);
+}
+
+/* The relay handed connections over (handoff.h): each is a client as if accepted here. */
+void
+handoff_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy *p = arg;
+	char pre[HANDOFF_PREAMBLE_MAX];
+
+	(void)what;
+	for (int k = 0; k < 64; k++) {
+		size_t n = 0;
+		int c = -1, r = handoff_recv(fd, &c, pre, &n);
+
+		if (r == 2)
+			continue;
+		if (r <= 0)
+			return;
+		if (evutil_make_socket_nonblocking(c) < 0) {
+			evutil_closesocket(c);
+			continue;
+		}
+		conn_open(p, c, pre, n);
+	}
 }

@@ -12,6 +12,7 @@
 #define OMNIBOX_PROXY_INT_H
 
 #include "runtime/egress/proxy.h"
+#include "runtime/egress/handoff.h"
 #include "runtime/egress/splice.h"
 
 #include <arpa/inet.h>
@@ -168,6 +169,9 @@ struct proxy {
 	char private_first[512]; /* the first of them, as logged */
 	struct event_base *base;
 	struct evconnlistener *listener;
+	int handoff_fd;		  /* connections the relay hands over (handoff.h), or -1 */
+	struct event *handoff_ev; /* ... readable */
+	char handoff_path[108];
 	struct evdns_base *dns;
 	struct egress_matcher *matcher;
 	struct arena *arena; /* copies of the configuration */
@@ -305,6 +309,7 @@ void conn_park(struct conn *c, int seconds);
 void conn_unpark(struct conn *c, int deadline);
 void sweep_cb(evutil_socket_t fd, short what, void *arg);
 void head_account(struct conn *c, size_t len);
+void handoff_cb(evutil_socket_t fd, short what, void *arg);
 void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int len,
 	       void *arg);
 

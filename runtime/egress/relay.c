@@ -25,6 +25,7 @@
 #endif
 
 #include "runtime/egress/fakedns.h"
+#include "runtime/egress/handoff.h"
 
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0 /* SIGPIPE is ignored in relay_serve() instead */
@@ -120,10 +121,11 @@ static struct {
 	int n_spare;
 	unsigned pipe_size;
 	struct sockaddr_un addr;
+	int handoff; /* the proxy's hand-off socket (handoff.h), or -1: relay the bytes */
 	char scratch[RELAY_BUF];
 	bool only_uid; /* relay_conf.only_uid */
 	uid_t uid;
-} relay = {.epfd = -1, .dns = {.kind = W_DNS, .fd = -1}};
+} relay = {.epfd = -1, .handoff = -1, .dns = {.kind = W_DNS, .fd = -1}};
 
 /*
  * Is the process at the other end of the loopback connection C one of
@@ -720,7 +722,7 @@ relay_accept(struct listener *l)
 {
 	for (int k = 0; k < RELAY_ACCEPTS_PER_EVENT; k++) {
 		int c = accept(l->fd, NULL, NULL), u, one = 1;
-		char preamble[640];
+		char preamble[HANDOFF_PREAMBLE_MAX];
 		size_t n = 0;
 
 		if (c < 0) {
@@ -744,6 +746,12 @@ relay_accept(struct listener *l)
 			continue;
 		}
 		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		if (relay.handoff >= 0) {
+			/* The proxy takes the connection itself: nothing of it stays here. */
+			(void)handoff_send(relay.handoff, c, preamble, n);
+			close(c);
+			continue;
+		}
 		u = proxy_connect();
 		if (u < 0) {
 			close(c);
@@ -835,6 +843,18 @@ listener_add(int fd, enum watch_kind kind)
 	return 0;
 }
 
+/* The proxy's hand-off socket beside SOCKET_PATH, or -1 (none there: relay
+ * the bytes, as to a proxy that takes no hand-offs). */
+static int
+relay_handoff_connect(const char *socket_path)
+{
+	char path[sizeof(relay.addr.sun_path)];
+
+	if (handoff_path(socket_path, path, sizeof(path)) < 0)
+		return -1;
+	return handoff_connect(path);
+}
+
 /* Everything relay_loop() needs: the proxy's address, the backend, the sockets watched. */
 static int
 relay_setup(const struct relay_conf *conf, char *err, size_t errlen)
@@ -853,6 +873,7 @@ relay_setup(const struct relay_conf *conf, char *err, size_t errlen)
 		return relay_fail(err, errlen, conf->socket_path);
 	}
 	strcpy(relay.addr.sun_path, conf->socket_path);
+	relay.handoff = relay_handoff_connect(conf->socket_path);
 	relay.pipe_size = RELAY_PIPE_SIZE;
 	if (conf->n_tp > RELAY_MAX_TRANSPARENT) {
 		errno = E2BIG;

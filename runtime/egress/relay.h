@@ -4,9 +4,12 @@
  * The sandbox has its own network namespace with nothing but `lo`, so the
  * agent cannot reach the egress proxy's Unix socket through TCP.  The
  * relay listens on 127.0.0.1:PORT inside the sandbox (HTTP_PROXY points
- * there) and forwards each TCP connection, byte for byte in both
- * directions, to the proxy's Unix socket (bind-mounted into the sandbox
- * with the scratch dir).  It decides nothing: all policy is in the proxy.
+ * there) and hands each TCP connection to the proxy over the hand-off
+ * socket beside the proxy's Unix socket (handoff.h; both bind-mounted into
+ * the sandbox with the scratch dir), keeping nothing of it.  Where there is
+ * no hand-off socket to reach, it forwards the bytes instead, in both
+ * directions, to the proxy's Unix socket.  It decides nothing: all policy
+ * is in the proxy.
  *
  * It runs in omnibox-init, a static binary, so it uses only libc: one
  * event loop (epoll and splice on Linux; poll and copies on macOS, where

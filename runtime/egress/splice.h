@@ -23,12 +23,12 @@ struct splice_pipe {
 };
 
 enum splice_next {
-	SPLICE_WAIT_UP,	   /* wait until the upstream is readable */
-	SPLICE_WAIT_AGENT, /* wait until the agent's socket is writable */
-	SPLICE_DONE,	   /* the length is reached and all of it sent */
-	SPLICE_UP_CLOSED,  /* the upstream closed (the end of a close-delimited body) */
-	SPLICE_UNSUPPORTED, /* this kernel cannot splice these: nothing moved, copy instead */
-	SPLICE_UP_FAILED,  /* reading the upstream failed (errno says why) */
+	SPLICE_WAIT_UP,	     /* wait until the upstream is readable */
+	SPLICE_WAIT_AGENT,   /* wait until the agent's socket is writable */
+	SPLICE_DONE,	     /* the length is reached and all of it sent */
+	SPLICE_UP_CLOSED,    /* the upstream closed (the end of a close-delimited body) */
+	SPLICE_UNSUPPORTED,  /* this kernel cannot splice these: nothing moved, copy instead */
+	SPLICE_UP_FAILED,    /* reading the upstream failed (errno says why) */
 	SPLICE_AGENT_FAILED, /* the agent's side failed or closed */
 };
 

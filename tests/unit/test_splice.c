@@ -234,8 +234,9 @@ Test(splice, last_of_a_body_in_the_pipe_at_the_end_of_a_turn)
 
 Test(splice, bodies_of_many_sizes_arrive_whole_and_nothing_past_them_is_taken)
 {
-	static const uint64_t sizes[] = {1, 4095, 4096, 4097, 65536, 65537, 16 * 4096 - 1,
-					 16 * 4096, 16 * 4096 + 1, 17 * 4096, 1000000, 3333333};
+	static const uint64_t sizes[] = {
+	    1,	       4095,	      4096,	 4097,	  65536,  65537, 16 * 4096 - 1,
+	    16 * 4096, 16 * 4096 + 1, 17 * 4096, 1000000, 3333333};
 	static const size_t pipes[] = {4096, 65536, 1024 * 1024};
 
 	for (size_t p = 0; p < sizeof(pipes) / sizeof(*pipes); p++)
