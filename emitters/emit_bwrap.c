@@ -460,7 +460,7 @@ emit_private_home(const struct policy *p, const struct bwrap_context *c, struct 
 /*
  * egress_rules: the session's CA bundle read-only over the system's, after
  * every grant (one of /etc would cover it), for the clients that read the
- * system's file and no variable.  The proxy writes it before bwrap starts.
+ * system's file and no variable.  The proxy writes it before the agent starts.
  */
 static void
 emit_ca_bundles(const struct policy *p, const struct bwrap_context *c, struct out *o)
@@ -473,13 +473,13 @@ emit_ca_bundles(const struct policy *p, const struct bwrap_context *c, struct ou
 	snprintf(src, sizeof(src), "%s/%s", c->scratch, ENV_CA_BUNDLE);
 	if (c->resolved) {
 		comment(o, "egress_rules (line %u): the session's CA bundle, written by the proxy "
-			   "before bwrap starts, read-only over each system bundle here",
+			   "before the agent starts, read-only over each system bundle here",
 			sb->egress_loc.line);
 	} else if (!c->resolved) {
 		comment(o, "egress_rules (line %u): the session's CA bundle (the system's CAs, "
 			   "--egress-ca, the session CA),",
 			sb->egress_loc.line);
-		comment(o, "  written by the egress proxy before bwrap starts, read-only over the "
+		comment(o, "  written by the egress proxy before the agent starts, read-only over the "
 			   "system's: at launch over each");
 		comment(o, "  of these that exists here, followed to its file (Debian's shown):");
 		for (size_t i = 0; bwrap_ca_bundles[i]; i++)

@@ -121,7 +121,7 @@ static struct {
 	int n_spare;
 	unsigned pipe_size;
 	struct sockaddr_un addr;
-	int handoff; /* the proxy's hand-off socket (handoff.h), or -1: relay the bytes */
+	int handoff; /* the proxy's hand-off socket (handoff.h); -1: relay the bytes; -2: not tried */
 	char scratch[RELAY_BUF];
 	bool only_uid; /* relay_conf.only_uid */
 	uid_t uid;
@@ -717,6 +717,18 @@ pair_open(int c, int u, const char *preamble, size_t n)
 	pair_update(p);
 }
 
+/* The proxy's hand-off socket beside SOCKET_PATH, or -1 (none there: relay
+ * the bytes, as to a proxy that takes no hand-offs). */
+static int
+relay_handoff_connect(const char *socket_path)
+{
+	char path[sizeof(relay.addr.sun_path)];
+
+	if (handoff_path(socket_path, path, sizeof(path)) < 0)
+		return -1;
+	return handoff_connect(path);
+}
+
 static void
 relay_accept(struct listener *l)
 {
@@ -746,6 +758,10 @@ relay_accept(struct listener *l)
 			continue;
 		}
 		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* At the first connection: the agent, and so any connection,
+		 * starts only once the proxy listens (init_steps.c). */
+		if (relay.handoff == -2)
+			relay.handoff = relay_handoff_connect(relay.addr.sun_path);
 		if (relay.handoff >= 0) {
 			/* The proxy takes the connection itself: nothing of it stays here. */
 			(void)handoff_send(relay.handoff, c, preamble, n);
@@ -843,18 +859,6 @@ listener_add(int fd, enum watch_kind kind)
 	return 0;
 }
 
-/* The proxy's hand-off socket beside SOCKET_PATH, or -1 (none there: relay
- * the bytes, as to a proxy that takes no hand-offs). */
-static int
-relay_handoff_connect(const char *socket_path)
-{
-	char path[sizeof(relay.addr.sun_path)];
-
-	if (handoff_path(socket_path, path, sizeof(path)) < 0)
-		return -1;
-	return handoff_connect(path);
-}
-
 /* Everything relay_loop() needs: the proxy's address, the backend, the sockets watched. */
 static int
 relay_setup(const struct relay_conf *conf, char *err, size_t errlen)
@@ -873,7 +877,7 @@ relay_setup(const struct relay_conf *conf, char *err, size_t errlen)
 		return relay_fail(err, errlen, conf->socket_path);
 	}
 	strcpy(relay.addr.sun_path, conf->socket_path);
-	relay.handoff = relay_handoff_connect(conf->socket_path);
+	relay.handoff = -2; /* connected at the first connection */
 	relay.pipe_size = RELAY_PIPE_SIZE;
 	if (conf->n_tp > RELAY_MAX_TRANSPARENT) {
 		errno = E2BIG;

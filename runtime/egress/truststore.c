@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,14 +210,29 @@ jks(const struct entry *v, size_t n, struct bytes *b)
 	return b->failed ? -1 : 0;
 }
 
+/*
+ * NAME in DIRFD holding the N bytes at P, a new file; or, IN_PLACE, the
+ * empty file omnibox-run may have made there already (the bundle bwrap
+ * binds while this process starts): written through, the same inode.
+ */
 static int
-write_at(int dirfd, const char *name, const void *p, size_t n, char *err, size_t errlen)
+write_at(int dirfd, const char *name, const void *p, size_t n, bool in_place, char *err,
+	 size_t errlen)
 {
-	int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = openat(dirfd, name,
+			O_WRONLY | O_CREAT | (in_place ? 0 : O_EXCL) | O_NOFOLLOW | O_CLOEXEC, 0644);
 	size_t off = 0;
+	struct stat st;
 
 	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", name, strerror(errno));
+		return -1;
+	}
+	if (in_place && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+			 st.st_size != 0 || st.st_uid != geteuid())) {
+		snprintf(err, errlen, "%s: there already, and not the empty file of this launch",
+			 name);
+		close(fd);
 		return -1;
 	}
 	while (off < n) {
@@ -270,7 +286,7 @@ hashed_dir(int dirfd, const struct entry *v, size_t n, char *err, size_t errlen)
 		do
 			snprintf(name, sizeof(name), "%08lx.%d", h, k++);
 		while (faccessat(fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
-		rc = write_at(fd, name, pem, (size_t)len, err, errlen);
+		rc = write_at(fd, name, pem, (size_t)len, false, err, errlen);
 		BIO_free(bio);
 		if (rc < 0) {
 			close(fd);
@@ -318,8 +334,8 @@ truststore_write(const char *bundle, const char *sys, size_t sys_len, const char
 	put(&pem, ca, ca_len);
 	if (pem.failed || jks(all.v, all.n, &store) < 0)
 		goto out;
-	rc = write_at(dirfd, name, pem.v, pem.n, err, errlen) < 0 ||
-		     write_at(dirfd, ENV_CA_TRUSTSTORE, store.v, store.n, err, errlen) < 0 ||
+	rc = write_at(dirfd, name, pem.v, pem.n, true, err, errlen) < 0 ||
+		     write_at(dirfd, ENV_CA_TRUSTSTORE, store.v, store.n, false, err, errlen) < 0 ||
 		     hashed_dir(dirfd, all.v + n_sys, all.n - n_sys, err, errlen) < 0
 		 ? -1
 		 : 0;

@@ -27,7 +27,8 @@
 /*
  * Write the PEM bundle at BUNDLE (its directory's name for it may differ
  * from omnibox-ca.pem) and the other two beside it, none of which may
- * exist yet: SYS (SYS_LEN bytes of PEM; may be empty), EXTRA (the
+ * exist yet, but for an empty BUNDLE of this user's (omnibox-run makes it,
+ * for bwrap to bind while the proxy starts; it is written in place): SYS (SYS_LEN bytes of PEM; may be empty), EXTRA (the
  * --egress-ca PEM, or NULL) and CA (the session CA's PEM).  Returns 0, or
  * -1 with a message in ERR.
  */

@@ -336,17 +336,17 @@ proxy_answer(struct arena *a, int ctl, char *err, size_t errlen)
 }
 
 int
-egress_proxy_start(struct arena *a, const struct session_config *sc, const struct egress_log *log,
+egress_proxy_spawn(struct arena *a, const struct session_config *sc, const struct egress_log *log,
 		   struct egress_proxy *ep, char *err, size_t errlen)
 {
 	const char *exe = egress_find_proxy(a);
 	struct session_buf b = {0};
-	int sv[2], sent;
+	int sv[2];
 	pid_t parent = getpid();
-	char why[4096];
 
 	ep->pid = -1;
 	ep->ctl = -1;
+	ep->sent = 0;
 	if (!exe)
 		return diag_fail(err, errlen,
 				 "the egress proxy cannot start: omnibox-proxy is missing next to "
@@ -375,18 +375,36 @@ egress_proxy_start(struct arena *a, const struct session_config *sc, const struc
 	close(sv[1]);
 	ep->ctl = sv[0];
 	/* The secrets go over the socket, and from this process's memory now. */
-	sent = session_send(ep->ctl, &b);
+	if (session_send(ep->ctl, &b) < 0)
+		ep->sent = errno ? errno : EIO;
 	session_buf_free(&b);
-	/* A proxy that could not even read them has said why (or exited);
-	 * one that answered has read them all. */
-	if (sent < 0)
-		snprintf(why, sizeof(why), "%s", strerror(errno));
-	if (proxy_answer(a, ep->ctl, why, sizeof(why)) < 0 || sent < 0) {
+	return 0;
+}
+
+int
+egress_proxy_ready(struct arena *a, struct egress_proxy *ep, char *err, size_t errlen)
+{
+	char why[4096];
+
+	/* A proxy that could not even read the configuration has said why (or
+	 * exited); one that answered has read it all. */
+	if (ep->sent)
+		snprintf(why, sizeof(why), "%s", strerror(ep->sent));
+	if (proxy_answer(a, ep->ctl, why, sizeof(why)) < 0 || ep->sent) {
 		egress_proxy_stop(a, ep, NULL);
 		return diag_fail(err, errlen, "the egress proxy cannot start: %s; nothing ran",
 				 why);
 	}
 	return 0;
+}
+
+int
+egress_proxy_start(struct arena *a, const struct session_config *sc, const struct egress_log *log,
+		   struct egress_proxy *ep, char *err, size_t errlen)
+{
+	if (egress_proxy_spawn(a, sc, log, ep, err, errlen) < 0)
+		return -1;
+	return egress_proxy_ready(a, ep, err, errlen);
 }
 
 void

@@ -78,6 +78,7 @@ void egress_log_close(struct egress_log *log);
 struct egress_proxy {
 	pid_t pid; /* -1: none */
 	int ctl;   /* omnibox-run's end of the session socket */
+	int sent;  /* 0, or the errno of sending the configuration */
 };
 
 /*
@@ -93,6 +94,18 @@ struct egress_proxy {
 int egress_proxy_start(struct arena *a, const struct session_config *sc,
 		       const struct egress_log *log, struct egress_proxy *ep, char *err,
 		       size_t errlen);
+
+/*
+ * egress_proxy_start() in two halves, so that the sandbox is set up while
+ * the proxy starts: egress_proxy_spawn() starts it and sends SC (0, or -1
+ * with ERR: nothing may run); egress_proxy_ready() waits for its answer
+ * (0 when it listens; -1 with ERR, the proxy stopped, and nothing may run).
+ * The agent must not start before egress_proxy_ready() said 0.
+ */
+int egress_proxy_spawn(struct arena *a, const struct session_config *sc,
+		       const struct egress_log *log, struct egress_proxy *ep, char *err,
+		       size_t errlen);
+int egress_proxy_ready(struct arena *a, struct egress_proxy *ep, char *err, size_t errlen);
 
 /*
  * Stop EP's proxy and wait for it; what it refused goes to *SUM (from A;

@@ -640,6 +640,19 @@ init_confine(struct init_options *io, struct init_state *st, char *err, size_t e
 	return 0;
 }
 
+/* One byte "g" from omnibox-run on the ready socket: 0; anything else (its end): -1. */
+static int
+wait_go(int fd)
+{
+	char c = 0;
+	ssize_t n;
+
+	do
+		n = read(fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	return n == 1 && c == 'g' ? 0 : -1;
+}
+
 int
 init_announce_ready(const struct init_options *io, struct init_state *st, char *err, size_t errlen)
 {
@@ -658,6 +671,11 @@ init_announce_ready(const struct init_options *io, struct init_state *st, char *
 			    err, errlen,
 			    "cannot tell omnibox-run the sandbox is set up: %s; nothing ran",
 			    strerror(errno));
+		/* The egress proxy started while the sandbox was set up: the
+		 * agent waits for omnibox-run's word that it listens. */
+		if (io->relay_port_arg && wait_go(io->ready_fd) < 0)
+			return diag_fail(err, errlen,
+					 "the egress proxy did not start; nothing ran");
 		close(io->ready_fd);
 	}
 	/*

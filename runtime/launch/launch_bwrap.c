@@ -14,11 +14,13 @@
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "compiler/base/textesc.h"
+#include "compiler/decide/env.h"
 #include "compiler/decide/transparent.h"
 #include "emitters/bwrap.h"
 #include "runtime/launch/cgroup.h"
@@ -402,6 +404,28 @@ run_state_watch(struct run_state *st, struct bwrap_launch *l, struct event **evs
 	return n_evs;
 }
 
+/*
+ * The proxy started while bwrap set the sandbox up; omnibox-init, given
+ * --relay, waits for one byte on its ready socket before the agent starts.
+ * It gets it once the proxy listens.  Without it (the proxy failed, or
+ * this process is gone) it runs nothing.
+ */
+static int
+proxy_go(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	ssize_t n;
+
+	l->proxy_pending = false;
+	if (egress_proxy_ready(l->a, &l->proxy, err, errlen) < 0)
+		return -1;
+	do
+		n = send(l->ready_sock[0], "g", 1, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	/* Not taken: omnibox-init is gone already, and says why itself. */
+	(void)n;
+	return 0;
+}
+
 static int
 run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 {
@@ -440,6 +464,17 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	}
 	if (st.bwrap == 0)
 		bwrap_exec(l, argv, keep, n_keep);
+	if (l->proxy_pending && proxy_go(l, err, errlen) < 0) {
+		/* Nothing of the agent ran: omnibox-init was still waiting. */
+		kill(st.bwrap, SIGKILL);
+		while (waitpid(st.bwrap, NULL, 0) < 0 && errno == EINTR)
+			;
+		for (size_t i = 0; i < n_evs; i++)
+			event_free(evs[i]);
+		free(keep);
+		free(argv);
+		return -1;
+	}
 	if (l->landlock)
 		st.sandbox_pid = st.bwrap; /* omnibox-init itself */
 	free(keep);
@@ -576,6 +611,34 @@ bwrap_launch_init(struct bwrap_launch *l)
  * then the descriptors omnibox-init gets: the seccomp filter, its status
  * pipe and its ready socket.
  */
+
+/*
+ * egress_rules: the empty file bwrap binds the session's CA bundle from,
+ * in the new scratch dir, so that bwrap can set the sandbox up while the
+ * proxy starts; the proxy writes the bundle into it (truststore.h) before
+ * the agent starts.
+ */
+static int
+ca_bundle_hold(struct bwrap_launch *l)
+{
+	struct stat st;
+	int d = open(l->scratch.path, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), f = -1, e;
+
+	if (d >= 0 && fstat(d, &st) == 0 && st.st_dev == l->scratch.dev &&
+	    st.st_ino == l->scratch.ino)
+		f = openat(d, ENV_CA_BUNDLE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			   0644);
+	else if (d >= 0)
+		errno = ESTALE;
+	e = errno;
+	if (f >= 0)
+		close(f);
+	if (d >= 0)
+		close(d);
+	errno = e;
+	return f >= 0 ? 0 : -1;
+}
+
 static int
 prepare_host(struct bwrap_launch *l, char *err, size_t errlen)
 {
@@ -605,6 +668,9 @@ prepare_host(struct bwrap_launch *l, char *err, size_t errlen)
 			return diag_fail(err, errlen, "cannot create the scratch dir in %s: %s",
 					 tmp, strerror(errno));
 		l->scratch_made = true;
+		if (l->p->os_env.sandbox.n_egress && !l->landlock && ca_bundle_hold(l) < 0)
+			return diag_fail(err, errlen, "cannot make %s/%s: %s", l->scratch.path,
+					 ENV_CA_BUNDLE, strerror(errno));
 	}
 
 	if (l->landlock && bwrap_network_shared(l->p))
@@ -977,8 +1043,17 @@ start_services(struct bwrap_launch *l, char *err, size_t errlen)
 
 		egress_config(l->a, l->o, sb, l->scratch.path, l->rq.proxy_socket, &l->creds,
 			      &l->egress_log, &sc);
-		/* Up before the agent exists: no first request may find it missing. */
-		rc = egress_proxy_start(l->a, &sc, &l->egress_log, &l->proxy, err, errlen);
+		/*
+		 * Up before the agent exists: no first request may find it missing.
+		 * Under bwrap the sandbox is set up meanwhile, and omnibox-init holds
+		 * the agent until the proxy has answered (proxy_go()); linux_landlock's
+		 * relay, here, needs the proxy listening first.
+		 */
+		rc = l->landlock ? egress_proxy_start(l->a, &sc, &l->egress_log, &l->proxy, err,
+						      errlen)
+				 : egress_proxy_spawn(l->a, &sc, &l->egress_log, &l->proxy, err,
+						      errlen);
+		l->proxy_pending = rc == 0 && !l->landlock;
 		/* The proxy has its own copy: ours goes now. */
 		if (l->creds.n_creds)
 			cred_runtime_wipe(&l->creds);

@@ -73,6 +73,7 @@ struct bwrap_launch {
 	struct event_base *base;
 	struct copyback *copyback;
 	struct egress_proxy proxy; /* omnibox-proxy's process, with egress_rules */
+	bool proxy_pending;	   /* started, its answer not read: the agent waits for it */
 	struct notify *notify;
 	struct egress_log egress_log;
 	char git_ssh_token[GITSSH_TOKEN_LEN + 1];

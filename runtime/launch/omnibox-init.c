@@ -26,7 +26,9 @@
  * (seccomp_load.h), starts the egress relay of --relay (with the
  * transparent sockets), sends a byte and the listener on the --ready-fd
  * socket (omnibox-run's proof that bwrap's setup succeeded; omnibox-run
- * answers the refusals from then on) and closes both, starts the agent,
+ * answers the refusals from then on), with --relay waits on that socket
+ * for omnibox-run's "g" (the egress proxy, started meanwhile, listens; any
+ * other end and nothing runs), closes both, starts the agent,
  * passes on the signals omnibox-run forwards, reaps orphans, and exits
  * with the agent's status (128+N for a signal).  When it exits, the
  * kernel kills everything left in the namespace: an agent cannot leave a

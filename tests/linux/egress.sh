@@ -206,6 +206,36 @@ run_all() {
 	sbx egress sh -c "curl -sS -o /dev/null '$url/secret/x'"
 	expect_no_out "the egress proxy refused"
 
+	# The proxy starts while bwrap sets the sandbox up; omnibox-init holds
+	# the agent until omnibox-run says the proxy listens.
+	name="the agent waits for a proxy that is slow to start, and its first request goes through"
+	mv "$TB/omnibox-proxy" "$TB/omnibox-proxy.real"
+	printf '#!/bin/sh
+sleep 1
+exec "$0.real" "$@"
+' >"$TB/omnibox-proxy"
+	chmod 755 "$TB/omnibox-proxy"
+	sbx egress sh -c "curl -sS -m 20 '$url/bytes/7'; echo; echo rc=\$?"
+	expect_eq "exit status" "$rc" 0
+	expect_out "xxxxxxx"
+	name="a proxy that fails while bwrap sets the sandbox up: exit 125, nothing of the agent ran"
+	printf '#!/bin/sh
+sleep 0.5
+exit 3
+' >"$TB/omnibox-proxy"
+	rm -f "$WS/agent-ran"
+	sbx egress sh -c "touch '$WS/agent-ran'"
+	expect_eq "exit status" "$rc" 125
+	expect_out "the egress proxy cannot start: omnibox-proxy exited without an answer; nothing ran"
+	expect_eq "the agent's file" "$(ls "$WS/agent-ran" 2>&1 >/dev/null | grep -c 'No such file')" 1
+	name="a proxy that is missing: exit 125, nothing of the agent ran"
+	rm -f "$TB/omnibox-proxy" "$WS/agent-ran"
+	sbx egress sh -c "touch '$WS/agent-ran'"
+	expect_eq "exit status" "$rc" 125
+	expect_out "omnibox-proxy is missing next to omnibox-run"
+	expect_eq "the agent's file" "$(ls "$WS/agent-ran" 2>&1 >/dev/null | grep -c 'No such file')" 1
+	mv "$TB/omnibox-proxy.real" "$TB/omnibox-proxy"
+
 	name="a direct connection that bypasses the proxy fails"
 	sbx egress sh -c "curl -sS -m 5 --noproxy '*' https://127.0.0.1:$HTTPS/echo/x 2>&1 || echo direct-failed"
 	expect_out "direct-failed"
