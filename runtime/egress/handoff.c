@@ -40,15 +40,24 @@ address(const char *path, struct sockaddr_un *sun)
 	return 0;
 }
 
+/* Close FD, keeping errno: -1. */
+static int
+fail_closing(int fd)
+{
+	int e = errno;
+
+	close(fd);
+	errno = e;
+	return -1;
+}
+
 static int
 dgram_socket(void)
 {
 	int fd = socket(AF_UNIX, SOCK_DGRAM, 0);
 
-	if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
-		close(fd);
-		return -1;
-	}
+	if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) < 0)
+		return fail_closing(fd);
 	return fd;
 }
 
@@ -57,7 +66,7 @@ handoff_listen(const char *path)
 {
 	struct sockaddr_un sun;
 	struct stat st;
-	int fd, e;
+	int fd;
 
 	if (address(path, &sun) < 0)
 		return -1;
@@ -72,12 +81,8 @@ handoff_listen(const char *path)
 	if (fd < 0)
 		return -1;
 	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || chmod(path, 0600) < 0 ||
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+		return fail_closing(fd);
 	return fd;
 }
 
@@ -85,16 +90,12 @@ int
 handoff_connect(const char *path)
 {
 	struct sockaddr_un sun;
-	int fd, e;
+	int fd;
 
 	if (address(path, &sun) < 0 || (fd = dgram_socket()) < 0)
 		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
+		return fail_closing(fd);
 	return fd;
 }
 

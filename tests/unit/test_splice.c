@@ -55,6 +55,32 @@ tcp_pair(int fd[2])
 	close(l);
 }
 
+/* The two connections of a body's way: UP (the server's end [0], the
+ * proxy's [1]) and AGENT (the proxy's end [0], the agent's [1]); the
+ * proxy's ends and the agent's non-blocking. */
+static void
+both_ways(int up[2], int agent[2])
+{
+	tcp_pair(up);
+	tcp_pair(agent);
+	nonblock(up[1]);
+	nonblock(agent[0]);
+	nonblock(agent[1]);
+}
+
+/* Close what is still open of PIPE and the four ends (-1: closed already). */
+static void
+close_all(struct splice_pipe *sp, const int up[2], const int agent[2])
+{
+	splice_pipe_close(sp);
+	for (int i = 0; i < 2; i++) {
+		if (up[i] >= 0)
+			close(up[i]);
+		if (agent[i] >= 0)
+			close(agent[i]);
+	}
+}
+
 /* Write the body and then `extra` bytes of 0xEE, from a child, in writes
  * of `chunk`; then wait, the socket open, until killed (as a kept-alive
  * server does). */
@@ -150,15 +176,13 @@ one(uint64_t size, size_t pipe_size, size_t chunk, bool by_length)
 	pid_t pid;
 	enum splice_next r;
 
-	tcp_pair(up);
-	tcp_pair(agent);
-	nonblock(up[1]);
-	nonblock(agent[0]);
-	nonblock(agent[1]);
+	both_ways(up, agent);
 	/* A close-delimited body: the server closes once it has written all. */
 	pid = serve(up[0], size, chunk, by_length ? 4096 : 0, by_length);
-	if (!by_length)
+	if (!by_length) {
 		close(up[0]); /* the child's copy is the server's: its exit closes */
+		up[0] = -1;
+	}
 	cr_assert_eq(splice_pipe_open(&sp, pipe_size), 0);
 	r = run(&sp, up[1], agent[0], agent[1], by_length ? &left : NULL, &got);
 	cr_assert_eq(r, by_length ? SPLICE_DONE : SPLICE_UP_CLOSED, "answer %d for %llu bytes", r,
@@ -180,13 +204,9 @@ one(uint64_t size, size_t pipe_size, size_t chunk, bool by_length)
 		cr_assert_eq(n, sizeof(b));
 		cr_assert_eq(b[0], 0xEE);
 		kill(pid, SIGTERM);
-		close(up[0]);
 	}
 	cr_assert_eq(waitpid(pid, NULL, 0), pid);
-	splice_pipe_close(&sp);
-	close(up[1]);
-	close(agent[0]);
-	close(agent[1]);
+	close_all(&sp, up, agent);
 }
 
 /*
@@ -203,11 +223,7 @@ Test(splice, last_of_a_body_in_the_pipe_at_the_end_of_a_turn)
 	uint64_t size = (uint64_t)SPLICE_ROUNDS * 4096, left = size, got = 0;
 	pid_t pid;
 
-	tcp_pair(up);
-	tcp_pair(agent);
-	nonblock(up[1]);
-	nonblock(agent[0]);
-	nonblock(agent[1]);
+	both_ways(up, agent);
 	cr_assert_eq(splice_pipe_open(&sp, 4096), 0);
 	cr_assert_eq(sp.pipe_size, 4096);
 	pid = serve(up[0], size, 4096, 0, true);
@@ -225,11 +241,7 @@ Test(splice, last_of_a_body_in_the_pipe_at_the_end_of_a_turn)
 	cr_assert_eq(got, size);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
-	splice_pipe_close(&sp);
-	close(up[0]);
-	close(up[1]);
-	close(agent[0]);
-	close(agent[1]);
+	close_all(&sp, up, agent);
 }
 
 Test(splice, bodies_of_many_sizes_arrive_whole_and_nothing_past_them_is_taken)
@@ -260,38 +272,30 @@ Test(splice, an_upstream_that_closes_inside_a_length_is_not_a_finished_body)
 	int up[2], agent[2];
 	uint64_t left = 10000, got = 0;
 
-	tcp_pair(up);
-	tcp_pair(agent);
-	nonblock(up[1]);
-	nonblock(agent[0]);
-	nonblock(agent[1]);
+	both_ways(up, agent);
 	cr_assert_eq(splice_pipe_open(&sp, 65536), 0);
 	for (uint64_t i = 0; i < 5000; i++)
 		cr_assert_eq(write(up[0], (unsigned char[1]){byte_at(i)}, 1), 1);
 	close(up[0]);
+	up[0] = -1;
 	cr_assert_eq(run(&sp, up[1], agent[0], agent[1], &left, &got), SPLICE_UP_CLOSED);
 	take_all(agent[1], &got, 5000);
 	cr_assert_eq(got, 5000);
 	cr_assert_eq(left, 5000);
-	splice_pipe_close(&sp);
-	close(up[1]);
-	close(agent[0]);
-	close(agent[1]);
+	close_all(&sp, up, agent);
 }
 
 Test(splice, an_agent_that_is_gone_is_a_failure)
 {
 	struct splice_pipe sp;
 	int up[2], agent[2];
-	uint64_t left = 1000000, got = 0;
+	uint64_t left = 1000000;
 	pid_t pid;
 
 	signal(SIGPIPE, SIG_IGN);
-	tcp_pair(up);
-	tcp_pair(agent);
-	nonblock(up[1]);
-	nonblock(agent[0]);
+	both_ways(up, agent);
 	close(agent[1]);
+	agent[1] = -1;
 	cr_assert_eq(splice_pipe_open(&sp, 65536), 0);
 	pid = serve(up[0], left, 65536, 0, true);
 	enum splice_next r = SPLICE_WAIT_UP;
@@ -303,12 +307,8 @@ Test(splice, an_agent_that_is_gone_is_a_failure)
 		if (r == SPLICE_WAIT_UP || r == SPLICE_WAIT_AGENT)
 			cr_assert_eq(poll(&p, 1, 2000), 1);
 	}
-	(void)got;
 	cr_assert_eq(r, SPLICE_AGENT_FAILED);
 	kill(pid, SIGTERM);
 	waitpid(pid, NULL, 0);
-	splice_pipe_close(&sp);
-	close(up[0]);
-	close(up[1]);
-	close(agent[0]);
+	close_all(&sp, up, agent);
 }
