@@ -100,6 +100,22 @@ handoff_connect(const char *path)
 }
 
 int
+handoff_take(const char *socket_path)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	int fd;
+
+	if (handoff_path(socket_path, path, sizeof(path)) < 0) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = handoff_connect(path);
+	if (fd >= 0 && unlink(path) < 0)
+		return fail_closing(fd);
+	return fd;
+}
+
+int
 handoff_send(int chan, int fd, const char *pre, size_t n)
 {
 	char data[1 + HANDOFF_PREAMBLE_MAX];
@@ -129,7 +145,7 @@ handoff_send(int chan, int fd, const char *pre, size_t n)
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
 	do
-		r = sendmsg(chan, &m, MSG_NOSIGNAL);
+		r = sendmsg(chan, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
 	return r == (ssize_t)(1 + n) ? 0 : -1;
 }

@@ -10,11 +10,15 @@
  * transparent connection's CONNECT preamble, relay.h).  From then on the
  * relay holds nothing of the connection, and each byte crosses one process.
  *
- * Anyone in the sandbox can send to that socket, as anyone there can
- * connect to the proxy's: it grants nothing the proxy's socket does not.
- * So the proxy takes from a datagram only what a client could have sent:
- * one descriptor that is a stream socket (TCP or Unix), and bytes to read
- * first; anything else is closed and dropped.
+ * The hand-off socket's path is gone before the agent starts: whoever
+ * starts the relay connects it and unlinks the path (handoff_take()), so
+ * the relay's connected socket is the only way to it.  That matters: a
+ * passed descriptor shares its open file description with the sender's
+ * copy, and a sender that kept one could clear O_NONBLOCK under the
+ * proxy, or set a lingering close on it, and so block the proxy.  The
+ * relay keeps no copy (it closes the connection once it is sent).  The
+ * proxy still takes from a datagram only one connected stream socket and
+ * the bytes to read first; anything else is closed and dropped.
  *
  * Only libc: omnibox-init (static) sends, omnibox-proxy receives.
  */
@@ -39,8 +43,16 @@ int handoff_listen(const char *path);
  * errno set (ENOENT: no proxy there takes hand-offs). */
 int handoff_connect(const char *path);
 
-/* Pass FD (which the caller still closes) and the N bytes of PRE.  0, or -1
- * with errno set. */
+/*
+ * The relay's end for the proxy whose socket is SOCKET_PATH: connected to
+ * the hand-off socket beside it, whose path is then unlinked, so that no
+ * one else can send to it.  Called before the agent starts.  -1 with errno
+ * set when there is none (the relay then forwards bytes).
+ */
+int handoff_take(const char *socket_path);
+
+/* Pass FD (which the caller still closes) and the N bytes of PRE, without
+ * waiting (a full queue is EAGAIN).  0, or -1 with errno set. */
 int handoff_send(int chan, int fd, const char *pre, size_t n);
 
 /*

@@ -121,7 +121,7 @@ static struct {
 	int n_spare;
 	unsigned pipe_size;
 	struct sockaddr_un addr;
-	int handoff; /* the proxy's hand-off socket (handoff.h); -1: relay the bytes; -2: not tried */
+	int handoff; /* relay_conf.handoff_fd */
 	char scratch[RELAY_BUF];
 	bool only_uid; /* relay_conf.only_uid */
 	uid_t uid;
@@ -717,18 +717,6 @@ pair_open(int c, int u, const char *preamble, size_t n)
 	pair_update(p);
 }
 
-/* The proxy's hand-off socket beside SOCKET_PATH, or -1 (none there: relay
- * the bytes, as to a proxy that takes no hand-offs). */
-static int
-relay_handoff_connect(const char *socket_path)
-{
-	char path[sizeof(relay.addr.sun_path)];
-
-	if (handoff_path(socket_path, path, sizeof(path)) < 0)
-		return -1;
-	return handoff_connect(path);
-}
-
 static void
 relay_accept(struct listener *l)
 {
@@ -758,13 +746,9 @@ relay_accept(struct listener *l)
 			continue;
 		}
 		setsockopt(c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		/* At the first connection: the agent, and so any connection,
-		 * starts only once the proxy listens (init_steps.c). */
-		if (relay.handoff == -2)
-			relay.handoff = relay_handoff_connect(relay.addr.sun_path);
-		if (relay.handoff >= 0) {
-			/* The proxy takes the connection itself: nothing of it stays here. */
-			(void)handoff_send(relay.handoff, c, preamble, n);
+		/* The proxy takes the connection itself: nothing of it stays here.
+		 * Its queue full (or the channel gone), the bytes go the old way. */
+		if (relay.handoff >= 0 && handoff_send(relay.handoff, c, preamble, n) == 0) {
 			close(c);
 			continue;
 		}
@@ -877,7 +861,7 @@ relay_setup(const struct relay_conf *conf, char *err, size_t errlen)
 		return relay_fail(err, errlen, conf->socket_path);
 	}
 	strcpy(relay.addr.sun_path, conf->socket_path);
-	relay.handoff = -2; /* connected at the first connection */
+	relay.handoff = conf->handoff ? conf->handoff_fd : -1;
 	relay.pipe_size = RELAY_PIPE_SIZE;
 	if (conf->n_tp > RELAY_MAX_TRANSPARENT) {
 		errno = E2BIG;
@@ -970,13 +954,15 @@ relay_serve(int listen_fd, const char *socket_path)
 }
 
 void
-relay_serve_uid(int listen_fd, const char *socket_path, uid_t uid)
+relay_serve_uid(int listen_fd, const char *socket_path, int handoff_fd, uid_t uid)
 {
 	struct relay_conf conf = {.listen_fd = listen_fd,
 				  .socket_path = socket_path,
 				  .dns_fd = -1,
 				  .only_uid = true,
-				  .uid = uid};
+				  .uid = uid,
+				  .handoff = handoff_fd >= 0,
+				  .handoff_fd = handoff_fd};
 
 	relay_serve_conf(&conf);
 }

@@ -100,6 +100,10 @@ struct relay_conf {
 	 * network namespace, where only the sandbox can connect.) */
 	bool only_uid;
 	uid_t uid;
+	/* Hand each connection to the proxy over HANDOFF_FD (handoff_take())
+	 * instead of forwarding its bytes.  (Off: forward.) */
+	bool handoff;
+	int handoff_fd;
 };
 
 /* As relay_run(), with transparent listeners and the DNS socket that names their addresses. */
@@ -111,8 +115,10 @@ int relay_run_conf(const struct relay_conf *conf, char *err, size_t errlen);
  * ("omnibox relay: ...") and _exit(1).
  */
 void relay_serve(int listen_fd, const char *socket_path) __attribute__((noreturn));
-/* The same, relaying only the connections of user UID's processes (relay_conf.only_uid). */
-void relay_serve_uid(int listen_fd, const char *socket_path, uid_t uid) __attribute__((noreturn));
+/* The same, relaying only the connections of user UID's processes (relay_conf.only_uid),
+ * handed over by HANDOFF_FD (-1: none, the bytes forwarded). */
+void relay_serve_uid(int listen_fd, const char *socket_path, int handoff_fd, uid_t uid)
+    __attribute__((noreturn));
 void relay_serve_conf(const struct relay_conf *conf) __attribute__((noreturn));
 
 #endif

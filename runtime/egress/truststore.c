@@ -219,8 +219,10 @@ static int
 write_at(int dirfd, const char *name, const void *p, size_t n, bool in_place, char *err,
 	 size_t errlen)
 {
+	/* In place: O_NONBLOCK, so that a FIFO there fails instead of waiting. */
 	int fd = openat(dirfd, name,
-			O_WRONLY | O_CREAT | (in_place ? 0 : O_EXCL) | O_NOFOLLOW | O_CLOEXEC, 0644);
+			O_WRONLY | O_CREAT | (in_place ? O_NONBLOCK : O_EXCL) | O_NOFOLLOW | O_CLOEXEC,
+			0644);
 	size_t off = 0;
 	struct stat st;
 

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,6 +409,34 @@ egress_proxy_start(struct arena *a, const struct session_config *sc, const struc
 }
 
 void
+egress_proxy_kill(struct egress_proxy *ep)
+{
+	if (ep->pid <= 0)
+		return;
+	kill(ep->pid, SIGKILL);
+	close(ep->ctl);
+	ep->ctl = -1;
+	while (waitpid(ep->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	ep->pid = -1;
+}
+
+#define PROXY_STOP_S 10
+
+/* Does CTL have something to read (the summary, or the end) within PROXY_STOP_S? */
+static bool
+proxy_answers(int ctl)
+{
+	struct pollfd p = {.fd = ctl, .events = POLLIN};
+	int r;
+
+	do
+		r = poll(&p, 1, PROXY_STOP_S * 1000);
+	while (r < 0 && errno == EINTR);
+	return r > 0;
+}
+
+void
 egress_proxy_stop(struct arena *a, struct egress_proxy *ep, struct session_summary *sum)
 {
 	unsigned char *data = NULL;
@@ -418,11 +447,18 @@ egress_proxy_stop(struct arena *a, struct egress_proxy *ep, struct session_summa
 		memset(sum, 0, sizeof(*sum));
 	if (ep->pid <= 0)
 		return;
-	/* The end of the stream says stop; the summary comes back before the proxy ends. */
+	/* The end of the stream says stop; the summary comes back before the
+	 * proxy ends.  A proxy that says nothing in time is killed: a wedged
+	 * one must not hold the launch after the sandbox is gone. */
 	shutdown(ep->ctl, SHUT_WR);
-	if (sum && session_recv(ep->ctl, &data, &len) == 1 &&
-	    session_decode_summary(a, data, len, sum, why, sizeof(why)) < 0)
+	if (!proxy_answers(ep->ctl)) {
+		launch_say("omnibox-run: the egress proxy did not stop in %d s: killed\n",
+			   PROXY_STOP_S);
+		kill(ep->pid, SIGKILL);
+	} else if (sum && session_recv(ep->ctl, &data, &len) == 1 &&
+		   session_decode_summary(a, data, len, sum, why, sizeof(why)) < 0) {
 		launch_say("omnibox-run: %s\n", why);
+	}
 	free(data);
 	close(ep->ctl);
 	ep->ctl = -1;

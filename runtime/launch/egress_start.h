@@ -113,6 +113,9 @@ int egress_proxy_ready(struct arena *a, struct egress_proxy *ep, char *err, size
  */
 void egress_proxy_stop(struct arena *a, struct egress_proxy *ep, struct session_summary *sum);
 
+/* Kill EP's proxy at once and wait for it (it has not answered: nothing to ask it). */
+void egress_proxy_kill(struct egress_proxy *ep);
+
 /*
  * What the proxy refused (SUM), on stderr: the agent saw only a 403, the
  * user sees here which rule of POLICY would have allowed each request no

@@ -36,6 +36,7 @@
 
 #include "compiler/base/diag.h"
 #include "runtime/egress/fakedns.h"
+#include "runtime/egress/handoff.h"
 #include "runtime/egress/relay.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/launch/rlimit.h"
@@ -500,6 +501,10 @@ start_relay(struct init_state *st, const char *port_arg, const char *socket_path
 	conf.listen_fd = relay_listen((uint16_t)port, why, sizeof(why));
 	if (conf.listen_fd < 0)
 		return diag_fail(err, errlen, "relay: %s", why);
+	/* The proxy listens (omnibox-run said so); the agent does not exist
+	 * yet: the hand-off socket's path goes, and only the relay holds it. */
+	conf.handoff_fd = handoff_take(socket_path);
+	conf.handoff = conf.handoff_fd >= 0;
 	pid = fork();
 	if (pid < 0)
 		return diag_fail(err, errlen, "fork: %s", strerror(errno));
@@ -508,6 +513,8 @@ start_relay(struct init_state *st, const char *port_arg, const char *socket_path
 			close(st->listener_fd);
 		relay_serve_conf(&conf);
 	}
+	if (conf.handoff)
+		close(conf.handoff_fd);
 	close(conf.listen_fd);
 	for (size_t k = 0; k < st->n_tp; k++)
 		close(st->tp_fd[k]);
@@ -656,14 +663,6 @@ wait_go(int fd)
 int
 init_announce_ready(const struct init_options *io, struct init_state *st, char *err, size_t errlen)
 {
-	/*
-	 * The egress relay listens before the agent exists, so its first
-	 * connection finds it; it runs in a child of its own, limits and all,
-	 * and dies with the namespace when this process exits.
-	 */
-	if (io->relay_port_arg &&
-	    start_relay(st, io->relay_port_arg, io->relay_socket, err, errlen) < 0)
-		return -1;
 	/* The sandbox is set up: from here on a failure is the command's. */
 	if (io->ready_fd > 2) {
 		if (send_ready(io->ready_fd, st->listener_fd) < 0)
@@ -672,12 +671,20 @@ init_announce_ready(const struct init_options *io, struct init_state *st, char *
 			    "cannot tell omnibox-run the sandbox is set up: %s; nothing ran",
 			    strerror(errno));
 		/* The egress proxy started while the sandbox was set up: the
-		 * agent waits for omnibox-run's word that it listens. */
+		 * relay and the agent wait for omnibox-run's word that it listens. */
 		if (io->relay_port_arg && wait_go(io->ready_fd) < 0)
 			return diag_fail(err, errlen,
 					 "the egress proxy did not start; nothing ran");
 		close(io->ready_fd);
 	}
+	/*
+	 * The egress relay listens before the agent exists, so its first
+	 * connection finds it; it runs in a child of its own, limits and all,
+	 * and dies with the namespace when this process exits.
+	 */
+	if (io->relay_port_arg &&
+	    start_relay(st, io->relay_port_arg, io->relay_socket, err, errlen) < 0)
+		return -1;
 	/*
 	 * Only omnibox-run holds the listener now.  If it dies, the kernel
 	 * fails each refused call with ENOSYS: refused still.

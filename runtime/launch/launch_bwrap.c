@@ -58,6 +58,7 @@ struct run_state {
 	struct notify *notify; /* the seccomp refusals, once omnibox-init is ready */
 	struct event *ready_ev;
 	bool ready; /* omnibox-init's byte came */
+	int signalled; /* the last signal forwarded, 0: none */
 	/* linux_landlock: omnibox-init is in the agent's domain, which may
 	 * signal it; stopped, it is killed (it would hold the launch forever). */
 	bool landlock;
@@ -105,6 +106,8 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 	}
 	/* To omnibox-init, which hands it to the agent; before the sandbox
 	 * exists, to bwrap itself. */
+	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
+		st->signalled = (int)sig;
 	kill(st->sandbox_pid ? st->sandbox_pid : st->bwrap, (int)sig);
 }
 
@@ -404,18 +407,53 @@ run_state_watch(struct run_state *st, struct bwrap_launch *l, struct event **evs
 	return n_evs;
 }
 
+static void
+on_proxy_answer(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	*(bool *)arg = true;
+}
+
 /*
  * The proxy started while bwrap set the sandbox up; omnibox-init, given
- * --relay, waits for one byte on its ready socket before the agent starts.
- * It gets it once the proxy listens.  Without it (the proxy failed, or
- * this process is gone) it runs nothing.
+ * --relay, waits for one byte on its ready socket before the relay and the
+ * agent start.  It gets it once the proxy listens.  Without it (the proxy
+ * failed, or this process is gone) it runs nothing.  The wait is the event
+ * loop's, so that a signal (Ctrl-C) still reaches the sandbox and ends it:
+ * then the proxy is stopped and 0 returned, bwrap's end telling the rest.
  */
 static int
-proxy_go(struct bwrap_launch *l, char *err, size_t errlen)
+proxy_go(struct bwrap_launch *l, struct run_state *st, char *err, size_t errlen)
 {
+	bool answered = false;
+	struct event *ev = event_new(st->base, l->proxy.ctl, EV_READ, on_proxy_answer, &answered);
 	ssize_t n;
 
 	l->proxy_pending = false;
+	if (!ev || event_add(ev, NULL) < 0) {
+		if (ev)
+			event_free(ev);
+		egress_proxy_kill(&l->proxy);
+		return diag_fail(err, errlen, "cannot watch the egress proxy; nothing ran");
+	}
+	while (!answered && !st->done && !st->signalled)
+		if (event_base_loop(st->base, EVLOOP_ONCE) < 0)
+			break;
+	event_free(ev);
+	/* A signal for the agent before it exists (omnibox-init, waiting, does
+	 * not take it): the launch ends here, nothing of the agent ran. */
+	if (!answered && st->signalled && !st->done) {
+		egress_proxy_kill(&l->proxy);
+		return diag_fail(err, errlen,
+				 "signal %d while the egress proxy started: the launch ends; nothing "
+				 "ran",
+				 st->signalled);
+	}
+	if (!answered) {
+		egress_proxy_kill(&l->proxy);
+		return 0;
+	}
 	if (egress_proxy_ready(l->a, &l->proxy, err, errlen) < 0)
 		return -1;
 	do
@@ -464,7 +502,7 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	}
 	if (st.bwrap == 0)
 		bwrap_exec(l, argv, keep, n_keep);
-	if (l->proxy_pending && proxy_go(l, err, errlen) < 0) {
+	if (l->proxy_pending && proxy_go(l, &st, err, errlen) < 0) {
 		/* Nothing of the agent ran: omnibox-init was still waiting. */
 		kill(st.bwrap, SIGKILL);
 		while (waitpid(st.bwrap, NULL, 0) < 0 && errno == EINTR)

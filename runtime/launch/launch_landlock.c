@@ -19,6 +19,7 @@
 #include "compiler/decide/landlock.h"
 #include "compiler/decide/llbackend.h"
 #include "emitters/bwrap.h"
+#include "runtime/egress/handoff.h"
 #include "runtime/egress/relay.h"
 #include "runtime/launch/fds.h"
 #include "runtime/resolve/walk.h"
@@ -55,17 +56,24 @@ landlock_relay_listen(struct landlock_launch *ll, unsigned *port, char *err, siz
 int
 landlock_relay_start(struct landlock_launch *ll, const char *socket, char *err, size_t errlen)
 {
+	/* Before the agent exists: then no one but the relay can hand over. */
+	int ho = handoff_take(socket);
 	pid_t pid = fork();
 
-	if (pid < 0)
+	if (pid < 0) {
+		if (ho >= 0)
+			close(ho);
 		return diag_fail(err, errlen, "fork: %s", strerror(errno));
+	}
 	if (pid == 0) {
-		int keep[3] = {0, 2, ll->relay_fd};
+		int keep[4] = {0, 2, ll->relay_fd, ho};
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-		fds_keep_only(keep, 3);
-		relay_serve_uid(ll->relay_fd, socket, getuid());
+		fds_keep_only(keep, ho >= 0 ? 4 : 3);
+		relay_serve_uid(ll->relay_fd, socket, ho, getuid());
 	}
+	if (ho >= 0)
+		close(ho);
 	close(ll->relay_fd);
 	ll->relay_fd = -1;
 	ll->relay_pid = pid;

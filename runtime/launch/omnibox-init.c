@@ -23,12 +23,13 @@
  * (landlock.h: writes only below the --fs-write paths; with --scope,
  * abstract Unix sockets and signals kept inside), loads the seccomp filter
  * of --seccomp-fd, turned to report its refusals to a listener
- * (seccomp_load.h), starts the egress relay of --relay (with the
- * transparent sockets), sends a byte and the listener on the --ready-fd
+ * (seccomp_load.h), sends a byte and the listener on the --ready-fd
  * socket (omnibox-run's proof that bwrap's setup succeeded; omnibox-run
  * answers the refusals from then on), with --relay waits on that socket
  * for omnibox-run's "g" (the egress proxy, started meanwhile, listens; any
- * other end and nothing runs), closes both, starts the agent,
+ * other end and nothing runs), closes both, starts the egress relay of
+ * --relay (with the transparent sockets; it takes the proxy's hand-off
+ * socket, whose path goes: runtime/egress/handoff.h), starts the agent,
  * passes on the signals omnibox-run forwards, reaps orphans, and exits
  * with the agent's status (128+N for a signal).  When it exits, the
  * kernel kills everything left in the namespace: an agent cannot leave a

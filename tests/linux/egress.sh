@@ -218,6 +218,26 @@ exec "$0.real" "$@"
 	sbx egress sh -c "curl -sS -m 20 '$url/bytes/7'; echo; echo rc=\$?"
 	expect_eq "exit status" "$rc" 0
 	expect_out "xxxxxxx"
+	name="a signal while the proxy starts ends the launch at once, nothing of the agent ran"
+	printf '#!/bin/sh\nsleep 30\nexec "$0.real" "$@"\n' >"$TB/omnibox-proxy"
+	rm -f "$WS/agent-ran"
+	(cd "$WS" && as_user "$TB/omnibox-run" -q --egress-hosts="$T/hosts" --egress-ca="$T/ca.pem" \
+		--egress-log="$U/egress.log" "$P/egress.yaml" -- sh -c "touch '$WS/agent-ran'" \
+		>"$U/sig.out" 2>&1) &
+	bg=$!
+	sleep 1
+	t0=$(date +%s)
+	pkill -TERM -f "$TB/omnibox-run -q" 
+	wait "$bg"
+	rc=$?
+	t1=$(date +%s)
+	: >"$U/egress.log"
+	tests=$((tests + 1))
+	[ $((t1 - t0)) -le 5 ] || fail "omnibox-run took $((t1 - t0)) s to end after SIGTERM"
+	tests=$((tests + 1))
+	[ "$rc" -ne 0 ] || fail "exit status 0 after SIGTERM"
+	expect_eq "the agent's file" "$(ls "$WS/agent-ran" 2>&1 >/dev/null | grep -c 'No such file')" 1
+	expect_eq "the proxy left behind" "$(pgrep -f "$TB/omnibox-proxy" | wc -l)" 0
 	name="a proxy that fails while bwrap sets the sandbox up: exit 125, nothing of the agent ran"
 	printf '#!/bin/sh
 sleep 0.5
@@ -235,6 +255,12 @@ exit 3
 	expect_out "omnibox-proxy is missing next to omnibox-run"
 	expect_eq "the agent's file" "$(ls "$WS/agent-ran" 2>&1 >/dev/null | grep -c 'No such file')" 1
 	mv "$TB/omnibox-proxy.real" "$TB/omnibox-proxy"
+
+	name="the relay's hand-off socket has no path the agent could send its own connections to"
+	sbx egress sh -c "curl -sS '$url/bytes/5'; echo; ls \"\$TMPDIR\"; ls \"\$TMPDIR/omnibox-proxy.sock.fd\" 2>&1"
+	expect_out "xxxxx"
+	expect_out "omnibox-proxy.sock"
+	expect_out "omnibox-proxy.sock.fd': No such file or directory"
 
 	name="a direct connection that bypasses the proxy fails"
 	sbx egress sh -c "curl -sS -m 5 --noproxy '*' https://127.0.0.1:$HTTPS/echo/x 2>&1 || echo direct-failed"

@@ -29,6 +29,7 @@
 #include "compiler/policy.h"
 #include "runtime/egress/credentials.h"
 #include "runtime/egress/proxy.h"
+#include "runtime/egress/handoff.h"
 #include "runtime/egress/relay.h"
 
 extern char **environ;
@@ -207,8 +208,14 @@ main(int argc, char **argv)
 		fprintf(stderr, "proxyd: fork: %s\n", strerror(errno));
 		return 1;
 	}
-	if (st.relay == 0)
-		relay_serve(lfd, sock);
+	if (st.relay == 0) {
+		/* As omnibox-init starts it: the hand-off socket taken, its path gone. */
+		struct relay_conf conf = {.listen_fd = lfd, .socket_path = sock, .dns_fd = -1};
+
+		conf.handoff_fd = handoff_take(sock);
+		conf.handoff = conf.handoff_fd >= 0;
+		relay_serve_conf(&conf);
+	}
 	close(lfd);
 
 	sigs[0] = evsignal_new(st.base, SIGTERM, on_signal, &st);

@@ -71,6 +71,9 @@ setup(void)
 					  .n_tp = 1,
 					  .dns_fd = dfd};
 
+		conf.handoff_fd = handoff_take(sock_path);
+		conf.handoff = conf.handoff_fd >= 0;
+
 		if (getenv("OMNIBOX_TEST_RELAY_POLL"))
 			relay_use_poll();
 		relay_serve_conf(&conf);
@@ -138,6 +141,32 @@ expect_read(int fd, const char *want)
 	}
 	cr_assert_eq(n, len, "%zu of %zu bytes", n, len);
 	cr_assert_arr_eq(buf, want, len);
+}
+
+/*
+ * Once the relay holds its end, the hand-off socket has no path: no one
+ * else (the agent) can send it a connection whose file description it keeps
+ * a copy of, to clear O_NONBLOCK under the proxy or make its close linger.
+ */
+Test(handoff, once_taken_no_one_else_can_reach_the_handoff_socket)
+{
+	struct sockaddr_un sun = {.sun_family = AF_UNIX};
+	int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+	char pre[HANDOFF_PREAMBLE_MAX];
+	size_t n;
+
+	/* The relay's first connection is handed over: it has taken the socket. */
+	int c = dial_to(INADDR_LOOPBACK, proxy_port), h = next_handoff(5000, pre, &n);
+
+	cr_assert_geq(h, 0);
+	strcpy(sun.sun_path, ho_path);
+	cr_assert_eq(access(ho_path, F_OK), -1, "the path is gone");
+	cr_assert_eq(errno, ENOENT);
+	cr_assert_eq(connect(s, (struct sockaddr *)&sun, sizeof(sun)), -1);
+	cr_assert_eq(handoff_take(sock_path), -1, "a second taker finds nothing");
+	close(s);
+	close(c);
+	close(h);
 }
 
 Test(handoff, a_connection_is_handed_over_and_the_relay_leaves_the_path)
