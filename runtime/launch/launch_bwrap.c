@@ -1130,8 +1130,15 @@ bwrap_launch_run(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	/* linux_landlock: write_files are written in place, no copy comes back. */
 	if (!l->landlock)
 		l->copyback = copyback_start(l->base, l->plan.writebacks, l->plan.n_writebacks);
-	if (run_bwrap(l, status, err, errlen) < 0)
+	if (run_bwrap(l, status, err, errlen) < 0) {
+		/* bwrap may have started (the egress proxy failed meanwhile): the
+		 * same check as after any run, here, before anything else of the
+		 * host's runs; told, the janitor does not do it later, when the
+		 * next launch may be setting up the same workspace. */
+		launch_quarantine(&l->plan, stderr);
+		janitor_checked(l->janitor);
 		return -1;
+	}
 	if (!l->landlock)
 		copyback_finish(l->copyback, l->plan.writebacks, l->plan.n_writebacks);
 	/* Before anything else of the host's can run git in the workspace. */
