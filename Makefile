@@ -279,6 +279,7 @@ $(RUN_DARWIN): $(B)/obj/runtime/omnibox-run-darwin.o $(B)/obj/runtime/launch/dar
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
 $(INIT): $(B)/obj/runtime/launch/omnibox-init.o $(B)/obj/runtime/launch/init_steps.o \
+		$(B)/obj/runtime/launch/init_mounts.o \
 		$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/handoff.o $(B)/obj/runtime/egress/fakedns.o \
 		$(B)/obj/runtime/launch/rlimit.o \
 		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o \

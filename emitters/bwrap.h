@@ -24,6 +24,11 @@
 /* Where the sandbox's first process (omnibox-init) is mounted inside. */
 #define BWRAP_INIT_PATH "/.omnibox/init"
 
+/* Where bwrap binds the host's root, read-only, for omnibox-init to clone
+ * the system files of /etc from (--system-root); unmounted before anything
+ * else runs. */
+#define BWRAP_SYSTEM_ROOT "/.omnibox/host"
+
 /* The egress proxy's socket, in the scratch dir. */
 #define BWRAP_PROXY_SOCKET "omnibox-proxy.sock"
 
@@ -118,9 +123,10 @@ struct bwrap_context {
 
 /*
  * What omnibox-init's --masks-fd carries: one entry per mask and denied
- * socket of C, "f" (a /dev/null bind) or "d" (a tmpfs), then "DEV:INO:" of
- * the directory it must be in ("-:-:" when unknown), then the path, each
- * entry ended by a NUL byte.  Appended to OUT.
+ * socket of C, "f" (/dev/null, which omnibox-init binds there) or "d" (a
+ * tmpfs bwrap mounted, which omnibox-init makes read-only), then
+ * "DEV:INO:" of the directory it must be in ("-:-:" when unknown), then
+ * the path, each entry ended by a NUL byte.  Appended to OUT.
  */
 void bwrap_masks_list(const struct bwrap_context *c, struct textbuf *out);
 

@@ -85,6 +85,9 @@ struct out {
 	bool own;		     /* the bind written now is the private home */
 	enum bwrap_part part;	     /* the part being written */
 	bool write_file;	     /* the bind written now is a write_files grant */
+	/* Which of paths_linux_etc_files omnibox-init clones (--system), or
+	 * NULL: bwrap binds them all (the first pass of plan_etc()). */
+	const bool *etc_init;
 };
 
 static char *
@@ -171,6 +174,29 @@ args3(struct out *o, const char *flag, const char *x, const char *y)
 }
 
 static void comment(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * A mount omnibox-init makes, by descriptor, from the list on --masks-fd
+ * (bwrap_masks_list()), after bwrap's last one: bwrap would read its whole
+ * mount table again for each.  Written as bwrap's own FLAG X Y would be,
+ * after "# omnibox-init:", so the text reads the same (the last path is the
+ * rest of the line); recorded as that mount, so what --why answers is what
+ * the launch does.
+ */
+static void
+by_init(struct out *o, const char *flag, const char *x, const char *y)
+{
+	record(o, flag, x, y);
+	tb_puts(o->text, "# omnibox-init: ");
+	tb_puts(o->text, flag);
+	tb_putc(o->text, ' ');
+	tb_escape(o->text, x, 0);
+	if (y) {
+		tb_putc(o->text, ' ');
+		tb_escape(o->text, y, 0);
+	}
+	tb_putc(o->text, '\n');
+}
 
 static void
 comment(struct out *o, const char *fmt, ...)
@@ -570,6 +596,40 @@ emit_protects(const struct policy *p, const struct bwrap_context *c, struct out 
 	}
 }
 
+/*
+ * /etc's system files: bwrap binds those O->etc_init leaves to it, where
+ * it always did; omnibox-init clones the others (--system, emit_init_args())
+ * from the host's root, which bwrap binds read-only for that alone and
+ * omnibox-init unmounts before anything else runs.  bwrap would read its
+ * whole mount table again after each bind, omnibox-init reads none.
+ */
+static void
+emit_etc(struct out *o)
+{
+	bool any = false;
+
+	for (size_t i = 0; o->etc_init && paths_linux_etc_files[i]; i++)
+		any = any || o->etc_init[i];
+	if (any) {
+		comment(o, "the host's root, read-only, only for omnibox-init to clone /etc's files "
+			   "below from (--system-root),");
+		comment(o, "  unmounted by omnibox-init before anything else runs");
+		arg(o, "--ro-bind");
+		arg(o, "/");
+		arg(o, BWRAP_SYSTEM_ROOT);
+		comment(o, "system files of /etc, read-only");
+	}
+	for (size_t i = 0; paths_linux_etc_files[i]; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/etc/%s", paths_linux_etc_files[i]);
+		if (o->etc_init && o->etc_init[i])
+			by_init(o, "--ro-bind-try", path, path);
+		else
+			args3(o, "--ro-bind-try", path, path);
+	}
+}
+
 static void
 emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 {
@@ -599,13 +659,13 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 					  sb->cwd_allow_hidden.v[i].s);
 			comment(o,
 				"  except %s (cwd_allow_hidden%s); a directory gets an empty "
-				"read-only tmpfs, a file /dev/null",
+				"read-only tmpfs, a file /dev/null (bound by omnibox-init)",
 				names.data, sb->cwd_allow_hidden.loc.line ? "" : ", the default");
 			tb_free(&names);
 		} else {
 			comment(o,
 				"  with no exceptions (cwd_allow_hidden: []); a directory gets an "
-				"empty read-only tmpfs, a file /dev/null");
+				"empty read-only tmpfs, a file /dev/null (bound by omnibox-init)");
 		}
 		for (size_t i = 0; i < sb->mask_paths.n; i++)
 			comment(o,
@@ -616,7 +676,7 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 		if (sb->deny_unix_socket_paths.n) {
 			comment(o,
 				"6. Unix sockets out of reach: /dev/null over each one that exists "
-				"at launch");
+				"at launch (bound by omnibox-init)");
 			for (size_t i = 0; i < sb->deny_unix_socket_paths.n; i++)
 				comment(o, "deny_unix_socket_paths (line %u): %s",
 					sb->deny_unix_socket_paths.v[i].loc.line,
@@ -638,7 +698,7 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 		if (m->is_dir)
 			args3(o, "--tmpfs", m->path, NULL);
 		else
-			args3(o, "--ro-bind", "/dev/null", m->path);
+			by_init(o, "--ro-bind", "/dev/null", m->path);
 	}
 	for (size_t i = 0; i < c->n_reexpose; i++) {
 		comment(o, "granted explicitly inside a hidden dotfile directory");
@@ -647,12 +707,12 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 	if (c->n_sockets)
 		comment(o, "6. Unix sockets out of reach (deny_unix_socket_paths)");
 	for (size_t i = 0; i < c->n_sockets; i++)
-		args3(o, "--ro-bind", "/dev/null", c->sockets[i]);
+		by_init(o, "--ro-bind", "/dev/null", c->sockets[i]);
 	/* Read-only last, once the grants inside a hidden directory have their
 	 * mount points: empty, nothing to read, nothing to plant. */
 	for (size_t i = 0; i < c->n_masks; i++)
 		if (c->masks[i].is_dir)
-			args3(o, "--remount-ro", c->masks[i].path, NULL);
+			by_init(o, "--remount-ro", c->masks[i].path, NULL);
 }
 
 /*
@@ -725,23 +785,28 @@ emit_namespaces(const struct policy *p, struct out *o)
 	arg(o, "--new-session");
 	/* Root outside must not mean root's powers inside. */
 	args3(o, "--cap-drop", "ALL", NULL);
+	comment(o, "omnibox-init mounts the masks (--masks-fd), then drops every capability, the "
+		   "bounding set's too,");
+	comment(o, "  before anything else runs");
+	args3(o, "--cap-add", "CAP_SYS_ADMIN", NULL);
+	args3(o, "--cap-add", "CAP_SETPCAP", NULL);
 	if (sb->n_egress) {
 		comment(o, "egress_rules (line %u): omnibox-init binds the resolver's port and the "
 			    "rules' ports in the",
 			sb->egress_loc.line);
-		comment(o, "  sandbox's own network, then drops every capability before anything "
-			    "else runs");
+		comment(o, "  sandbox's own network");
 		args3(o, "--cap-add", "CAP_NET_BIND_SERVICE", NULL);
-		comment(o, "  as uid 0 of the user namespace that owns the network, which it is only "
-			   "without a nested one;");
-		comment(o, "  then it nests one where the agent runs as the launcher's uid and gid "
-			   "again (the kernel wants CAP_SETFCAP");
-		comment(o, "  for a map of uid 0 outside it; nothing of this for root, who has no "
-			   "user namespace)");
-		args3(o, "--cap-add", "CAP_SETFCAP", NULL);
-		args3(o, "--uid", "0", NULL);
-		args3(o, "--gid", "0", NULL);
 	}
+	comment(o, "as uid 0 of the user namespace that owns the mounts and the network, which it "
+		   "is only");
+	comment(o, "  without a nested one; then it nests one where the agent runs as the "
+		   "launcher's uid and gid");
+	comment(o, "  again (the kernel wants CAP_SETFCAP for a map of uid 0 outside it; nothing of "
+		   "this for root,");
+	comment(o, "  who has no user namespace)");
+	args3(o, "--cap-add", "CAP_SETFCAP", NULL);
+	args3(o, "--uid", "0", NULL);
+	args3(o, "--gid", "0", NULL);
 }
 
 /* The ports omnibox-init listens on for transparent egress, with their rules. */
@@ -777,6 +842,7 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 {
 	const struct sandbox *sb = &p->os_env.sandbox;
 	const struct limits *l = &sb->limits;
+	bool any_etc = false;
 	const struct {
 		const char *opt;
 		const struct ir_u64 *v;
@@ -799,8 +865,10 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 	if (!c->resolved || c->n_masks || c->n_sockets) {
 		if (c->masks_fd >= 0)
 			snprintf(num, sizeof(num), "%d", c->masks_fd);
-		comment(o,
-			"the masks, which omnibox-init checks are in place before anything runs");
+		comment(o, "the masks: omnibox-init binds /dev/null over each file and makes each "
+			   "directory's tmpfs read-only,");
+		comment(o, "  by descriptor in the directory the launch checked, and checks every "
+			   "one in place before anything runs");
 		args3(o, "--masks-fd", c->masks_fd >= 0 ? num : "{MASKS_FD}", NULL);
 	}
 	if (c->tty) {
@@ -808,6 +876,26 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 			   "terminal");
 		arg(o, "--tty");
 	}
+	for (size_t i = 0; o->etc_init && paths_linux_etc_files[i]; i++) {
+		char path[64];
+
+		if (!o->etc_init[i])
+			continue;
+		if (!any_etc) {
+			comment(o, "/etc's files: omnibox-init clones each that exists from the "
+				   "host's root bound at");
+			comment(o, "  --system-root, read-only, as bwrap's --ro-bind-try would (the "
+				   "same path inside)");
+			args3(o, "--system-root", BWRAP_SYSTEM_ROOT, NULL);
+			any_etc = true;
+		}
+		snprintf(path, sizeof(path), "/etc/%s", paths_linux_etc_files[i]);
+		arg(o, "--system");
+		arg(o, path);
+	}
+	comment(o, "bwrap's --uid 0: omnibox-init becomes the launcher's uid and gid again (a "
+		   "nested user namespace)");
+	arg(o, "--launcher-ids");
 	args3(o, "--exec", c->exec_path, NULL);
 	if (sb->n_egress) {
 		char sock[1024];
@@ -850,13 +938,70 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 
 static int build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 		 struct textbuf *text, struct textbuf *nul, struct textbuf *tail,
-		 struct bwrap_mounts *mounts);
+		 struct bwrap_mounts *mounts, const bool *etc_init);
+
+/* Do the paths A and B overlap: one of them at or below the other? */
+static bool
+overlap(const char *a, const char *b)
+{
+	return path_within(a, b) || path_within(b, a);
+}
+
+/*
+ * Which of /etc's system files omnibox-init clones, into ETC_INIT: each
+ * that no later mount of bwrap's lies at, below or above (a grant of
+ * /etc, the session's CA bundle over a file of /etc/ssl, the resolver's
+ * resolv.conf).  bwrap mounts those in its own order, before that mount,
+ * as ever; omnibox-init mounts after bwrap's last.  The later mounts are
+ * the ones this very builder makes: a first pass records them.
+ */
+static int
+plan_etc(const struct policy *p, const struct bwrap_context *c, bool *etc_init)
+{
+	struct bwrap_mounts m = {0};
+	struct textbuf text = {0};
+	int rc = build(p, c, NULL, &text, NULL, NULL, &m, NULL);
+
+	for (size_t i = 0; rc == 0 && paths_linux_etc_files[i]; i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/etc/%s", paths_linux_etc_files[i]);
+		etc_init[i] = true;
+		for (size_t k = 0; k < m.n; k++)
+			if (m.v[k].part != BWRAP_PART_SYSTEM && m.v[k].op != BWRAP_FS_WRITE &&
+			    overlap(path, m.v[k].dest))
+				etc_init[i] = false;
+	}
+	tb_free(&text);
+	bwrap_mounts_free(&m);
+	return rc;
+}
+
+/* build() with the /etc files planned (plan_etc()). */
+static int
+build_planned(const struct policy *p, const struct bwrap_context *c, struct diag *d,
+	      struct textbuf *text, struct textbuf *nul, struct textbuf *tail,
+	      struct bwrap_mounts *mounts)
+{
+	size_t n = 0;
+	bool *etc_init;
+	int rc;
+
+	while (paths_linux_etc_files[n])
+		n++;
+	etc_init = calloc(n + 1, sizeof(*etc_init));
+	if (!etc_init)
+		abort();
+	rc = build(p, c, d, text, nul, tail, mounts, plan_etc(p, c, etc_init) == 0 ? etc_init : NULL);
+	free(etc_init);
+	return rc;
+}
 
 int
 bwrap_build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	    struct textbuf *text, struct textbuf *nul, struct textbuf *tail)
 {
-	return build(p, c, d, text, nul, tail, NULL);
+	return build_planned(p, c, d, text, nul, tail, NULL);
 }
 
 int
@@ -867,7 +1012,7 @@ bwrap_mounts_build(const struct policy *p, const struct bwrap_context *c,
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	rc = build(p, c, NULL, &text, NULL, NULL, m);
+	rc = build_planned(p, c, NULL, &text, NULL, NULL, m);
 	tb_free(&text);
 	free(m->why);
 	m->why = NULL;
@@ -889,11 +1034,12 @@ bwrap_mounts_free(struct bwrap_mounts *m)
 
 static int
 build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
-      struct textbuf *text, struct textbuf *nul, struct textbuf *tail, struct bwrap_mounts *mounts)
+      struct textbuf *text, struct textbuf *nul, struct textbuf *tail, struct bwrap_mounts *mounts,
+      const bool *etc_init)
 {
 	const struct os_env *env = &p->os_env;
 	const struct sandbox *sb = &env->sandbox;
-	struct out o = {text, nul, mounts, false, false, BWRAP_PART_SYSTEM, false};
+	struct out o = {text, nul, mounts, false, false, BWRAP_PART_SYSTEM, false, etc_init};
 	const struct bwrap_grant *grants;
 	struct bwrap_grant *owned = NULL;
 	size_t n_grants;
@@ -944,12 +1090,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 		else
 			args3(&o, "--ro-bind-try", paths_linux_system_dirs[i], paths_linux_system_dirs[i]);
 	}
-	for (size_t i = 0; paths_linux_etc_files[i]; i++) {
-		char path[64];
-
-		snprintf(path, sizeof(path), "/etc/%s", paths_linux_etc_files[i]);
-		args3(&o, "--ro-bind-try", path, path);
-	}
+	emit_etc(&o);
 
 	o.part = BWRAP_PART_KERNEL;
 	comment(&o, "2. fresh /proc (its tunables read-only), /dev and /tmp");

@@ -2,8 +2,8 @@
  * init_steps.c - the steps of omnibox-init (init_steps.h).
  *
  * bwrap starts omnibox-init as PID 1 of the sandbox's PID namespace.  These
- * bind the transparent egress sockets while the one capability they need
- * is there, drop every capability, check that every mask is in place, add
+ * bind the transparent egress sockets while the capability they need is
+ * there (the masks are init_mounts.c's), drop every capability, add
  * the Landlock layer (or, started without bwrap, the full ruleset of
  * --ll-fs), load the seccomp filter turned to report its
  * refusals to a listener (seccomp_load.h), start the egress relay, send a
@@ -16,8 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/magic.h>
-#include <linux/openat2.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,9 +26,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -103,156 +99,6 @@ set_limit(int resource, const char *value)
 		return -1;
 	}
 	return rlimit_set(resource, v);
-}
-
-/* PATH, opened without following any symlink on the way (the resolver's
- * paths are canonical: a link there is a racer's). */
-static int
-open_exact(const char *path)
-{
-	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-	long fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-
-	if (fd < 0 && errno == ENOSYS)
-		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	return (int)fd;
-}
-
-/* The whole of FD (closed) into *LIST (malloc'd), *LEN bytes.  0, or -1. */
-static int
-read_all(int fd, char **list, size_t *len)
-{
-	size_t cap = 0;
-
-	*list = NULL;
-	*len = 0;
-	for (;;) {
-		ssize_t n;
-
-		if (*len == cap) {
-			char *more = realloc(*list, cap = cap ? cap * 2 : 65536);
-
-			if (!more) {
-				free(*list);
-				return -1;
-			}
-			*list = more;
-		}
-		n = read(fd, *list + *len, cap - *len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			free(*list);
-			return -1;
-		}
-		if (n == 0)
-			break;
-		*len += (size_t)n;
-	}
-	close(fd);
-	return 0;
-}
-
-/* Is the directory of PATH the one with device DEV and inode INO? */
-static bool
-parent_is(const char *path, unsigned long long dev, unsigned long long ino)
-{
-	char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
-	struct stat up;
-	bool same;
-	int dfd;
-
-	if (slash)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	dfd = slash ? open_exact(dir) : -1;
-	same = dfd >= 0 && fstat(dfd, &up) == 0 && (unsigned long long)up.st_dev == dev &&
-	       (unsigned long long)up.st_ino == ino;
-	if (dfd >= 0)
-		close(dfd);
-	free(dir);
-	return same;
-}
-
-/* Is the mask of KIND ('f' or 'd') at exactly PATH? */
-static bool
-mask_in_place(char kind, const char *path)
-{
-	int pfd = open_exact(path);
-	struct stat st, up;
-	struct statfs sf;
-	bool ok = false;
-
-	if (pfd >= 0 && fstat(pfd, &st) == 0) {
-		if (kind == 'f')
-			ok = S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
-		else
-			/* A tmpfs mounted there, not an empty directory of the
-			 * file system below it. */
-			ok = S_ISDIR(st.st_mode) && fstatat(pfd, "..", &up, 0) == 0 &&
-			     fstatfs(pfd, &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
-			     st.st_dev != up.st_dev;
-	}
-	if (pfd >= 0)
-		close(pfd);
-	return ok;
-}
-
-/*
- * Each mask bwrap set up by path is where it must be: a /dev/null bind
- * ("f") or a tmpfs mount ("d") at exactly that path.  A process racing the
- * setup (renaming a directory on the way, or swapping it with a symlink)
- * can make a mask land elsewhere; then nothing of the agent's may run.
- */
-static int
-check_masks(int fd, char *err, size_t errlen)
-{
-	char *list;
-	size_t len;
-	int rc = 0;
-
-	if (read_all(fd, &list, &len) < 0)
-		return -1;
-	for (size_t off = 0; off < len && rc == 0;) {
-		const char *entry = list + off, *path;
-		size_t elen = strnlen(entry, len - off);
-		unsigned long long dev = 0, ino = 0;
-		bool have_parent;
-		char *end;
-
-		if (elen == len - off)
-			break; /* no NUL: not ours */
-		/* "fDEV:INO:PATH" or "f-:-:PATH" (and "d..." alike). */
-		have_parent = entry[1] != '-';
-		if (have_parent) {
-			dev = strtoull(entry + 1, &end, 10);
-			ino = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
-			path = *end == ':' ? end + 1 : NULL;
-		} else {
-			path = strncmp(entry + 1, "-:-:", 4) ? NULL : entry + 5;
-		}
-		if (!path) {
-			rc = -1;
-			break;
-		}
-		/* In the directory the resolver saw: a racer's rename of a parent could
-		 * have had bwrap make a new one by that name and mask an empty file. */
-		if (have_parent && !parent_is(path, dev, ino)) {
-			rc = diag_fail(err, errlen,
-				  "the directory of %s is not the one the launch checked (was it "
-				  "renamed while the sandbox was set up?); nothing ran",
-				  path);
-			break;
-		}
-		if (!mask_in_place(entry[0], path))
-			rc = diag_fail(err, errlen,
-				  "the mask of %s is not in place (was its path changed while the "
-				  "sandbox was set up?); nothing ran",
-				  path);
-		off += elen + 1;
-	}
-	free(list);
-	return rc;
 }
 
 /*
@@ -383,7 +229,7 @@ init_become_launcher(const struct init_options *io, char *err, size_t errlen)
 	int u, g, pdeath = 0;
 	char map[64];
 
-	if (!io->transparent_arg || getuid() != 0)
+	if (!io->launcher_ids || getuid() != 0)
 		return 0;
 	u = zero_maps_to("/proc/self/uid_map", &uid);
 	g = zero_maps_to("/proc/self/gid_map", &gid);
@@ -431,6 +277,19 @@ init_become_launcher(const struct init_options *io, char *err, size_t errlen)
 	return 0;
 }
 
+#if defined(__linux__)
+/* Is CAP in this process's effective set? */
+static bool
+has_effective(int cap)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	return syscall(SYS_capget, &hdr, data) == 0 &&
+	       (data[cap / 32].effective & (1u << (cap % 32)));
+}
+#endif
+
 int
 init_drop_caps(char *err, size_t errlen)
 {
@@ -445,6 +304,22 @@ init_drop_caps(char *err, size_t errlen)
 		return diag_fail(err, errlen,
 				 "cannot clear the ambient capabilities: %s; nothing ran",
 				 strerror(errno));
+	/* With CAP_SETPCAP (bwrap gives it to root's launch, which has no user
+	 * namespace of its own), the bounding set emptied first. */
+	if (prctl(PR_CAPBSET_READ, CAP_SETPCAP, 0, 0, 0) == 1 && has_effective(CAP_SETPCAP)) {
+		for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+				return diag_fail(err, errlen,
+						 "cannot drop capability %d from the bounding set: "
+						 "%s; nothing ran",
+						 cap, strerror(errno));
+		for (int cap = 0, held; (held = prctl(PR_CAPBSET_READ, cap, 0, 0, 0)) >= 0; cap++)
+			if (held)
+				return diag_fail(err, errlen,
+						 "capability %d is left in the bounding set; "
+						 "nothing ran",
+						 cap);
+	}
 	memset(data, 0, sizeof(data));
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return diag_fail(err, errlen, "cannot drop the capabilities: %s; nothing ran",
@@ -469,8 +344,8 @@ init_drop_caps(char *err, size_t errlen)
 					 "nothing ran",
 					 cap);
 	}
-	/* The bounding set stays (dropping from it needs CAP_SETPCAP): with
-	 * no_new_privs, an exec grants nothing of it, even to uid 0. */
+	/* Without CAP_SETPCAP the bounding set stays: with no_new_privs, an
+	 * exec grants nothing of it, even to uid 0. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
 	    prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
 		return diag_fail(err, errlen, "cannot set no_new_privs: %s; nothing ran",
@@ -630,8 +505,6 @@ init_confine(struct init_options *io, struct init_state *st, char *err, size_t e
 	char why[512];
 
 	err[0] = '\0';
-	if (io->masks_fd > 2 && check_masks(io->masks_fd, err, errlen) < 0)
-		return -1;
 	if (confine_landlock(io, why, sizeof(why)) < 0)
 		return diag_fail(err, errlen, "%s; nothing ran", why);
 	/* A filter asked for is loaded, or nothing runs. */

@@ -2,10 +2,11 @@
  * init_steps.h - what omnibox-init does, step by step, inside the sandbox.
  *
  * omnibox-init (omnibox-init.c) parses its command line into struct
- * init_options and runs these in order: init_bind_transparent() (the only
- * step that needs a privilege), init_drop_caps() (and then none is left),
- * init_confine() (the masks checked, Landlock, the seccomp filter, the
- * limits), init_announce_ready() (the egress relay started, omnibox-run
+ * init_options and runs these in order: init_bind_transparent() and
+ * init_place_masks() (init_mounts.h; the steps that need a privilege),
+ * init_become_launcher(), init_drop_caps() (and then none is left),
+ * init_confine() (Landlock, the seccomp filter, the limits),
+ * init_announce_ready() (the egress relay started, omnibox-run
  * told the sandbox is set up), init_start_agent() and init_wait_agent().
  * Each returns its failure to the caller, with the message omnibox-init
  * prints after "omnibox-init: "; none exits (the forked agent and relay
@@ -36,6 +37,11 @@ struct init_options {
 	const char **writable;	     /* --fs-write (malloc'd; init_confine() frees it) */
 	size_t n_writable;
 	bool scope, landlock, tty;
+	bool launcher_ids; /* --launcher-ids: become the launcher (init_become_launcher()) */
+	/* --system-root and each --system PATH (malloc'd): init_mount_system() */
+	const char *system_root;
+	const char **system;
+	size_t n_system;
 	/* The full ruleset (--ll-fs, --ll-net-connect; malloc'd, init_confine()
 	 * frees them) and the ABI the launch needs (--ll-min-abi, or 0). */
 	struct landlock_fd_rule *ll_fs;
@@ -91,13 +97,13 @@ int init_bind_transparent(const struct init_options *io, struct init_state *st, 
 int init_drop_caps(char *err, size_t errlen);
 
 /*
- * With --transparent, for a launcher other than root: bwrap ran this
+ * With --launcher-ids, for a launcher other than root: bwrap ran this
  * process as uid 0 (--uid 0 --gid 0) so that its user namespace is the one
- * that owns the network, where CAP_NET_BIND_SERVICE binds the ports.
- * Without that bwrap would have nested a second namespace to give the
- * sandbox the launcher's ids (it must be uid 0 to mount /dev/pts), and a
- * capability there means nothing for the network.  The ports bound, this
- * nests that namespace itself: the launcher's uid and gid (what 0 maps to
+ * that owns the mounts and the network, where CAP_SYS_ADMIN mounts the
+ * masks and CAP_NET_BIND_SERVICE binds the ports.  Without that bwrap
+ * would have nested a second namespace to give the sandbox the launcher's
+ * ids (it must be uid 0 to mount /dev/pts), and a capability there means
+ * nothing for either.  The masks mounted, this nests that namespace itself: the launcher's uid and gid (what 0 maps to
  * outside) become this process's, so the agent runs as them as in any
  * other launch.  Root's launch (no user namespace) is left alone.  0, or
  * -1 with the message in ERR.
@@ -105,14 +111,12 @@ int init_drop_caps(char *err, size_t errlen);
 int init_become_launcher(const struct init_options *io, char *err, size_t errlen);
 
 /*
- * The masks checked (the list on MASKS_FD, closed), Landlock, the seccomp
- * filter (its listener into ST), the limits: everything before anything of
- * the agent's runs.  Landlock is the ABI of --ll-min-abi checked (1 at
+ * Landlock, the seccomp filter (its listener into ST), the limits:
+ * everything before anything of the agent's runs.  Landlock is the ABI of --ll-min-abi checked (1 at
  * least with --ll-fs), then, with --ll-fs, the full ruleset
  * (landlock_confine(): its descriptors closed) in place of the second
  * layer of --fs-write and --scope (landlock_restrict()).  0, or -1 with
- * the message in ERR (empty when there is none to give: a list that
- * cannot be read or is not omnibox-run's).
+ * the message in ERR.
  */
 int init_confine(struct init_options *io, struct init_state *st, char *err, size_t errlen);
 

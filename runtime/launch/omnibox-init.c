@@ -4,7 +4,8 @@
  *   omnibox-init [--exec PATH] [--relay PORT SOCKET [--transparent PORT,...]]
  *                [--rlimit-data BYTES] [--rlimit-cpu SECONDS] [--rlimit-nofile N]
  *                [--rlimit-nproc N] [--fs-write PATH]... [--scope] [--tty]
- *                [--ready-fd FD] [--masks-fd FD] [--seccomp-fd FD]
+ *                [--ready-fd FD] [--masks-fd FD] [--seccomp-fd FD] [--launcher-ids]
+ *                [--system-root DIR [--system PATH]...]
  *                [--ll-fs FD RIGHTS]... [--ll-net-connect PORT]... [--ll-min-abi N]
  *                -- ARGV...
  *
@@ -16,10 +17,19 @@
  * 0.0.0.0:PORT for each of the comma-separated ports (decimal, 1 to
  * 65535, no two alike, at most 64, none the relay's own): the one thing
  * that needs a privilege, CAP_NET_BIND_SERVICE, which the launch has
- * bwrap give it for that alone.  Then, with or without --transparent, it
- * drops every capability and sets no_new_privs, so that neither it nor
- * the agent has one or can gain one, and stops if any is left.  It checks
- * that every mask of --masks-fd is in place, adds the Landlock layer
+ * bwrap give it for that.  It clones each --system PATH of the host (the
+ * system files of /etc) read-only from DIR, where bwrap bound the host's
+ * root for that alone, and unmounts DIR.  It mounts the masks of
+ * --masks-fd (a /dev/null
+ * over each file, each directory's tmpfs made read-only: init_mounts.h),
+ * each by descriptor in the directory the launch checked, and checks each
+ * in place: CAP_SYS_ADMIN.  With --launcher-ids (bwrap's --uid 0), launched
+ * by a user other than root, it runs this far as uid 0 of bwrap's user
+ * namespace (the one that owns the mounts and the network), then nests one
+ * where it is the launcher again.
+ * Then it drops every capability (the bounding set's too, where it can)
+ * and sets no_new_privs, so that neither it nor the agent has one or can
+ * gain one, and stops if any is left.  It adds the Landlock layer
  * (landlock.h: writes only below the --fs-write paths; with --scope,
  * abstract Unix sockets and signals kept inside), loads the seccomp filter
  * of --seccomp-fd, turned to report its refusals to a listener
@@ -77,9 +87,8 @@
  * bound (the kernel picks a port without asking Landlock).
  *
  * --relay and --transparent do not go with --ll-fs (the ruleset refuses
- * every TCP bind).  The order is kept: capabilities dropped and
- * no_new_privs set, the masks checked, Landlock, the seccomp filter, the
- * limits.
+ * every TCP bind).  The order is kept: the masks, capabilities dropped and
+ * no_new_privs set, Landlock, the seccomp filter, the limits.
  *
  * On macOS, sandbox-exec starts it under the Seatbelt profile when the
  * policy has egress_rules, for the relay; it is no PID 1 there, so it ends
@@ -105,6 +114,7 @@
 
 #include "runtime/gitssh/client.h"
 #include "runtime/launch/fds.h"
+#include "runtime/launch/init_mounts.h"
 #include "runtime/launch/init_steps.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -124,6 +134,7 @@ usage(void)
 	      "                    [--rlimit-data BYTES] [--rlimit-cpu SECONDS]\n"
 	      "                    [--rlimit-nofile N] [--rlimit-nproc N] [--fs-write PATH]...\n"
 	      "                    [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]\n"
+	      "                    [--launcher-ids] [--system-root DIR [--system PATH]...]\n"
 	      "                    [--seccomp-fd FD] [--ll-fs FD RIGHTS]...\n"
 	      "                    [--ll-net-connect PORT]... [--ll-net-any] [--ll-min-abi N]\n"
 	      "                    -- ARGV...\n"
@@ -290,6 +301,18 @@ parse_options(struct init_options *io, int argc, char **argv)
 			io->relay_socket = argv[++i];
 			continue;
 		}
+		if (!strcmp(argv[i], "--system-root") && i + 1 < argc) {
+			io->system_root = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--system") && i + 1 < argc) {
+			io->system[io->n_system++] = argv[++i];
+			continue;
+		}
+		if (!strcmp(argv[i], "--launcher-ids")) {
+			io->launcher_ids = true;
+			continue;
+		}
 		if (!strcmp(argv[i], "--transparent") && i + 1 < argc) {
 			io->transparent_arg = argv[++i];
 			continue;
@@ -338,6 +361,8 @@ parse_options(struct init_options *io, int argc, char **argv)
 	if (i >= argc - 1)
 		usage();
 	io->argv = argv + i + 1;
+	if (io->n_system && !io->system_root)
+		usage(); /* --system without where to clone from */
 	check_ll_options(io);
 }
 
@@ -353,6 +378,7 @@ main(int argc, char **argv)
 	io.writable = calloc((size_t)argc, sizeof(*io.writable));
 	io.ll_fs = calloc((size_t)argc, sizeof(*io.ll_fs));
 	io.ll_ports = calloc((size_t)argc, sizeof(*io.ll_ports));
+	io.system = calloc((size_t)argc, sizeof(*io.system));
 	/* git's ssh (git_ssh), run by git in the sandbox: none of what follows.
 	 * _exit(): git reads its status, and no exit handler may change it
 	 * (a sanitizer's leak check needs ptrace, which the filter refuses). */
@@ -362,18 +388,22 @@ main(int argc, char **argv)
 		free(io.writable);
 		free(io.ll_fs);
 		free(io.ll_ports);
+		free(io.system);
 		rc = gitssh_client_main(argc - 2, argv + 2);
 		fflush(NULL);
 		_exit(rc);
 	}
-	if (!io.writable || !io.ll_fs || !io.ll_ports)
+	if (!io.writable || !io.ll_fs || !io.ll_ports || !io.system)
 		return 125;
 	parse_options(&io, argc, argv);
 	keep_fds(&io);
-	/* The sockets that need a privilege first, and then no privilege at
-	 * all, before anything else can go wrong. */
+	/* The sockets and the masks, which need a privilege, first, and then
+	 * no privilege at all, before anything else can go wrong. */
 	if ((io.n_ll_fs && init_hold_tree(&st, err, sizeof(err)) < 0) ||
 	    init_bind_transparent(&io, &st, err, sizeof(err)) < 0 ||
+	    (io.system_root && init_mount_system(io.system_root, io.system, io.n_system, err,
+						 sizeof(err)) < 0) ||
+	    (io.masks_fd > 2 && init_place_masks(io.masks_fd, err, sizeof(err)) < 0) ||
 	    init_become_launcher(&io, err, sizeof(err)) < 0 ||
 	    init_drop_caps(err, sizeof(err)) < 0 || init_confine(&io, &st, err, sizeof(err)) < 0 ||
 	    init_announce_ready(&io, &st, err, sizeof(err)) < 0 ||

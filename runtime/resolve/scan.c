@@ -14,6 +14,13 @@
  * depth: breadth-first order lists the children of one parent one after
  * another, so the parent's slot usually hits, and at most FD_SLOTS
  * descriptors are open however deep or wide the tree is.
+ *
+ * Another process may rename directories while the scan runs (a second
+ * sandbox writing the same workspace).  A directory reopened by name must
+ * be the one listed under that name (device and inode), and no directory
+ * is listed twice: otherwise an exchange of two names could have the scan
+ * list one of them twice and never the other, whose dotfiles would go
+ * unmasked.  Either ends the scan with an error: nothing runs.
  */
 #include "runtime/resolve/scan.h"
 
@@ -107,6 +114,10 @@ struct scan {
 		size_t dir;
 		int fd;
 	} slots[FD_SLOTS];
+	/* The directories listed, by device and inode: an open-addressed set
+	 * of SEEN_CAP entries (a power of two), {0, 0} for a free one. */
+	unsigned long long (*seen)[2];
+	size_t n_seen, seen_cap;
 	char *dents;
 
 	char *err;
@@ -254,6 +265,53 @@ slot_set(struct scan *s, size_t j, int fd)
 	s->slots[k].dir = j;
 }
 
+/* Is FD the directory with device DEV and inode INO? */
+static bool
+same_dir(int fd, unsigned long long dev, unsigned long long ino)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
+
+/*
+ * Add the directory DEV:INO to the set of those listed: 1, or 0 when it was
+ * there already, or -1 without memory.
+ */
+static int
+seen_add(struct scan *s, unsigned long long dev, unsigned long long ino)
+{
+	size_t k;
+
+	if (2 * (s->n_seen + 1) > s->seen_cap) {
+		size_t cap = s->seen_cap ? 2 * s->seen_cap : 1024;
+		unsigned long long (*v)[2] = calloc(cap, sizeof(*v)), (*old)[2] = s->seen;
+
+		if (!v)
+			return -1;
+		s->seen = v;
+		s->seen_cap = cap;
+		s->n_seen = 0;
+		for (size_t i = 0; old && i < cap / 2; i++)
+			if (old[i][0] || old[i][1])
+				seen_add(s, old[i][0], old[i][1]);
+		free(old);
+	}
+	k = (size_t)((dev * 0x9e3779b97f4a7c15ull) ^ (ino * 0xc2b2ae3d27d4eb4full)) &
+	    (s->seen_cap - 1);
+	for (;; k = (k + 1) & (s->seen_cap - 1)) {
+		if (!s->seen[k][0] && !s->seen[k][1])
+			break;
+		if (s->seen[k][0] == dev && s->seen[k][1] == ino)
+			return 0;
+	}
+	s->seen[k][0] = dev;
+	s->seen[k][1] = ino;
+	s->n_seen++;
+	return 1;
+}
+
 /*
  * A fresh descriptor for dirs[I], positioned at its first entry, or a
  * negative errno.  It belongs to the cache; do not close it.  Ancestors
@@ -291,6 +349,8 @@ dir_open(struct scan *s, size_t i)
 		if (fd < 0)
 			return -errno;
 		slot_set(s, k, fd);
+		if (d->listed && !same_dir(fd, d->dev, d->ino))
+			return -ESTALE;
 	}
 	return fd;
 }
@@ -304,6 +364,14 @@ scan_open_failed(struct scan *s, size_t i, int errnum)
 
 	if (errnum == EACCES || errnum == EPERM)
 		return scan_push_offset(s, &s->unreadable, d->path);
+	if (errnum == ESTALE) {
+		struct shown b;
+
+		return scan_fail(s, errnum,
+				 "dotfile scan: %s is no longer the directory it listed there (renamed "
+				 "by another process while it ran?)",
+				 scan_shown(&b, path));
+	}
 	if (errnum == ENOENT || errnum == ENOTDIR || errnum == ELOOP) {
 		/*
 		 * A root that is missing, a file or a symlink is the caller's
@@ -538,6 +606,15 @@ scan_list(struct scan *s, size_t i)
 				 scan_shown(&b, s->text + s->dirs[i].path), strerror(errno));
 	s->cur_dev = (unsigned long long)st.st_dev;
 	s->cur_ino = (unsigned long long)st.st_ino;
+	switch (seen_add(s, s->cur_dev, s->cur_ino)) {
+	case -1:
+		return scan_nomem(s);
+	case 0:
+		return scan_fail(s, ESTALE,
+				 "dotfile scan: %s is a directory it listed already (renamed by "
+				 "another process while it ran, or mounted twice?)",
+				 scan_shown(&b, s->text + s->dirs[i].path));
+	}
 	for (;;) {
 		ssize_t n = getdents64(fd, s->dents, DENTS_BUF_SIZE);
 
@@ -867,6 +944,7 @@ scan_release(struct scan *s)
 	free(s->skipped_roots.v);
 	free(s->roots);
 	free(s->dents);
+	free(s->seen);
 }
 
 int

@@ -61,7 +61,7 @@ else
 		"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true"
 fi
 echo "   the cost of each mask: a recursive scan of 10 directories holding 100 visible files"
-echo "   each and N hidden ones spread among them (bwrap makes one mount per hidden file)"
+echo "   each and N hidden ones spread among them (omnibox-init mounts /dev/null over each)"
 for n in 0 100 1000; do
 	i=0
 	while [ $i -lt 10 ]; do

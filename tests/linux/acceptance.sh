@@ -315,11 +315,8 @@ t_dotfile_dirs_hidden_whole() {
 	out=$(as_user "$TB/omnibox-run" --dry-run "$P/hidden-whole.yaml" -- true 2>&1)
 	expect_out "--tmpfs
 $U/hw/conf"
-	expect_out "--remount-ro
-$U/hw/conf"
-	expect_out "--ro-bind
-/dev/null
-$U/hw/mixed/.env"
+	expect_out "# omnibox-init: --remount-ro $U/hw/conf"
+	expect_out "# omnibox-init: --ro-bind /dev/null $U/hw/mixed/.env"
 	expect_no_out "$U/hw/conf/.env"
 	name="recursive scan, writable: each dotfile masked, the directory stays writable"
 	sbx hidden-whole-write sh -c 'cat conf/.env.prod; cat conf/.d/key; echo wrote > conf/new; echo end'
@@ -331,9 +328,7 @@ $U/hw/mixed/.env"
 	[ "$(cat "$U/hw/conf/new" 2>/dev/null)" = wrote ] || fail "conf/new not written on the host"
 	rm -f "$U/hw/conf/new"
 	out=$(as_user "$TB/omnibox-run" --dry-run "$P/hidden-whole-write.yaml" -- true 2>&1)
-	expect_out "--ro-bind
-/dev/null
-$U/hw/conf/.env.prod"
+	expect_out "# omnibox-init: --ro-bind /dev/null $U/hw/conf/.env.prod"
 	expect_no_out "every entry a dotfile"
 }
 
@@ -371,6 +366,37 @@ t_symlink_escapes() {
 	expect_no_out "root:"
 	expect_no_out "ssh-host-key"
 	expect_out "end"
+}
+
+# omnibox-init clones /etc's system files from the host's root, which bwrap
+# binds for that alone: they are the host's, read-only, their symlinks
+# followed as on the host; the host's root is gone before the agent starts.
+t_system_files() {
+	name="/etc's system files are the host's, read-only, and no other file of the host's root is left"
+	passwd_sum=$(md5sum </etc/passwd)
+	sbx default sh -c 'md5sum /etc/passwd /etc/localtime /etc/ld.so.cache; cat /etc/shadow;
+		echo x >> /etc/passwd; ls -A /.omnibox; grep -c "omnibox/host" /proc/self/mountinfo;
+		grep " /etc/passwd " /proc/self/mountinfo; echo end'
+	expect_rc 0
+	expect_out "$(md5sum /etc/passwd /etc/localtime /etc/ld.so.cache)"
+	expect_out "/etc/shadow: No such file or directory"
+	expect_out "cannot create /etc/passwd"
+	tests=$((tests + 1))
+	[ "$(md5sum </etc/passwd)" = "$passwd_sum" ] || fail "the host's /etc/passwd changed"
+	expect_out "init
+0"
+	expect_out " ro,nosuid,nodev"
+	expect_out "end"
+	name="--dry-run names each file omnibox-init clones, and the host's root it clones from"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/default.yaml" -- true 2>&1)
+	expect_out "--ro-bind
+/
+/.omnibox/host"
+	expect_out "--system-root
+/.omnibox/host"
+	expect_out "--system
+/etc/passwd"
+	expect_out "# omnibox-init: --ro-bind-try /etc/passwd /etc/passwd"
 }
 
 t_environment() {
@@ -647,10 +673,13 @@ t_unix_socket() {
 
 t_root_powers() {
 	name="no capabilities, /proc/sys read-only, no host processes"
-	sbx default sh -c 'sh -c "grep -E \"^Cap(Eff|Prm)\" /proc/self/status";
+	sbx default sh -c 'sh -c "grep -E \"^Cap(Eff|Prm|Bnd|Amb)\" /proc/self/status";
 		echo omnibox > /proc/sys/kernel/hostname; ls /proc | grep -c "^[0-9]"'
 	expect_out "CapEff:	0000000000000000"
 	expect_out "CapPrm:	0000000000000000"
+	# omnibox-init held CAP_SYS_ADMIN for the mounts: gone, the bounding set's too.
+	expect_out "CapBnd:	0000000000000000"
+	expect_out "CapAmb:	0000000000000000"
 	tests=$((tests + 1))
 	nproc=$(printf '%s\n' "$out" | tail -1)
 	[ "$nproc" -lt 10 ] 2>/dev/null || fail "$nproc processes visible in /proc"
@@ -685,9 +714,7 @@ t_dry_run() {
 	tests=$((tests + 1))
 	printf '%s\n' "$out" | grep -x -A2 -e --bind-fd | grep -q -x -F "$WS" ||
 		fail "the writable workspace is not mounted from a descriptor"
-	expect_out "--ro-bind
-/dev/null
-$WS/.env"
+	expect_out "# omnibox-init: --ro-bind /dev/null $WS/.env"
 	expect_out "# scratch dir: /tmp/omnibox-XXXXXX"
 	expect_out "# environment (values not shown):"
 	expect_no_out "aws-host-secret"
@@ -1421,6 +1448,7 @@ run_all() {
 	t_read_paths_dotfiles
 	t_mask_paths
 	t_symlink_escapes
+	t_system_files
 	t_environment
 	t_environment_is_emit_env
 	t_network_off

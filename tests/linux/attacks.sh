@@ -468,52 +468,153 @@ t_mask_rename() {
 	rm -rf "$WS/config" "$WS/run" "$WS/config.old" "$WS/run.old"
 }
 
-# init_masked DEST SCRIPT: a bare bwrap with the workspace and /dev/null bound
-# on DEST, and omnibox-init checking the masks of $U/masks (descriptor 9)
-# before it runs SCRIPT; $out, $rc.
+# init_masked CAPS SCRIPT: a bare bwrap with the workspace, a tmpfs on
+# $WS/hid, and omnibox-init mounting the masks of $U/masks (descriptor 9)
+# before it runs SCRIPT, given CAPS ("" or "sys_admin"); $out, $rc.
 init_masked() {
+	caps=
+	[ "$1" = sys_admin ] && caps="--cap-add CAP_SYS_ADMIN --cap-add CAP_SETFCAP --uid 0 --gid 0"
 	out=$(as_user sh -c 'exec 9<"$1"; shift; exec "$@"' _ "$U/masks" bwrap --ro-bind / / \
-		--dev /dev --proc /proc --bind "$WS" "$WS" --ro-bind /dev/null "$1" \
-		--unshare-pid --die-with-parent -- "$TB/omnibox-init" --masks-fd 9 --exec /bin/sh -- \
-		sh -c "$2" 2>&1)
+		--dev /dev --proc /proc --bind "$WS" "$WS" --tmpfs "$WS/hid" \
+		--unshare-pid --die-with-parent --cap-drop ALL $caps -- "$TB/omnibox-init" \
+		--launcher-ids --masks-fd 9 --exec /bin/sh -- sh -c "$2" 2>&1)
 	rc=$?
 }
 
-# bwrap 0.8 sets masks up by path; a process racing the setup can make one
-# land elsewhere.  omnibox-init checks each mask is where it belongs before
-# anything runs: here a mask put on the wrong path, as a race would.
+# mask_entry KIND DIR PATH: the entry of the list for PATH, found in DIR.
+mask_entry() {
+	printf '%s%s:%s:%s\000' "$1" "$(stat -c %d "$2")" "$(stat -c %i "$2")" "$3"
+}
+
+# omnibox-init mounts each mask itself, by descriptor in the directory the
+# launch checked, and checks it in place; anything else than what the
+# launch found there stops the launch before anything runs.
 t_mask_check() {
-	name="a mask not in place at its path stops the launch before the command runs"
-	mkdir -p "$WS/sub" "$WS/decoy"
+	name="omnibox-init masks a file and makes a directory's tmpfs read-only"
+	mkdir -p "$WS/sub" "$WS/decoy" "$WS/hid"
 	echo "misplaced-mask-secret" >"$WS/sub/secret.key"
 	: >"$WS/decoy/secret.key"
-	printf 'f-:-:%s\000' "$WS/sub/secret.key" >"$U/masks"
-	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/sub" "$WS/decoy" "$U/masks"
-	init_masked "$WS/decoy/secret.key" "echo command-ran; cat '$WS/sub/secret.key'"
-	expect_rc 125
-	expect_out "the mask of $WS/sub/secret.key is not in place"
-	expect_no_out "command-ran"
-	expect_no_out "misplaced-mask-secret"
-	name="in place, the same mask lets the command run, the secret hidden"
-	init_masked "$WS/sub/secret.key" "echo command-ran; cat '$WS/sub/secret.key'; true"
+	ln -sf ../decoy/secret.key "$WS/sub/link.key"
+	[ "$who" = nobody ] && chown -R -h nobody:nogroup "$WS/sub" "$WS/decoy" "$WS/hid"
+	{ mask_entry f "$WS/sub" "$WS/sub/secret.key"; mask_entry d "$WS" "$WS/hid"; } >"$U/masks"
+	[ "$who" = nobody ] && chown nobody:nogroup "$U/masks"
+	init_masked sys_admin "echo command-ran; cat '$WS/sub/secret.key'; touch '$WS/hid/x'; id -u; true"
 	expect_rc 0
 	expect_out "command-ran"
 	expect_no_out "misplaced-mask-secret"
+	expect_out "Read-only file system"
+	expect_out "$(id -u "$who")"
+	name="without CAP_SYS_ADMIN no mask is made and nothing runs"
+	init_masked "" "echo command-ran"
+	expect_rc 125
+	expect_out "cannot mask $WS/sub/secret.key"
+	expect_no_out "command-ran"
 	name="a mask in another directory than the one the launch checked stops the launch"
-	# The directory's identity as the resolver saw it, and a mask placed
-	# where a racing rename could have let bwrap make a new one.
-	printf 'f%s:%s:%s\000' "$(stat -c %d "$WS/decoy")" "$(stat -c %i "$WS/decoy")" \
-		"$WS/sub/secret.key" >"$U/masks"
-	init_masked "$WS/sub/secret.key" "echo command-ran"
+	# The directory's identity as the resolver saw it, and a path where a
+	# racing rename could have put another one.
+	mask_entry f "$WS/decoy" "$WS/sub/secret.key" >"$U/masks"
+	init_masked sys_admin "echo command-ran"
 	expect_rc 125
 	expect_out "the directory of $WS/sub/secret.key is not the one the launch checked"
 	expect_no_out "command-ran"
-	printf 'f%s:%s:%s\000' "$(stat -c %d "$WS/sub")" "$(stat -c %i "$WS/sub")" \
-		"$WS/sub/secret.key" >"$U/masks"
-	init_masked "$WS/sub/secret.key" "echo command-ran"
-	expect_rc 0
-	expect_out "command-ran"
-	rm -rf "$WS/sub" "$WS/decoy" "$U/masks"
+	name="a masked file turned into a symlink stops the launch, nothing mounted through it"
+	mask_entry f "$WS/sub" "$WS/sub/link.key" >"$U/masks"
+	init_masked sys_admin "echo command-ran"
+	expect_rc 125
+	expect_out "$WS/sub/link.key is not the file the launch found"
+	expect_no_out "command-ran"
+	name="a directory's mask with no tmpfs of bwrap's there stops the launch"
+	mask_entry d "$WS" "$WS/decoy" >"$U/masks"
+	init_masked sys_admin "echo command-ran"
+	expect_rc 125
+	expect_out "$WS/decoy is not the directory the launch found"
+	expect_no_out "command-ran"
+	tests=$((tests + 1))
+	[ ! -w "$WS/decoy" ] || touch "$WS/decoy/still-writable" ||
+		fail "the workspace was made read-only on the host"
+	rm -rf "$WS/sub" "$WS/decoy" "$WS/hid" "$U/masks"
+}
+
+# A racer exchanging a secret dotfile with a dotfile directory, over and
+# over, while launches run: each either runs with both hidden or refuses.
+t_mask_race() {
+	name="a swapper racing 100 launches between a dotfile and a directory never shows the dotfile"
+	mkdir -p "$WS/race/.cfg"
+	echo "raced-dotfile-secret" >"$WS/race/.token"
+	echo "raced-dir-secret" >"$WS/race/.cfg/inner"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/race"
+	as_user "$TB/probe" swap "$WS/race/.token" "$WS/race/.cfg" >/dev/null 2>&1 &
+	pids="$pids $!"
+	leaks=0 ran=0 refused=0 other=
+	for _ in $(seq 100); do
+		out=$(cd "$WS/race" && as_user "$TB/omnibox-run" -q "$P/default.yaml" -- \
+			sh -c 'cat .token .cfg/inner .token/inner .cfg 2>/dev/null; true' 2>&1)
+		case $? in
+		0) ran=$((ran + 1)) ;;
+		125) refused=$((refused + 1)) ;;
+		*) other="$other
+$out" ;;
+		esac
+		case $out in
+		*raced-*) leaks=$((leaks + 1)) ;;
+		esac
+	done
+	tests=$((tests + 1))
+	pgrep -f "^$TB/probe swap" >/dev/null || fail "the swapper was not racing to the end"
+	pkill -f "^$TB/probe swap" 2>/dev/null
+	sleep 0.1
+	echo "    [$who] 100 racing launches: $ran ran, $refused refused, $leaks showed a dotfile"
+	expect_eq "launches that showed a hidden dotfile" "$leaks" 0
+	out=$other
+	expect_eq "launches that neither ran nor refused" "$((ran + refused))" 100
+	rm -rf "$WS/race"
+}
+
+# The recursive scan reopens directories by name: a racer exchanging a
+# directory of dotfiles with a decoy of the same shape must not have it
+# list the decoy twice and the real one never.
+t_scan_race() {
+	name="a swapper racing 100 recursive scans between a directory of dotfiles and a decoy never shows one"
+	mkdir -p "$WS/sr/A/.ssh" "$WS/sr/B"
+	echo "SCANRACE_env" >"$WS/sr/A/.env"
+	echo "SCANRACE_ssh" >"$WS/sr/A/.ssh/id"
+	for k in $(seq 30); do
+		mkdir -p "$WS/sr/A/d$k" "$WS/sr/B/d$k"
+		echo "SCANRACE_$k" >"$WS/sr/A/d$k/.tok"
+		echo "visible" >"$WS/sr/B/d$k/file"
+	done
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/sr"
+	policy scanrace <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: ["."]
+	    cwd_hidden_scan_recursive: true
+	EOF
+	as_user "$TB/probe" swap "$WS/sr/A" "$WS/sr/B" >/dev/null 2>&1 &
+	pids="$pids $!"
+	leaks=0 ran=0 refused=0 other=
+	for _ in $(seq 100); do
+		out=$(cd "$WS/sr" && as_user "$TB/omnibox-run" -q "$P/scanrace.yaml" -- \
+			sh -c 'grep -rh SCANRACE_ . 2>/dev/null; true' 2>&1)
+		case $? in
+		0) ran=$((ran + 1)) ;;
+		125) refused=$((refused + 1)) ;;
+		*) other="$other
+$out" ;;
+		esac
+		case $out in
+		*SCANRACE_*) leaks=$((leaks + 1)) ;;
+		esac
+	done
+	tests=$((tests + 1))
+	pgrep -f "^$TB/probe swap" >/dev/null || fail "the swapper was not racing to the end"
+	pkill -f "^$TB/probe swap" 2>/dev/null
+	sleep 0.1
+	echo "    [$who] 100 racing scans: $ran ran, $refused refused, $leaks showed a dotfile"
+	expect_eq "launches that showed a hidden dotfile" "$leaks" 0
+	out=$other
+	expect_eq "launches that neither ran nor refused" "$((ran + refused))" 100
+	rm -rf "$WS/sr"
 }
 
 t_hardlink() {
@@ -1146,6 +1247,8 @@ run_all() {
 	t_bwrap_on_path
 	t_mask_rename
 	t_mask_check
+	t_mask_race
+	t_scan_race
 	t_hardlink
 	t_cross_policy_links
 	t_unreadable

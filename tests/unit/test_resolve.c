@@ -159,6 +159,14 @@ mount_at(const struct launch *l, const char *flag, const char *src, const char *
 	else
 		snprintf(want, sizeof(want), "\n%s\n%s\n", flag, src);
 	p = strstr(l->argv.data, want);
+	if (p)
+		return p - l->argv.data;
+	/* One omnibox-init makes (the masks), written as bwrap's would be. */
+	if (dst)
+		snprintf(want, sizeof(want), "\n# omnibox-init: %s %s %s\n", flag, src, dst);
+	else
+		snprintf(want, sizeof(want), "\n# omnibox-init: %s %s\n", flag, src);
+	p = strstr(l->argv.data, want);
 	return p ? p - l->argv.data : -1;
 }
 
