@@ -596,29 +596,28 @@ emit_protects(const struct policy *p, const struct bwrap_context *c, struct out 
 	}
 }
 
+/* Does omnibox-init clone any of /etc's files (O->etc_init)? */
+static bool
+etc_by_init(const struct out *o)
+{
+	for (size_t i = 0; o->etc_init && paths_linux_etc_files[i]; i++)
+		if (o->etc_init[i])
+			return true;
+	return false;
+}
+
 /*
  * /etc's system files: bwrap binds those O->etc_init leaves to it, where
  * it always did; omnibox-init clones the others (--system, emit_init_args())
- * from the host's root, which bwrap binds read-only for that alone and
- * omnibox-init unmounts before anything else runs.  bwrap would read its
- * whole mount table again after each bind, omnibox-init reads none.
+ * from the host's root (emit_system_root()).  bwrap would read its whole
+ * mount table again after each bind, omnibox-init reads none.
  */
 static void
 emit_etc(struct out *o)
 {
-	bool any = false;
-
-	for (size_t i = 0; o->etc_init && paths_linux_etc_files[i]; i++)
-		any = any || o->etc_init[i];
-	if (any) {
-		comment(o, "the host's root, read-only, only for omnibox-init to clone /etc's files "
-			   "below from (--system-root),");
-		comment(o, "  unmounted by omnibox-init before anything else runs");
-		arg(o, "--ro-bind");
-		arg(o, "/");
-		arg(o, BWRAP_SYSTEM_ROOT);
-		comment(o, "system files of /etc, read-only");
-	}
+	if (etc_by_init(o))
+		comment(o, "system files of /etc, read-only (omnibox-init clones those it names "
+			   "from the host's root, bound last)");
 	for (size_t i = 0; paths_linux_etc_files[i]; i++) {
 		char path[64];
 
@@ -628,6 +627,25 @@ emit_etc(struct out *o)
 		else
 			args3(o, "--ro-bind-try", path, path);
 	}
+}
+
+/*
+ * The host's root, read-only, for omnibox-init to clone /etc's files from:
+ * bwrap's last mount, so that none of its others reads the host's mounts
+ * again with the table; omnibox-init unmounts it before anything runs.
+ * Not a mount of the sandbox's view (not recorded): nothing sees it.
+ */
+static void
+emit_system_root(struct out *o)
+{
+	if (!etc_by_init(o))
+		return;
+	comment(o, "the host's root, read-only, only for omnibox-init to clone /etc's files "
+		   "from (--system-root),");
+	comment(o, "  unmounted by omnibox-init before anything else runs");
+	arg(o, "--ro-bind");
+	arg(o, "/");
+	arg(o, BWRAP_SYSTEM_ROOT);
 }
 
 static void
@@ -1132,6 +1150,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	o.part = BWRAP_PART_PROTECT;
 	emit_protects(p, c, &o);
 	o.part = BWRAP_PART_INIT;
+	emit_system_root(&o);
 
 	emit_namespaces(p, &o);
 	arg(&o, "--as-pid-1");
