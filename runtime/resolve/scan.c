@@ -16,11 +16,13 @@
  * descriptors are open however deep or wide the tree is.
  *
  * Another process may rename directories while the scan runs (a second
- * sandbox writing the same workspace).  A directory reopened by name must
- * be the one listed under that name (device and inode), and no directory
- * is listed twice: otherwise an exchange of two names could have the scan
- * list one of them twice and never the other, whose dotfiles would go
- * unmasked.  Either ends the scan with an error: nothing runs.
+ * sandbox writing the same workspace).  A directory opened by name must be
+ * the one its parent's listing named (the entry's inode; not on overlayfs,
+ * whose entries may not say), one reopened the one listed there, and no
+ * directory is listed twice: otherwise a directory renamed, or two names
+ * exchanged, after the parent was listed could have the scan list a decoy
+ * in its place and never the directory itself, whose dotfiles would go
+ * unmasked.  Any of these ends the scan with an error: nothing runs.
  */
 #include "runtime/resolve/scan.h"
 
@@ -38,7 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #define DENTS_BUF_SIZE (128u << 10)
@@ -66,6 +70,9 @@ struct dir_rec {
 	size_t depth;  /* 0 for a root */
 	size_t root;   /* a root's index in the caller's roots */
 	bool strict;   /* below a directory o->keep kept: all is hidden unless kept */
+	/* The inode its parent's listing gave the name (0: not to be checked:
+	 * a root, or a file system whose listings may not say). */
+	unsigned long long entry_ino;
 	/* Once listed: its entries, how many of them are hidden (a hit, or a
 	 * subdirectory whose entries all are), its device and inode. */
 	bool listed;
@@ -107,6 +114,7 @@ struct scan {
 	size_t n_named, cap_named;
 	struct offsets symlinks, unreadable, skipped_roots;
 	unsigned long long cur_dev, cur_ino; /* the directory being listed */
+	bool cur_ino_exact; /* its listing's inodes are its entries' (not overlayfs) */
 
 	const char **roots; /* sorted, deduplicated: for scan_is_root() */
 	size_t n_roots;
@@ -523,10 +531,11 @@ scan_pruned(const struct scan *s, int fd, const char *name, const char *path)
 	       (unsigned long long)st.st_ino == s->o->prune_ids[k][1];
 }
 
-/* NAME, a visible subdirectory of dirs[I] (FD), is to be listed later;
- * STRICT: a directory o->keep kept, or one below it. */
+/* NAME (inode INO in the listing), a visible subdirectory of dirs[I] (FD),
+ * is to be listed later; STRICT: a directory o->keep kept, or one below it. */
 static int
-scan_add_kid(struct scan *s, size_t i, int fd, const char *name, bool strict)
+scan_add_kid(struct scan *s, size_t i, int fd, const char *name, unsigned long long ino,
+	     bool strict)
 {
 	const struct dir_rec *d = &s->dirs[i];
 	size_t off;
@@ -547,6 +556,7 @@ scan_add_kid(struct scan *s, size_t i, int fd, const char *name, bool strict)
 	    .depth = d->depth + 1,
 	    .root = d->root,
 	    .strict = strict,
+	    .entry_ino = s->cur_ino_exact ? ino : 0,
 	};
 	return 0;
 }
@@ -586,6 +596,17 @@ scan_queue_kids(struct scan *s)
 	return 0;
 }
 
+/* Is FD the root of a mount? */
+static bool
+mount_root(int fd)
+{
+	struct statx sx;
+
+	return statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &sx) == 0 &&
+	       (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+	       (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+}
+
 /* List dirs[I]: record its hidden entries and queue its subdirectories. */
 static int
 scan_list(struct scan *s, size_t i)
@@ -606,6 +627,19 @@ scan_list(struct scan *s, size_t i)
 				 scan_shown(&b, s->text + s->dirs[i].path), strerror(errno));
 	s->cur_dev = (unsigned long long)st.st_dev;
 	s->cur_ino = (unsigned long long)st.st_ino;
+	/* The one its parent's listing named (a mount point there hides the
+	 * inode the listing gave, and nothing renames a mount point). */
+	if (s->dirs[i].entry_ino && s->dirs[i].parent != NO_PARENT &&
+	    s->cur_ino != s->dirs[i].entry_ino && !mount_root(fd))
+		return scan_fail(s, ESTALE,
+				 "dotfile scan: %s is no longer the directory its parent listed "
+				 "(renamed by another process while it ran?)",
+				 scan_shown(&b, s->text + s->dirs[i].path));
+	{
+		struct statfs sf;
+
+		s->cur_ino_exact = fstatfs(fd, &sf) == 0 && sf.f_type != OVERLAYFS_SUPER_MAGIC;
+	}
 	switch (seen_add(s, s->cur_dev, s->cur_ino)) {
 	case -1:
 		return scan_nomem(s);
@@ -681,13 +715,14 @@ scan_list(struct scan *s, size_t i)
 			    (kept = scan_kept(s, i, fd, name, type)) != 0) {
 				if (kept < 0)
 					return -1;
-				if (type == DT_DIR && scan_add_kid(s, i, fd, name, true) < 0)
+				if (type == DT_DIR &&
+				    scan_add_kid(s, i, fd, name, d->d_ino, true) < 0)
 					return -1;
 			} else if (hidden) {
 				if (scan_hidden(s, i, name, type) < 0)
 					return -1;
 			} else if (type == DT_DIR) {
-				if (scan_add_kid(s, i, fd, name, strict) < 0)
+				if (scan_add_kid(s, i, fd, name, d->d_ino, strict) < 0)
 					return -1;
 			}
 		}

@@ -170,19 +170,15 @@ t_planted_grant_link() {
 
 # ---- 2. a second process racing the launch ----------------------------------
 
-t_race() {
-	name="a swapper racing 200 launches never exposes a host path"
-	ln -s / "$WS/rootlink"
-	[ "$who" = nobody ] && chown -h nobody:nogroup "$WS/rootlink"
-	as_user "$TB/probe" swap "$WS/docs" "$WS/rootlink" >/dev/null 2>&1 &
+# swap_race N A B DIR POLICY SCRIPT SECRET WHAT: a racer exchanging A and B
+# as fast as it can while N launches of POLICY in DIR run SCRIPT; each must
+# either run without showing SECRET (a case pattern) or refuse.
+swap_race() {
+	as_user "$TB/probe" swap "$2" "$3" >/dev/null 2>&1 &
 	pids="$pids $!"
-	leaks=0
-	other=
-	ran=0
-	refused=0
-	for _ in $(seq 200); do
-		out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/write-docs.yaml" -- \
-			sh -c "cat docs$O/secret.txt docs$MARKER $MARKER 2>/dev/null; echo x > docs$O/raced; true" 2>&1)
+	leaks=0 ran=0 refused=0 other=
+	for _ in $(seq "$1"); do
+		out=$(cd "$4" && as_user "$TB/omnibox-run" -q "$P/$5.yaml" -- sh -c "$6" 2>&1)
 		case $? in
 		0) ran=$((ran + 1)) ;;
 		125) refused=$((refused + 1)) ;;
@@ -190,24 +186,33 @@ t_race() {
 $out" ;;
 		esac
 		case $out in
-		*host-secret* | *host-marker*) leaks=$((leaks + 1)) ;;
+		*$7*) leaks=$((leaks + 1)) ;;
 		esac
 	done
 	tests=$((tests + 1))
 	pgrep -f "^$TB/probe swap" >/dev/null || fail "the swapper was not racing to the end"
 	pkill -f "^$TB/probe swap" 2>/dev/null
 	sleep 0.1
+	echo "    [$who] $1 racing launches: $ran ran, $refused refused, $leaks $8"
+	expect_eq "launches that $8" "$leaks" 0
+	out=$other
+	expect_eq "launches that neither ran nor refused" "$((ran + refused))" "$1"
+}
+
+t_race() {
+	name="a swapper racing 200 launches never exposes a host path"
+	ln -s / "$WS/rootlink"
+	[ "$who" = nobody ] && chown -h nobody:nogroup "$WS/rootlink"
+	swap_race 200 "$WS/docs" "$WS/rootlink" "$WS" write-docs \
+		"cat docs$O/secret.txt docs$MARKER $MARKER 2>/dev/null; echo x > docs$O/raced; true" \
+		'host-[ms][ae][rc]' "exposed the host"
 	# Put the workspace back the way it was, whichever way round the race left it.
 	if [ -L "$WS/docs" ]; then
 		mv "$WS/docs" "$WS/docs.link" && mv "$WS/rootlink" "$WS/docs" && mv "$WS/docs.link" "$WS/rootlink"
 	fi
 	rm -f "$WS/rootlink"
-	echo "    [$who] 200 racing launches: $ran ran, $refused refused, $leaks exposed the host"
-	expect_eq "launches that exposed a host file" "$leaks" 0
 	tests=$((tests + 1))
 	[ ! -e "$O/raced" ] || fail "a racing launch wrote $O/raced on the host"
-	out=$other
-	expect_eq "launches that neither ran nor refused" "$((ran + refused))" 200
 }
 
 # ---- 3. descriptors the caller left open ------------------------------------
@@ -543,30 +548,9 @@ t_mask_race() {
 	echo "raced-dotfile-secret" >"$WS/race/.token"
 	echo "raced-dir-secret" >"$WS/race/.cfg/inner"
 	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/race"
-	as_user "$TB/probe" swap "$WS/race/.token" "$WS/race/.cfg" >/dev/null 2>&1 &
-	pids="$pids $!"
-	leaks=0 ran=0 refused=0 other=
-	for _ in $(seq 100); do
-		out=$(cd "$WS/race" && as_user "$TB/omnibox-run" -q "$P/default.yaml" -- \
-			sh -c 'cat .token .cfg/inner .token/inner .cfg 2>/dev/null; true' 2>&1)
-		case $? in
-		0) ran=$((ran + 1)) ;;
-		125) refused=$((refused + 1)) ;;
-		*) other="$other
-$out" ;;
-		esac
-		case $out in
-		*raced-*) leaks=$((leaks + 1)) ;;
-		esac
-	done
-	tests=$((tests + 1))
-	pgrep -f "^$TB/probe swap" >/dev/null || fail "the swapper was not racing to the end"
-	pkill -f "^$TB/probe swap" 2>/dev/null
-	sleep 0.1
-	echo "    [$who] 100 racing launches: $ran ran, $refused refused, $leaks showed a dotfile"
-	expect_eq "launches that showed a hidden dotfile" "$leaks" 0
-	out=$other
-	expect_eq "launches that neither ran nor refused" "$((ran + refused))" 100
+	swap_race 100 "$WS/race/.token" "$WS/race/.cfg" "$WS/race" default \
+		'cat .token .cfg/inner .token/inner .cfg 2>/dev/null; true' 'raced-' \
+		"showed a hidden dotfile"
 	rm -rf "$WS/race"
 }
 
@@ -590,30 +574,8 @@ t_scan_race() {
 	    write_paths: ["."]
 	    cwd_hidden_scan_recursive: true
 	EOF
-	as_user "$TB/probe" swap "$WS/sr/A" "$WS/sr/B" >/dev/null 2>&1 &
-	pids="$pids $!"
-	leaks=0 ran=0 refused=0 other=
-	for _ in $(seq 100); do
-		out=$(cd "$WS/sr" && as_user "$TB/omnibox-run" -q "$P/scanrace.yaml" -- \
-			sh -c 'grep -rh SCANRACE_ . 2>/dev/null; true' 2>&1)
-		case $? in
-		0) ran=$((ran + 1)) ;;
-		125) refused=$((refused + 1)) ;;
-		*) other="$other
-$out" ;;
-		esac
-		case $out in
-		*SCANRACE_*) leaks=$((leaks + 1)) ;;
-		esac
-	done
-	tests=$((tests + 1))
-	pgrep -f "^$TB/probe swap" >/dev/null || fail "the swapper was not racing to the end"
-	pkill -f "^$TB/probe swap" 2>/dev/null
-	sleep 0.1
-	echo "    [$who] 100 racing scans: $ran ran, $refused refused, $leaks showed a dotfile"
-	expect_eq "launches that showed a hidden dotfile" "$leaks" 0
-	out=$other
-	expect_eq "launches that neither ran nor refused" "$((ran + refused))" 100
+	swap_race 100 "$WS/sr/A" "$WS/sr/B" "$WS/sr" scanrace \
+		'grep -rh SCANRACE_ . 2>/dev/null; true' 'SCANRACE_' "showed a hidden dotfile"
 	rm -rf "$WS/sr"
 }
 
