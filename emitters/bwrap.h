@@ -70,6 +70,10 @@ struct bwrap_mask {
 	bool is_dir;	  /* directory: empty read-only tmpfs; else /dev/null */
 	bool have_parent; /* the directory it was found in is known: */
 	unsigned long long parent_dev, parent_ino;
+	/* A directory nothing is mounted below, as it was listed: omnibox-init
+	 * mounts its tmpfs itself, on exactly this directory. */
+	bool have_self;
+	unsigned long long self_dev, self_ino;
 	const char *reason; /* for the comment: "dotfile", "mask_paths (line 9)" */
 };
 
@@ -123,10 +127,12 @@ struct bwrap_context {
 
 /*
  * What omnibox-init's --masks-fd carries: one entry per mask and denied
- * socket of C, "f" (/dev/null, which omnibox-init binds there) or "d" (a
- * tmpfs bwrap mounted, which omnibox-init makes read-only), then
- * "DEV:INO:" of the directory it must be in ("-:-:" when unknown), then
- * the path, each entry ended by a NUL byte.  Appended to OUT.
+ * socket of C, "f" (/dev/null, which omnibox-init binds there), "d" (a
+ * tmpfs bwrap mounted, which omnibox-init makes read-only) or "t" (a
+ * read-only tmpfs omnibox-init mounts), then "DEV:INO:" of the directory
+ * it must be in ("-:-:" when unknown), for "t" then "DEV:INO:" of the
+ * directory itself, then the path, each entry ended by a NUL byte.
+ * Appended to OUT.
  */
 void bwrap_masks_list(const struct bwrap_context *c, struct textbuf *out);
 

@@ -57,11 +57,13 @@ bwrap_masks_list(const struct bwrap_context *c, struct textbuf *out)
 	for (size_t i = 0; i < c->n_masks; i++) {
 		const struct bwrap_mask *m = &c->masks[i];
 
-		tb_putc(out, m->is_dir ? 'd' : 'f');
+		tb_putc(out, !m->is_dir ? 'f' : m->have_self ? 't' : 'd');
 		if (m->have_parent)
 			tb_printf(out, "%llu:%llu:", m->parent_dev, m->parent_ino);
 		else
 			tb_puts(out, "-:-:");
+		if (m->is_dir && m->have_self)
+			tb_printf(out, "%llu:%llu:", m->self_dev, m->self_ino);
 		tb_write(out, m->path, strlen(m->path) + 1);
 	}
 	for (size_t i = 0; i < c->n_sockets; i++) {
@@ -713,7 +715,9 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 		const struct bwrap_mask *m = &c->masks[i];
 
 		comment(o, "%s", m->reason);
-		if (m->is_dir)
+		if (m->is_dir && m->have_self)
+			by_init(o, "--tmpfs", m->path, NULL);
+		else if (m->is_dir)
 			args3(o, "--tmpfs", m->path, NULL);
 		else
 			by_init(o, "--ro-bind", "/dev/null", m->path);

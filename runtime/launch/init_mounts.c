@@ -10,8 +10,11 @@
  *     --ro-bind-try) from the host's root, which bwrap bound for that alone
  *     and which is unmounted once they are in place;
  *   - the masks: a clone of /dev/null (read-only, nosuid, nodev) moved onto
- *     each masked file, and each directory's tmpfs (which bwrap mounted, so
- *     the grants inside it could get their mount points) made read-only.
+ *     each masked file; a new read-only tmpfs on each directory hidden whole
+ *     with nothing mounted below it, once the directory is checked to be the
+ *     one the scan listed (device and inode); and each other directory's
+ *     tmpfs (which bwrap mounted, so the grants inside it could get their
+ *     mount points) made read-only.
  *     Every target is opened without following a symlink, in the directory
  *     whose identity the resolver recorded, and the mount goes onto that
  *     descriptor: the file checked is the file masked.  Then each mask is
@@ -143,6 +146,30 @@ mask_in_place(char kind, const char *path)
 	return ok;
 }
 
+/* An empty tmpfs, read-only, nosuid and nodev (bwrap's --tmpfs, then
+ * --remount-ro), moved onto TARGET. */
+static int
+mount_tmpfs(int target)
+{
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC), mnt = -1, rc = -1, saved;
+
+	if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0 &&
+	    (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+				MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) >= 0 &&
+	    syscall(SYS_move_mount, mnt, "", target, "",
+		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
+		rc = 0;
+	saved = errno;
+	if (mnt >= 0)
+		close(mnt);
+	if (fs >= 0)
+		close(fs);
+	errno = saved;
+	return rc;
+}
+
 /* SET added to the attributes of the mount FD is on (or the detached tree FD is). */
 static int
 setattr_fd(int fd, unsigned long long set)
@@ -178,8 +205,8 @@ bind_null(int null_fd, int target)
  * mounted on a directory made read-only.  0, or -1 with the message in ERR.
  */
 static int
-make_mask(char kind, const char *path, int dfd, const char *base, int null_fd, char *err,
-	  size_t errlen)
+make_mask(char kind, const char *path, int dfd, const char *base, int null_fd,
+	  const unsigned long long self[2], char *err, size_t errlen)
 {
 	int t = openat(dfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st, up;
@@ -194,15 +221,19 @@ make_mask(char kind, const char *path, int dfd, const char *base, int null_fd, c
 	}
 	/* A directory's mask is the root of bwrap's tmpfs there: read-only
 	 * applies to the mount the descriptor is on, so never to another. */
-	fits = kind == 'f' ? !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)
-			   : S_ISDIR(st.st_mode) && sf.f_type == TMPFS_MAGIC &&
-				 st.st_dev != up.st_dev;
+	fits = kind == 'f'   ? !S_ISDIR(st.st_mode) && !S_ISLNK(st.st_mode)
+	       : kind == 't' ? S_ISDIR(st.st_mode) && (unsigned long long)st.st_dev == self[0] &&
+				   (unsigned long long)st.st_ino == self[1]
+			     : S_ISDIR(st.st_mode) && sf.f_type == TMPFS_MAGIC &&
+				   st.st_dev != up.st_dev;
 	if (!fits)
 		rc = diag_fail(err, errlen,
 			       "%s is not the %s the launch found (was it replaced while the "
 			       "sandbox was set up?); nothing ran",
 			       path, kind == 'f' ? "file" : "directory");
-	else if ((kind == 'f' ? bind_null(null_fd, t) : setattr_fd(t, MOUNT_ATTR_RDONLY)) < 0)
+	else if ((kind == 'f'	  ? bind_null(null_fd, t)
+		  : kind == 't' ? mount_tmpfs(t)
+				: setattr_fd(t, MOUNT_ATTR_RDONLY)) < 0)
 		rc = diag_fail(err, errlen, "cannot mask %s: %s%s; nothing ran", path,
 			       strerror(errno),
 			       errno == EPERM ? " (omnibox-init needs CAP_SYS_ADMIN for it)" : "");
@@ -214,13 +245,14 @@ out:
 	return rc;
 }
 
-/* One entry of the list: "KDEV:INO:PATH" or "K-:-:PATH"; 0 or -1 with ERR. */
+/* One entry of the list: "KDEV:INO:PATH" or "K-:-:PATH", for "t" with
+ * "DEV:INO:" of the directory itself before PATH; 0 or -1 with ERR. */
 static int
 place_one(const char *entry, int null_fd, char *err, size_t errlen)
 {
 	char kind = entry[0], *end;
 	bool have_parent = entry[1] != '-';
-	unsigned long long dev = 0, ino = 0;
+	unsigned long long dev = 0, ino = 0, self[2] = {0, 0};
 	const char *path, *base;
 	struct stat up;
 	int dfd, rc;
@@ -232,7 +264,12 @@ place_one(const char *entry, int null_fd, char *err, size_t errlen)
 	} else {
 		path = strncmp(entry + 1, "-:-:", 4) ? NULL : entry + 5;
 	}
-	if (!path || (kind != 'f' && kind != 'd') || path[0] != '/') {
+	if (path && kind == 't') {
+		self[0] = strtoull(path, &end, 10);
+		self[1] = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
+		path = *end == ':' && self[1] ? end + 1 : NULL;
+	}
+	if (!path || (kind != 'f' && kind != 'd' && kind != 't') || path[0] != '/') {
 		err[0] = '\0';
 		return -1; /* not omnibox-run's list */
 	}
@@ -248,12 +285,12 @@ place_one(const char *entry, int null_fd, char *err, size_t errlen)
 				 "renamed while the sandbox was set up?); nothing ran",
 				 path);
 	}
-	rc = make_mask(kind, path, dfd, base, null_fd, err, errlen);
+	rc = make_mask(kind, path, dfd, base, null_fd, self, err, errlen);
 	close(dfd);
 	if (rc < 0)
 		return -1;
 	/* And at its path: nothing moved the directory since. */
-	if ((have_parent && !parent_is(path, dev, ino)) || !mask_in_place(kind, path))
+	if ((have_parent && !parent_is(path, dev, ino)) || !mask_in_place(kind == 'f' ? 'f' : 'd', path))
 		return diag_fail(err, errlen,
 				 "the mask of %s is not in place (was its path changed while the "
 				 "sandbox was set up?); nothing ran",

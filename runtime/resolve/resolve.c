@@ -1024,6 +1024,11 @@ run_scan(struct rctx *r)
 		r->masks[r->n_masks - 1].have_parent = true;
 		r->masks[r->n_masks - 1].parent_dev = h->dir_dev;
 		r->masks[r->n_masks - 1].parent_ino = h->dir_ino;
+		/* Nothing is mounted below it (coalescible()): omnibox-init mounts
+		 * its tmpfs on the very directory the scan listed. */
+		r->masks[r->n_masks - 1].have_self = true;
+		r->masks[r->n_masks - 1].self_dev = h->self_dev;
+		r->masks[r->n_masks - 1].self_ino = h->self_ino;
 	}
 	scan_result_free(&res);
 	return 0;

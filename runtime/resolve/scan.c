@@ -907,7 +907,8 @@ scan_all_hidden(struct scan *s, struct scan_result *r)
 		if (!full[i] || full[d->parent])
 			continue;
 		up = &s->dirs[d->parent];
-		r->all_hidden[n++] = (struct scan_hit){s->text + d->path, SCAN_DIR, up->dev, up->ino};
+		r->all_hidden[n++] =
+		    (struct scan_hit){s->text + d->path, SCAN_DIR, up->dev, up->ino, d->dev, d->ino};
 	}
 	qsort(r->all_hidden, n, sizeof(*r->all_hidden), cmp_hit);
 	r->n_all_hidden = n;
@@ -930,7 +931,7 @@ scan_finish(struct scan *s, struct scan_result *r)
 		return scan_nomem(s);
 	for (size_t i = 0; i < s->n_hits; i++)
 		r->hits[i] = (struct scan_hit){s->text + s->hits[i].path, s->hits[i].kind,
-					       s->hits[i].dir_dev, s->hits[i].dir_ino};
+					       s->hits[i].dir_dev, s->hits[i].dir_ino, 0, 0};
 	qsort(r->hits, s->n_hits, sizeof(*r->hits), cmp_hit);
 	for (size_t i = 0; i < s->n_hits; i++)
 		if (n == 0 || strcmp(r->hits[n - 1].path, r->hits[i].path) != 0)
@@ -941,7 +942,7 @@ scan_finish(struct scan *s, struct scan_result *r)
 		return scan_nomem(s);
 	for (size_t i = 0; i < s->n_named; i++)
 		r->named[i] = (struct scan_hit){s->text + s->named[i].path, s->named[i].kind,
-						s->named[i].dir_dev, s->named[i].dir_ino};
+						s->named[i].dir_dev, s->named[i].dir_ino, 0, 0};
 	qsort(r->named, s->n_named, sizeof(*r->named), cmp_hit);
 	r->n_named = s->n_named;
 	if (scan_all_hidden(s, r) < 0)

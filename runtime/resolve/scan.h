@@ -80,6 +80,8 @@ struct scan_hit {
 	/* The directory it was found in; in named, the entry itself (0, 0
 	 * where it could not be read). */
 	unsigned long long dir_dev, dir_ino;
+	/* In all_hidden: the directory itself, as it was listed. */
+	unsigned long long self_dev, self_ino;
 };
 
 /*
@@ -96,7 +98,8 @@ struct scan_result {
 	/*
 	 * Directories listed to their end whose every entry is hidden (a hit,
 	 * or such a directory itself), never a root: the outermost ones, sorted,
-	 * each with the directory it was found in (dir_dev, dir_ino).  Their
+	 * each with the directory it was found in (dir_dev, dir_ino) and its
+	 * own device and inode (self_dev, self_ino).  Their
 	 * hits are in hits too; a caller may hide each one whole instead.
 	 */
 	struct scan_hit *all_hidden;

@@ -313,8 +313,7 @@ t_dotfile_dirs_hidden_whole() {
 	expect_out "mixed-code"
 	expect_out "end"
 	out=$(as_user "$TB/omnibox-run" --dry-run "$P/hidden-whole.yaml" -- true 2>&1)
-	expect_out "--tmpfs
-$U/hw/conf"
+	expect_out "# omnibox-init: --tmpfs $U/hw/conf"
 	expect_out "# omnibox-init: --remount-ro $U/hw/conf"
 	expect_out "# omnibox-init: --ro-bind /dev/null $U/hw/mixed/.env"
 	expect_no_out "$U/hw/conf/.env"
