@@ -773,6 +773,24 @@ mask_parent(struct rctx *r, int fd)
 	}
 }
 
+/*
+ * The directory mask just added is on the very directory the scan found
+ * there, when the scan knows it: omnibox-init mounts its tmpfs itself, on
+ * that directory only (so one renamed away after the scan shows nothing).
+ */
+static void
+mask_self(struct rctx *r, const struct scan_result *res)
+{
+	struct bwrap_mask *m = &r->masks[r->n_masks - 1];
+	unsigned long long id[2];
+
+	if (!scan_dir_id(res, m->path, id))
+		return;
+	m->have_self = true;
+	m->self_dev = id[0];
+	m->self_ino = id[1];
+}
+
 static int
 cmp_mask(const void *a, const void *b)
 {
@@ -974,9 +992,11 @@ run_scan(struct rctx *r)
 		     dirs.data ? dirs.data : "", res.n_unfinished > 10 ? ", ..." : "");
 		tb_free(&dirs);
 		/* Hiding more than a complete scan would, never less. */
-		for (size_t i = 0; i < res.n_unfinished; i++)
+		for (size_t i = 0; i < res.n_unfinished; i++) {
 			add_mask(r, arena_strdup(r->a, res.unfinished[i]), true,
 				 "not scanned (cwd_hidden_scan_max_entries): hidden whole");
+			mask_self(r, &res);
+		}
 	}
 	/*
 	 * A directory the scan could not list may hold anything: the agent that
@@ -999,6 +1019,7 @@ run_scan(struct rctx *r)
 		     "warning: the dotfile scan cannot list %s (permission denied): hidden whole",
 		     shown(r, dir));
 		add_mask(r, dir, true, "not readable to the scan: hidden whole");
+		mask_self(r, &res);
 	}
 	for (size_t i = 0; i < res.n_hits; i++) {
 		const char *path = arena_strdup(r->a, res.hits[i].path);

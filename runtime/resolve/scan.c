@@ -112,6 +112,10 @@ struct scan {
 	size_t n_hits, cap_hits;
 	struct hit_rec *named;
 	size_t n_named, cap_named;
+	/* Directories hidden whole unlisted (unreadable, or left by the cap):
+	 * their own device and inode, where the scan knows them. */
+	struct hit_rec *ids;
+	size_t n_ids, cap_ids;
 	struct offsets symlinks, unreadable, skipped_roots;
 	unsigned long long cur_dev, cur_ino; /* the directory being listed */
 	bool cur_ino_exact; /* its listing's inodes are its entries' (not overlayfs) */
@@ -363,6 +367,29 @@ dir_open(struct scan *s, size_t i)
 	return fd;
 }
 
+/* The directory at PATH (an offset) is DEV:INO; nothing when INO is 0. */
+static int
+scan_id(struct scan *s, size_t path, unsigned long long dev, unsigned long long ino)
+{
+	if (!ino)
+		return 0;
+	if (RESERVE(s->ids, s->n_ids + 1, s->cap_ids) < 0)
+		return scan_nomem(s);
+	s->ids[s->n_ids++] = (struct hit_rec){path, SCAN_DIR, dev, ino};
+	return 0;
+}
+
+/* What the listing of its parent said dirs[I] is: scan_id(). */
+static int
+scan_id_entry(struct scan *s, size_t i)
+{
+	const struct dir_rec *d = &s->dirs[i];
+
+	if (d->parent == NO_PARENT)
+		return 0;
+	return scan_id(s, d->path, s->dirs[d->parent].dev, d->entry_ino);
+}
+
 /* dirs[I] could not be opened: decide whether that matters. */
 static int
 scan_open_failed(struct scan *s, size_t i, int errnum)
@@ -371,7 +398,7 @@ scan_open_failed(struct scan *s, size_t i, int errnum)
 	const char *path = s->text + d->path;
 
 	if (errnum == EACCES || errnum == EPERM)
-		return scan_push_offset(s, &s->unreadable, d->path);
+		return scan_id_entry(s, i) < 0 ? -1 : scan_push_offset(s, &s->unreadable, d->path);
 	if (errnum == ESTALE) {
 		struct shown b;
 
@@ -423,6 +450,8 @@ scan_stat_type(struct scan *s, size_t i, int dirfd, const char *name, unsigned c
 			if (s->unreadable.n > 0 &&
 			    s->unreadable.v[s->unreadable.n - 1] == s->dirs[i].path)
 				return 0;
+			if (scan_id(s, s->dirs[i].path, s->cur_dev, s->cur_ino) < 0)
+				return -1;
 			return scan_push_offset(s, &s->unreadable, s->dirs[i].path);
 		}
 		struct shown b, n;
@@ -640,6 +669,9 @@ scan_list(struct scan *s, size_t i)
 
 		s->cur_ino_exact = fstatfs(fd, &sf) == 0 && sf.f_type != OVERLAYFS_SUPER_MAGIC;
 	}
+	/* Known from here on, for the directories below it. */
+	s->dirs[i].dev = s->cur_dev;
+	s->dirs[i].ino = s->cur_ino;
 	switch (seen_add(s, s->cur_dev, s->cur_ino)) {
 	case -1:
 		return scan_nomem(s);
@@ -836,14 +868,21 @@ scan_export(struct scan *s, const struct offsets *list, bool keep_order, const c
 static int
 scan_collect_unfinished(struct scan *s, struct offsets *list)
 {
-	if (scan_push_offset(s, list, s->dirs[s->cut].path) < 0)
+	const struct dir_rec *cut = &s->dirs[s->cut];
+
+	if (scan_push_offset(s, list, cut->path) < 0 || scan_id(s, cut->path, cut->dev, cut->ino) < 0)
 		return -1;
 	for (size_t i = s->head; i < s->n_dirs; i++)
-		if (scan_push_offset(s, list, s->dirs[i].path) < 0)
+		if (scan_push_offset(s, list, s->dirs[i].path) < 0 || scan_id_entry(s, i) < 0)
 			return -1;
-	for (size_t i = s->later_head; i < s->n_later; i++)
-		if (scan_push_offset(s, list, s->later[i].path) < 0)
+	for (size_t i = s->later_head; i < s->n_later; i++) {
+		const struct dir_rec *d = &s->later[i];
+
+		if (scan_push_offset(s, list, d->path) < 0 ||
+		    (d->parent != NO_PARENT &&
+		     scan_id(s, d->path, s->dirs[d->parent].dev, d->entry_ino) < 0))
 			return -1;
+	}
 	return 0;
 }
 
@@ -949,6 +988,16 @@ scan_finish(struct scan *s, struct scan_result *r)
 		return -1;
 	if (s->overflowed && scan_collect_unfinished(s, &unfinished) < 0)
 		goto out;
+	r->ids = malloc((s->n_ids ? s->n_ids : 1) * sizeof(*r->ids));
+	if (!r->ids) {
+		scan_nomem(s);
+		goto out;
+	}
+	for (size_t i = 0; i < s->n_ids; i++)
+		r->ids[i] = (struct scan_hit){s->text + s->ids[i].path, SCAN_DIR, 0, 0,
+					      s->ids[i].dir_dev, s->ids[i].dir_ino};
+	qsort(r->ids, s->n_ids, sizeof(*r->ids), cmp_hit);
+	r->n_ids = s->n_ids;
 	if (scan_export(s, &s->symlinks, false, &r->skipped_symlinks, &r->n_skipped_symlinks) < 0 ||
 	    scan_export(s, &s->unreadable, false, &r->unreadable, &r->n_unreadable) < 0 ||
 	    scan_export(s, &s->skipped_roots, false, &r->skipped_roots, &r->n_skipped_roots) < 0 ||
@@ -975,6 +1024,7 @@ scan_release(struct scan *s)
 	free(s->chain);
 	free(s->hits);
 	free(s->named);
+	free(s->ids);
 	free(s->symlinks.v);
 	free(s->unreadable.v);
 	free(s->skipped_roots.v);
@@ -1027,10 +1077,25 @@ scan_result_free(struct scan_result *r)
 	free(r->hits);
 	free(r->named);
 	free(r->all_hidden);
+	free(r->ids);
 	free(r->skipped_symlinks);
 	free(r->unreadable);
 	free(r->skipped_roots);
 	free(r->unfinished);
 	free(r->text);
 	memset(r, 0, sizeof(*r));
+}
+
+bool
+scan_dir_id(const struct scan_result *r, const char *path, unsigned long long id[2])
+{
+	struct scan_hit key = {.path = path};
+	const struct scan_hit *h = r->n_ids ? bsearch(&key, r->ids, r->n_ids, sizeof(*r->ids), cmp_hit)
+					    : NULL;
+
+	if (!h)
+		return false;
+	id[0] = h->self_dev;
+	id[1] = h->self_ino;
+	return true;
 }

@@ -108,6 +108,10 @@ struct scan_result {
 	size_t n_skipped_symlinks;
 	const char **unreadable; /* directories that could not be listed (EACCES) */
 	size_t n_unreadable;
+	/* Of unreadable and unfinished, those whose own device and inode the
+	 * scan knows (self_dev, self_ino), sorted: scan_dir_id(). */
+	struct scan_hit *ids;
+	size_t n_ids;
 	const char **skipped_roots; /* roots that do not exist or are not directories */
 	size_t n_skipped_roots;
 	bool overflowed;	 /* the cap stopped the scan */
@@ -138,5 +142,9 @@ int scan_run(const char *const *roots, size_t n_roots, const struct scan_options
 
 /* Release everything R owns and empty it.  R may be empty already. */
 void scan_result_free(struct scan_result *r);
+
+/* The device and inode of PATH, a directory of R's unreadable or
+ * unfinished, into ID; false when the scan does not know them. */
+bool scan_dir_id(const struct scan_result *r, const char *path, unsigned long long id[2]);
 
 #endif

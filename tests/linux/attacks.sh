@@ -681,6 +681,17 @@ t_unreadable() {
 	    cwd_hidden_scan_recursive: true
 	EOF
 	sbx write-recursive sh -c 'chmod 0 locked; echo done'
+	if [ "$who" = nobody ]; then
+		# One the user made unlistable is hidden by omnibox-init, on the
+		# directory the scan could not list: renamed away after the scan,
+		# the one found there would not be it.
+		mkdir -p "$WS/shut"
+		chown nobody:nogroup "$WS/shut"
+		chmod 0 "$WS/shut"
+		out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/write-recursive.yaml" -- true 2>&1)
+		expect_out "# omnibox-init: --tmpfs $WS/shut"
+		rmdir "$WS/shut"
+	fi
 	sbx write-recursive sh -c 'chmod 755 locked; cat locked/.npmrc; echo command-ran'
 	chmod -R u+rwx "$WS/locked"
 	expect_no_out "locked-secret"
