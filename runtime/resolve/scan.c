@@ -43,6 +43,7 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define DENTS_BUF_SIZE (128u << 10)
@@ -379,15 +380,37 @@ scan_id(struct scan *s, size_t path, unsigned long long dev, unsigned long long 
 	return 0;
 }
 
-/* What the listing of its parent said dirs[I] is: scan_id(). */
+/*
+ * D, a directory that was not listed, is what is at its name now (FD, or
+ * AT_FDCWD for the whole path: no symlink on the way is followed at the
+ * end, and omnibox-init opens none), as long as that is the inode its
+ * parent's listing gave, or a mount point (the listing gave the inode
+ * under it): scan_id().  Anything else is a rename racing the scan.
+ */
 static int
-scan_id_entry(struct scan *s, size_t i)
+scan_id_unlisted(struct scan *s, const struct dir_rec *d, int fd, const char *name)
 {
-	const struct dir_rec *d = &s->dirs[i];
+	struct statx sx;
+	struct shown b;
+	bool mount_point;
 
-	if (d->parent == NO_PARENT)
+	if (d->parent == NO_PARENT || !d->entry_ino)
 		return 0;
-	return scan_id(s, d->path, s->dirs[d->parent].dev, d->entry_ino);
+	if (statx(fd, name, AT_SYMLINK_NOFOLLOW | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_INO,
+		  &sx) < 0 ||
+	    !S_ISDIR(sx.stx_mode))
+		goto raced;
+	mount_point = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+		      (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	if (!mount_point && sx.stx_ino != d->entry_ino)
+		goto raced;
+	return scan_id(s, d->path, (unsigned long long)makedev(sx.stx_dev_major, sx.stx_dev_minor),
+		       sx.stx_ino);
+raced:
+	return scan_fail(s, ESTALE,
+			 "dotfile scan: %s is no longer the directory its parent listed (renamed "
+			 "by another process while it ran?)",
+			 scan_shown(&b, s->text + d->path));
 }
 
 /* dirs[I] could not be opened: decide whether that matters. */
@@ -397,8 +420,14 @@ scan_open_failed(struct scan *s, size_t i, int errnum)
 	const struct dir_rec *d = &s->dirs[i];
 	const char *path = s->text + d->path;
 
-	if (errnum == EACCES || errnum == EPERM)
-		return scan_id_entry(s, i) < 0 ? -1 : scan_push_offset(s, &s->unreadable, d->path);
+	if (errnum == EACCES || errnum == EPERM) {
+		int up = d->parent == NO_PARENT ? -1 : slot_get(s, d->parent);
+
+		if (scan_id_unlisted(s, d, up >= 0 ? up : AT_FDCWD,
+				     up >= 0 ? path + d->name : path) < 0)
+			return -1;
+		return scan_push_offset(s, &s->unreadable, d->path);
+	}
 	if (errnum == ESTALE) {
 		struct shown b;
 
@@ -408,14 +437,20 @@ scan_open_failed(struct scan *s, size_t i, int errnum)
 				 scan_shown(&b, path));
 	}
 	if (errnum == ENOENT || errnum == ENOTDIR || errnum == ELOOP) {
+		struct shown b;
+
 		/*
 		 * A root that is missing, a file or a symlink is the caller's
 		 * to report.  A subdirectory that has gone, or has become a
-		 * file or a symlink since it was listed, holds nothing to hide.
+		 * file or a symlink, since its parent was listed may have been
+		 * renamed to a name the listing never saw, with its dotfiles.
 		 */
 		if (d->parent == NO_PARENT)
 			return scan_push_offset(s, &s->skipped_roots, d->path);
-		return 0;
+		return scan_fail(s, ESTALE,
+				 "dotfile scan: %s went away while it ran (renamed or removed by "
+				 "another process?)",
+				 scan_shown(&b, path));
 	}
 	/*
 	 * Anything else (EIO, EMFILE, ...) fails the scan: a subtree skipped
@@ -873,16 +908,13 @@ scan_collect_unfinished(struct scan *s, struct offsets *list)
 	if (scan_push_offset(s, list, cut->path) < 0 || scan_id(s, cut->path, cut->dev, cut->ino) < 0)
 		return -1;
 	for (size_t i = s->head; i < s->n_dirs; i++)
-		if (scan_push_offset(s, list, s->dirs[i].path) < 0 || scan_id_entry(s, i) < 0)
+		if (scan_push_offset(s, list, s->dirs[i].path) < 0 ||
+		    scan_id_unlisted(s, &s->dirs[i], AT_FDCWD, s->text + s->dirs[i].path) < 0)
 			return -1;
-	for (size_t i = s->later_head; i < s->n_later; i++) {
-		const struct dir_rec *d = &s->later[i];
-
-		if (scan_push_offset(s, list, d->path) < 0 ||
-		    (d->parent != NO_PARENT &&
-		     scan_id(s, d->path, s->dirs[d->parent].dev, d->entry_ino) < 0))
+	for (size_t i = s->later_head; i < s->n_later; i++)
+		if (scan_push_offset(s, list, s->later[i].path) < 0 ||
+		    scan_id_unlisted(s, &s->later[i], AT_FDCWD, s->text + s->later[i].path) < 0)
 			return -1;
-	}
 	return 0;
 }
 

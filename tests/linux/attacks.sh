@@ -599,6 +599,36 @@ t_scan_race() {
 	rm -rf "$WS/sr"
 }
 
+# The racer with perfect timing: the moment the scan has listed a directory
+# (it opens the first of its subdirectories), it renames one it has not
+# reached yet to a name the listing never saw.
+t_scan_rename() {
+	name="a directory of dotfiles renamed away while the scan runs ends the launch"
+	mkdir -p "$WS/rn/P/zD"
+	(cd "$WS/rn/P" && mkdir $(seq -f 's%g' 1 2000))
+	echo "RENAMED_secret" >"$WS/rn/P/zD/.env"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/rn"
+	policy scanrec <<-EOF
+	os_env:
+	  sandbox:
+	    cwd_hidden_scan_recursive: true
+	EOF
+	rm -f "$U/rn.out"
+	as_user "$TB/probe" rename-on-open "$WS/rn/P" zD Y >"$U/rn.out" 2>&1 &
+	pids="$pids $!"
+	wait_for "$U/rn.out" watching
+	out=$(cd "$WS/rn" && as_user "$TB/omnibox-run" -q "$P/scanrec.yaml" -- \
+		sh -c 'cat P/Y/.env P/zD/.env; echo command-ran' 2>&1)
+	rc=$?
+	expect_rc 125
+	expect_out "went away while it ran"
+	expect_no_out "RENAMED_secret"
+	expect_no_out "command-ran"
+	tests=$((tests + 1))
+	grep -q renamed "$U/rn.out" || fail "the racer did not rename: $(cat "$U/rn.out")"
+	rm -rf "$WS/rn" "$U/rn.out"
+}
+
 t_hardlink() {
 	name="a masked file with another hard link is named in a warning"
 	echo "linked-secret" >"$WS/.env"
@@ -1242,6 +1272,7 @@ run_all() {
 	t_mask_check
 	t_mask_race
 	t_scan_race
+	t_scan_rename
 	t_hardlink
 	t_cross_policy_links
 	t_unreadable

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -433,6 +434,30 @@ main(int argc, char **argv)
 	}
 	if (!strcmp(what, "write-fd") && argc > 2) {
 		return report(write(atoi(argv[2]), "leak\n", 5));
+	}
+	if (!strcmp(what, "rename-on-open") && argc > 4) {
+		/* The racer with perfect timing: DIR's listing is done once the
+		 * scan opens its first subdirectory; then NAME goes to NEW, before
+		 * the scan reaches it.  Says "watching", then "renamed". */
+		int in = inotify_init1(IN_CLOEXEC);
+		char buf[4096], from[4096], to[4096];
+
+		if (in < 0 || inotify_add_watch(in, argv[2], IN_OPEN | IN_ONLYDIR) < 0)
+			return report(-1);
+		printf("watching\n");
+		fflush(stdout);
+		for (;;) {
+			ssize_t n = read(in, buf, sizeof(buf));
+			const struct inotify_event *e = (const struct inotify_event *)buf;
+
+			if (n <= 0)
+				return report(-1);
+			if ((e->mask & IN_ISDIR) && e->len && strcmp(e->name, argv[3]))
+				break;
+		}
+		snprintf(from, sizeof(from), "%s/%s", argv[2], argv[3]);
+		snprintf(to, sizeof(to), "%s/%s", argv[2], argv[4]);
+		return report(rename(from, to)) == 0 ? (printf("renamed\n"), 0) : 1;
 	}
 	if (!strcmp(what, "swap") && argc > 3) {
 		/* The racer: exchange two names as fast as it can, until killed. */
