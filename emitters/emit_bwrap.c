@@ -807,10 +807,12 @@ emit_namespaces(const struct policy *p, struct out *o)
 	arg(o, "--new-session");
 	/* Root outside must not mean root's powers inside. */
 	args3(o, "--cap-drop", "ALL", NULL);
-	comment(o, "omnibox-init mounts the masks (--masks-fd), then drops every capability, the "
-		   "bounding set's too,");
-	comment(o, "  before anything else runs");
+	comment(o, "omnibox-init mounts the masks (--masks-fd), reaching them as the launch did "
+		   "(CAP_DAC_READ_SEARCH),");
+	comment(o, "  then drops every capability, the bounding set's too, before anything else "
+		   "runs");
 	args3(o, "--cap-add", "CAP_SYS_ADMIN", NULL);
+	args3(o, "--cap-add", "CAP_DAC_READ_SEARCH", NULL);
 	args3(o, "--cap-add", "CAP_SETPCAP", NULL);
 	if (sb->n_egress) {
 		comment(o, "egress_rules (line %u): omnibox-init binds the resolver's port and the "

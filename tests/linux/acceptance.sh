@@ -370,6 +370,47 @@ t_symlink_escapes() {
 # omnibox-init clones /etc's system files from the host's root, which bwrap
 # binds for that alone: they are the host's, read-only, their symlinks
 # followed as on the host; the host's root is gone before the agent starts.
+# A bind mount inside the workspace (a volume, a shared directory) is a
+# mount point the scan finds: it must neither refuse the launch nor hide
+# less, listed, left at the cap, or unreadable.
+t_bind_in_workspace() {
+	name="a bind mount inside the workspace launches, listed, left at the scan's cap, or unreadable"
+	mkdir -p "$WS/bm/a" "$WS/bm/vol" "$U/volsrc"
+	touch "$WS/bm/a/f1" "$WS/bm/a/f2" "$WS/bm/a/f3" "$WS/bm/a/f4" "$WS/bm/a/f5" "$WS/bm/a/f6"
+	echo "vol-dotfile-secret" >"$U/volsrc/.env"
+	echo "vol-visible" >"$U/volsrc/readme"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/bm" "$U/volsrc"
+	mount --bind "$U/volsrc" "$WS/bm/vol"
+	policy bm-rec <<-EOF
+	os_env:
+	  sandbox:
+	    cwd_hidden_scan_recursive: true
+	EOF
+	policy bm-cap <<-EOF
+	os_env:
+	  sandbox:
+	    cwd_hidden_scan_recursive: true
+	    cwd_hidden_scan_max_entries: 5
+	EOF
+	out=$(cd "$WS/bm" && as_user "$TB/omnibox-run" -q "$P/bm-rec.yaml" -- sh -c 'cat vol/readme vol/.env' 2>&1)
+	rc=$?
+	expect_out "vol-visible"
+	expect_no_out "vol-dotfile-secret"
+	out=$(cd "$WS/bm" && as_user "$TB/omnibox-run" -q "$P/bm-cap.yaml" -- sh -c 'ls -A vol; echo ran' 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "ran"
+	expect_no_out "readme"
+	chmod 0 "$U/volsrc"
+	out=$(cd "$WS/bm" && as_user "$TB/omnibox-run" -q "$P/bm-rec.yaml" -- sh -c 'ls -A vol; echo ran' 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "ran"
+	chmod 755 "$U/volsrc"
+	umount "$WS/bm/vol"
+	rm -rf "$WS/bm" "$U/volsrc"
+}
+
 t_system_files() {
 	name="/etc's system files are the host's, read-only, and no other file of the host's root is left"
 	passwd_sum=$(md5sum </etc/passwd)
@@ -1448,6 +1489,7 @@ run_all() {
 	t_mask_paths
 	t_symlink_escapes
 	t_system_files
+	t_bind_in_workspace
 	t_environment
 	t_environment_is_emit_env
 	t_network_off
