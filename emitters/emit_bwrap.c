@@ -159,6 +159,8 @@ record(struct out *o, const char *flag, const char *x, const char *y)
 static void
 arg(struct out *o, const char *a)
 {
+	if (!o->text)
+		return; /* plan_etc()'s pass: the mounts alone */
 	tb_escape(o->text, a, 0);
 	tb_putc(o->text, '\n');
 	if (o->nul)
@@ -189,6 +191,8 @@ static void
 by_init(struct out *o, const char *flag, const char *x, const char *y)
 {
 	record(o, flag, x, y);
+	if (!o->text)
+		return;
 	tb_puts(o->text, "# omnibox-init: ");
 	tb_puts(o->text, flag);
 	tb_putc(o->text, ' ');
@@ -206,6 +210,8 @@ comment(struct out *o, const char *fmt, ...)
 	va_list ap;
 	char buf[1024];
 
+	if (!o->text)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
@@ -983,8 +989,7 @@ static int
 plan_etc(const struct policy *p, const struct bwrap_context *c, bool *etc_init)
 {
 	struct bwrap_mounts m = {0};
-	struct textbuf text = {0};
-	int rc = build(p, c, NULL, &text, NULL, NULL, &m, NULL);
+	int rc = build(p, c, NULL, NULL, NULL, NULL, &m, NULL);
 
 	for (size_t i = 0; rc == 0 && paths_linux_etc_files[i]; i++) {
 		char path[64];
@@ -996,7 +1001,6 @@ plan_etc(const struct policy *p, const struct bwrap_context *c, bool *etc_init)
 			    overlap(path, m.v[k].dest))
 				etc_init[i] = false;
 	}
-	tb_free(&text);
 	bwrap_mounts_free(&m);
 	return rc;
 }
@@ -1070,10 +1074,13 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	char fd[16];
 	char **dirs = calloc(sb->write_files.n + 1, sizeof(*dirs));
 
-	tb_printf(text, "# bubblewrap arguments for %s%s%s, one per line\n", p->source,
-		  p->terminal ? ", terminal " : "", p->terminal ? p->terminal->name : "");
+	if (text)
+		tb_printf(text, "# bubblewrap arguments for %s%s%s, one per line\n", p->source,
+			  p->terminal ? ", terminal " : "", p->terminal ? p->terminal->name : "");
 	if (sb->type == SANDBOX_NONE) {
-		if (sb->type_loc.line)
+		if (!text)
+			;
+		else if (sb->type_loc.line)
 			tb_printf(text,
 				  "# sandbox type none (line %u): the command runs without a "
 				  "sandbox\n",
@@ -1083,7 +1090,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 		free(dirs);
 		return 0;
 	}
-	if (!c->resolved) {
+	if (!c->resolved && text) {
 		tb_puts(text,
 			"# placeholders: {CWD} workspace, {HOME} home directory, {SCRATCH} "
 			"private scratch dir,\n"
