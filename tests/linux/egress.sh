@@ -225,11 +225,18 @@ exec "$0.real" "$@"
 		--egress-log="$U/egress.log" "$P/egress.yaml" -- sh -c "touch '$WS/agent-ran'" \
 		>"$U/sig.out" 2>&1) &
 	bg=$!
-	sleep 1
-	# omnibox-run itself (not runuser, whose command line names it too).
+	# omnibox-run itself (not runuser, whose command line names it too),
+	# once the proxy it started is in its sleep: a loaded machine may take
+	# a while to get there.
 	run_pid=
-	for p in $(pgrep -f "$TB/omnibox-run -q"); do
-		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = omnibox-run ] && run_pid=$p && break
+	for _ in $(seq 100); do
+		if pgrep -f "$TB/omnibox-proxy --session" >/dev/null; then
+			for p in $(pgrep -f "$TB/omnibox-run -q"); do
+				[ "$(cat "/proc/$p/comm" 2>/dev/null)" = omnibox-run ] && run_pid=$p && break
+			done
+		fi
+		[ -n "$run_pid" ] && break
+		sleep 0.1
 	done
 	t0=$(date +%s)
 	[ -n "$run_pid" ] && kill -TERM "$run_pid"
