@@ -88,46 +88,13 @@ read_all(int fd, char **list, size_t *len)
 	return 0;
 }
 
-/* The directory of PATH, opened exactly: a descriptor, *BASE its last name. */
-static int
-open_parent(const char *path, const char **base)
-{
-	const char *slash = strrchr(path, '/');
-	char *dir;
-	int dfd;
-
-	if (!slash || !slash[1])
-		return errno = EINVAL, -1;
-	*base = slash + 1;
-	dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
-	if (!dir)
-		return -1;
-	dfd = open_exact(dir);
-	free(dir);
-	return dfd;
-}
-
-/* Is the directory of PATH the one with device DEV and inode INO? */
+/* Is the mask of KIND ('f' or 'd') at BASE in the directory DFD (whose
+ * status is UP) in place, read-only? */
 static bool
-parent_is(const char *path, unsigned long long dev, unsigned long long ino)
+mask_in_place(char kind, int dfd, const struct stat *up, const char *base)
 {
-	const char *base;
-	int dfd = open_parent(path, &base);
-	struct stat up;
-	bool same = dfd >= 0 && fstat(dfd, &up) == 0 && (unsigned long long)up.st_dev == dev &&
-		    (unsigned long long)up.st_ino == ino;
-
-	if (dfd >= 0)
-		close(dfd);
-	return same;
-}
-
-/* Is the mask of KIND ('f' or 'd') at exactly PATH, read-only? */
-static bool
-mask_in_place(char kind, const char *path)
-{
-	int pfd = open_exact(path);
-	struct stat st, up;
+	int pfd = openat(dfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
 	struct statfs sf;
 	bool ok = false;
 
@@ -138,8 +105,8 @@ mask_in_place(char kind, const char *path)
 		else
 			/* A tmpfs mounted there, not an empty directory of the
 			 * file system below it. */
-			ok = S_ISDIR(st.st_mode) && fstatat(pfd, "..", &up, 0) == 0 &&
-			     sf.f_type == TMPFS_MAGIC && st.st_dev != up.st_dev;
+			ok = S_ISDIR(st.st_mode) && sf.f_type == TMPFS_MAGIC &&
+			     st.st_dev != up->st_dev;
 	}
 	if (pfd >= 0)
 		close(pfd);
@@ -200,21 +167,22 @@ bind_null(int null_fd, int target)
 }
 
 /*
- * The mask of KIND at PATH (BASE in the directory DFD) made: /dev/null
- * onto a file that is neither a directory nor a symlink, or the tmpfs
- * mounted on a directory made read-only.  0, or -1 with the message in ERR.
+ * The mask of KIND at PATH (BASE in the directory DFD, whose status is UP)
+ * made: /dev/null onto a file that is neither a directory nor a symlink,
+ * a new tmpfs on the directory SELF ("t"), or the tmpfs mounted on a
+ * directory made read-only ("d").  0, or -1 with the message in ERR.
  */
 static int
-make_mask(char kind, const char *path, int dfd, const char *base, int null_fd,
-	  const unsigned long long self[2], char *err, size_t errlen)
+make_mask(char kind, const char *path, int dfd, const struct stat *up, const char *base,
+	  int null_fd, const unsigned long long self[2], char *err, size_t errlen)
 {
 	int t = openat(dfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	struct stat st, up;
+	struct stat st;
 	struct statfs sf;
 	bool fits;
 	int rc = -1;
 
-	if (t < 0 || fstat(t, &st) < 0 || fstat(dfd, &up) < 0 || fstatfs(t, &sf) < 0) {
+	if (t < 0 || fstat(t, &st) < 0 || (kind == 'd' && fstatfs(t, &sf) < 0)) {
 		rc = diag_fail(err, errlen, "cannot open %s to mask it: %s; nothing ran", path,
 			       strerror(errno));
 		goto out;
@@ -225,7 +193,7 @@ make_mask(char kind, const char *path, int dfd, const char *base, int null_fd,
 	       : kind == 't' ? S_ISDIR(st.st_mode) && (unsigned long long)st.st_dev == self[0] &&
 				   (unsigned long long)st.st_ino == self[1]
 			     : S_ISDIR(st.st_mode) && sf.f_type == TMPFS_MAGIC &&
-				   st.st_dev != up.st_dev;
+				   st.st_dev != up->st_dev;
 	if (!fits)
 		rc = diag_fail(err, errlen,
 			       "%s is not the %s the launch found (was it replaced while the "
@@ -246,61 +214,142 @@ out:
 }
 
 /* One entry of the list: "KDEV:INO:PATH" or "K-:-:PATH", for "t" with
- * "DEV:INO:" of the directory itself before PATH; 0 or -1 with ERR. */
-static int
-place_one(const char *entry, int null_fd, char *err, size_t errlen)
-{
-	char kind = entry[0], *end;
-	bool have_parent = entry[1] != '-';
-	unsigned long long dev = 0, ino = 0, self[2] = {0, 0};
+ * "DEV:INO:" of the directory itself before PATH. */
+struct mask_entry {
+	char kind;
+	bool have_parent; /* DEV:INO given: the directory the resolver checked */
+	unsigned long long dev, ino, self[2];
 	const char *path, *base;
-	struct stat up;
-	int dfd, rc;
+	size_t dir_len; /* PATH's directory: its first DIR_LEN bytes */
+};
 
-	if (have_parent) {
-		dev = strtoull(entry + 1, &end, 10);
-		ino = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
+/* ENTRY read into M: 0, or -1 when it is not omnibox-run's. */
+static int
+parse_entry(const char *entry, struct mask_entry *m)
+{
+	char *end;
+	const char *path, *slash;
+
+	*m = (struct mask_entry){.kind = entry[0], .have_parent = entry[1] != '-'};
+	if (m->have_parent) {
+		m->dev = strtoull(entry + 1, &end, 10);
+		m->ino = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
 		path = *end == ':' ? end + 1 : NULL;
 	} else {
 		path = strncmp(entry + 1, "-:-:", 4) ? NULL : entry + 5;
 	}
-	if (path && kind == 't') {
-		self[0] = strtoull(path, &end, 10);
-		self[1] = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
-		path = *end == ':' && self[1] ? end + 1 : NULL;
+	if (path && m->kind == 't') {
+		m->self[0] = strtoull(path, &end, 10);
+		m->self[1] = *end == ':' ? strtoull(end + 1, &end, 10) : 0;
+		path = *end == ':' && m->self[1] ? end + 1 : NULL;
 	}
-	if (!path || (kind != 'f' && kind != 'd' && kind != 't') || path[0] != '/') {
-		err[0] = '\0';
-		return -1; /* not omnibox-run's list */
+	if (!path || (m->kind != 'f' && m->kind != 'd' && m->kind != 't') || path[0] != '/')
+		return -1;
+	slash = strrchr(path, '/');
+	if (!slash[1])
+		return -1;
+	m->path = path;
+	m->base = slash + 1;
+	m->dir_len = slash == path ? 1 : (size_t)(slash - path);
+	return 0;
+}
+
+/*
+ * The directory of a run of entries (the list gives a directory's masks
+ * one after another): opened once, exactly, and checked against the
+ * identity the resolver recorded; each mask goes on by this descriptor and
+ * is checked in place through it, and the run ends with the directory
+ * found again at its path, so each mask is in place at its own path.
+ */
+struct mask_dir {
+	char *path; /* NULL: no run yet */
+	int fd;
+	struct stat st;
+	const char *last; /* the run's last entry's path, to name */
+};
+
+/* Does the run D stand where it was: its path still that directory?  0, or
+ * -1 with ERR, and D closed. */
+static int
+dir_end(struct mask_dir *d, char *err, size_t errlen)
+{
+	int fd, rc = 0;
+	struct stat st;
+
+	if (!d->path)
+		return 0;
+	fd = open_exact(d->path);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_dev != d->st.st_dev || st.st_ino != d->st.st_ino)
+		rc = diag_fail(err, errlen,
+			       "the mask of %s is not in place (was its path changed while the "
+			       "sandbox was set up?); nothing ran",
+			       d->last);
+	if (fd >= 0)
+		close(fd);
+	close(d->fd);
+	free(d->path);
+	d->path = NULL;
+	return rc;
+}
+
+/* The run for M's directory in D, the last one ended first when M's is
+ * another: 0, or -1 with ERR. */
+static int
+dir_for(struct mask_dir *d, const struct mask_entry *m, char *err, size_t errlen)
+{
+	bool same = d->path && strlen(d->path) == m->dir_len &&
+		    !memcmp(d->path, m->path, m->dir_len);
+
+	if (!same) {
+		if (dir_end(d, err, errlen) < 0)
+			return -1;
+		d->path = strndup(m->path, m->dir_len);
+		if (!d->path)
+			return diag_fail(err, errlen, "out of memory; nothing ran");
+		d->fd = open_exact(d->path);
+		if (d->fd < 0 || fstat(d->fd, &d->st) < 0) {
+			if (d->fd >= 0)
+				close(d->fd);
+			free(d->path);
+			d->path = NULL;
+			return diag_fail(err, errlen,
+					 "the directory of %s is not the one the launch checked "
+					 "(was it renamed while the sandbox was set up?); nothing ran",
+					 m->path);
+		}
 	}
-	dfd = open_parent(path, &base);
+	d->last = m->path;
 	/* In the directory the resolver saw: a racer's rename of a parent could
 	 * have put another one by that name. */
-	if (dfd < 0 || (have_parent && (fstat(dfd, &up) < 0 || (unsigned long long)up.st_dev != dev ||
-					(unsigned long long)up.st_ino != ino))) {
-		if (dfd >= 0)
-			close(dfd);
+	if (m->have_parent && ((unsigned long long)d->st.st_dev != m->dev ||
+			       (unsigned long long)d->st.st_ino != m->ino))
 		return diag_fail(err, errlen,
 				 "the directory of %s is not the one the launch checked (was it "
 				 "renamed while the sandbox was set up?); nothing ran",
-				 path);
-	}
-	rc = make_mask(kind, path, dfd, base, null_fd, self, err, errlen);
-	close(dfd);
-	if (rc < 0)
+				 m->path);
+	return 0;
+}
+
+/* The mask of M made in its run D, and checked there: 0, or -1 with ERR. */
+static int
+place_one(struct mask_dir *d, const struct mask_entry *m, int null_fd, char *err, size_t errlen)
+{
+	if (dir_for(d, m, err, errlen) < 0 ||
+	    make_mask(m->kind, m->path, d->fd, &d->st, m->base, null_fd, m->self, err, errlen) < 0)
 		return -1;
-	/* And at its path: nothing moved the directory since. */
-	if ((have_parent && !parent_is(path, dev, ino)) || !mask_in_place(kind == 'f' ? 'f' : 'd', path))
+	if (!mask_in_place(m->kind == 'f' ? 'f' : 'd', d->fd, &d->st, m->base))
 		return diag_fail(err, errlen,
 				 "the mask of %s is not in place (was its path changed while the "
 				 "sandbox was set up?); nothing ran",
-				 path);
+				 m->path);
 	return 0;
 }
 
 int
 init_place_masks(int fd, char *err, size_t errlen)
 {
+	struct mask_dir d = {NULL, -1, {0}, NULL};
+	struct mask_entry m;
 	char *list;
 	size_t len;
 	int rc = 0, null_fd;
@@ -317,12 +366,20 @@ init_place_masks(int fd, char *err, size_t errlen)
 	for (size_t off = 0; off < len && rc == 0;) {
 		size_t elen = strnlen(list + off, len - off);
 
-		if (elen == len - off) {
-			rc = -1; /* no NUL: not ours */
+		if (elen == len - off || parse_entry(list + off, &m) < 0) {
+			err[0] = '\0';
+			rc = -1; /* not omnibox-run's list */
 			break;
 		}
-		rc = place_one(list + off, null_fd, err, errlen);
+		rc = place_one(&d, &m, null_fd, err, errlen);
 		off += elen + 1;
+	}
+	/* The last run's directory, found again at its path. */
+	if (rc == 0)
+		rc = dir_end(&d, err, errlen);
+	else if (d.path) {
+		close(d.fd);
+		free(d.path);
 	}
 	close(null_fd);
 	free(list);
@@ -354,43 +411,61 @@ make_dirs(const char *path)
 	return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : open_exact(path);
 }
 
-/* The mount point PATH inside: a directory, or an empty file (IS_DIR false),
- * made where missing and opened exactly. */
-static int
-make_point(const char *path, bool is_dir)
-{
-	const char *base;
-	int dfd, fd;
-	char *dir;
+/* The directory the last mount point was made in, kept for the next:
+ * /etc's files share it. */
+struct point_dir {
+	char *path; /* NULL: none */
+	int fd;
+};
 
-	if (is_dir)
-		return make_dirs(path);
-	dfd = open_parent(path, &base);
-	if (dfd < 0 && errno == ENOENT && (dir = strndup(path, (size_t)(base - 1 - path)))) {
-		dfd = make_dirs(dir[0] ? dir : "/");
-		free(dir);
+/*
+ * The mount point PATH inside: a directory, or an empty file (IS_DIR
+ * false), made where missing, in its directory (D's, when it is the
+ * same; opened exactly, made where missing).  0 with *BASE its last name
+ * in D->fd, or -1 with errno.
+ */
+static int
+make_point(struct point_dir *d, const char *path, bool is_dir, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+	size_t len = slash == path ? 1 : (size_t)(slash - path);
+	int r;
+
+	if (!slash[1])
+		return errno = EINVAL, -1;
+	if (!d->path || strlen(d->path) != len || memcmp(d->path, path, len)) {
+		if (d->path) {
+			close(d->fd);
+			free(d->path);
+		}
+		d->path = strndup(path, len);
+		d->fd = d->path ? make_dirs(d->path) : -1;
+		if (d->fd < 0) {
+			int saved = d->path ? errno : ENOMEM;
+
+			free(d->path);
+			d->path = NULL;
+			return errno = saved, -1;
+		}
 	}
-	if (dfd < 0)
-		return -1;
-	fd = openat(dfd, base, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0444);
-	if (fd >= 0)
-		close(fd);
-	fd = openat(dfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
-	return fd;
+	*base = slash + 1;
+	r = is_dir ? mkdirat(d->fd, *base, 0755) : mknodat(d->fd, *base, S_IFREG | 0444, 0);
+	return r < 0 && errno != EEXIST ? -1 : 0;
 }
 
 /*
  * PATH of the host (relative to ROOT_FD, its symlinks followed as the host
  * would: an absolute target is the host's), cloned read-only onto the same
- * path inside.  0; 1 when the host has no PATH; -1 with errno.
+ * path inside, its mount point made in D.  0; 1 when the host has no PATH;
+ * -1 with errno.
  */
 static int
-clone_system(int root_fd, const char *path)
+clone_system(int root_fd, struct point_dir *d, const char *path)
 {
 	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
 			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-	int src, dst = -1, tree = -1, rc = -1, saved, tries = 0;
+	int src, tree = -1, rc = -1, saved, tries = 0;
+	const char *base;
 	struct stat st;
 
 	/* A ".." in a link (os-release -> ../usr/lib/os-release) is resolved
@@ -401,7 +476,9 @@ clone_system(int root_fd, const char *path)
 	while (src < 0 && errno == EAGAIN && ++tries < 100000);
 	if (src < 0)
 		return errno == ENOENT ? 1 : -1;
-	if (fstat(src, &st) == 0 && (dst = make_point(path, S_ISDIR(st.st_mode))) >= 0 &&
+	/* The point is a name in D's directory, which nothing of the agent's
+	 * can reach yet: moved onto without following a symlink there. */
+	if (fstat(src, &st) == 0 && make_point(d, path, S_ISDIR(st.st_mode), &base) == 0 &&
 	    (tree = (int)syscall(SYS_open_tree, src, "",
 				 AT_EMPTY_PATH | AT_RECURSIVE | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) >= 0) {
 		struct mount_attr attr = {
@@ -409,15 +486,12 @@ clone_system(int root_fd, const char *path)
 
 		if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
 			    sizeof(attr)) == 0 &&
-		    syscall(SYS_move_mount, tree, "", dst, "",
-			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
+		    syscall(SYS_move_mount, tree, "", d->fd, base, MOVE_MOUNT_F_EMPTY_PATH) == 0)
 			rc = 0;
 	}
 	saved = errno;
 	if (tree >= 0)
 		close(tree);
-	if (dst >= 0)
-		close(dst);
 	close(src);
 	errno = saved;
 	return rc;
@@ -426,20 +500,25 @@ clone_system(int root_fd, const char *path)
 int
 init_mount_system(const char *root, const char *const *paths, size_t n, char *err, size_t errlen)
 {
-	int root_fd = open_exact(root);
+	struct point_dir d = {NULL, -1};
+	int root_fd = open_exact(root), rc = 0;
 
 	if (root_fd < 0)
 		return diag_fail(err, errlen, "--system-root %s: %s; nothing ran", root,
 				 strerror(errno));
-	for (size_t i = 0; i < n; i++) {
-		if (paths[i][0] != '/' || clone_system(root_fd, paths[i]) >= 0)
-			continue;
-		close(root_fd);
-		return diag_fail(err, errlen, "cannot mount the system's %s: %s%s; nothing ran",
-				 paths[i], strerror(errno),
-				 errno == EPERM ? " (omnibox-init needs CAP_SYS_ADMIN for it)" : "");
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (paths[i][0] == '/' && clone_system(root_fd, &d, paths[i]) < 0)
+			rc = diag_fail(err, errlen, "cannot mount the system's %s: %s%s; nothing ran",
+				       paths[i], strerror(errno),
+				       errno == EPERM ? " (omnibox-init needs CAP_SYS_ADMIN for it)"
+						      : "");
+	if (d.path) {
+		close(d.fd);
+		free(d.path);
 	}
 	close(root_fd);
+	if (rc < 0)
+		return -1;
 	/* The host's root goes before anything else can run: nothing of it is
 	 * left in the sandbox's tree, not even the empty directory. */
 	if (syscall(SYS_umount2, root, 2 /* MNT_DETACH: <sys/mount.h> clashes with <linux/mount.h> */) < 0 ||
