@@ -635,6 +635,7 @@ session_report(int fd, const struct proxy *p)
  * omnibox-run's proxy: configured over O->session, listening on the
  * launch's Unix socket until omnibox-run shuts its end down or dies (the
  * end of the stream; PR_SET_PDEATHSIG, set before the exec, kills it too).
+ * Returns 1 when it cannot start; once it served, it ends the process.
  */
 static int
 serve_session(struct arena *a, const struct opts *o)
@@ -690,10 +691,11 @@ serve_session(struct arena *a, const struct opts *o)
 	session_report(fd, st.proxy);
 	event_free(end);
 	event_free(term);
-	proxy_free(st.proxy);
-	event_base_free(st.base);
-	close(fd);
-	return 0;
+	proxy_free(st.proxy); /* its last log line; its sockets removed */
+	/* omnibox-run waits for this process to end: what is left (OpenSSL's
+	 * cleanup at exit, the event loop, the arena) the kernel undoes faster. */
+	fflush(NULL);
+	_exit(0);
 }
 
 int

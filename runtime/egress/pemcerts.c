@@ -87,6 +87,54 @@ outline(const unsigned char *der, long len, size_t *cert_len, const unsigned cha
 	return 0;
 }
 
+/*
+ * Is the DER at P (LEN bytes) the outline of a Name (RFC 5280, 4.1.2.4): a
+ * sequence of sets, each of one or more sequences of an OID and one
+ * value?  0, or -1.
+ */
+static int
+name_outline(const unsigned char *p, long len)
+{
+	const unsigned char *end = p + len, *set_end, *atv_end, *q;
+	long l;
+	int tag, cls, r;
+
+	if (der_take(&p, len, V_ASN1_SEQUENCE, 0, 1, &l) < 0 || p + l != end)
+		return -1;
+	while (p < end) {
+		if (der_take(&p, end - p, V_ASN1_SET, 0, 1, &l) < 0 || l == 0)
+			return -1;
+		for (set_end = p + l; p < set_end; p = atv_end) {
+			if (der_take(&p, set_end - p, V_ASN1_SEQUENCE, 0, 1, &l) < 0)
+				return -1;
+			atv_end = p + l;
+			if (der_skip(&p, atv_end, V_ASN1_OBJECT, 0) < 0 || p >= atv_end)
+				return -1;
+			q = p;
+			r = ASN1_get_object(&q, &l, &tag, &cls, atv_end - p);
+			if ((r & 0x80) || (r & 0x01) || l < 0 || l != atv_end - q)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+const X509_NAME *
+pem_cert_subject(struct pem_cert *c)
+{
+	const unsigned char *q = c->subject_der;
+
+	if (!c->subject) {
+		c->subject = d2i_X509_NAME(NULL, &q, c->subject_len);
+		if (c->subject && q != c->subject_der + c->subject_len) {
+			X509_NAME_free(c->subject);
+			c->subject = NULL;
+		}
+		ERR_clear_error();
+	}
+	return c->subject;
+}
+
 void
 pem_certs_free(struct pem_certs *c)
 {
@@ -103,16 +151,14 @@ pem_certs_free(struct pem_certs *c)
 static int
 take_block(const char *name, const char *header, unsigned char *data, long len, struct pem_cert *c)
 {
-	const unsigned char *subj, *q;
+	const unsigned char *subj;
 	long subj_len;
 
 	if ((strcmp(name, PEM_STRING_X509) && strcmp(name, PEM_STRING_X509_OLD)) || *header ||
-	    outline(data, len, &c->len, &subj, &subj_len) < 0)
+	    outline(data, len, &c->len, &subj, &subj_len) < 0 || name_outline(subj, subj_len) < 0)
 		return 0;
-	q = subj;
-	c->subject = d2i_X509_NAME(NULL, &q, subj_len);
-	if (!c->subject || q != subj + subj_len)
-		return 0;
+	c->subject_der = subj;
+	c->subject_len = subj_len;
 	c->block = data;
 	c->der = data;
 	return 1;
@@ -162,7 +208,6 @@ pem_certs_split(const char *text, size_t len, struct pem_certs *out)
 		OPENSSL_free(name);
 		OPENSSL_free(header);
 		if (rc != 1) {
-			X509_NAME_free(c.subject);
 			OPENSSL_free(data);
 			break;
 		}

@@ -9,7 +9,11 @@
  * upstream verification wants only the CAs it meets (tls.c loads those on
  * demand, by subject).  This splits a bundle into its blocks, base64
  * decoded by OpenSSL's own PEM reader (the one every caller used before),
- * and checks each for the outline of a certificate, its subject decoded.
+ * and checks each for the outline of a certificate and of its subject, a
+ * Name; the subject is decoded (X509_NAME, about half the cost of a split)
+ * only when a caller first asks for it (pem_cert_subject()): the upstream
+ * store at its first lookup, the trust store for the few certificates of
+ * its hashed directory.
  *
  * Only the plain case is split: a text holding anything else (another
  * kind of block, a block with headers, one that does not decode, or DER
@@ -28,7 +32,9 @@ struct pem_cert {
 	unsigned char *block;	  /* the block's decoded bytes (OPENSSL_malloc) */
 	const unsigned char *der; /* the certificate: its first DER object */
 	size_t len;
-	X509_NAME *subject; /* decoded from its tbsCertificate */
+	const unsigned char *subject_der; /* its subject Name, within DER */
+	long subject_len;
+	X509_NAME *subject; /* NULL until pem_cert_subject() */
 };
 
 struct pem_certs {
@@ -42,13 +48,20 @@ struct pem_certs {
 /*
  * Split TEXT (LEN bytes; NULL or empty: no certificate) into OUT, which
  * is emptied first.  1: every block of TEXT is a certificate ("CERTIFICATE"
- * or "X509 CERTIFICATE", no headers) with a certificate's outline and a
- * subject that decodes, in OUT in order; 0: TEXT holds something else
+ * or "X509 CERTIFICATE", no headers) with a certificate's outline, its
+ * subject a Name's, in OUT in order; 0: TEXT holds something else
  * (OUT empty); -1: out of memory (OUT empty).
  */
 int pem_certs_split(const char *text, size_t len, struct pem_certs *out);
 
 void pem_certs_free(struct pem_certs *c);
+
+/*
+ * C's subject, decoded at the first call and kept with C; NULL when
+ * OpenSSL cannot decode it.  The holders of a split ask one at a time
+ * (the proxy is one thread; the upstream store asks under its lock).
+ */
+const X509_NAME *pem_cert_subject(struct pem_cert *c);
 
 /*
  * pem_certs_split() of TEXT, shared: the upstream store and the trust

@@ -538,11 +538,16 @@ bundle_by_subject(X509_LOOKUP *lu, X509_LOOKUP_TYPE type, const X509_NAME *name,
 	if (type != X509_LU_X509 || !b || !store || !CRYPTO_THREAD_write_lock(b->lock))
 		return 0;
 	for (size_t i = 0; i < b->certs->n; i++) {
-		const struct pem_cert *pc = &b->certs->v[i];
+		struct pem_cert *pc = &b->certs->v[i];
 		const unsigned char *p = pc->der;
+		const X509_NAME *subject;
 		X509 *c;
 
-		if (b->added[i] || X509_NAME_cmp(pc->subject, name) != 0)
+		if (b->added[i])
+			continue;
+		/* A subject OpenSSL cannot decode names no issuer it will find. */
+		subject = pem_cert_subject(pc);
+		if (!subject || X509_NAME_cmp(subject, name) != 0)
 			continue;
 		b->added[i] = 1;
 		/* One OpenSSL cannot read is not trusted (nor was it before). */

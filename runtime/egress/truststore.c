@@ -130,10 +130,12 @@ push_entry(struct entries *e, const unsigned char *der, size_t len, const X509_N
  * of plain certificates (pemcerts.h) gives their bytes as written, *SPLIT
  * holding them, with no certificate parsed; any other is read as OpenSSL
  * reads certificates (read_certs(); PARSED keeps them) and re-encoded.
- * For the DER certificates of a bundle the two are the same bytes.
+ * For the DER certificates of a bundle the two are the same bytes.  Only
+ * with SUBJECTS (the hashed directory's) is each subject decoded; one that
+ * does not decode fails (-2).
  */
 static int
-add_certs(const char *p, size_t len, struct entries *e, struct pem_certs **split,
+add_certs(const char *p, size_t len, bool subjects, struct entries *e, struct pem_certs **split,
 	  STACK_OF(X509) * parsed)
 {
 	int first = sk_X509_num(parsed), r;
@@ -143,9 +145,12 @@ add_certs(const char *p, size_t len, struct entries *e, struct pem_certs **split
 		return -1;
 	if (r == 1) {
 		for (size_t i = 0; i < (*split)->n; i++) {
-			const struct pem_cert *c = &(*split)->v[i];
+			struct pem_cert *c = &(*split)->v[i];
+			const X509_NAME *subject = subjects ? pem_cert_subject(c) : NULL;
 
-			if (push_entry(e, c->der, c->len, c->subject, NULL) < 0)
+			if (subjects && !subject)
+				return -2;
+			if (push_entry(e, c->der, c->len, subject, NULL) < 0)
 				return -1;
 		}
 		return 0;
@@ -310,7 +315,7 @@ truststore_write(const char *bundle, const char *sys, size_t sys_len, const char
 	const char *name = strrchr(bundle, '/');
 	char *dir = strndup(bundle, name ? (size_t)(name - bundle) : 0);
 	size_t n_sys = 0;
-	int dirfd = -1, rc = -1;
+	int dirfd = -1, rc = -1, r;
 
 	snprintf(err, errlen, "the session's trust store beside %s: out of memory", bundle);
 	if (!dir || !name || !name[1])
@@ -321,12 +326,16 @@ truststore_write(const char *bundle, const char *sys, size_t sys_len, const char
 		goto out;
 	}
 	/* The JKS holds them all; the hashed directory what follows the system's. */
-	if (!parsed || add_certs(sys, sys_len, &all, &split[0], parsed) < 0)
+	if (!parsed || add_certs(sys, sys_len, false, &all, &split[0], parsed) < 0)
 		goto out;
 	n_sys = all.n;
-	if (add_certs(extra, extra ? extra_len : 0, &all, &split[1], parsed) < 0 ||
-	    add_certs(ca, ca_len, &all, &split[2], parsed) < 0)
+	if ((r = add_certs(extra, extra ? extra_len : 0, true, &all, &split[1], parsed)) < 0 ||
+	    (r = add_certs(ca, ca_len, true, &all, &split[2], parsed)) < 0) {
+		if (r == -2)
+			snprintf(err, errlen, "%s: a certificate's subject does not decode",
+				 bundle);
 		goto out;
+	}
 	put(&pem, sys, sys_len);
 	if (sys_len && sys[sys_len - 1] != '\n')
 		put(&pem, "\n", 1);
