@@ -16,21 +16,25 @@
 #include "runtime/launch/landlock.h"
 #include "runtime/launch/launch.h"
 
+/* The probe's child: 0, or the errno of what bwrap could not do either. */
+static int
+probe_namespaces(void *arg)
+{
+	int flags = *(const int *)arg;
+
+	/* AppArmor's restriction lets the namespace be made, then refuses what
+	 * bwrap does in it: a mount. */
+	if (unshare(flags) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return errno ? errno : EPERM;
+	return 0;
+}
+
 int
 launch_namespaces_refused(void)
 {
-	int status = 0;
-	pid_t pid = fork();
+	int status = 0, flags = getuid() ? CLONE_NEWUSER | CLONE_NEWNS : CLONE_NEWNS;
+	pid_t pid = launch_vfork(probe_namespaces, &flags);
 
-	if (pid == 0) {
-		int flags = getuid() ? CLONE_NEWUSER | CLONE_NEWNS : CLONE_NEWNS;
-
-		/* AppArmor's restriction lets the namespace be made, then refuses
-		 * what bwrap does in it: a mount. */
-		if (unshare(flags) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-			_exit(errno ? errno : EPERM);
-		_exit(0);
-	}
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)
 		return errno ? errno : EAGAIN;
 	if (!WIFEXITED(status))

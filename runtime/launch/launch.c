@@ -1,6 +1,7 @@
 /*
  * launch.c - what omnibox-run's launches share (launch.h).
  */
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,6 +15,10 @@
 #include "runtime/launch/launch.h"
 #if defined(__APPLE__)
 #include <mach-o/dyld.h>
+#endif
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
 #endif
 
 void
@@ -79,3 +84,43 @@ launch_self_dir(struct arena *a)
 	*slash = '\0';
 	return arena_strdup(a, self);
 }
+
+#if defined(__linux__)
+struct vfork_call {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int
+vfork_child(void *p)
+{
+	const struct vfork_call *c = p;
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, sa;
+
+	/* Its own copy of the handlers (no CLONE_SIGHAND): this process's go. */
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &sa) == 0 &&
+		    sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
+			sigaction(sig, &dfl, NULL);
+	return c->fn(c->arg);
+}
+
+pid_t
+launch_vfork(int (*fn)(void *), void *arg)
+{
+	/* The child runs on this, while this process waits. */
+	static _Alignas(16) char stack[64 * 1024];
+	struct vfork_call c = {fn, arg};
+	sigset_t all, old;
+	pid_t pid;
+	int saved;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = clone(vfork_child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+	saved = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return pid;
+}
+#endif

@@ -335,6 +335,22 @@ bwrap_exec(const struct bwrap_launch *l, char **argv, const int *keep, size_t n_
 	_exit(LAUNCH_EXIT_SETUP);
 }
 
+struct bwrap_call {
+	const struct bwrap_launch *l;
+	char **argv;
+	const int *keep;
+	size_t n_keep;
+};
+
+/* bwrap_exec() in launch_vfork()'s child. */
+static int
+bwrap_child(void *arg)
+{
+	const struct bwrap_call *c = arg;
+
+	bwrap_exec(c->l, c->argv, c->keep, c->n_keep);
+}
+
 /* The argv of omnibox-init, NUL-separated in NUL (landlock_build()); free() it. */
 static char **
 landlock_argv(const struct textbuf *nul)
@@ -491,7 +507,7 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 		return diag_fail(err, errlen, "out of memory");
 	}
 	n_evs = run_state_watch(&st, l, evs);
-	st.bwrap = fork();
+	st.bwrap = launch_vfork(bwrap_child, &(struct bwrap_call){l, argv, keep, n_keep});
 	if (st.bwrap < 0) {
 		diag_fail(err, errlen, "fork: %s", strerror(errno));
 		for (size_t i = 0; i < n_evs; i++)
@@ -500,8 +516,6 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 		free(argv);
 		return -1;
 	}
-	if (st.bwrap == 0)
-		bwrap_exec(l, argv, keep, n_keep);
 	if (l->proxy_pending && proxy_go(l, &st, err, errlen) < 0) {
 		/* Nothing of the agent ran: omnibox-init was still waiting. */
 		kill(st.bwrap, SIGKILL);
