@@ -481,54 +481,104 @@ proxy_copy_config(struct proxy *p, const struct proxy_config *cf, char *err, siz
 	return 0;
 }
 
+/* The message for a trust store the upstream context cannot have, naming CF's file. */
+static void
+name_store(const struct proxy_config *cf, char *err, size_t errlen)
+{
+	char why[256];
+
+	/* Name the file: a --egress-ca given is not "the system" store. */
+	snprintf(why, sizeof(why), "%s", err);
+	snprintf(err, errlen, "%s %s: %s", cf->system_ca_file ? "--egress-ca" : "the system CA file",
+		 cf->system_ca_file ? cf->system_ca_file : DEFAULT_SYSTEM_CAS,
+		 !strcmp(why, "the system CA file holds no certificate") ? "holds no PEM certificate"
+									: why);
+}
+
 /*
  * TLS both ways: the upstream trust store, and the proxy's own CA for
  * the agent's tunnels, whose bundle (with the store) goes to CF's path.
+ * The two TLS contexts wait (proxy_warm()): the ready answer needs only
+ * the CA and the bundle.  A store of plain certificates is split here,
+ * its emptiness refused here; any other text is read whole now, as it
+ * always was, its errors here too.
  */
 static int
 proxy_tls_setup(struct proxy *p, const struct proxy_config *cf, char *err, size_t errlen)
 {
-	char *cas = NULL;
 	const char *ca_pem;
-	size_t cas_len = 0, ca_len;
+	size_t ca_len;
+	int r;
 
 	/* The trust store for upstream TLS: read now, once, from the host's
 	 * file; the bundle the sandbox sees is a copy the agent can change. */
-	cas = read_file(cf->system_ca_file ? cf->system_ca_file : DEFAULT_SYSTEM_CAS, &cas_len, err,
-			errlen);
-	if (!cas)
-		goto fail;
-	p->client_ctx = tls_client_ctx_new(cas, cas_len, err, errlen);
-	if (!p->client_ctx) {
-		/* Name the file: a --egress-ca given is not "the system" store. */
-		char why[256];
-
-		snprintf(why, sizeof(why), "%s", err);
-		snprintf(err, errlen, "%s %s: %s",
-			 cf->system_ca_file ? "--egress-ca" : "the system CA file",
-			 cf->system_ca_file ? cf->system_ca_file : DEFAULT_SYSTEM_CAS,
-			 !strcmp(why, "the system CA file holds no certificate")
-			     ? "holds no PEM certificate"
-			     : why);
-		goto fail;
+	p->cas = read_file(cf->system_ca_file ? cf->system_ca_file : DEFAULT_SYSTEM_CAS, &p->cas_len,
+			   err, errlen);
+	if (!p->cas)
+		return -1;
+	p->cas_split = pem_certs_get(p->cas, p->cas_len, &r);
+	if (r < 0)
+		return diag_fail(err, errlen, "out of memory");
+	if (r == 1 && !p->cas_split->n) {
+		snprintf(err, errlen, "the system CA file holds no certificate");
+		name_store(cf, err, errlen);
+		return -1;
+	}
+	if (r == 0 && !(p->client_ctx = tls_client_ctx_new(p->cas, p->cas_len, err, errlen))) {
+		name_store(cf, err, errlen);
+		return -1;
 	}
 	if (cf->ca_cert_file || cf->ca_key_file)
 		p->ca = tls_ca_load(cf->ca_cert_file, cf->ca_key_file, time(NULL), err, errlen);
 	else
 		p->ca = tls_ca_new(time(NULL), err, errlen);
 	if (!p->ca)
-		goto fail;
-	p->server_ctx = tls_server_ctx_new(err, errlen);
-	if (!p->server_ctx)
-		goto fail;
+		return -1;
 	ca_pem = tls_ca_pem(p->ca, &ca_len);
-	if (cf->ca_bundle_path && write_trust(cf, cas, cas_len, ca_pem, ca_len, err, errlen) < 0)
-		goto fail;
-	free(cas);
+	if (cf->ca_bundle_path &&
+	    write_trust(cf, p->cas, p->cas_len, ca_pem, ca_len, err, errlen) < 0)
+		return -1;
 	return 0;
-fail:
-	free(cas);
-	return -1;
+}
+
+SSL_CTX *
+proxy_server_ctx(struct proxy *p)
+{
+	char err[512];
+
+	if (!p->server_ctx && !(p->server_ctx = tls_server_ctx_new(err, sizeof(err))))
+		plog(p, "error: %s", err);
+	return p->server_ctx;
+}
+
+SSL_CTX *
+proxy_client_ctx(struct proxy *p)
+{
+	char err[512];
+
+	if (p->client_ctx)
+		return p->client_ctx;
+	/* The split is held (pemcerts.h): the store takes it, not a new one. */
+	p->client_ctx = tls_client_ctx_new(p->cas, p->cas_len, err, sizeof(err));
+	if (!p->client_ctx) {
+		plog(p, "error: %s; no upstream TLS", err);
+		return NULL;
+	}
+	pem_certs_put(p->cas_split);
+	p->cas_split = NULL;
+	free(p->cas);
+	p->cas = NULL;
+	return p->client_ctx;
+}
+
+/* Once the proxy listens and has answered: its TLS contexts, before the first tunnel needs them. */
+static void
+proxy_warm(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	proxy_server_ctx(arg);
+	proxy_client_ctx(arg);
 }
 
 /* The resolver: the nameservers of resolv.conf and the hosts file, nothing more. */
@@ -674,6 +724,12 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 		proxy_free(p);
 		return NULL;
 	}
+	p->warm = evtimer_new(base, proxy_warm, p);
+	if (!p->warm || event_add(p->warm, &(struct timeval){0, 0}) < 0) {
+		snprintf(err, errlen, "out of memory");
+		proxy_free(p);
+		return NULL;
+	}
 	plog(p,
 	     "listening on %s: %zu rules, %zu credential bindings, private destinations %s; "
 	     "caps: %zu connections, %zu KiB of memory",
@@ -735,8 +791,12 @@ proxy_free(struct proxy *p)
 		unlink(p->handoff_path);
 	if (p->dns)
 		evdns_base_free(p->dns, 0);
+	if (p->warm)
+		event_free(p->warm);
 	SSL_CTX_free(p->server_ctx);
 	SSL_CTX_free(p->client_ctx);
+	pem_certs_put(p->cas_split);
+	free(p->cas);
 	tls_ca_free(p->ca);
 	egress_matcher_free(p->matcher);
 	if (p->stage)

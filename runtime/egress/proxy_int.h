@@ -47,6 +47,7 @@
 #include "runtime/egress/credentials.h"
 #include "runtime/egress/destination.h"
 #include "runtime/egress/http.h"
+#include "runtime/egress/pemcerts.h"
 #include "runtime/egress/refresh.h"
 #include "runtime/egress/scrub.h"
 #include "runtime/egress/sigv4.h"
@@ -187,7 +188,13 @@ struct proxy {
 	char *socket_path;   /* NULL: listening on TCP */
 	unsigned port;	     /* the TCP port listened on */
 	char listening[300]; /* where, for the log */
+	/* Made at their first use or once the proxy listens (proxy_warm()),
+	 * not before its ready answer: proxy_server_ctx(), proxy_client_ctx(). */
 	SSL_CTX *server_ctx, *client_ctx;
+	char *cas; /* the upstream trust store's PEM text, until client_ctx has it */
+	size_t cas_len;
+	struct pem_certs *cas_split; /* its split, held for client_ctx */
+	struct event *warm;
 	struct tls_ca *ca;
 	/* Where a head or a run of chunks is put together before it goes out in
 	 * one piece: an OpenSSL filter makes a TLS record of every addition. */
@@ -290,6 +297,9 @@ extern size_t mem_used, mem_peak, mem_limit;
 void plog(struct proxy *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *esc(char *buf, size_t cap, const char *s, size_t len);
 const char *rule_desc(struct proxy *p, ssize_t i, char *buf, size_t cap);
+/* P's TLS contexts, made at the first call (a failure logged; NULL). */
+SSL_CTX *proxy_server_ctx(struct proxy *p);
+SSL_CTX *proxy_client_ctx(struct proxy *p);
 
 /* proxy_conn.c */
 void *mem_alloc(size_t n);

@@ -14,7 +14,8 @@ static void
 start_tls(struct conn *c)
 {
 	struct proxy *p = c->p;
-	SSL *ssl = SSL_new(p->server_ctx);
+	SSL_CTX *ctx = proxy_server_ctx(p);
+	SSL *ssl = ctx ? SSL_new(ctx) : NULL;
 	struct bufferevent *tls;
 
 	if (!ssl || tls_server_prepare(ssl, p->ca, c->host, time(NULL)) < 0) {
@@ -539,7 +540,8 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 	if (what & BEV_EVENT_CONNECTED) {
 		if (c->cli_tls && c->up == c->up_sock) {
 			/* TCP is up: TLS on top, verified against the system store. */
-			SSL *ssl = SSL_new(c->p->client_ctx);
+			SSL_CTX *ctx = proxy_client_ctx(c->p);
+			SSL *ssl = ctx ? SSL_new(ctx) : NULL;
 			struct bufferevent *tls;
 
 			if (!ssl || tls_client_prepare(ssl, c->host) < 0) {
