@@ -164,17 +164,177 @@ take_block(const char *name, const char *header, unsigned char *data, long len, 
 	return 1;
 }
 
-int
-pem_certs_split(const char *text, size_t len, struct pem_certs *out)
+/* Room for one more certificate in OUT (*CAP of them): 0, or -1. */
+static int
+grow(struct pem_certs *out, size_t *cap)
+{
+	struct pem_cert *v;
+
+	if (out->n < *cap)
+		return 0;
+	v = realloc(out->v, (*cap ? *cap * 2 : 64) * sizeof(*v));
+	if (!v)
+		return -1;
+	out->v = v;
+	*cap = *cap ? *cap * 2 : 64;
+	return 0;
+}
+
+/* ---- the plain case, read without OpenSSL's line reader ---------------------------- */
+
+/* Each base64 digit's value plus one; 0 for any other byte. */
+#define B64(c, v) [c] = (v) + 1
+static const unsigned char b64_value[256] = {
+    B64('A', 0),  B64('B', 1),	B64('C', 2),  B64('D', 3),  B64('E', 4),  B64('F', 5),
+    B64('G', 6),  B64('H', 7),	B64('I', 8),  B64('J', 9),  B64('K', 10), B64('L', 11),
+    B64('M', 12), B64('N', 13), B64('O', 14), B64('P', 15), B64('Q', 16), B64('R', 17),
+    B64('S', 18), B64('T', 19), B64('U', 20), B64('V', 21), B64('W', 22), B64('X', 23),
+    B64('Y', 24), B64('Z', 25), B64('a', 26), B64('b', 27), B64('c', 28), B64('d', 29),
+    B64('e', 30), B64('f', 31), B64('g', 32), B64('h', 33), B64('i', 34), B64('j', 35),
+    B64('k', 36), B64('l', 37), B64('m', 38), B64('n', 39), B64('o', 40), B64('p', 41),
+    B64('q', 42), B64('r', 43), B64('s', 44), B64('t', 45), B64('u', 46), B64('v', 47),
+    B64('w', 48), B64('x', 49), B64('y', 50), B64('z', 51), B64('0', 52), B64('1', 53),
+    B64('2', 54), B64('3', 55), B64('4', 56), B64('5', 57), B64('6', 58), B64('7', 59),
+    B64('8', 60), B64('9', 61), B64('+', 62), B64('/', 63),
+};
+#undef B64
+
+/* The line of TEXT (END its end) at *P: its bytes up to "\n" or "\r\n" in *LEN; *P past it. */
+static const char *
+line_at(const char **p, const char *end, size_t *len)
+{
+	const char *start = *p, *nl = memchr(start, '\n', (size_t)(end - start));
+
+	*p = nl ? nl + 1 : end;
+	*len = (size_t)((nl ? nl : end) - start);
+	if (*len && start[*len - 1] == '\r')
+		(*len)--;
+	return start;
+}
+
+/* Is the line L (LEN bytes) "-----WHAT LABEL-----", LABEL one of a certificate's? */
+static const char *
+cert_label(const char *l, size_t len, const char *what)
+{
+	static const char *const labels[] = {PEM_STRING_X509, PEM_STRING_X509_OLD};
+	size_t w = strlen(what);
+
+	for (size_t i = 0; i < 2; i++) {
+		size_t n = strlen(labels[i]);
+
+		if (len == 5 + w + 1 + n + 5 && !memcmp(l, "-----", 5) && !memcmp(l + 5, what, w) &&
+		    l[5 + w] == ' ' && !memcmp(l + 6 + w, labels[i], n) && !memcmp(l + len - 5, "-----", 5))
+			return labels[i];
+	}
+	return NULL;
+}
+
+/*
+ * The base64 lines from *P up to the END line of LABEL, decoded into
+ * *DATA (OPENSSL_malloc), *DLEN bytes; *P past the END line.  1; 0 when
+ * they are anything else (a header, a byte outside base64, padding before
+ * the end, no END line); -1 out of memory.
+ */
+static int
+decode_body(const char **p, const char *end, const char *label, unsigned char **data, long *dlen)
+{
+	const char *q = *p, *l;
+	size_t len, digits = 0, pad = 0, k = 0;
+	unsigned long acc = 0;
+	unsigned char *out;
+
+	/* First the lines' length and shape, then the bytes. */
+	for (;;) {
+		if (q == end)
+			return 0;
+		l = line_at(&q, end, &len);
+		if (len >= 5 && !memcmp(l, "-----", 5))
+			break;
+		for (size_t i = 0; i < len; i++) {
+			if (l[i] == '=' && digits + pad >= 2)
+				pad++;
+			else if (pad || !b64_value[(unsigned char)l[i]])
+				return 0;
+			else
+				digits++;
+		}
+	}
+	if (cert_label(l, len, "END") != label || (digits + pad) % 4 || pad > 2)
+		return 0;
+	out = OPENSSL_malloc(digits / 4 * 3 + 3);
+	if (!out)
+		return -1;
+	for (const char *r = *p; r < l;) {
+		const char *m = line_at(&r, end, &len);
+
+		for (size_t i = 0; i < len && m[i] != '='; i++) {
+			acc = acc << 6 | (unsigned long)(b64_value[(unsigned char)m[i]] - 1);
+			if (++k % 4 == 0) {
+				out[k / 4 * 3 - 3] = (unsigned char)(acc >> 16);
+				out[k / 4 * 3 - 2] = (unsigned char)(acc >> 8);
+				out[k / 4 * 3 - 1] = (unsigned char)acc;
+			}
+		}
+	}
+	*dlen = (long)(k / 4 * 3);
+	if (k % 4 == 2)
+		out[(*dlen)++] = (unsigned char)(acc >> 4);
+	else if (k % 4 == 3) {
+		out[(*dlen)++] = (unsigned char)(acc >> 10);
+		out[(*dlen)++] = (unsigned char)(acc >> 2);
+	}
+	*data = out;
+	*p = q;
+	return 1;
+}
+
+/*
+ * TEXT's certificates the way OpenSSL's PEM reader gives them, in the
+ * plainest case alone: BEGIN and END lines of a certificate, base64 lines
+ * between (each line ending in "\n" or "\r\n"), whatever else skipped
+ * between blocks as the reader skips it.  1 with OUT filled; 0 for a text
+ * with anything else (the reader decides then); -1 out of memory.
+ */
+static int
+quick_split(const char *text, size_t len, struct pem_certs *out)
+{
+	const char *p = text, *end = text + len;
+	size_t cap = 0;
+	int rc = 1;
+
+	while (p < end && rc == 1) {
+		size_t llen;
+		const char *l = line_at(&p, end, &llen), *label;
+		unsigned char *data = NULL;
+		long dlen = 0;
+		struct pem_cert c = {0};
+
+		if (llen < 11 || memcmp(l, "-----BEGIN ", 11))
+			continue;
+		label = cert_label(l, llen, "BEGIN");
+		rc = label ? decode_body(&p, end, label, &data, &dlen) : 0;
+		if (rc == 1 && grow(out, &cap) < 0)
+			rc = -1;
+		if (rc == 1 && !take_block(label, "", data, dlen, &c))
+			rc = 0;
+		if (rc != 1)
+			OPENSSL_free(data);
+		else
+			out->v[out->n++] = c;
+	}
+	if (rc != 1)
+		pem_certs_free(out);
+	return rc;
+}
+
+/* The same, by OpenSSL's own PEM reader: the text quick_split() leaves. */
+static int
+exact_split(const char *text, size_t len, struct pem_certs *out)
 {
 	BIO *bio;
 	size_t cap = 0;
 	int rc = 1;
 
-	out->v = NULL;
-	out->n = 0;
-	if (!text || !len)
-		return 1;
 	if (len > (size_t)INT_MAX)
 		return 0;
 	if (!(bio = BIO_new_mem_buf(text, (int)len)))
@@ -193,16 +353,8 @@ pem_certs_split(const char *text, size_t len, struct pem_certs *out)
 				rc = 0;
 			break;
 		}
-		if (out->n == cap) {
-			struct pem_cert *v = realloc(out->v, (cap ? cap * 2 : 64) * sizeof(*v));
-
-			if (!v)
-				rc = -1;
-			else {
-				out->v = v;
-				cap = cap ? cap * 2 : 64;
-			}
-		}
+		if (grow(out, &cap) < 0)
+			rc = -1;
 		if (rc == 1 && !take_block(name, header, data, dlen, &c))
 			rc = 0;
 		OPENSSL_free(name);
@@ -218,6 +370,19 @@ pem_certs_split(const char *text, size_t len, struct pem_certs *out)
 	if (rc != 1)
 		pem_certs_free(out);
 	return rc;
+}
+
+int
+pem_certs_split(const char *text, size_t len, struct pem_certs *out)
+{
+	int rc;
+
+	out->v = NULL;
+	out->n = 0;
+	if (!text || !len)
+		return 1;
+	rc = quick_split(text, len, out);
+	return rc == 0 ? exact_split(text, len, out) : rc;
 }
 
 /* The split last made by pem_certs_get(), while someone holds it. */

@@ -8,7 +8,10 @@
  * used: the trust store the clients inside read wants their bytes, and
  * upstream verification wants only the CAs it meets (tls.c loads those on
  * demand, by subject).  This splits a bundle into its blocks, base64
- * decoded by OpenSSL's own PEM reader (the one every caller used before),
+ * decoded here when they are in the plainest form (BEGIN and END lines of
+ * a certificate, base64 lines between, "\n" or "\r\n"; the bytes OpenSSL's
+ * reader gives, a quarter of its time), by OpenSSL's own PEM reader (the
+ * one every caller used before) otherwise,
  * and checks each for the outline of a certificate and of its subject, a
  * Name; the subject is decoded (X509_NAME, about half the cost of a split)
  * only when a caller first asks for it (pem_cert_subject()): the upstream

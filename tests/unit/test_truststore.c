@@ -473,6 +473,104 @@ Test(truststore, the_plain_reader_takes_only_certificates)
 	free_cert(&a);
 }
 
+/* TEXT's blocks as OpenSSL's PEM reader gives them: *N data blocks, their bytes concatenated. */
+static unsigned char *
+openssl_blocks(const char *text, size_t len, size_t *n, size_t *total)
+{
+	BIO *bio = BIO_new_mem_buf(text, (int)len);
+	unsigned char *all = NULL;
+	char *name, *header;
+	unsigned char *data;
+	long dlen;
+
+	*n = *total = 0;
+	while (PEM_read_bio(bio, &name, &header, &data, &dlen)) {
+		all = realloc(all, *total + (size_t)dlen + 1);
+		memcpy(all + *total, data, (size_t)dlen);
+		*total += (size_t)dlen;
+		(*n)++;
+		OPENSSL_free(name);
+		OPENSSL_free(header);
+		OPENSSL_free(data);
+	}
+	ERR_clear_error();
+	BIO_free(bio);
+	return all;
+}
+
+/* The split of TEXT: every certificate's bytes as OpenSSL's reader gives them. */
+static void
+expect_openssls_bytes(const char *what, const char *text, size_t len)
+{
+	struct pem_certs c;
+	size_t n, total, off = 0;
+	unsigned char *want = openssl_blocks(text, len, &n, &total);
+
+	cr_assert_eq(pem_certs_split(text, len, &c), 1, "%s: not split", what);
+	cr_expect_eq(c.n, n, "%s: %zu certificates, OpenSSL reads %zu", what, c.n, n);
+	for (size_t i = 0; i < c.n && off <= total; i++) {
+		cr_expect(off + c.v[i].len <= total && !memcmp(c.v[i].der, want + off, c.v[i].len),
+			  "%s: certificate %zu differs from OpenSSL's", what, i);
+		off += c.v[i].len;
+	}
+	cr_expect_eq(off, total, "%s", what);
+	pem_certs_free(&c);
+	free(want);
+}
+
+/* TEXT with every "\n" made "\r\n". */
+static char *
+crlf(const char *text, size_t len, size_t *out_len)
+{
+	char *o = malloc(len * 2 + 1);
+	size_t k = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '\n')
+			o[k++] = '\r';
+		o[k++] = text[i];
+	}
+	*out_len = k;
+	return o;
+}
+
+Test(truststore, the_plain_reader_gives_the_bytes_openssls_reader_gives)
+{
+	struct cert a = make_cert("quick a", NULL, NULL, true, now_t, now_t + 86400);
+	struct cert b = make_cert("quick b", "O", NULL, true, now_t, now_t + 86400);
+	char *t = NULL, *host = NULL, *w;
+	size_t n = 0, host_len = 0, wl;
+	FILE *f = fopen(SYSTEM_CAS, "r");
+
+	/* Text between blocks, both labels, one block at the very end without its newline. */
+	append_text(&t, &n, "# a comment, skipped\n");
+	append_pem(&t, &n, &a, PEM_STRING_X509);
+	append_text(&t, &n, "junk between\n-----END OF NOTHING-----\n\n");
+	append_pem(&t, &n, &b, PEM_STRING_X509_OLD);
+	append_pem(&t, &n, &a, PEM_STRING_X509);
+	expect_openssls_bytes("two labels, text between", t, n);
+	expect_openssls_bytes("no last newline", t, n - 1);
+	w = crlf(t, n, &wl);
+	expect_openssls_bytes("CRLF lines", w, wl);
+	free(w);
+	if (f) {
+		char buf[65536];
+		size_t r;
+
+		while ((r = fread(buf, 1, sizeof(buf), f)) > 0) {
+			host = realloc(host, host_len + r);
+			memcpy(host + host_len, buf, r);
+			host_len += r;
+		}
+		fclose(f);
+		expect_openssls_bytes(SYSTEM_CAS, host, host_len);
+	}
+	free(host);
+	free(t);
+	free_cert(&a);
+	free_cert(&b);
+}
+
 /* ---- the upstream store ----------------------------------------------------------- */
 
 /* A store holding every certificate of TEXT from the start (how the proxy loaded it before). */
