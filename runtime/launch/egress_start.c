@@ -312,6 +312,23 @@ proxy_exec(const char *exe, int sock, int log_fd, pid_t parent)
 	_exit(127);
 }
 
+struct proxy_call {
+	const char *exe;
+	int ours, sock, log_fd;
+	pid_t parent;
+};
+
+/* proxy_exec() in launch_vfork()'s child, which shares omnibox-run's memory:
+ * it frees nothing of it. */
+static int
+proxy_child(void *arg)
+{
+	const struct proxy_call *c = arg;
+
+	close(c->ours);
+	proxy_exec(c->exe, c->sock, c->log_fd, c->parent);
+}
+
 /* The proxy's first answer on EP->ctl: 0 when it listens, or -1 with why not in ERR. */
 static int
 proxy_answer(struct arena *a, int ctl, char *err, size_t errlen)
@@ -361,17 +378,15 @@ egress_proxy_spawn(struct arena *a, const struct session_config *sc, const struc
 		return diag_fail(err, errlen, "socketpair: %s", strerror(errno));
 	}
 	fflush(NULL);
-	ep->pid = fork();
+	ep->pid = launch_vfork(proxy_child,
+			       &(struct proxy_call){exe, sv[0], sv[1],
+						    log->quiet || !log->f ? -1 : fileno(log->f),
+						    parent});
 	if (ep->pid < 0) {
 		session_buf_free(&b);
 		close(sv[0]);
 		close(sv[1]);
 		return diag_fail(err, errlen, "fork: %s", strerror(errno));
-	}
-	if (ep->pid == 0) {
-		close(sv[0]);
-		session_buf_free(&b);
-		proxy_exec(exe, sv[1], log->quiet || !log->f ? -1 : fileno(log->f), parent);
 	}
 	close(sv[1]);
 	ep->ctl = sv[0];

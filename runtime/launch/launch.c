@@ -16,7 +16,16 @@
 #if defined(__APPLE__)
 #include <mach-o/dyld.h>
 #endif
-#if defined(__linux__)
+/* AddressSanitizer keeps a shadow of this process's memory, which a child
+ * sharing it would poison for the parent: a fork() there. */
+#if defined(__SANITIZE_ADDRESS__)
+#define LAUNCH_FORK_ONLY 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LAUNCH_FORK_ONLY 1
+#endif
+#endif
+#if defined(__linux__) && !defined(LAUNCH_FORK_ONLY)
 #include <pthread.h>
 #include <sched.h>
 #endif
@@ -85,7 +94,7 @@ launch_self_dir(struct arena *a)
 	return arena_strdup(a, self);
 }
 
-#if defined(__linux__)
+#if defined(__linux__) && !defined(LAUNCH_FORK_ONLY)
 struct vfork_call {
 	int (*fn)(void *);
 	void *arg;
@@ -120,6 +129,30 @@ launch_vfork(int (*fn)(void *), void *arg)
 	pid = clone(vfork_child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
 	saved = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return pid;
+}
+#else
+pid_t
+launch_vfork(int (*fn)(void *), void *arg)
+{
+	struct sigaction dfl = {.sa_handler = SIG_DFL}, sa;
+	sigset_t all, old;
+	pid_t pid;
+	int saved;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0) {
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sig != SIGKILL && sig != SIGSTOP && sigaction(sig, NULL, &sa) == 0 &&
+			    sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN)
+				sigaction(sig, &dfl, NULL);
+		_exit(fn(arg));
+	}
+	saved = errno;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	errno = saved;
 	return pid;
 }

@@ -59,20 +59,20 @@ void launch_vsay(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0
 /* The directory this program was started from (in A), or NULL. */
 char *launch_self_dir(struct arena *a);
 
-#if defined(__linux__)
 #include <sys/types.h>
 
 /*
  * FN(ARG) in a child that shares this process's memory until it execs or
- * exits, this process waiting meanwhile (clone() with CLONE_VM and
- * CLONE_VFORK, as posix_spawn() starts one): no copy of this process's
- * page tables is made, to be thrown away at the exec.  FN starts with
- * every signal blocked and every handler back to its default, so none of
- * this process's runs there; it makes system calls, then execs or
- * _exit()s (FN's return is the child's exit status).  The child's PID
- * (SIGCHLD at its end, as fork()'s), or -1 with errno.
+ * exits, this process waiting meanwhile (Linux: clone() with CLONE_VM and
+ * CLONE_VFORK, as posix_spawn() starts one; elsewhere, and under
+ * AddressSanitizer, a fork()): no copy
+ * of this process's page tables is made, to be thrown away at the exec.
+ * FN starts with every signal blocked and every handler back to its
+ * default, so none of this process's runs there; it makes system calls,
+ * frees nothing of this process's, then execs or _exit()s (FN's return is
+ * the child's exit status).  The child's PID (SIGCHLD at its end, as
+ * fork()'s), or -1 with errno.
  */
 pid_t launch_vfork(int (*fn)(void *), void *arg);
-#endif
 
 #endif
