@@ -250,6 +250,9 @@ decode_body(const char **p, const char *end, const char *label, unsigned char **
 		l = line_at(&q, end, &len);
 		if (len >= 5 && !memcmp(l, "-----", 5))
 			break;
+		/* The reader takes the lines before a blank one for headers. */
+		if (!len)
+			return 0;
 		for (size_t i = 0; i < len; i++) {
 			if (l[i] == '=' && digits + pad >= 2)
 				pad++;
@@ -300,7 +303,7 @@ quick_split(const char *text, size_t len, struct pem_certs *out)
 {
 	const char *p = text, *end = text + len;
 	size_t cap = 0;
-	int rc = 1;
+	int rc = memchr(text, '\0', len) ? 0 : 1;
 
 	while (p < end && rc == 1) {
 		size_t llen;
@@ -309,8 +312,15 @@ quick_split(const char *text, size_t len, struct pem_certs *out)
 		long dlen = 0;
 		struct pem_cert c = {0};
 
-		if (llen < 11 || memcmp(l, "-----BEGIN ", 11))
+		if (llen < 11 || memcmp(l, "-----BEGIN ", 11)) {
+			/* OpenSSL's reader takes a line in pieces of 254 bytes (a
+			 * piece may begin a block) and drops a UTF-8 BOM: such
+			 * lines are its to read. */
+			if (llen >= 254 || (llen >= 3 && !memcmp(l, "\xef\xbb\xbf", 3)) ||
+			    memmem(l, llen, "-----BEGIN", 10))
+				rc = 0;
 			continue;
+		}
 		label = cert_label(l, llen, "BEGIN");
 		rc = label ? decode_body(&p, end, label, &data, &dlen) : 0;
 		if (rc == 1 && grow(out, &cap) < 0)
@@ -385,7 +395,7 @@ pem_certs_split(const char *text, size_t len, struct pem_certs *out)
 	return rc == 0 ? exact_split(text, len, out) : rc;
 }
 
-/* The split last made by pem_certs_get(), while someone holds it. */
+/* The first split pem_certs_get() made that someone still holds. */
 static struct pem_certs *shared;
 static CRYPTO_RWLOCK *shared_lock;
 static CRYPTO_ONCE shared_once = CRYPTO_ONCE_STATIC_INIT;
@@ -427,8 +437,11 @@ pem_certs_get(const char *text, size_t len, int *rc)
 	}
 	memcpy(c->digest, md, sizeof(md));
 	c->refs = 1;
+	/* The first one held stays the one found: the system's bundle, held by
+	 * the proxy, is not pushed out by the small texts split meanwhile. */
 	if (CRYPTO_THREAD_write_lock(shared_lock)) {
-		shared = c;
+		if (!shared)
+			shared = c;
 		CRYPTO_THREAD_unlock(shared_lock);
 	}
 	return c;

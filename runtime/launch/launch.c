@@ -28,6 +28,7 @@
 #if defined(__linux__) && !defined(LAUNCH_FORK_ONLY)
 #include <pthread.h>
 #include <sched.h>
+#include <sys/mman.h>
 #endif
 
 void
@@ -117,16 +118,33 @@ vfork_child(void *p)
 pid_t
 launch_vfork(int (*fn)(void *), void *arg)
 {
-	/* The child runs on this, while this process waits. */
-	static _Alignas(16) char stack[64 * 1024];
+	/* The child runs on this while this process waits: a stack of its own,
+	 * below it a page that faults (an overflow ends the child, not this
+	 * process's memory). */
+	static char *stack;
+	const size_t size = 64 * 1024, guard = 4096;
 	struct vfork_call c = {fn, arg};
 	sigset_t all, old;
 	pid_t pid;
 	int saved;
 
+	if (!stack) {
+		char *m = mmap(NULL, size + guard, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+
+		if (m == MAP_FAILED)
+			return -1;
+		if (mprotect(m, guard, PROT_NONE) < 0) {
+			saved = errno;
+			munmap(m, size + guard);
+			errno = saved;
+			return -1;
+		}
+		stack = m + guard;
+	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = clone(vfork_child, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
+	pid = clone(vfork_child, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
 	saved = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	errno = saved;

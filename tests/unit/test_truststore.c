@@ -538,6 +538,7 @@ Test(truststore, the_plain_reader_gives_the_bytes_openssls_reader_gives)
 {
 	struct cert a = make_cert("quick a", NULL, NULL, true, now_t, now_t + 86400);
 	struct cert b = make_cert("quick b", "O", NULL, true, now_t, now_t + 86400);
+	struct pem_certs c0;
 	char *t = NULL, *host = NULL, *w;
 	size_t n = 0, host_len = 0, wl;
 	FILE *f = fopen(SYSTEM_CAS, "r");
@@ -553,6 +554,31 @@ Test(truststore, the_plain_reader_gives_the_bytes_openssls_reader_gives)
 	w = crlf(t, n, &wl);
 	expect_openssls_bytes("CRLF lines", w, wl);
 	free(w);
+	free(t);
+	t = NULL;
+	n = 0;
+	/* What OpenSSL's reader reads its own way: the plain reader leaves it. */
+	append_text(&t, &n, "\xef\xbb\xbf");
+	append_pem(&t, &n, &a, PEM_STRING_X509);
+	expect_openssls_bytes("a UTF-8 BOM before the first block", t, n);
+	free(t);
+	t = NULL;
+	n = 0;
+	for (int i = 0; i < 254; i++)
+		append_text(&t, &n, "x");
+	append_pem(&t, &n, &a, PEM_STRING_X509);
+	expect_openssls_bytes("a block after 254 bytes on its line", t, n);
+	free(t);
+	t = NULL;
+	n = 0;
+	append_pem(&t, &n, &a, PEM_STRING_X509);
+	t = realloc(t, n + 2);
+	/* A blank line after the first base64 line: that line a header, to OpenSSL. */
+	w = strchr(strchr(t, '\n') + 1, '\n') + 1;
+	memmove(w + 1, w, n - (size_t)(w - t) + 1);
+	*w = '\n';
+	n++;
+	cr_expect_eq(pem_certs_split(t, n, &c0), 0, "a blank line in a block was taken as plain");
 	if (f) {
 		char buf[65536];
 		size_t r;
@@ -788,6 +814,11 @@ Test(upstream_store, the_trust_store_writer_shares_the_split_bundle)
 	b = pem_certs_get(text, len - 1, &rc); /* other bytes: another split */
 	cr_assert_eq(rc, 1);
 	cr_expect_neq(a, b);
+	pem_certs_put(b);
+	/* Another text split and let go meanwhile (the proxy's CA, written
+	 * into the trust store) does not push the held one out. */
+	b = pem_certs_get(text, len, &rc);
+	cr_expect_eq(b, a, "the held split was not found again");
 	pem_certs_put(b);
 	pem_certs_put(a);
 	SSL_CTX_free(ctx);
