@@ -534,12 +534,24 @@ crlf(const char *text, size_t len, size_t *out_len)
 	return o;
 }
 
+/* PREFIX, then C in PEM: a new text, *N bytes. */
+static char *
+prefixed(const char *prefix, const struct cert *c, size_t *n)
+{
+	char *t = NULL;
+
+	*n = 0;
+	append_text(&t, n, prefix);
+	append_pem(&t, n, c, PEM_STRING_X509);
+	return t;
+}
+
 Test(truststore, the_plain_reader_gives_the_bytes_openssls_reader_gives)
 {
 	struct cert a = make_cert("quick a", NULL, NULL, true, now_t, now_t + 86400);
 	struct cert b = make_cert("quick b", "O", NULL, true, now_t, now_t + 86400);
 	struct pem_certs c0;
-	char *t = NULL, *host = NULL, *w;
+	char *t = NULL, *host = NULL, *w, line[255];
 	size_t n = 0, host_len = 0, wl;
 	FILE *f = fopen(SYSTEM_CAS, "r");
 
@@ -555,23 +567,16 @@ Test(truststore, the_plain_reader_gives_the_bytes_openssls_reader_gives)
 	expect_openssls_bytes("CRLF lines", w, wl);
 	free(w);
 	free(t);
-	t = NULL;
-	n = 0;
 	/* What OpenSSL's reader reads its own way: the plain reader leaves it. */
-	append_text(&t, &n, "\xef\xbb\xbf");
-	append_pem(&t, &n, &a, PEM_STRING_X509);
+	t = prefixed("\xef\xbb\xbf", &a, &n);
 	expect_openssls_bytes("a UTF-8 BOM before the first block", t, n);
 	free(t);
-	t = NULL;
-	n = 0;
-	for (int i = 0; i < 254; i++)
-		append_text(&t, &n, "x");
-	append_pem(&t, &n, &a, PEM_STRING_X509);
+	memset(line, 'x', 254);
+	line[254] = '\0';
+	t = prefixed(line, &a, &n);
 	expect_openssls_bytes("a block after 254 bytes on its line", t, n);
 	free(t);
-	t = NULL;
-	n = 0;
-	append_pem(&t, &n, &a, PEM_STRING_X509);
+	t = prefixed("", &a, &n);
 	t = realloc(t, n + 2);
 	/* A blank line after the first base64 line: that line a header, to OpenSSL. */
 	w = strchr(strchr(t, '\n') + 1, '\n') + 1;
