@@ -221,6 +221,27 @@ write_text(const char *path, const char *text)
 }
 #endif
 
+#if defined(__linux__)
+/* Every capability dropped from the bounding set (needs CAP_SETPCAP), and
+ * the set checked empty: 0, or -1 with ERR. */
+static int
+empty_bounding_set(char *err, size_t errlen)
+{
+	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			return diag_fail(err, errlen,
+					 "cannot drop capability %d from the bounding set: %s; "
+					 "nothing ran",
+					 cap, strerror(errno));
+	for (int cap = 0, held; (held = prctl(PR_CAPBSET_READ, cap, 0, 0, 0)) >= 0; cap++)
+		if (held)
+			return diag_fail(err, errlen,
+					 "capability %d is left in the bounding set; nothing ran",
+					 cap);
+	return 0;
+}
+#endif
+
 int
 init_become_launcher(const struct init_options *io, char *err, size_t errlen)
 {
@@ -248,12 +269,8 @@ init_become_launcher(const struct init_options *io, char *err, size_t errlen)
 				 strerror(errno));
 	/* A new user namespace starts with a full bounding set: emptied while
 	 * this process holds CAP_SETPCAP in it, so nothing of it is left. */
-	for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-			return diag_fail(err, errlen,
-					 "cannot drop capability %d from the bounding set: %s; "
-					 "nothing ran",
-					 cap, strerror(errno));
+	if (empty_bounding_set(err, errlen) < 0)
+		return -1;
 	snprintf(map, sizeof(map), "%lu 0 1\n", uid);
 	if (write_text("/proc/self/uid_map", map) < 0)
 		return diag_fail(err, errlen, "cannot map uid %lu: %s; nothing ran", uid,
@@ -306,20 +323,9 @@ init_drop_caps(char *err, size_t errlen)
 				 strerror(errno));
 	/* With CAP_SETPCAP (bwrap gives it to root's launch, which has no user
 	 * namespace of its own), the bounding set emptied first. */
-	if (prctl(PR_CAPBSET_READ, CAP_SETPCAP, 0, 0, 0) == 1 && has_effective(CAP_SETPCAP)) {
-		for (int cap = 0; prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++)
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-				return diag_fail(err, errlen,
-						 "cannot drop capability %d from the bounding set: "
-						 "%s; nothing ran",
-						 cap, strerror(errno));
-		for (int cap = 0, held; (held = prctl(PR_CAPBSET_READ, cap, 0, 0, 0)) >= 0; cap++)
-			if (held)
-				return diag_fail(err, errlen,
-						 "capability %d is left in the bounding set; "
-						 "nothing ran",
-						 cap);
-	}
+	if (prctl(PR_CAPBSET_READ, CAP_SETPCAP, 0, 0, 0) == 1 && has_effective(CAP_SETPCAP) &&
+	    empty_bounding_set(err, errlen) < 0)
+		return -1;
 	memset(data, 0, sizeof(data));
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return diag_fail(err, errlen, "cannot drop the capabilities: %s; nothing ran",
