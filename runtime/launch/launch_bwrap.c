@@ -64,7 +64,81 @@ struct run_state {
 	bool landlock;
 };
 
-static void on_status(evutil_socket_t fd, short what, void *arg);
+/* One read of the status stream into ST, where bwrap names the sandbox's
+ * first process ("child-pid"): what read() returned. */
+static ssize_t
+status_read(struct run_state *st)
+{
+	ssize_t n = read(st->status_fd, st->status_buf + st->status_len,
+			 sizeof(st->status_buf) - 1 - st->status_len);
+	char *p;
+
+	if (n <= 0)
+		return n;
+	st->status_len += (size_t)n;
+	st->status_buf[st->status_len] = '\0';
+	p = strstr(st->status_buf, "\"child-pid\"");
+	if (p && !st->sandbox_pid) {
+		p = strchr(p, ':');
+		if (p)
+			st->sandbox_pid = (pid_t)strtol(p + 1, NULL, 10);
+	}
+	if (st->status_len > sizeof(st->status_buf) / 2) {
+		st->status_len = 0; /* keep the buffer small; the pid is known by now */
+	}
+	return n;
+}
+
+static void
+on_status(evutil_socket_t fd, short what, void *arg)
+{
+	struct run_state *st = arg;
+
+	(void)fd;
+	(void)what;
+	/* At its end, stop watching, or the loop would spin on it. */
+	if (status_read(st) == 0 && st->status_ev)
+		event_del(st->status_ev);
+}
+
+/*
+ * Ends a sandbox still being set up (nothing of the agent's in it yet) and
+ * waits for bwrap.  Killing bwrap alone is not enough: the child it clones
+ * into the namespaces takes no death signal from it until that child has
+ * set the sandbox up.  Killed before it let the child go, bwrap left it
+ * waiting forever, holding the caller's output; killed after, a sandbox
+ * went on being set up that no one watched.  Until it is let go the child
+ * is in bwrap's process group (it leaves it for a session of its own
+ * after), so the group's kill ends both.  Once let go, its pid was on the
+ * status stream first, and this process, the subreaper of bwrap's
+ * children, is its parent then: its pid is no other process's until
+ * reaped here.  The landlock backend's omnibox-init leads its own group.
+ */
+static void
+sandbox_end(struct run_state *st)
+{
+	struct pollfd p = {st->status_fd, POLLIN, 0};
+	siginfo_t si;
+
+	if (!st->done) {
+		kill(-st->bwrap, SIGKILL);
+		kill(st->bwrap, SIGKILL);
+		while (waitpid(st->bwrap, &st->status, 0) < 0 && errno == EINTR)
+			;
+		st->done = true;
+	}
+	/* Every writer of the stream is gone (the child closed its copy as it
+	 * was cloned): read it to its end. */
+	while (!st->landlock && !st->sandbox_pid && poll(&p, 1, 1000) == 1 && status_read(st) > 0)
+		;
+	if (!st->landlock && st->sandbox_pid &&
+	    waitid(P_PID, (id_t)st->sandbox_pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0) {
+		kill(st->sandbox_pid, SIGKILL);
+		while (waitpid(st->sandbox_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	st->sandbox_pid = 0;
+}
 
 static void
 on_signal(evutil_socket_t sig, short what, void *arg)
@@ -97,48 +171,29 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 	}
 	/* bwrap may have named omnibox-init already, in a line this loop has
 	 * not read yet: read it first (without waiting), or the signal would
-	 * go to bwrap instead of the agent. */
+	 * not reach the agent. */
 	if (!st->sandbox_pid) {
 		struct pollfd p = {st->status_fd, POLLIN, 0};
 
 		if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN))
-			on_status(st->status_fd, EV_READ, st);
+			status_read(st);
 	}
-	/* To omnibox-init, which hands it to the agent; before the sandbox
-	 * exists, to bwrap itself. */
 	if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT)
 		st->signalled = (int)sig;
-	kill(st->sandbox_pid ? st->sandbox_pid : st->bwrap, (int)sig);
-}
-
-static void
-on_status(evutil_socket_t fd, short what, void *arg)
-{
-	struct run_state *st = arg;
-	ssize_t n;
-	char *p;
-
-	(void)what;
-	n = read(fd, st->status_buf + st->status_len, sizeof(st->status_buf) - 1 - st->status_len);
-	if (n == 0 && st->status_ev) {
-		/* End of the stream: stop watching, or the loop would spin on it. */
-		event_del(st->status_ev);
-		return;
-	}
-	if (n < 0)
-		return;
-	st->status_len += (size_t)n;
-	st->status_buf[st->status_len] = '\0';
-	p = strstr(st->status_buf, "\"child-pid\"");
-	if (p && !st->sandbox_pid) {
-		p = strchr(p, ':');
-		if (p)
-			st->sandbox_pid = (pid_t)strtol(p + 1, NULL, 10);
-	}
-	if (st->status_len > sizeof(st->status_buf) / 2) {
-		st->status_len = 0; /* keep the buffer small; the pid is known by now */
+	/* To omnibox-init, which hands it to the agent. */
+	if (st->sandbox_pid)
+		kill(st->sandbox_pid, (int)sig);
+	else if (sig == SIGCONT || sig == SIGWINCH)
+		kill(st->bwrap, (int)sig); /* nothing it would end on */
+	else if (!st->done) {
+		/* Before the sandbox exists one that would end bwrap ends the
+		 * launch, nothing of the agent's having run. */
+		st->signalled = (int)sig;
+		sandbox_end(st);
+		event_base_loopexit(st->base, NULL);
 	}
 }
+
 
 /* omnibox-init's ready byte, and the seccomp listener with it: served from now on. */
 static void
@@ -459,7 +514,7 @@ proxy_go(struct bwrap_launch *l, struct run_state *st, char *err, size_t errlen)
 	event_free(ev);
 	/* A signal for the agent before it exists (omnibox-init, waiting, does
 	 * not take it): the launch ends here, nothing of the agent ran. */
-	if (!answered && st->signalled && !st->done) {
+	if (!answered && st->signalled) {
 		egress_proxy_kill(&l->proxy);
 		return diag_fail(err, errlen,
 				 "signal %d while the egress proxy started: the launch ends; nothing "
@@ -495,8 +550,6 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	if (l->landlock) {
 		argv = landlock_argv(&l->nul);
 		n_keep = argv ? landlock_fds(l, &keep) : 0;
-		/* What the sandbox leaves behind comes here, if omnibox-init is gone first. */
-		prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 		n_helpers = landlock_children(l->a, &helpers);
 	} else {
 		argv = bwrap_argv(&l->tail, fdbuf);
@@ -506,6 +559,9 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 		free(argv);
 		return diag_fail(err, errlen, "out of memory");
 	}
+	/* What the sandbox leaves behind comes here: what omnibox-init left,
+	 * and bwrap's child if bwrap is gone first (sandbox_end()). */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	n_evs = run_state_watch(&st, l, evs);
 	st.bwrap = launch_vfork(bwrap_child, &(struct bwrap_call){l, argv, keep, n_keep});
 	if (st.bwrap < 0) {
@@ -516,22 +572,22 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 		free(argv);
 		return -1;
 	}
+	/* bwrap's now; their end is the sandbox's alone. */
+	close(l->status_pipe[1]);
+	close(l->ready_sock[1]);
+	l->status_pipe[1] = l->ready_sock[1] = -1;
+	if (l->landlock)
+		st.sandbox_pid = st.bwrap; /* omnibox-init itself */
 	if (l->proxy_pending && proxy_go(l, &st, err, errlen) < 0) {
 		/* Nothing of the agent ran: omnibox-init was still waiting. */
-		kill(st.bwrap, SIGKILL);
-		while (waitpid(st.bwrap, NULL, 0) < 0 && errno == EINTR)
-			;
+		sandbox_end(&st);
 		for (size_t i = 0; i < n_evs; i++)
 			event_free(evs[i]);
 		free(keep);
 		free(argv);
 		return -1;
 	}
-	if (l->landlock)
-		st.sandbox_pid = st.bwrap; /* omnibox-init itself */
 	free(keep);
-	close(l->status_pipe[1]);
-	close(l->ready_sock[1]);
 	if (pty) {
 		/* Only the sandbox holds the slave now: its end is the master's EOF. */
 		close(pty->slave);
@@ -548,7 +604,7 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 		pty_finish(pty);
 	/* Read what is left of the status stream. */
 	st.status_ev = NULL;
-	on_status(l->status_pipe[0], EV_READ, &st);
+	status_read(&st);
 	for (size_t i = 0; i < n_evs; i++)
 		event_free(evs[i]);
 	free(argv);
@@ -572,6 +628,13 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 		launch_say("omnibox-run: omnibox-init could not set up the sandbox (status %d); "
 			   "nothing ran\n",
 			   exit_status_of(st.status));
+		*status = LAUNCH_EXIT_SETUP;
+		return 0;
+	}
+	if (!st.sandbox_pid && st.signalled) {
+		launch_say("omnibox-run: signal %d while the sandbox was set up: the launch ends; "
+			   "nothing ran\n",
+			   st.signalled);
 		*status = LAUNCH_EXIT_SETUP;
 		return 0;
 	}

@@ -640,6 +640,28 @@ t_signal_forwarding() {
 	expect_rc 3
 }
 
+# bwrap's child takes no death signal from bwrap until it has set the
+# sandbox up: a signal that ended bwrap alone then left that child waiting
+# forever, holding the caller's output (or setting up a sandbox no one
+# watched).  Each launch here gets SIGTERM a moment after it starts; the
+# moment that hits the race comes in some runs only.
+t_signal_during_setup() {
+	name="a signal while the sandbox is set up: the launch ends, and nothing of it outlives omnibox-run"
+	hung=0 other=0
+	for i in $(seq 40); do
+		out=$(cd "$WS" && as_user timeout -s KILL 20 sh -c "{ '$TB/omnibox-run' -q \
+			'$P/default.yaml' -- sh -c 'echo agent-ran' & p=\$!; sleep 0.00$((i % 8))
+			kill -TERM \$p; wait \$p; } 2>&1 | cat")
+		[ $? = 137 ] && hung=$((hung + 1))
+		# The agent ran, or the launch said it ended, or omnibox-run was
+		# ended before it had a sandbox to end.
+		printf '%s\n' "$out" | grep -v -e '^agent-ran$' -e '^omnibox-run: signal 15 while the sandbox was set up: the launch ends; nothing ran$' \
+			-e 'Terminated' | grep -q . && other=$((other + 1)) && echo "$out" >&2
+	done
+	expect_eq "launches whose output never ended" "$hung" 0
+	expect_eq "launches that said something else" "$other" 0
+}
+
 t_missing_bwrap() {
 	name="bwrap missing from PATH: exit 125 with an install hint, nothing runs"
 	out=$(cd "$WS" && as_user env PATH="$TB" "$TB/omnibox-run" "$P/write-ws.yaml" -- \
@@ -1500,6 +1522,7 @@ run_all() {
 	t_exit_status
 	t_kill_run
 	t_signal_forwarding
+	t_signal_during_setup
 	t_missing_bwrap
 	t_no_namespaces
 	t_escapes

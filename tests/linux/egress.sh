@@ -268,6 +268,27 @@ exit 3
 	expect_eq "exit status" "$rc" 125
 	expect_out "the egress proxy cannot start: omnibox-proxy exited without an answer; nothing ran"
 	expect_eq "the agent's file" "$(ls "$WS/agent-ran" 2>&1 >/dev/null | grep -c 'No such file')" 1
+	# bwrap's child takes no death signal from bwrap until it has set the
+	# sandbox up: a launch that ended by killing bwrap alone, once it had
+	# cloned that child, left it setting the sandbox up unwatched (its
+	# omnibox-init speaking after omnibox-run had ended), or waiting
+	# forever, holding the caller's output.  A proxy that refuses its CA at
+	# once ends the launch there.
+	name="a proxy that fails at once, 40 launches: each ends, and nothing of the sandbox outlives it"
+	mv "$TB/omnibox-proxy.real" "$TB/omnibox-proxy"
+	printf 'not a certificate\n' >"$U/garbage.pem"
+	chmod 644 "$U/garbage.pem"
+	hung=0 after=0
+	for _ in $(seq 40); do
+		out=$(cd "$WS" && as_user timeout -s KILL 20 sh -c "'$TB/omnibox-run' -q \
+			--egress-ca='$U/garbage.pem' '$P/egress.yaml' -- true 2>&1 | cat")
+		[ $? = 137 ] && hung=$((hung + 1))
+		printf '%s\n' "$out" | grep -v '^omnibox-run: ' | grep -q . && after=$((after + 1))
+	done
+	expect_eq "launches whose output never ended" "$hung" 0
+	expect_eq "launches with a word of the sandbox's after omnibox-run's last" "$after" 0
+	expect_out "holds no PEM certificate; nothing ran"
+	mv "$TB/omnibox-proxy" "$TB/omnibox-proxy.real"
 	name="a proxy that is missing: exit 125, nothing of the agent ran"
 	rm -f "$TB/omnibox-proxy" "$WS/agent-ran"
 	sbx egress sh -c "touch '$WS/agent-ran'"
