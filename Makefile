@@ -360,54 +360,58 @@ check-cli: $(COMPILE)
 check-size:
 	tests/size.sh
 
+# Each suite on real launches runs under a limit (tests/watch.sh): one that
+# hangs fails within it, listing the processes it left, and says its time.
+WATCH ?= tests/watch.sh 1200
+
 check-linux: $(RUN) $(INIT) $(PROBE)
-	tests/linux/acceptance.sh $(B)
+	$(WATCH) tests/linux/acceptance.sh $(B)
 
 # The agent as the adversary: each move against a real launch, the host checked.
 check-attacks: $(COMPILE) $(RUN) $(INIT) $(PROBE)
-	tests/linux/attacks.sh $(B)
+	$(WATCH) tests/linux/attacks.sh $(B)
 
 # --why against what a real launch of every golden policy can do.
 check-why: $(COMPILE) $(RUN) $(INIT)
-	tests/linux/why.sh $(B)
+	$(WATCH) tests/linux/why.sh $(B)
 
 # What the agent leaves behind, against the host's own git and shells.
 check-leftovers: $(RUN) $(INIT)
-	tests/linux/leftovers.sh $(B)
+	$(WATCH) tests/linux/leftovers.sh $(B)
 
 # Where bwrap cannot make its namespaces (containers, AppArmor, sysctls):
 # omnibox refuses and says why, rather than run anything unconfined.
 .PHONY: check-nons
 check-nons: $(RUN) $(INIT) $(NONS) $(PROBE)
-	tests/linux/nons.sh $(B)
+	$(WATCH) tests/linux/nons.sh $(B)
 
 # The linux_landlock backend (no namespaces) against real launches, as root
 # and as nobody: on this host and under nons, and `auto` under nons.
 .PHONY: check-landlock
 check-landlock: $(RUN) $(INIT) $(NONS) $(PROBE) $(B)/tests/proxy/upstream
-	tests/linux/landlock.sh $(B)
+	$(WATCH) tests/linux/landlock.sh $(B)
 
 # omnibox-init's full Landlock mode (--ll-fs), run directly without bwrap,
 # as root and as nobody: tests/linux/landlock_init.sh.
 .PHONY: check-landlock-init
 check-landlock-init: $(INIT)
-	tests/linux/landlock_init.sh $(B)
+	$(WATCH) tests/linux/landlock_init.sh $(B)
 
 # The agent as the adversary against real linux_landlock launches, as root
 # and as nobody: tests/linux/landlock_attacks.sh (not part of check).
 .PHONY: check-landlock-attacks
 check-landlock-attacks: $(COMPILE) $(RUN) $(INIT) $(PROBE)
-	tests/linux/landlock_attacks.sh $(B)
+	$(WATCH) tests/linux/landlock_attacks.sh $(B)
 
 # The OCI bundle of --target=oci --resolve run by runc, as root and rootless as
 # nobody, over a root filesystem the test builds: tests/linux/oci.sh.
 .PHONY: check-oci
 check-oci: $(COMPILE) $(PROBE)
-	tests/linux/oci.sh $(B)
+	$(WATCH) tests/linux/oci.sh $(B)
 
 # A developer's working day (git, toolchains, package registries) inside real launches.
 check-workday: $(RUN) $(INIT)
-	tests/linux/workday.sh $(B)
+	$(WATCH) tests/linux/workday.sh $(B)
 
 # The test servers behind the egress proxy.
 $(B)/tests/proxy/upstream: tests/proxy/upstream.c
@@ -420,19 +424,19 @@ $(B)/tests/proxy/flood: tests/proxy/flood.c
 	$(call say,CC,$@)$(CC) $(BASE_CFLAGS) $(WARN) $(WERROR) $(CFLAGS) -o $@ $<
 
 check-egress: $(RUN) $(INIT) $(B)/tests/proxy/upstream $(B)/tests/proxy/flood
-	tests/linux/egress.sh $(B)
+	$(WATCH) tests/linux/egress.sh $(B)
 
 # Clients that ignore the proxy, through the sandbox's resolver (docs/egress.md).
 check-transparent: $(RUN) $(INIT) $(B)/tests/proxy/upstream $(B)/tests/proxy/dnsd
-	tests/linux/transparent.sh $(B)
+	$(WATCH) tests/linux/transparent.sh $(B)
 
 # An interactive launch through tmux: job control, Ctrl-C/Z, resize, terminal restored.
 check-pty: $(RUN) $(INIT)
-	tests/linux/pty.sh $(B)
+	$(WATCH) tests/linux/pty.sh $(B)
 
 # git over ssh through the broker, against a real sshd on loopback.
 check-git-ssh: $(RUN) $(INIT)
-	tests/linux/git_ssh.sh $(B)
+	$(WATCH) tests/linux/git_ssh.sh $(B)
 
 # The proxy's own units (HTTP lexer, destinations, credentials, TLS, relay)
 # and its end-to-end suite on loopback, without a sandbox.
@@ -500,11 +504,11 @@ check-proxy: $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream $(B)/tests/proxy/
 	OMNIBOX_TEST_RELAY_POLL=1 $(B)/tests/proxy/test_relay --short-filename
 	$(B)/tests/proxy/test_handoff --short-filename
 	OMNIBOX_TEST_RELAY_POLL=1 $(B)/tests/proxy/test_handoff --short-filename
-	tests/proxy/e2e.sh $(B)
+	$(WATCH) tests/proxy/e2e.sh $(B)
 
 # The macOS launch path with a stand-in for sandbox-exec (see the script).
 check-darwin: $(COMPILE) $(RUN_DARWIN) $(INIT) $(B)/tests/proxy/upstream
-	tests/darwin/launch.sh $(B)
+	$(WATCH) tests/darwin/launch.sh $(B)
 
 # An installation works from its own tree and uninstalls without a trace.
 check-install: $(COMPILE) $(RUN) $(INIT)
@@ -536,7 +540,7 @@ check-man:
 .PHONY: check-kubernetes
 check-kubernetes: $(COMPILE)
 	tests/kubernetes/selftest.sh
-	tests/kubernetes/check.sh $(B)
+	$(WATCH) tests/kubernetes/check.sh $(B)
 
 deps:
 	@.ci/install-deps
@@ -605,7 +609,7 @@ $(B)/tests/test_winquote: $(B)/obj/tests/unit/test_winquote.o $(B)/obj/runtime/w
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -lcriterion
 
 check-windows: $(COMPILE) windows
-	tests/windows/wine.sh $(B)
+	$(WATCH) tests/windows/wine.sh $(B)
 
 bench-windows: $(COMPILE) windows
 	tests/windows/bench.sh $(B)
