@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,19 +15,33 @@
 #include "runtime/launch/fds.h"
 #include "runtime/launch/rlimit.h"
 
-/* In the janitor: wait for the end of the pipe READ; did a byte come first? */
+/* In the janitor: wait for the end of the pipe READ.  Did the byte saying
+ * the check after the run is done come first?  *GROUP: bwrap's process
+ * group, if named (0: none). */
 static bool
-wait_for_end(int read_fd)
+wait_for_end(int read_fd, pid_t *group)
 {
 	bool checked = false;
+	unsigned char c;
 	ssize_t got;
-	char c;
 
-	while ((got = read(read_fd, &c, 1)) != 0)
-		if (got == 1)
-			checked = true;
-		else if (errno != EINTR)
+	*group = 0;
+	while ((got = read(read_fd, &c, 1)) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
 			break;
+		if (c != 'g') {
+			checked = true;
+			continue;
+		}
+		/* 'g' and the pid, written at once (a pipe keeps them whole). */
+		do
+			got = read(read_fd, group, sizeof(*group));
+		while (got < 0 && errno == EINTR);
+		if (got != (ssize_t)sizeof(*group))
+			*group = 0;
+	}
 	return checked;
 }
 
@@ -35,6 +50,7 @@ janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launc
 	     const char *extra_dir)
 {
 	struct host_entry own = *scratch;
+	pid_t group;
 
 	/*
 	 * Hold nothing of omnibox-run's (not its terminal, not bwrap's pipes)
@@ -51,9 +67,17 @@ janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launc
 	/* No word from omnibox-run before it went: it was killed before its own
 	 * check after the run, so the repositories the sandbox made are set
 	 * aside here (once the sandbox is gone), silently. */
-	if (!wait_for_end(keep[0])) {
+	if (!wait_for_end(keep[0], &group)) {
 		FILE *null = fopen("/dev/null", "we");
 
+		/* bwrap died with omnibox-run, but the child it cloned takes no
+		 * death signal from it until let go, which a killed bwrap never
+		 * does: that child, still in bwrap's group, would wait forever
+		 * (holding the output of whoever ran omnibox-run).  The group's
+		 * id is bwrap's pid: no other group has it while one of the two
+		 * lives, and pids are given out in turn, so not again this soon. */
+		if (group > 0)
+			kill(-group, SIGKILL);
 		if (null) {
 			usleep(200000);
 			launch_quarantine(plan, null);
@@ -105,6 +129,16 @@ janitor_start(const struct host_entry *scratch, struct launch_plan *plan, const 
 	free(keep);
 	close(pipefd[0]);
 	return pipefd[1];
+}
+
+void
+janitor_sandbox(int fd, pid_t group)
+{
+	unsigned char msg[1 + sizeof(pid_t)] = {'g'};
+
+	/* Nothing to say if it fails: the janitor then kills nothing. */
+	memcpy(msg + 1, &group, sizeof(pid_t));
+	(void)!write(fd, msg, sizeof(msg));
 }
 
 void

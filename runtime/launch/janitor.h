@@ -7,7 +7,8 @@
  * gone, by any way, it removes the scratch dir and the placeholders (by the
  * descriptors held since they were made) and the profile directory; and,
  * unless omnibox-run said first that its own check after the run is done,
- * it sets aside the repositories the sandbox made (launch_quarantine()).
+ * it kills what is left in bwrap's process group and sets aside the
+ * repositories the sandbox made (launch_quarantine()).
  */
 #ifndef OMNIBOX_JANITOR_H
 #define OMNIBOX_JANITOR_H
@@ -23,6 +24,12 @@
  */
 int janitor_start(const struct host_entry *scratch, struct launch_plan *plan,
 		  const char *extra_dir);
+
+/* Tell the janitor bwrap's process GROUP: if omnibox-run is gone before
+ * it says the check is done, what is left in that group is killed first
+ * (bwrap's child, which no death signal reaches until let go).  Safe in a
+ * child between vfork and exec: it writes, nothing else. */
+void janitor_sandbox(int fd, pid_t group);
 
 /* Tell the janitor the check after the run is done. */
 void janitor_checked(int fd);

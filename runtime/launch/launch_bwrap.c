@@ -368,8 +368,10 @@ bwrap_exec(const struct bwrap_launch *l, char **argv, const int *keep, size_t n_
 	 * makes one: the user's terminal is none of the sandbox's. */
 	if (l->landlock)
 		setsid();
-	else
-		setpgid(0, 0);
+	else if (setpgid(0, 0) == 0 && l->janitor >= 0)
+		/* Said from here, before bwrap exists: omnibox-run may be
+		 * killed while it waits for this exec. */
+		janitor_sandbox(l->janitor, getpid());
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (l->cgroup && cgroup_enter(l->cgroup) < 0) {
