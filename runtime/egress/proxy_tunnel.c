@@ -680,6 +680,11 @@ up_read_cb(struct bufferevent *bev, void *arg)
 			ws_pass(c, false);
 		break;
 	default:
+		/* A tcp rule's server may speak first (an SSH banner, a database's
+		 * greeting), and be read before its connection is seen made: the
+		 * bytes wait for raw_established(). */
+		if (c->raw && c->rq == RQ_CONNECT)
+			break;
 		/* Bytes nobody asked for: the connection cannot be trusted for reuse. */
 		up_close(c);
 		conn_update_io(c);

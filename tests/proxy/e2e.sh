@@ -1222,6 +1222,15 @@ t_transparent() {
 	expect_out "stream: banner echod"
 	expect_out "hello transparent"
 	expect_no_out "Connection established"
+	# The server speaks first: its banner may be read before the proxy has
+	# seen the connection made (it was dropped, and the stream hung).
+	name="transparent: a tcp rule's server that speaks first, 20 times: each stream comes through"
+	got=0
+	for _ in $(seq 20); do
+		out=$($CLIENT transparent "$PX" "echo.test:$EP" raw 'hello transparent\n')
+		case $out in *"banner echod"*"hello transparent"*) got=$((got + 1)) ;; esac
+	done
+	expect_eq "streams with the banner and the echo" "$got" 20
 	name="transparent: a rule without a port takes port 80 (plain HTTP) as well as 443"
 	out=$($CLIENT transparent "$PA" "portless.test:80" plain \
 		"GET /x HTTP/1.1\r\nHost: portless.test\r\n\r\n")
