@@ -990,17 +990,26 @@ plan_etc(const struct policy *p, const struct bwrap_context *c, bool *etc_init)
 {
 	struct bwrap_mounts m = {0};
 	int rc = build(p, c, NULL, NULL, NULL, NULL, &m, NULL);
+	const char **near = calloc(m.n + 1, sizeof(*near));
+	size_t n_near = 0;
 
+	if (!near)
+		abort();
+	/* Only a mount at /, at /etc or in it can overlap a file of /etc. */
+	for (size_t k = 0; k < m.n; k++)
+		if (m.v[k].part != BWRAP_PART_SYSTEM && m.v[k].op != BWRAP_FS_WRITE &&
+		    overlap("/etc", m.v[k].dest))
+			near[n_near++] = m.v[k].dest;
 	for (size_t i = 0; rc == 0 && paths_linux_etc_files[i]; i++) {
 		char path[64];
 
 		snprintf(path, sizeof(path), "/etc/%s", paths_linux_etc_files[i]);
 		etc_init[i] = true;
-		for (size_t k = 0; k < m.n; k++)
-			if (m.v[k].part != BWRAP_PART_SYSTEM && m.v[k].op != BWRAP_FS_WRITE &&
-			    overlap(path, m.v[k].dest))
+		for (size_t k = 0; k < n_near; k++)
+			if (overlap(path, near[k]))
 				etc_init[i] = false;
 	}
+	free(near);
 	bwrap_mounts_free(&m);
 	return rc;
 }
@@ -1036,12 +1045,10 @@ int
 bwrap_mounts_build(const struct policy *p, const struct bwrap_context *c,
 		   struct bwrap_mounts *m)
 {
-	struct textbuf text = {0};
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	rc = build_planned(p, c, NULL, &text, NULL, NULL, m);
-	tb_free(&text);
+	rc = build_planned(p, c, NULL, NULL, NULL, NULL, m);
 	free(m->why);
 	m->why = NULL;
 	return rc;

@@ -52,24 +52,42 @@ static void
 q(struct textbuf *out, const char *s)
 {
 	tb_putc(out, '"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	while (*s) {
+		const char *run = s;
+		unsigned char c;
 
+		while ((c = (unsigned char)*s) >= 0x20 && c != 0x7f && c != '"' && c != '\\')
+			s++;
+		if (s > run) {
+			tb_write(out, run, (size_t)(s - run));
+			continue;
+		}
 		if (c == '"' || c == '\\')
 			tb_printf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			tb_printf(out, "\\x%02x", c);
 		else
-			tb_putc(out, (char)c);
+			tb_printf(out, "\\x%02x", c);
+		s++;
 	}
 	tb_putc(out, '"');
+}
+
+static void
+indent_by(struct textbuf *out, int indent)
+{
+	static const char spaces[] = "                                ";
+
+	for (; indent > 0; indent -= (int)sizeof(spaces) - 1)
+		tb_write(out, spaces,
+			 indent < (int)sizeof(spaces) - 1 ? (size_t)indent : sizeof(spaces) - 1);
 }
 
 /* INDENT spaces, then KEY: "VALUE". */
 static void
 kv(struct k8s *k, int indent, const char *key, const char *value)
 {
-	tb_printf(k->out, "%*s%s: ", indent, "", key);
+	indent_by(k->out, indent);
+	tb_puts(k->out, key);
+	tb_write(k->out, ": ", 2);
 	q(k->out, value);
 	tb_putc(k->out, '\n');
 }
@@ -77,7 +95,9 @@ kv(struct k8s *k, int indent, const char *key, const char *value)
 static void
 line(struct k8s *k, int indent, const char *text)
 {
-	tb_printf(k->out, "%*s%s\n", indent, "", text);
+	indent_by(k->out, indent);
+	tb_puts(k->out, text);
+	tb_putc(k->out, '\n');
 }
 
 /* "agent" for agent.yaml: a DNS-1123 label of the file's base name. */

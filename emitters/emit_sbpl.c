@@ -153,6 +153,9 @@ struct b {
 	size_t n_roots, cap_roots;
 	struct base *bases; /* what a path may be written relative to */
 	size_t n_bases, cap_bases;
+	const char **prot; /* protected_paths(), once made */
+	size_t n_prot;
+	bool prot_made;
 };
 
 static void put(struct b *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -161,14 +164,14 @@ static void
 put(struct b *b, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 
+	if (!strchr(fmt, '%')) {
+		tb_puts(b->out, fmt);
+		return;
+	}
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
+	tb_vprintf(b->out, fmt, ap);
 	va_end(ap);
-	tb_puts(b->out, s);
-	free(s);
 }
 
 /* A comment line; any control byte (a resolved path may hold one) becomes '?'
@@ -179,17 +182,17 @@ static void
 comment(struct b *b, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
+	size_t from;
 
+	tb_puts(b->out, "; ");
+	from = b->out->len;
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
+	tb_vprintf(b->out, fmt, ap);
 	va_end(ap);
-	for (char *p = s; *p; p++)
+	for (char *p = b->out->data + from; p < b->out->data + b->out->len; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
-	tb_printf(b->out, "; %s\n", s);
-	free(s);
+	tb_putc(b->out, '\n');
 }
 
 static void
@@ -890,7 +893,8 @@ collect_protected(void *arg, const struct protect_entry *e)
 	 * post-run check (docs/protect.md) covers new ones on macOS. */
 	if (e->hold == PROTECT_HOLD_GITDIRS)
 		return;
-	push_unique(pr->b, &pr->paths, &pr->n, &pr->cap, arena_strdup(pr->b->a, e->path));
+	/* protect_each_spelled() gives each path once. */
+	*ARENA_PUSH(pr->b->a, pr->paths, pr->n, pr->cap) = arena_strdup(pr->b->a, e->path);
 }
 
 /* The writable roots as this profile spells them (the scratch dir has nothing to protect). */
@@ -913,15 +917,23 @@ static size_t
 protected_paths(struct b *b, const char ***out)
 {
 	struct prot pr = {.b = b};
-	const char **roots;
-	size_t n = writable_roots(b, &roots);
-	const char **extra = arena_alloc(b->a, (b->sb->protect_paths.n + 1) * sizeof(*extra));
+	const char **roots, **extra;
+	size_t n;
 
+	if (b->prot_made) {
+		*out = b->prot;
+		return b->n_prot;
+	}
+	n = writable_roots(b, &roots);
+	extra = arena_alloc(b->a, (b->sb->protect_paths.n + 1) * sizeof(*extra));
 	for (size_t i = 0; i < b->sb->protect_paths.n; i++)
 		extra[i] = ir_path_string(b, &b->sb->protect_paths.v[i]);
 	protect_each_spelled(b->sb, roots, n, b->c->home, extra, collect_protected, &pr);
 	for (size_t i = 0; i < b->c->n_protected; i++)
 		push_unique(b, &pr.paths, &pr.n, &pr.cap, b->c->protected[i]);
+	b->prot = pr.paths;
+	b->n_prot = pr.n;
+	b->prot_made = true;
 	*out = pr.paths;
 	return pr.n;
 }

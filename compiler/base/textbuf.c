@@ -60,7 +60,10 @@ tb_write(struct textbuf *tb, const void *p, size_t n)
 void
 tb_putc(struct textbuf *tb, char c)
 {
-	tb_write(tb, &c, 1);
+	if (tb->len + 2 > tb->cap)
+		tb_reserve(tb, 1);
+	tb->data[tb->len++] = c;
+	tb->data[tb->len] = '\0';
 }
 
 void
@@ -70,28 +73,37 @@ tb_puts(struct textbuf *tb, const char *s)
 }
 
 void
-tb_printf(struct textbuf *tb, const char *fmt, ...)
+tb_vprintf(struct textbuf *tb, const char *fmt, va_list ap)
 {
 	size_t room = tb->cap > tb->len ? tb->cap - tb->len : 0;
-	va_list ap;
+	va_list again;
 	int n;
 
 	/* Straight into the room there is; measured and written again only when short. */
-	va_start(ap, fmt);
+	va_copy(again, ap);
 	n = vsnprintf(room ? tb->data + tb->len : NULL, room, fmt, ap);
-	va_end(ap);
 	if (n < 0) {
 		if (room)
 			tb->data[tb->len] = '\0';
+		va_end(again);
 		return;
 	}
 	if ((size_t)n >= room) {
 		tb_reserve(tb, (size_t)n);
-		va_start(ap, fmt);
-		vsnprintf(tb->data + tb->len, (size_t)n + 1, fmt, ap);
-		va_end(ap);
+		vsnprintf(tb->data + tb->len, (size_t)n + 1, fmt, again);
 	}
+	va_end(again);
 	tb->len += (size_t)n;
+}
+
+void
+tb_printf(struct textbuf *tb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	tb_vprintf(tb, fmt, ap);
+	va_end(ap);
 }
 
 /* Does byte C show as itself whatever follows it (textesc.h): printable ASCII but the backslash? */
@@ -126,10 +138,19 @@ tb_escape(struct textbuf *tb, const char *s, unsigned flags)
 void
 tb_json_string(struct textbuf *tb, const char *s)
 {
-	const unsigned char *p;
+	const unsigned char *p = (const unsigned char *)s;
 
 	tb_putc(tb, '"');
-	for (p = (const unsigned char *)s; *p; p++) {
+	while (*p) {
+		const unsigned char *run = p;
+
+		/* A run of bytes that stand for themselves is copied whole. */
+		while (*p >= 0x20 && *p != 0x7f && *p != '"' && *p != '\\')
+			p++;
+		if (p > run) {
+			tb_write(tb, run, (size_t)(p - run));
+			continue;
+		}
 		switch (*p) {
 		case '"':
 			tb_puts(tb, "\\\"");
@@ -147,11 +168,9 @@ tb_json_string(struct textbuf *tb, const char *s)
 			tb_puts(tb, "\\r");
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
-				tb_printf(tb, "\\u%04x", *p);
-			else
-				tb_putc(tb, (char)*p);
+			tb_printf(tb, "\\u%04x", *p);
 		}
+		p++;
 	}
 	tb_putc(tb, '"');
 }

@@ -9,6 +9,7 @@
 #ifndef OMNIBOX_TEXTBUF_H
 #define OMNIBOX_TEXTBUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 struct textbuf {
@@ -22,6 +23,7 @@ void tb_putc(struct textbuf *tb, char c);
 void tb_write(struct textbuf *tb, const void *p, size_t n);
 void tb_puts(struct textbuf *tb, const char *s);
 void tb_printf(struct textbuf *tb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tb_vprintf(struct textbuf *tb, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 /* Append the C string S escaped (textesc.h, with FLAGS). */
 void tb_escape(struct textbuf *tb, const char *s, unsigned flags);

@@ -157,38 +157,81 @@ protect_unprotected(const struct sandbox *sb, const char *name)
 	return false;
 }
 
+/* The paths given so far: an open-addressed set of owned strings, so that
+ * each is given once however many roots share it. */
 struct seen {
-	char **v;
-	size_t n, cap;
+	struct seen_slot {
+		const char *path; /* NULL: free */
+		bool owned;
+	} *slot;
+	size_t n, cap; /* cap: a power of two, at least twice n */
 };
 
-/* Has PATH been given already?  Remembers it if not. */
-static bool
-seen_before(struct seen *s, const char *path)
+static uint32_t
+seen_hash(const char *s)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (!strcmp(s->v[i], path))
-			return true;
-	if (s->n == s->cap) {
-		s->cap = s->cap ? 2 * s->cap : 32;
-		s->v = realloc(s->v, s->cap * sizeof(*s->v));
-		if (!s->v)
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* Has PATH been given already?  The set remembers PATH if not (and frees
+ * it in the end when OWNED); an OWNED path given before is freed now. */
+static bool
+seen_before(struct seen *s, const char *path, bool owned)
+{
+	size_t i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct seen_slot *v = calloc(cap, sizeof(*v));
+
+		if (!v)
 			abort();
+		for (size_t k = 0; k < s->cap; k++)
+			if (s->slot[k].path) {
+				for (i = seen_hash(s->slot[k].path) & (cap - 1); v[i].path;
+				     i = (i + 1) & (cap - 1))
+					;
+				v[i] = s->slot[k];
+			}
+		free(s->slot);
+		s->slot = v;
+		s->cap = cap;
 	}
-	if (!(s->v[s->n++] = strdup(path)))
-		abort();
+	for (i = seen_hash(path) & (s->cap - 1); s->slot[i].path; i = (i + 1) & (s->cap - 1))
+		if (!strcmp(s->slot[i].path, path)) {
+			if (owned)
+				free((char *)path);
+			return true;
+		}
+	s->slot[i] = (struct seen_slot){path, owned};
+	s->n++;
 	return false;
+}
+
+static void
+seen_free(struct seen *s)
+{
+	for (size_t k = 0; k < s->cap; k++)
+		if (s->slot[k].owned)
+			free((char *)s->slot[k].path);
+	free(s->slot);
 }
 
 static char *
 join(const char *dir, const char *name)
 {
-	size_t len = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(len);
+	size_t ld = strlen(dir), ln = strlen(name), sep = strcmp(dir, "/") != 0;
+	char *p = malloc(ld + sep + ln + 1);
 
 	if (!p)
 		abort();
-	snprintf(p, len, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", name);
+	memcpy(p, dir, ld);
+	p[ld] = '/';
+	memcpy(p + ld + sep, name, ln + 1);
 	return p;
 }
 
@@ -252,9 +295,8 @@ protect_each_spelled(const struct sandbox *sb, const char *const *roots, size_t 
 			if (d->home || protect_unprotected(sb, d->name))
 				continue;
 			path = join(roots[r], d->name);
-			if (!seen_before(&seen, path))
+			if (!seen_before(&seen, path, true))
 				give(fn, arg, path, d);
-			free(path);
 		}
 	for (size_t i = 0; home && protect_defaults[i].name; i++) {
 		const struct protect_default *d = &protect_defaults[i];
@@ -263,21 +305,20 @@ protect_each_spelled(const struct sandbox *sb, const char *const *roots, size_t 
 		if (!d->home || protect_unprotected(sb, d->name))
 			continue;
 		path = join(home, d->name);
-		if (in_roots(path, roots, n_roots) && !seen_before(&seen, path))
+		if (!in_roots(path, roots, n_roots))
+			free(path);
+		else if (!seen_before(&seen, path, true))
 			give(fn, arg, path, d);
-		free(path);
 	}
 	for (size_t i = 0; i < sb->protect_paths.n; i++)
-		if (in_roots(extra[i], roots, n_roots) && !seen_before(&seen, extra[i])) {
+		if (in_roots(extra[i], roots, n_roots) && !seen_before(&seen, extra[i], false)) {
 			struct protect_entry e = {extra[i],	    false,
 						  "protect_paths",  sb->protect_paths.v[i].loc.line,
 						  PROTECT_HOLD_DIR, NULL};
 
 			fn(arg, &e);
 		}
-	for (size_t i = 0; i < seen.n; i++)
-		free(seen.v[i]);
-	free(seen.v);
+	seen_free(&seen);
 }
 
 size_t
