@@ -78,6 +78,7 @@ LIB_SRC := \
 	compiler/decide/landlock.c \
 	compiler/decide/llbackend.c \
 	compiler/decide/container.c \
+	compiler/base/format.c \
 	compiler/base/textbuf.c \
 	compiler/base/textesc.c \
 	compiler/base/udiff.c \
@@ -292,7 +293,7 @@ $(INIT): $(B)/obj/runtime/launch/omnibox-init.o $(B)/obj/runtime/launch/init_ste
 		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o \
 		$(B)/obj/runtime/launch/seccomp_load.o $(B)/obj/runtime/gitssh/client.o \
 		$(B)/obj/compiler/base/diag.o $(B)/obj/compiler/base/arena.o \
-		$(B)/obj/compiler/base/textesc.o
+		$(B)/obj/compiler/base/textesc.o $(B)/obj/compiler/base/format.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
 # ---- tests ---------------------------------------------------------------

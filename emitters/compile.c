@@ -144,50 +144,88 @@ linux_backend_form(const struct emitter *e, const struct policy *p)
 	return true;
 }
 
+/* Does the output of E for target T belong to --target=TARGET (-1: all)? */
+static bool
+selected(const struct emitter *e, const struct policy *p, int target, int t)
+{
+	if (target >= 0 && t != target)
+		return false;
+	if (!(e->targets & TARGET_BIT(t)))
+		return false;
+	if (target >= 0)
+		return true;
+	/* --target=all: a policy pinned to one backend has no other forms. */
+	if (e->per_target && p->os_env.sandbox.type != SANDBOX_AUTO &&
+	    p->os_env.sandbox.type != SANDBOX_NONE &&
+	    !target_has_backend((enum target)t, p->os_env.sandbox.type))
+		return false;
+	/* ... a policy that needs the egress proxy has no windows form ... */
+	if (t == TARGET_WINDOWS && !winjob_can_express(p))
+		return false;
+	/* ... and one with Linux-only settings no darwin form. */
+	if (t == TARGET_DARWIN && !sbpl_can_express(p))
+		return false;
+	/* ... and the container forms only where they hold it. */
+	if ((t == TARGET_OCI || t == TARGET_KUBERNETES) &&
+	    emit_check_target(p, (enum target)t, NULL) < 0)
+		return false;
+	/* ... and each Linux backend's argv only where it runs the policy. */
+	return linux_backend_form(e, p);
+}
+
+static struct artifact *
+new_artifact(const struct emitter *e, int t, struct artifacts *set, struct arena *a)
+{
+	struct artifact *art = ARENA_PUSH(a, set->v, set->n, set->cap);
+
+	art->rel = e->per_target ? arena_printf(a, "%s/%s", target_name((enum target)t), e->file)
+				 : arena_strdup(a, e->file);
+	return art;
+}
+
 /* Every output for the selected target(s), in a fixed order. */
 static int
 collect_artifacts(const struct policy *p, int target, struct diag *d, struct artifacts *set,
 		  struct arena *a)
 {
+	unsigned paired = 0; /* targets whose output of this emitter came with the one before */
 	int rc = 0;
 
 	for (const struct emitter *e = emitters; e->name; e++) {
-		for (int t = 0; t < TARGET_COUNT; t++) {
-			struct artifact *art;
+		unsigned pairs = 0;
 
-			if (target >= 0 && t != target)
+		for (int t = 0; t < TARGET_COUNT; t++) {
+			struct artifact *art, *next;
+
+			if (!selected(e, p, target, t) || (paired & TARGET_BIT(t)))
 				continue;
-			if (!(e->targets & TARGET_BIT(t)))
+			art = new_artifact(e, t, set, a);
+			/* Two outputs of one build (the profile and its parameters). */
+			if (e->emit_pair && e[1].name && selected(&e[1], p, target, t) &&
+			    e->per_target && e[1].per_target) {
+				size_t i = (size_t)(art - set->v);
+
+				new_artifact(&e[1], t, set, a);
+				art = &set->v[i];
+				next = art + 1;
+				pairs |= TARGET_BIT(t);
+				if (emit_check_target(p, (enum target)t, d) < 0 ||
+				    e->emit_pair(p, (enum target)t, d, &art->data, &next->data) < 0) {
+					rc = -1;
+					continue;
+				}
+				art->bytes = art->data.data ? art->data.data : "";
+				art->len = art->data.len;
+				next->bytes = next->data.data ? next->data.data : "";
+				next->len = next->data.len;
 				continue;
-			/* --target=all: a policy pinned to one backend has no other forms. */
-			if (target < 0 && e->per_target && p->os_env.sandbox.type != SANDBOX_AUTO &&
-			    p->os_env.sandbox.type != SANDBOX_NONE &&
-			    !target_has_backend((enum target)t, p->os_env.sandbox.type))
-				continue;
-			/* --target=all: a policy that needs the egress proxy has no windows form.
-			 */
-			if (target < 0 && t == TARGET_WINDOWS && !winjob_can_express(p))
-				continue;
-			/* ... and one with Linux-only settings no darwin form. */
-			if (target < 0 && t == TARGET_DARWIN && !sbpl_can_express(p))
-				continue;
-			/* ... and the container forms only where they hold it. */
-			if (target < 0 && (t == TARGET_OCI || t == TARGET_KUBERNETES) &&
-			    emit_check_target(p, (enum target)t, NULL) < 0)
-				continue;
-			/* ... and each Linux backend's argv only where it runs the policy. */
-			if (target < 0 && !linux_backend_form(e, p))
-				continue;
-			art = ARENA_PUSH(a, set->v, set->n, set->cap);
-			art->rel =
-			    e->per_target
-				? arena_printf(a, "%s/%s", target_name((enum target)t), e->file)
-				: arena_strdup(a, e->file);
+			}
 			if (run_artifact(e, p, (enum target)t, d, art) < 0)
 				rc = -1;
 			if (!e->per_target)
 				break; /* one copy, whatever the target */
 		}
+		paired = pairs;
 	}
 	return rc;
 }

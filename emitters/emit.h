@@ -40,6 +40,10 @@ struct emitter {
 	bool per_target;  /* differs by target: lives in DIR/<target>/ */
 	bool binary;	  /* refuses a terminal */
 	int (*emit)(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
+	/* Optional: this output into OUT and the next emitter's into NEXT from
+	 * one build, for a caller that wants both (the same bytes as each alone). */
+	int (*emit_pair)(const struct policy *p, enum target t, struct diag *d,
+			 struct textbuf *out, struct textbuf *next);
 };
 
 /* Every emitter, in a fixed order; the list ends with a NULL name. */

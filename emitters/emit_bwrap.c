@@ -11,6 +11,7 @@
 #include "../compiler/decide/protect.h"
 #include "../compiler/decide/transparent.h"
 #include "../compiler/decide/workspace.h"
+#include "../compiler/base/format.h"
 #include "../compiler/base/textesc.h"
 #include "bwrap.h"
 #include "emit.h"
@@ -213,7 +214,7 @@ comment(struct out *o, const char *fmt, ...)
 	if (!o->text)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	format_v(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	if (o->mounts) {
 		free(o->mounts->why);
@@ -572,7 +573,8 @@ emit_protects(const struct policy *p, const struct bwrap_context *c, struct out 
 		const char *roots[256];
 		size_t n = protect_symbolic_roots(sb, roots, 256);
 
-		if (!n && !sb->protect_paths.n)
+		/* Comments alone: nothing to do for a pass that writes no text. */
+		if (!o->text || (!n && !sb->protect_paths.n))
 			return;
 		comment(o, "6b. protected paths (write_paths, line %u; docs/protect.md), read-only "
 			   "at launch: each one that exists",

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../compiler/base/format.h"
 #include "../compiler/base/textesc.h"
 #include "../compiler/decide/landlock.h"
 #include "../compiler/decide/llbackend.h"
@@ -43,7 +44,7 @@ comment(struct out *o, const char *fmt, ...)
 	char buf[2048];
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	format_v(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	tb_puts(o->text, "# ");
 	tb_escape(o->text, buf, TEXT_ESC_AGAIN);

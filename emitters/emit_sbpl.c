@@ -1355,7 +1355,8 @@ emit_sbpl(const struct policy *p, enum target t, struct diag *d, struct textbuf 
 }
 
 int
-emit_sbpl_params(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
+emit_sbpl_pair(const struct policy *p, enum target t, struct diag *d, struct textbuf *out,
+	       struct textbuf *params_out)
 {
 	struct sbpl_context c;
 	struct sbpl_params params;
@@ -1365,10 +1366,16 @@ emit_sbpl_params(const struct policy *p, enum target t, struct diag *d, struct t
 
 	(void)t;
 	sbpl_context_symbolic(&c);
-	rc = sbpl_build(a, p, &c, d, &scratch, &params);
+	rc = sbpl_build(a, p, &c, d, out ? out : &scratch, &params);
 	if (rc == 0)
-		sbpl_params_format(&params, p->source, out);
+		sbpl_params_format(&params, p->source, params_out);
 	tb_free(&scratch);
 	arena_free(a);
 	return rc;
+}
+
+int
+emit_sbpl_params(const struct policy *p, enum target t, struct diag *d, struct textbuf *out)
+{
+	return emit_sbpl_pair(p, t, d, NULL, out);
 }

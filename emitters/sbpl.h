@@ -36,6 +36,9 @@
  */
 int emit_sbpl(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
 int emit_sbpl_params(const struct policy *p, enum target t, struct diag *d, struct textbuf *out);
+/* emit_sbpl() into OUT and emit_sbpl_params() into PARAMS, from one build. */
+int emit_sbpl_pair(const struct policy *p, enum target t, struct diag *d, struct textbuf *out,
+		   struct textbuf *params);
 
 /* sandbox-exec refuses larger profiles; omnibox refuses to write them. */
 #define SBPL_MAX_SIZE (256u * 1024u)

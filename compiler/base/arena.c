@@ -3,6 +3,7 @@
  */
 #include "arena.h"
 #include "textesc.h"
+#include "format.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -115,20 +116,30 @@ arena_strdup(struct arena *a, const char *s)
 char *
 arena_printf(struct arena *a, const char *fmt, ...)
 {
+	struct block *b = a->head;
+	size_t room = b ? b->size - b->used : 0;
+	char *p = b ? (char *)b->data + b->used : NULL;
 	va_list ap;
 	int n;
-	char *p;
 
+	/* Straight into the current block's free tail; measured and written
+	 * again elsewhere only when it does not fit. */
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = format_v(room ? p : NULL, room, fmt, ap);
 	va_end(ap);
 	if (n < 0) {
 		fputs("omnibox: bad format\n", stderr);
 		abort();
 	}
+	if ((size_t)n < room) {
+		b->used += ((size_t)n + 1 + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+		if (b->used > b->size)
+			b->used = b->size;
+		return p;
+	}
 	p = arena_alloc(a, (size_t)n + 1);
 	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	format_v(p, (size_t)n + 1, fmt, ap);
 	va_end(ap);
 	return p;
 }

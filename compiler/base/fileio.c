@@ -152,7 +152,7 @@ file_write_atomic(const char *path, const void *data, size_t len, bool mkdirs)
 static bool
 holds(const char *path, const char *data, size_t len, mode_t mode)
 {
-	char buf[65536];
+	char buf[16384];
 	struct stat st;
 	size_t off = 0;
 	bool same = false;

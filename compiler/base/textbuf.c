@@ -3,6 +3,7 @@
  */
 #include "textbuf.h"
 #include "textesc.h"
+#include "format.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -81,7 +82,7 @@ tb_vprintf(struct textbuf *tb, const char *fmt, va_list ap)
 
 	/* Straight into the room there is; measured and written again only when short. */
 	va_copy(again, ap);
-	n = vsnprintf(room ? tb->data + tb->len : NULL, room, fmt, ap);
+	n = format_v(room ? tb->data + tb->len : NULL, room, fmt, ap);
 	if (n < 0) {
 		if (room)
 			tb->data[tb->len] = '\0';
@@ -90,7 +91,7 @@ tb_vprintf(struct textbuf *tb, const char *fmt, va_list ap)
 	}
 	if ((size_t)n >= room) {
 		tb_reserve(tb, (size_t)n);
-		vsnprintf(tb->data + tb->len, (size_t)n + 1, fmt, again);
+		format_v(tb->data + tb->len, (size_t)n + 1, fmt, again);
 	}
 	va_end(again);
 	tb->len += (size_t)n;

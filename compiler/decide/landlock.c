@@ -516,10 +516,23 @@ static const struct {
 static void
 put_word(char *buf, size_t cap, size_t *len, const char *word)
 {
-	int w = snprintf(*len < cap ? buf + *len : NULL, *len < cap ? cap - *len : 0, "%s%s",
-			 *len ? "," : "", word);
+	size_t at = *len, w = strlen(word);
 
-	*len += w > 0 ? (size_t)w : 0;
+	/* As snprintf() would: what fits, always terminated; the length whole. */
+	if (at) {
+		if (at + 1 < cap)
+			buf[at] = ',';
+		at++;
+	}
+	if (at < cap) {
+		size_t fit = w < cap - at - 1 ? w : cap - at - 1;
+
+		memcpy(buf + at, word, fit);
+		buf[at + fit] = '\0';
+	} else if (cap) {
+		buf[cap - 1] = '\0';
+	}
+	*len = at + w;
 }
 
 size_t
