@@ -409,18 +409,16 @@ shared_init(void)
 struct pem_certs *
 pem_certs_get(const char *text, size_t len, int *rc)
 {
-	unsigned char md[32];
-	unsigned int md_len = 0;
 	struct pem_certs *c;
 
 	*rc = -1;
+	if (!text)
+		len = 0;
 	if (!CRYPTO_THREAD_run_once(&shared_once, shared_init) || !shared_lock ||
-	    !EVP_Digest(text ? text : "", text ? len : 0, md, &md_len, EVP_sha256(), NULL) ||
-	    md_len != sizeof(md))
+	    !CRYPTO_THREAD_write_lock(shared_lock))
 		return NULL;
-	if (!CRYPTO_THREAD_write_lock(shared_lock))
-		return NULL;
-	if (shared && !memcmp(shared->digest, md, sizeof(md))) {
+	/* The same bytes: compared whole, which costs less than a digest of them. */
+	if (shared && shared->text_len == len && (!len || !memcmp(shared->text, text, len))) {
 		c = shared;
 		c->refs++;
 		CRYPTO_THREAD_unlock(shared_lock);
@@ -428,14 +426,19 @@ pem_certs_get(const char *text, size_t len, int *rc)
 		return c;
 	}
 	CRYPTO_THREAD_unlock(shared_lock);
-	if (!(c = calloc(1, sizeof(*c))))
-		return NULL;
-	*rc = pem_certs_split(text, len, c);
-	if (*rc != 1) {
+	if (!(c = calloc(1, sizeof(*c))) || !(c->text = malloc(len ? len : 1))) {
 		free(c);
 		return NULL;
 	}
-	memcpy(c->digest, md, sizeof(md));
+	if (len)
+		memcpy(c->text, text, len);
+	c->text_len = len;
+	*rc = pem_certs_split(text, len, c);
+	if (*rc != 1) {
+		free(c->text);
+		free(c);
+		return NULL;
+	}
 	c->refs = 1;
 	/* The first one held stays the one found: the system's bundle, held by
 	 * the proxy, is not pushed out by the small texts split meanwhile. */
@@ -460,6 +463,7 @@ pem_certs_put(struct pem_certs *c)
 	CRYPTO_THREAD_unlock(shared_lock);
 	if (!refs) {
 		pem_certs_free(c);
+		free(c->text);
 		free(c);
 	}
 }

@@ -43,8 +43,9 @@ struct pem_cert {
 struct pem_certs {
 	struct pem_cert *v;
 	size_t n;
-	/* pem_certs_get()'s: the text's SHA-256 and the holders' count */
-	unsigned char digest[32];
+	/* pem_certs_get()'s: a copy of the text split and the holders' count */
+	char *text;
+	size_t text_len;
 	unsigned refs;
 };
 
@@ -70,7 +71,7 @@ const X509_NAME *pem_cert_subject(struct pem_cert *c);
  * pem_certs_split() of TEXT, shared: the upstream store and the trust
  * store split the same bundle, and while one holds its split (the first
  * one held, whatever other texts are split meanwhile), another split of
- * the same bytes (the same SHA-256) is that one, counted.  NULL
+ * the same bytes is that one, counted.  NULL
  * unless *RC (pem_certs_split()'s result) is 1.  pem_certs_put() lets go.
  */
 struct pem_certs *pem_certs_get(const char *text, size_t len, int *rc);

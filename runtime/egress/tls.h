@@ -50,8 +50,10 @@ void tls_ca_free(struct tls_ca *ca);
 /* The CA certificate in PEM; owned by CA. */
 const char *tls_ca_pem(const struct tls_ca *ca, size_t *len);
 
-/* The CA certificate itself (for tests); owned by CA. */
-X509 *tls_ca_cert(const struct tls_ca *ca);
+/* The CA certificate itself (for tests), read back from its PEM at the
+ * first call (the CA this makes holds its key's bytes, not the key
+ * decoded); owned by CA; NULL when out of memory. */
+X509 *tls_ca_cert(struct tls_ca *ca);
 
 /*
  * The leaf certificate for HOST (a DNS name, or a dotted-quad IPv4
