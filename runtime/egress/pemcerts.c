@@ -238,57 +238,62 @@ cert_label(const char *l, size_t len, const char *what)
 static int
 decode_body(const char **p, const char *end, const char *label, unsigned char **data, long *dlen)
 {
-	const char *q = *p, *l;
+	const char *q = *p, *l, *stop = memmem(q, (size_t)(end - q), "\n-----", 6);
 	size_t len, digits = 0, pad = 0, k = 0;
 	unsigned long acc = 0;
-	unsigned char *out;
+	unsigned char *out, *o;
 
-	/* First the lines' length and shape, then the bytes. */
+	/* At most the bytes up to the next dashed line's, decoded; one pass
+	 * over the lines checks their shape and decodes them. */
+	if (!stop)
+		return 0;
+	if (!(out = OPENSSL_malloc((size_t)(stop - q) / 4 * 3 + 3)))
+		return -1;
+	o = out;
 	for (;;) {
 		if (q == end)
-			return 0;
+			goto refuse;
 		l = line_at(&q, end, &len);
 		if (len >= 5 && !memcmp(l, "-----", 5))
 			break;
 		/* The reader takes the lines before a blank one for headers. */
-		if (!len)
-			return 0;
+		if (!len || l + len > stop)
+			goto refuse;
 		for (size_t i = 0; i < len; i++) {
-			if (l[i] == '=' && digits + pad >= 2)
-				pad++;
-			else if (pad || !b64_value[(unsigned char)l[i]])
-				return 0;
-			else
-				digits++;
-		}
-	}
-	if (cert_label(l, len, "END") != label || (digits + pad) % 4 || pad > 2)
-		return 0;
-	out = OPENSSL_malloc(digits / 4 * 3 + 3);
-	if (!out)
-		return -1;
-	for (const char *r = *p; r < l;) {
-		const char *m = line_at(&r, end, &len);
+			unsigned char v = b64_value[(unsigned char)l[i]];
 
-		for (size_t i = 0; i < len && m[i] != '='; i++) {
-			acc = acc << 6 | (unsigned long)(b64_value[(unsigned char)m[i]] - 1);
-			if (++k % 4 == 0) {
-				out[k / 4 * 3 - 3] = (unsigned char)(acc >> 16);
-				out[k / 4 * 3 - 2] = (unsigned char)(acc >> 8);
-				out[k / 4 * 3 - 1] = (unsigned char)acc;
+			if (v && !pad) {
+				digits++;
+				acc = acc << 6 | (unsigned long)(v - 1);
+				if (++k == 4) {
+					o[0] = (unsigned char)(acc >> 16);
+					o[1] = (unsigned char)(acc >> 8);
+					o[2] = (unsigned char)acc;
+					o += 3;
+					k = 0;
+				}
+			} else if (l[i] == '=' && digits + pad >= 2) {
+				pad++;
+			} else {
+				goto refuse;
 			}
 		}
 	}
-	*dlen = (long)(k / 4 * 3);
-	if (k % 4 == 2)
-		out[(*dlen)++] = (unsigned char)(acc >> 4);
-	else if (k % 4 == 3) {
-		out[(*dlen)++] = (unsigned char)(acc >> 10);
-		out[(*dlen)++] = (unsigned char)(acc >> 2);
+	if (cert_label(l, len, "END") != label || (digits + pad) % 4 || pad > 2)
+		goto refuse;
+	if (k == 2)
+		*o++ = (unsigned char)(acc >> 4);
+	else if (k == 3) {
+		*o++ = (unsigned char)(acc >> 10);
+		*o++ = (unsigned char)(acc >> 2);
 	}
+	*dlen = (long)(o - out);
 	*data = out;
 	*p = q;
 	return 1;
+refuse:
+	OPENSSL_free(out);
+	return 0;
 }
 
 /*
