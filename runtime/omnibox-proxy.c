@@ -48,6 +48,7 @@
 #include "runtime/egress/proxy.h"
 #include "runtime/egress/session.h"
 #include "runtime/egress/table.h"
+#include "runtime/egress/tls.h"
 
 extern char **environ;
 
@@ -650,6 +651,9 @@ serve_session(struct arena *a, const struct opts *o)
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (o->log_fd >= 0)
 		fcntl(o->log_fd, F_SETFD, FD_CLOEXEC);
+	/* omnibox-run starts this process while it resolves the launch, and
+	 * sends the configuration after: what needs none is done meanwhile. */
+	tls_prewarm();
 	if (session_config_read(a, fd, &c, err, sizeof(err)) < 0) {
 		session_answer(fd, err);
 		return 1;

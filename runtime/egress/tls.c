@@ -59,6 +59,35 @@ make_key(void)
 	return EVP_EC_gen("P-256");
 }
 
+/* The keys tls_prewarm() made before the proxy's configuration came. */
+static EVP_PKEY *warm_key, *warm_leaf_key;
+
+void
+tls_prewarm(void)
+{
+	EVP_MD *md;
+
+	OPENSSL_init_ssl(0, NULL);
+	if (!warm_key)
+		warm_key = make_key();
+	if (!warm_leaf_key)
+		warm_leaf_key = make_key();
+	/* The digests a start signs and writes with: fetched once, kept by OpenSSL. */
+	EVP_MD_free((md = EVP_MD_fetch(NULL, "SHA256", NULL)));
+	EVP_MD_free((md = EVP_MD_fetch(NULL, "SHA1", NULL)));
+	ERR_clear_error();
+}
+
+/* A key made ahead (taken from *WARM), or one made now. */
+static EVP_PKEY *
+take_key(EVP_PKEY **warm)
+{
+	EVP_PKEY *k = *warm;
+
+	*warm = NULL;
+	return k ? k : make_key();
+}
+
 /*
  * The session CA's public key, KEY (a P-256 key of make_key()), put into
  * its certificate as the bytes a SubjectPublicKeyInfo holds: the algorithm,
@@ -150,8 +179,8 @@ tls_ca_new(time_t now, char *err, size_t errlen)
 	}
 	if (host_index < 0)
 		host_index = SSL_get_ex_new_index(0, NULL, NULL, NULL, NULL);
-	ca->key = make_key();
-	ca->leaf_key = make_key();
+	ca->key = take_key(&warm_key);
+	ca->leaf_key = take_key(&warm_leaf_key);
 	ca->cert = X509_new();
 	if (!ca->key || !ca->leaf_key || !ca->cert || host_index < 0 ||
 	    RAND_bytes(id, sizeof(id)) != 1)

@@ -32,6 +32,14 @@
 
 struct tls_ca;
 
+/*
+ * What a start needs before anything is known of the launch: OpenSSL set
+ * up, the keys of the next tls_ca_new() made (a proxy that loads its CA
+ * instead just leaves them), the digests it uses fetched.  Optional: the
+ * proxy calls it while omnibox-run is still resolving the launch.
+ */
+void tls_prewarm(void);
+
 /* A new CA and leaf key, valid from NOW.  NULL with a message in ERR. */
 struct tls_ca *tls_ca_new(time_t now, char *err, size_t errlen);
 /*

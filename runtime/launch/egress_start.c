@@ -354,11 +354,10 @@ proxy_answer(struct arena *a, int ctl, char *err, size_t errlen)
 }
 
 int
-egress_proxy_spawn(struct arena *a, const struct session_config *sc, const struct egress_log *log,
-		   struct egress_proxy *ep, char *err, size_t errlen)
+egress_proxy_exec(struct arena *a, const struct egress_log *log, struct egress_proxy *ep,
+		  char *err, size_t errlen)
 {
 	const char *exe = egress_find_proxy(a);
-	struct session_buf b = {0};
 	int sv[2];
 	pid_t parent = getpid();
 
@@ -369,27 +368,38 @@ egress_proxy_spawn(struct arena *a, const struct session_config *sc, const struc
 		return diag_fail(err, errlen,
 				 "the egress proxy cannot start: omnibox-proxy is missing next to "
 				 "omnibox-run; reinstall omnibox; nothing ran");
-	if (session_encode_config(&b, sc) < 0) {
-		session_buf_free(&b);
-		return diag_fail(err, errlen, "the egress proxy cannot start: out of memory");
-	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		session_buf_free(&b);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return diag_fail(err, errlen, "socketpair: %s", strerror(errno));
-	}
 	fflush(NULL);
 	ep->pid = launch_vfork(proxy_child,
 			       &(struct proxy_call){exe, sv[0], sv[1],
 						    log->quiet || !log->f ? -1 : fileno(log->f),
 						    parent});
 	if (ep->pid < 0) {
-		session_buf_free(&b);
 		close(sv[0]);
 		close(sv[1]);
 		return diag_fail(err, errlen, "fork: %s", strerror(errno));
 	}
 	close(sv[1]);
 	ep->ctl = sv[0];
+	return 0;
+}
+
+int
+egress_proxy_spawn(struct arena *a, const struct session_config *sc, const struct egress_log *log,
+		   struct egress_proxy *ep, char *err, size_t errlen)
+{
+	struct session_buf b = {0};
+
+	if (session_encode_config(&b, sc) < 0) {
+		session_buf_free(&b);
+		egress_proxy_stop(a, ep, NULL);
+		return diag_fail(err, errlen, "the egress proxy cannot start: out of memory");
+	}
+	if (ep->pid <= 0 && egress_proxy_exec(a, log, ep, err, errlen) < 0) {
+		session_buf_free(&b);
+		return -1;
+	}
 	/* The secrets go over the socket, and from this process's memory now. */
 	if (session_send(ep->ctl, &b) < 0)
 		ep->sent = errno ? errno : EIO;

@@ -101,7 +101,15 @@ int egress_proxy_start(struct arena *a, const struct session_config *sc,
  * with ERR: nothing may run); egress_proxy_ready() waits for its answer
  * (0 when it listens; -1 with ERR, the proxy stopped, and nothing may run).
  * The agent must not start before egress_proxy_ready() said 0.
+ *
+ * egress_proxy_exec() starts the process alone, EP->pid -1 before (0, or
+ * -1 with ERR): it readies what needs no configuration (OpenSSL, the
+ * session CA's keys) while the launch is resolved, and waits for
+ * egress_proxy_spawn(), which then only sends SC.  A launch that fails
+ * meanwhile ends it with egress_proxy_stop().
  */
+int egress_proxy_exec(struct arena *a, const struct egress_log *log, struct egress_proxy *ep,
+		      char *err, size_t errlen);
 int egress_proxy_spawn(struct arena *a, const struct session_config *sc,
 		       const struct egress_log *log, struct egress_proxy *ep, char *err,
 		       size_t errlen);

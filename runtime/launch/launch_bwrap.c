@@ -868,6 +868,10 @@ prepare_egress(struct bwrap_launch *l, char *err, size_t errlen)
 	} else if (egress_log_open(a, l->o, &l->egress_log, err, errlen) < 0) {
 		return -1;
 	}
+	/* The proxy starts now, while the launch is resolved; it gets its
+	 * configuration once that is done (start_services()). */
+	if (egress_proxy_exec(a, &l->egress_log, &l->proxy, err, errlen) < 0)
+		return -1;
 	if (egress_credentials(a, sb, l->home, l->scratch.path, &l->creds, err, errlen) < 0 ||
 	    egress_resolver_files(l->scratch.path, err, errlen) < 0)
 		return -1;

@@ -297,6 +297,30 @@ exit 3
 	expect_eq "the agent's file" "$(ls "$WS/agent-ran" 2>&1 >/dev/null | grep -c 'No such file')" 1
 	mv "$TB/omnibox-proxy.real" "$TB/omnibox-proxy"
 
+	# The proxy starts while the launch is resolved, before it has its
+	# configuration: a launch whose resolution fails then stops it, and
+	# ends at once.
+	name="a resolution that fails after the proxy started, 20 launches: each ends, 125, nothing ran"
+	sed 's/^    write_paths: \[\.\]$/    write_paths: [.]\n    cwd_hidden_scan_recursive: true\n    cwd_hidden_scan_max_entries: 2\n    cwd_hidden_scan_overflow: error/' \
+		"$P/egress.yaml" >"$P/egress-overflow.yaml"
+	chmod 644 "$P/egress-overflow.yaml"
+	mkdir -p "$WS/overflow/a/b"
+	touch "$WS/overflow/x" "$WS/overflow/y" "$WS/overflow/a/z"
+	chmod -R a+rX "$WS/overflow"
+	rm -f "$WS/agent-ran"
+	hung=0 other=0
+	for _ in $(seq 20); do
+		out=$(cd "$WS" && as_user timeout -s KILL 20 sh -c "'$TB/omnibox-run' -q \
+			'$P/egress-overflow.yaml' -- touch '$WS/agent-ran' 2>&1 | cat")
+		rc=$?
+		[ $rc = 137 ] && hung=$((hung + 1))
+		printf '%s\n' "$out" | grep -q cwd_hidden_scan_max_entries || other=$((other + 1))
+	done
+	expect_eq "launches that never ended" "$hung" 0
+	expect_eq "launches that did not stop at the scan" "$other" 0
+	expect_eq "the agent's file" "$(ls "$WS/agent-ran" 2>&1 >/dev/null | grep -c 'No such file')" 1
+	rm -rf "$WS/overflow"
+
 	name="the relay's hand-off socket has no path the agent could send its own connections to"
 	sbx egress sh -c "curl -sS '$url/bytes/5'; echo; ls \"\$TMPDIR\"; ls \"\$TMPDIR/omnibox-proxy.sock.fd\" 2>&1"
 	expect_out "xxxxx"
