@@ -213,7 +213,8 @@ struct bwrap_mount {
 struct bwrap_mounts {
 	struct bwrap_mount *v;
 	size_t n, cap;
-	char *why; /* the last comment, while building */
+	char *why;     /* the last comment, while building */
+	bool keep_why; /* each mount gets its comment (bwrap_mounts_build()) */
 };
 
 /* The mounts of P in context C, in order, into M (bwrap_mounts_free()). */

@@ -205,13 +205,20 @@ by_init(struct out *o, const char *flag, const char *x, const char *y)
 	tb_putc(o->text, '\n');
 }
 
+/* Is a comment written, or kept as the why of the mounts that follow? */
+static bool
+commenting(const struct out *o)
+{
+	return o->text || (o->mounts && o->mounts->keep_why);
+}
+
 static void
 comment(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
 	char buf[1024];
 
-	if (!o->text)
+	if (!commenting(o))
 		return;
 	va_start(ap, fmt);
 	format_v(buf, sizeof(buf), fmt, ap);
@@ -220,6 +227,8 @@ comment(struct out *o, const char *fmt, ...)
 		free(o->mounts->why);
 		o->mounts->why = dup_or_die(buf);
 	}
+	if (!o->text)
+		return;
 	/* Paths in it were escaped by whoever named them; a line break or a
 	 * control byte that was not cannot reach the terminal. */
 	tb_puts(o->text, "# ");
@@ -573,8 +582,8 @@ emit_protects(const struct policy *p, const struct bwrap_context *c, struct out 
 		const char *roots[256];
 		size_t n = protect_symbolic_roots(sb, roots, 256);
 
-		/* Comments alone: nothing to do for a pass that writes no text. */
-		if (!o->text || (!n && !sb->protect_paths.n))
+		/* Comments alone: nothing to do for a pass that keeps none. */
+		if (!commenting(o) || (!n && !sb->protect_paths.n))
 			return;
 		comment(o, "6b. protected paths (write_paths, line %u; docs/protect.md), read-only "
 			   "at launch: each one that exists",
@@ -1050,6 +1059,7 @@ bwrap_mounts_build(const struct policy *p, const struct bwrap_context *c,
 	int rc;
 
 	memset(m, 0, sizeof(*m));
+	m->keep_why = true;
 	rc = build_planned(p, c, NULL, NULL, NULL, NULL, m);
 	free(m->why);
 	m->why = NULL;
