@@ -571,9 +571,9 @@ WIN_LIB_SRC := runtime/win/launch.c runtime/win/job.c runtime/win/agent.c runtim
 WIN_DECIDE_SRC := compiler/decide/env.c compiler/decide/refuse.c compiler/decide/hidden.c \
 	compiler/decide/workspace.c compiler/decide/llbackend.c compiler/decide/paths.c \
 	compiler/decide/protect.c compiler/decide/transparent.c \
-	compiler/ir.c compiler/base/arena.c compiler/base/textesc.c
+	compiler/ir.c compiler/base/arena.c compiler/base/format.c compiler/base/textesc.c
 WIN_RUN_SRC := runtime/win/omnibox-run-win.c $(WIN_LIB_SRC) $(WIN_DECIDE_SRC)
-WIN_HDR := $(wildcard runtime/win/*.h) emitters/winjob.h compiler/base/textesc.h \
+WIN_HDR := $(wildcard runtime/win/*.h) emitters/winjob.h compiler/base/format.h compiler/base/textesc.h \
 	compiler/decide/env.h compiler/decide/refuse.h compiler/decide/hidden.h \
 	compiler/decide/workspace.h compiler/decide/llbackend.h compiler/decide/paths.h \
 	compiler/decide/protect.h compiler/decide/transparent.h compiler/ir.h
