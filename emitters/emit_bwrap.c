@@ -638,9 +638,8 @@ emit_etc(struct out *o)
 		comment(o, "system files of /etc, read-only (omnibox-init clones those it names "
 			   "from the host's root, bound last)");
 	for (size_t i = 0; paths_linux_etc_files[i]; i++) {
-		char path[64];
+		const char *path = paths_linux_etc_paths[i];
 
-		snprintf(path, sizeof(path), "/etc/%s", paths_linux_etc_files[i]);
 		if (o->etc_init && o->etc_init[i])
 			by_init(o, "--ro-bind-try", path, path);
 		else
@@ -918,8 +917,6 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 		arg(o, "--tty");
 	}
 	for (size_t i = 0; o->etc_init && paths_linux_etc_files[i]; i++) {
-		char path[64];
-
 		if (!o->etc_init[i])
 			continue;
 		if (!any_etc) {
@@ -930,9 +927,8 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 			args3(o, "--system-root", BWRAP_SYSTEM_ROOT, NULL);
 			any_etc = true;
 		}
-		snprintf(path, sizeof(path), "/etc/%s", paths_linux_etc_files[i]);
 		arg(o, "--system");
-		arg(o, path);
+		arg(o, paths_linux_etc_paths[i]);
 	}
 	comment(o, "bwrap's --uid 0: omnibox-init becomes the launcher's uid and gid again (a "
 		   "nested user namespace)");
@@ -1012,12 +1008,9 @@ plan_etc(const struct policy *p, const struct bwrap_context *c, bool *etc_init)
 		    overlap("/etc", m.v[k].dest))
 			near[n_near++] = m.v[k].dest;
 	for (size_t i = 0; rc == 0 && paths_linux_etc_files[i]; i++) {
-		char path[64];
-
-		snprintf(path, sizeof(path), "/etc/%s", paths_linux_etc_files[i]);
 		etc_init[i] = true;
 		for (size_t k = 0; k < n_near; k++)
-			if (overlap(path, near[k]))
+			if (overlap(paths_linux_etc_paths[i], near[k]))
 				etc_init[i] = false;
 	}
 	free(near);

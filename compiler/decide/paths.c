@@ -12,6 +12,9 @@
 const char *const paths_linux_system_dirs[] = {PATHS_LINUX_SYSTEM_DIRS(PATHS_ITEM) NULL};
 const char *const paths_linux_etc_files[] = {PATHS_LINUX_ETC_FILES(PATHS_ITEM) NULL};
 #undef PATHS_ITEM
+#define PATHS_ETC_PATH(name) "/etc/" name,
+const char *const paths_linux_etc_paths[] = {PATHS_LINUX_ETC_FILES(PATHS_ETC_PATH) NULL};
+#undef PATHS_ETC_PATH
 
 const char *const paths_linux_writable[] = {
     "/tmp",	"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
@@ -28,14 +31,7 @@ paths_linux_shown(const char *path)
 {
 	if (paths_linux_system(path))
 		return true;
-	for (size_t i = 0; paths_linux_etc_files[i]; i++) {
-		char etc[64];
-
-		snprintf(etc, sizeof(etc), "/etc/%s", paths_linux_etc_files[i]);
-		if (path_within_any(path, (const char *const[]){etc, NULL}))
-			return true;
-	}
-	return false;
+	return path_within_any(path, paths_linux_etc_paths);
 }
 
 bool

@@ -61,6 +61,8 @@
 
 extern const char *const paths_linux_system_dirs[];
 extern const char *const paths_linux_etc_files[];
+/* The same files by their whole path ("/etc/hosts"), in the same order. */
+extern const char *const paths_linux_etc_paths[];
 
 /* What omnibox-init may let the sandbox write besides its grants (Landlock). */
 extern const char *const paths_linux_writable[];
