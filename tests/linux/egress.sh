@@ -300,7 +300,7 @@ exit 3
 	# The proxy starts while the launch is resolved, before it has its
 	# configuration: a launch whose resolution fails then stops it, and
 	# ends at once.
-	name="a resolution that fails after the proxy started, 20 launches: each ends, 125, nothing ran"
+	name="a resolution that fails after the proxy started, 20 launches: each ends at the scan, nothing ran"
 	sed 's/^    write_paths: \[\.\]$/    write_paths: [.]\n    cwd_hidden_scan_recursive: true\n    cwd_hidden_scan_max_entries: 2\n    cwd_hidden_scan_overflow: error/' \
 		"$P/egress.yaml" >"$P/egress-overflow.yaml"
 	chmod 644 "$P/egress-overflow.yaml"
