@@ -51,10 +51,10 @@ RUN_LIBS := -levent_core
 # omnibox-run and omnibox-compile start for every command an agent runs, and
 # omnibox-proxy for every launch with egress rules: the small libraries they
 # use are linked in (each shared one costs the dynamic loader about 0.06 ms a
-# start, libevent's two 0.3 ms the proxy); OpenSSL stays shared, so the
+# start, libevent 0.3 ms the proxy); OpenSSL stays shared, so the
 # system's security updates reach it.
 STATIC = -Wl,-Bstatic $(1) -Wl,-Bdynamic
-PROXY_LIBS := $(call STATIC,-levent_openssl -levent) -lssl -lcrypto
+PROXY_LIBS := $(call STATIC,-levent) -lssl -lcrypto
 
 # ---- sources -------------------------------------------------------------
 
@@ -226,7 +226,8 @@ PROXY_OBJ := $(B)/obj/runtime/egress/proxy.o $(B)/obj/runtime/egress/proxy_conn.
 	$(B)/obj/runtime/egress/proxy_request.o $(B)/obj/runtime/egress/proxy_tunnel.o \
 	$(B)/obj/runtime/egress/proxy_response.o $(B)/obj/runtime/egress/splice.o \
 	$(B)/obj/runtime/egress/handoff.o \
-	$(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/destination.o \
+	$(B)/obj/runtime/egress/tls.o $(B)/obj/runtime/egress/tlsleg.o \
+	$(B)/obj/runtime/egress/tlsrec.o $(B)/obj/runtime/egress/destination.o \
 	$(B)/obj/runtime/egress/credentials.o $(B)/obj/gen/runtime/egress/http.o \
 	$(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/websocket.o \
 	$(B)/obj/runtime/egress/sigv4.o $(B)/obj/runtime/egress/refresh.o \
@@ -472,6 +473,13 @@ $(B)/tests/test_truststore: $(B)/obj/runtime/egress/truststore.o $(B)/obj/runtim
 	$(B)/obj/runtime/egress/tls.o
 $(B)/tests/test_truststore: LIBS += -lssl -lcrypto
 
+# A TLS leg against OpenSSL over a socket pair (runtime/egress/tlsleg.h).
+$(B)/tests/proxy/test_tlsleg: $(B)/obj/tests/proxy/test_tlsleg.o $(B)/obj/runtime/egress/tlsleg.o \
+		$(B)/obj/runtime/egress/tlsrec.o $(B)/obj/runtime/egress/tls.o \
+		$(B)/obj/runtime/egress/pemcerts.o
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ -levent -lssl -lcrypto -lcriterion
+
 $(B)/tests/proxy/test_tls: $(B)/obj/tests/proxy/test_tls.o $(B)/obj/runtime/egress/tls.o \
 		$(B)/obj/runtime/egress/pemcerts.o
 	@mkdir -p $(@D)
@@ -498,9 +506,10 @@ $(B)/tests/proxy/dnsd: $(B)/obj/tests/proxy/dnsd.o
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^
 
 check-proxy: $(B)/tests/proxy/proxyd $(B)/tests/proxy/upstream $(B)/tests/proxy/dnsd \
-		$(B)/tests/proxy/test_tls $(B)/tests/proxy/test_relay $(B)/tests/proxy/test_handoff \
-		$(COMPILE) $(PROXY)
+		$(B)/tests/proxy/test_tls $(B)/tests/proxy/test_tlsleg $(B)/tests/proxy/test_relay \
+		$(B)/tests/proxy/test_handoff $(COMPILE) $(PROXY)
 	$(B)/tests/proxy/test_tls --short-filename
+	$(B)/tests/proxy/test_tlsleg --short-filename
 	$(B)/tests/proxy/test_relay --short-filename
 	OMNIBOX_TEST_RELAY_POLL=1 $(B)/tests/proxy/test_relay --short-filename
 	$(B)/tests/proxy/test_handoff --short-filename

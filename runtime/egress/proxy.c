@@ -17,7 +17,7 @@
  * Sockets: every socket has a plain socket bufferevent.  libevent writes
  * it; the proxy reads it itself (read_into(): libevent 2.1 reads 4 KiB at
  * a time, read_into() 64 KiB, up to 1 MiB while a socket keeps more
- * waiting).  TLS legs are bufferevent_openssl filters stacked on those, so
+ * waiting).  TLS legs are filters stacked on those (tlsleg.h), so
  * OpenSSL never makes a system call and records leave in large writes.  A
  * plain response body between two plain sockets moves with splice(2).
  *
@@ -546,8 +546,12 @@ proxy_server_ctx(struct proxy *p)
 {
 	char err[512];
 
-	if (!p->server_ctx && !(p->server_ctx = tls_server_ctx_new(err, sizeof(err))))
-		plog(p, "error: %s", err);
+	if (!p->server_ctx) {
+		if (!(p->server_ctx = tls_server_ctx_new(err, sizeof(err))))
+			plog(p, "error: %s", err);
+		else
+			tlsleg_ctx_init(p->server_ctx);
+	}
 	return p->server_ctx;
 }
 
@@ -564,6 +568,7 @@ proxy_client_ctx(struct proxy *p)
 		plog(p, "error: %s; no upstream TLS", err);
 		return NULL;
 	}
+	tlsleg_ctx_init(p->client_ctx);
 	pem_certs_put(p->cas_split);
 	p->cas_split = NULL;
 	free(p->cas);

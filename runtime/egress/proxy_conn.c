@@ -194,6 +194,7 @@ up_close(struct conn *c)
 	else if (c->up_sock)
 		bufferevent_free(c->up_sock);
 	c->up = c->up_sock = NULL;
+	c->up_leg = NULL;
 	c->up_rd_done = false;
 	c->up_room = 0;
 	c->up_connected = c->up_reusable = c->up_used = false;
@@ -229,6 +230,7 @@ conn_kill(struct conn *c)
 	if (c->cli)
 		bufferevent_free(c->cli);
 	c->cli = c->cli_sock = NULL;
+	c->cli_leg = NULL;
 	evutil_closesocket(c->fd);
 	free_request(c);
 	free(c->addrs);
@@ -262,11 +264,8 @@ conn_check_closed(struct conn *c)
 	size_t filtered = c->cli_tls ? evbuffer_get_length(bufferevent_get_output(c->cli)) : 0;
 
 	if (c->cli_tls && filtered == 0 && !c->shut_sent) {
-		SSL *ssl = bufferevent_openssl_get_ssl(c->cli);
-
 		c->shut_sent = true;
-		if (ssl && SSL_is_init_finished(ssl))
-			SSL_shutdown(ssl);
+		tlsleg_close_notify(c->cli_leg);
 	}
 	if ((filtered == 0 && evbuffer_get_length(bufferevent_get_output(c->cli_sock)) == 0) ||
 	    time(NULL) > c->closing_deadline) {
@@ -454,10 +453,15 @@ set_reading(struct bufferevent *bev, struct bufferevent *sock, struct event *rd,
 	    const struct timeval *timeout)
 {
 	if (bev != sock && !!(bufferevent_get_enabled(bev) & EV_READ) != on) {
-		if (on)
+		if (on) {
 			bufferevent_enable(bev, EV_READ);
-		else
+			/* A filter looks at its socket's input only when told: records
+			 * that came while it was off are opened now. */
+			if (evbuffer_get_length(bufferevent_get_input(sock)))
+				bufferevent_trigger(sock, EV_READ, 0);
+		} else {
 			bufferevent_disable(bev, EV_READ);
+		}
 	}
 	if (!rd || done || !!event_pending(rd, EV_READ, NULL) == on)
 		return;

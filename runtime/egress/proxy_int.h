@@ -35,7 +35,6 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
-#include <event2/bufferevent_ssl.h>
 #include <event2/dns.h>
 #include <event2/listener.h>
 #include <event2/util.h>
@@ -52,6 +51,7 @@
 #include "runtime/egress/scrub.h"
 #include "runtime/egress/sigv4.h"
 #include "runtime/egress/tls.h"
+#include "runtime/egress/tlsleg.h"
 #include "runtime/egress/truststore.h"
 #include "runtime/egress/websocket.h"
 
@@ -221,9 +221,10 @@ struct conn {
 	unsigned long id;
 	evutil_socket_t fd;
 	/* Each side is a plain socket bufferevent (libevent writes it, read_into()
-	 * reads it) with, for TLS, an OpenSSL filter on top; cli and up are what
-	 * the proxy reads and writes: the filter, or the socket's. */
+	 * reads it) with, for TLS, a leg's filter on top (tlsleg.h); cli and up
+	 * are what the proxy reads and writes: the filter, or the socket's. */
 	struct bufferevent *cli, *up, *cli_sock, *up_sock;
+	struct tlsleg *cli_leg, *up_leg; /* the filters' legs; gone with them */
 	struct event *cli_rd, *up_rd;
 	bool cli_rd_done, up_rd_done; /* EOF or an error read: never read again */
 	size_t cli_room, up_room;     /* what read_into() reserves next (0: PROXY_READ) */

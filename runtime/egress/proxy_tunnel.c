@@ -17,6 +17,7 @@ start_tls(struct conn *c)
 	SSL_CTX *ctx = proxy_server_ctx(p);
 	SSL *ssl = ctx ? SSL_new(ctx) : NULL;
 	struct bufferevent *tls;
+	struct tlsleg *leg;
 
 	if (!ssl || tls_server_prepare(ssl, p->ca, c->host, time(NULL)) < 0) {
 		plog(p, "c%lu error: cannot prepare TLS for %s", c->id, c->host);
@@ -26,17 +27,15 @@ start_tls(struct conn *c)
 	}
 	/* Over the socket bufferevent: anything the agent sent early is in its
 	 * input and becomes the start of the handshake. */
-	tls = bufferevent_openssl_filter_new(p->base, c->cli_sock, ssl, BUFFEREVENT_SSL_ACCEPTING,
-					     BEV_OPT_CLOSE_ON_FREE);
-	if (!tls) {
+	if (!(leg = tlsleg_new(c->cli_sock, ssl, true))) {
 		conn_kill(c);
 		return;
 	}
-	c->cli = tls;
+	c->cli = tls = tlsleg_bev(leg);
+	c->cli_leg = leg;
 	c->cli_tls = true;
 	c->rq = RQ_HANDSHAKE;
 	conn_park(c, PROXY_HANDSHAKE_TIMEOUT);
-	bufferevent_openssl_set_allow_dirty_shutdown(tls, 1);
 	tune_filter(tls, c->cli_sock);
 	bufferevent_setcb(tls, cli_read_cb, cli_write_cb, cli_event_cb, c);
 	bufferevent_enable(tls, EV_READ | EV_WRITE);
@@ -78,9 +77,9 @@ refuse_not_tls(struct conn *c, const char *reason)
 static void
 handshake_failed(struct conn *c)
 {
-	SSL *ssl = bufferevent_openssl_get_ssl(c->cli);
+	SSL *ssl = tlsleg_ssl(c->cli_leg);
 	const char *sni = ssl ? SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name) : NULL;
-	unsigned long e = bufferevent_get_openssl_error(c->cli);
+	unsigned long e = tlsleg_ssl_error(c->cli_leg);
 	char reason[256] = "the agent closed the connection", s[300];
 
 	if (e)
@@ -93,8 +92,6 @@ handshake_failed(struct conn *c)
 	else
 		plog(c->p, "c%lu TLS handshake with the agent failed for %s: %s", c->id, c->host,
 		     reason);
-	while (bufferevent_get_openssl_error(c->cli))
-		;
 	conn_finish(c); /* the alert is still to be sent */
 }
 
@@ -103,10 +100,14 @@ cli_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn *c = arg;
 
+	char how[160];
+
 	(void)bev;
 	if (what & BEV_EVENT_CONNECTED) {
 		/* The TLS handshake with the agent is done: like a kept-alive
 		 * connection, it waits for a request (parked). */
+		tlsleg_describe(c->cli_leg, how, sizeof(how));
+		plog(c->p, "c%lu TLS with the agent: %s", c->id, how);
 		c->rq = RQ_HEAD;
 		c->keepalive = true;
 		conn_park(c, PROXY_KEEPALIVE_TIMEOUT);
@@ -123,6 +124,8 @@ cli_event_cb(struct bufferevent *bev, short what, void *arg)
 		handshake_failed(c);
 		return;
 	}
+	if (c->cli_leg && tlsleg_failure(c->cli_leg))
+		plog(c->p, "c%lu TLS with the agent ended: %s", c->id, tlsleg_failure(c->cli_leg));
 	if (what & (BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT) || c->closing) {
 		conn_kill(c);
 		return;
@@ -542,7 +545,7 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 			/* TCP is up: TLS on top, verified against the system store. */
 			SSL_CTX *ctx = proxy_client_ctx(c->p);
 			SSL *ssl = ctx ? SSL_new(ctx) : NULL;
-			struct bufferevent *tls;
+			struct tlsleg *leg;
 
 			if (!ssl || tls_client_prepare(ssl, c->host) < 0) {
 				SSL_free(ssl);
@@ -550,19 +553,21 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 				upstream_failed(c, "upstream-tls-error", "cannot set up TLS");
 				return;
 			}
-			tls = bufferevent_openssl_filter_new(c->p->base, c->up_sock, ssl,
-							     BUFFEREVENT_SSL_CONNECTING,
-							     BEV_OPT_CLOSE_ON_FREE);
-			if (!tls) {
+			if (!(leg = tlsleg_new(c->up_sock, ssl, false))) {
 				up_close(c);
 				upstream_failed(c, "upstream-tls-error", "cannot set up TLS");
 				return;
 			}
-			c->up = tls;
-			tune_filter(tls, c->up_sock);
-			bufferevent_setcb(tls, up_read_cb, up_write_cb, up_event_cb, c);
-			bufferevent_enable(tls, EV_READ | EV_WRITE);
+			c->up = tlsleg_bev(leg);
+			c->up_leg = leg;
+			tune_filter(c->up, c->up_sock);
+			bufferevent_setcb(c->up, up_read_cb, up_write_cb, up_event_cb, c);
+			bufferevent_enable(c->up, EV_READ | EV_WRITE);
 			return;
+		}
+		if (c->up_leg) {
+			tlsleg_describe(c->up_leg, why, sizeof(why));
+			plog(c->p, "c%lu TLS with the server: %s", c->id, why);
 		}
 		c->up_connected = true;
 		c->up_reusable = false;
@@ -577,14 +582,16 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		return;
 	}
 	if (!c->up_connected) {
-		unsigned long e = c->cli_tls ? bufferevent_get_openssl_error(c->up) : 0;
+		unsigned long e = c->up_leg ? tlsleg_ssl_error(c->up_leg) : 0;
+		const char *failed = c->up_leg ? tlsleg_failure(c->up_leg) : NULL;
 
-		if (e) {
+		if (e || failed) {
 			char reason[256];
 
-			ERR_error_string_n(e, reason, sizeof(reason));
-			while (bufferevent_get_openssl_error(c->up))
-				;
+			if (e)
+				ERR_error_string_n(e, reason, sizeof(reason));
+			else
+				snprintf(reason, sizeof(reason), "%s", failed);
 			snprintf(why, sizeof(why), "TLS with the server failed: %s", reason);
 			up_close(c);
 			upstream_failed(c, "upstream-tls-error", why);
@@ -594,6 +601,8 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 		up_open(c);
 		return;
 	}
+	if (c->up_leg && tlsleg_failure(c->up_leg))
+		plog(c->p, "c%lu TLS with the server ended: %s", c->id, tlsleg_failure(c->up_leg));
 	if (c->rs == RS_BODY && c->resp_body.mode == BODY_CLOSE && (what & BEV_EVENT_EOF)) {
 		/* A body delimited by the close: drain what came with it. */
 		pump_response(c);
