@@ -38,6 +38,7 @@ struct tlsleg {
 	SSL *ssl;
 	enum leg_state state;
 	bool server, failed, eof, shut;
+	bool owe_update; /* the peer asked for a KeyUpdate: ours goes before our next record */
 	unsigned long ssl_err;
 	const char *why;
 	const char *version, *suite; /* OpenSSL's names, static */
@@ -215,8 +216,11 @@ seal(struct tlsleg *l, unsigned char type, const struct iovec *in, int nin, size
 	struct iovec room;
 	ssize_t r;
 
-	if (l->wr.seq >= TLSREC_KEY_RECORDS && update_write_key(l, false) < 0)
+	/* One answer for any number of requests (RFC 8446 4.6.3), sent with
+	 * what the proxy sends anyway: a peer cannot make the proxy write. */
+	if ((l->owe_update || l->wr.seq >= TLSREC_KEY_RECORDS) && update_write_key(l, false) < 0)
 		return -1;
+	l->owe_update = false;
 	if (evbuffer_reserve_space(out, n + TLSREC_OVERHEAD, &room, 1) != 1 ||
 	    (r = tlsrec_seal(&l->wr, type, in, nin, n, room.iov_base)) < 0)
 		return -1;
@@ -250,7 +254,9 @@ handshake_done(struct tlsleg *l)
 		fail(l, "OpenSSL holds bytes past the handshake", -1);
 		return;
 	}
-	if (SSL_version(l->ssl) == TLS1_3_VERSION && c &&
+	/* A server leg that sent session tickets has used sequence numbers of
+	 * its key already: OpenSSL carries it on (the proxy's sends none). */
+	if (SSL_version(l->ssl) == TLS1_3_VERSION && c && !(l->server && SSL_get_num_tickets(l->ssl)) &&
 	    tlsrec_suite(SSL_CIPHER_get_id(c), &cipher, &md) && l->secret_len[0] &&
 	    l->secret_len[1]) {
 		if (tlsrec_key_set(&l->rd, cipher, md, false, l->secret[!mine],
@@ -267,7 +273,9 @@ handshake_done(struct tlsleg *l)
 		l->state = LEG_OPENSSL;
 	}
 	OPENSSL_cleanse(l->secret, sizeof(l->secret));
-	tell(l, BEV_EVENT_CONNECTED);
+	/* At once, as bufferevent_openssl did: before any record that came with
+	 * the peer's Finished is opened and read. */
+	bufferevent_trigger_event(l->bev, BEV_EVENT_CONNECTED, 0);
 }
 
 /* One more step of the handshake: 1 done, 0 under way, -1 failed (told). */
@@ -300,8 +308,10 @@ key_update(struct tlsleg *l, unsigned char request)
 		fail(l, "a KeyUpdate that is neither requested nor not", AL_DECODE_ERROR);
 		return;
 	}
-	if (tlsrec_key_update(&l->rd) < 0 || (request && !l->shut && update_write_key(l, false) < 0))
+	if (tlsrec_key_update(&l->rd) < 0)
 		fail(l, "cannot update the record keys", -1);
+	else if (request)
+		l->owe_update = true;
 }
 
 /* The plaintext of a handshake record after the handshake: tickets skipped, KeyUpdate taken. */
@@ -317,20 +327,25 @@ post_handshake(struct tlsleg *l, const unsigned char *p, size_t n)
 			if (l->hs_have < 4)
 				continue;
 			l->hs_left = (size_t)l->hs_hdr[1] << 16 | (size_t)l->hs_hdr[2] << 8 | l->hs_hdr[3];
-			if (l->hs_hdr[0] == HS_KEY_UPDATE) {
-				/* Whole, and at the end of its record: the next one is under the new key. */
-				if (l->hs_left != 1 || n != 1) {
-					fail(l, "a malformed KeyUpdate", AL_UNEXPECTED_MESSAGE);
-					return;
-				}
-				l->hs_have = 0;
-				key_update(l, p[0]);
+			if (l->hs_hdr[0] == HS_KEY_UPDATE ? l->hs_left != 1
+			    : l->hs_hdr[0] != HS_NEW_SESSION_TICKET || l->server) {
+				fail(l, l->hs_hdr[0] == HS_KEY_UPDATE ? "a malformed KeyUpdate"
+								      : "a handshake message after the handshake",
+				     AL_UNEXPECTED_MESSAGE);
 				return;
 			}
-			if (l->hs_hdr[0] != HS_NEW_SESSION_TICKET || l->server) {
-				fail(l, "a handshake message after the handshake", AL_UNEXPECTED_MESSAGE);
+			continue;
+		}
+		if (l->hs_hdr[0] == HS_KEY_UPDATE) {
+			/* Its last byte ends its record: the next one is under the new key. */
+			if (n != 1) {
+				fail(l, "a KeyUpdate that does not end its record", AL_UNEXPECTED_MESSAGE);
 				return;
 			}
+			l->hs_have = 0;
+			l->hs_left = 0;
+			key_update(l, p[0]);
+			return;
 		}
 		size_t m = n < l->hs_left ? n : l->hs_left;
 
@@ -390,6 +405,10 @@ record_in(struct tlsleg *l, struct evbuffer *src, struct evbuffer *dst)
 	evbuffer_drain(src, sizeof(hdr) + len);
 	if (n < 0) {
 		fail(l, "a record that does not verify", AL_BAD_RECORD_MAC);
+		return 0;
+	}
+	if (type != TLSREC_HANDSHAKE && l->hs_have) {
+		fail(l, "a record inside a handshake message", AL_UNEXPECTED_MESSAGE);
 		return 0;
 	}
 	switch (type) {
@@ -555,8 +574,14 @@ sock_drained(struct evbuffer *out, const struct evbuffer_cb_info *info, void *ar
 	struct tlsleg *l = arg;
 	size_t lo = 0, now = info->orig_size - info->n_deleted + info->n_added;
 
+	bufferevent_data_cb writecb = NULL;
+
 	(void)out;
-	if (!info->n_deleted || l->failed)
+	/* Freeing the filter frees its socket bufferevent first, which takes
+	 * the filter's callbacks off it; the filter is gone but for its
+	 * finalizer, and must not be touched. */
+	bufferevent_getcb(l->sock, NULL, &writecb, NULL, NULL);
+	if (!info->n_deleted || l->failed || !writecb)
 		return;
 	bufferevent_getwatermark(l->sock, EV_WRITE, &lo, NULL);
 	if (info->orig_size <= lo || now > lo)
@@ -609,8 +634,10 @@ tlsleg_new(struct bufferevent *sock, SSL *ssl, bool server)
 		return NULL;
 	}
 	l->drained = evbuffer_add_cb(bufferevent_get_output(sock), sock_drained, l);
+	/* The client's ClientHello at the loop's next turn, with the filter's
+	 * callbacks set by then (an event told now would find none). */
 	if (!server)
-		handshake_step(l); /* the ClientHello */
+		bufferevent_trigger(sock, EV_READ, BEV_TRIG_DEFER_CALLBACKS | BEV_TRIG_IGNORE_WATERMARKS);
 	return l;
 }
 

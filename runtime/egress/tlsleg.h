@@ -15,14 +15,17 @@
  * BIO; tlsleg_own_records() says which ran.
  *
  * After the handshake the leg takes what RFC 8446 allows a peer to send:
- * application data, KeyUpdate (answered when the peer asks), a server's
- * NewSessionTicket (ignored: the proxy resumes nothing), close_notify (the
- * filter's EOF) and user_canceled.  Anything else, a record that does not
+ * application data, KeyUpdate (when the peer asks, one KeyUpdate of the
+ * leg's goes before its next record, however many were asked for: a peer
+ * cannot make the leg write), a server's NewSessionTicket (ignored: the
+ * proxy resumes nothing), close_notify (the filter's EOF) and
+ * user_canceled.  Handshake messages may span records, but no other record
+ * may come inside one, and a KeyUpdate ends its record.  Anything else, a record that does not
  * verify, or a malformed one ends the leg with an error event, and
  * tlsleg_failure() says why.
  *
- * Events on the filter: BEV_EVENT_CONNECTED when the handshake is done,
- * BEV_EVENT_ERROR (with tlsleg_ssl_error() for a failed handshake),
+ * Events on the filter: BEV_EVENT_CONNECTED when the handshake is done
+ * (at once, before any record that came with it is read), BEV_EVENT_ERROR (with tlsleg_ssl_error() for a failed handshake),
  * BEV_EVENT_EOF at close_notify, and whatever the socket reports.
  */
 #ifndef OMNIBOX_TLSLEG_H

@@ -3,8 +3,11 @@
  * tlsrec.c) against OpenSSL as its peer, over a real socket pair: each
  * TLS 1.3 suite both ways, KeyUpdate asked by the peer, a server's session
  * tickets, close_notify, TLS 1.2 left to OpenSSL, and the attacker's
- * records (altered, of the wrong type, a handshake message the leg must
- * not take), which end the leg.
+ * records (altered, replayed, of the wrong type, a handshake message the
+ * leg must not take, a record inside a handshake message), which end the
+ * leg; KeyUpdate requests that cannot make the leg write; CONNECTED before
+ * a record that came with the handshake; a filter freed while its socket
+ * drains.
  *
  * The peer's SSL reads and writes memory BIOs that the test moves to and
  * from its end of the socket pair, so the test also sees, and can forge,
@@ -40,6 +43,7 @@ struct rig {
 	BIO *prd, *pwr;
 	struct evbuffer *got;
 	short events;
+	bool read_before_connected;
 	/* The peer's traffic secrets: client's [0], server's [1]. */
 	unsigned char secret[2][EVP_MAX_MD_SIZE];
 	size_t secret_len[2];
@@ -74,6 +78,8 @@ static void
 read_cb(struct bufferevent *bev, void *arg)
 {
 	(void)arg;
+	if (!(R.events & BEV_EVENT_CONNECTED))
+		R.read_before_connected = true;
 	evbuffer_add_buffer(R.got, bufferevent_get_input(bev));
 }
 
@@ -295,31 +301,53 @@ Test(tlsleg, tls12_stays_with_openssl)
 	both_ways();
 }
 
-Test(tlsleg, key_update_asked_by_the_peer_is_answered)
+/* What the leg sends next: its first record's body length in *FIRST, all of it to the peer. */
+static size_t
+leg_output_to_peer(unsigned *first)
 {
-	unsigned char raw[256];
-	size_t n;
+	unsigned char raw[65536];
+	size_t n = raw_from_leg(raw, sizeof(raw));
+
+	*first = n >= 5 ? (unsigned)(raw[3] << 8 | raw[4]) : 0;
+	BIO_write(R.prd, raw, (int)n);
+	return n;
+}
+
+Test(tlsleg, key_update_asked_by_the_peer_is_answered_once)
+{
+	unsigned char back[4];
+	unsigned first;
 
 	rig_up(true, 0, "TLS_AES_256_GCM_SHA384", 0);
 	handshake();
-	cr_assert_eq(SSL_key_update(R.peer, SSL_KEY_UPDATE_REQUESTED), 1);
-	cr_assert_eq(SSL_write(R.peer, "after the update", 16), 16);
+	/* Asked three times: the leg writes nothing of its own accord... */
+	for (int i = 0; i < 3; i++) {
+		cr_assert_eq(SSL_key_update(R.peer, SSL_KEY_UPDATE_REQUESTED), 1);
+		cr_assert_eq(SSL_write(R.peer, "upd", 3), 3);
+	}
 	peer_to_leg();
-	cr_assert_eq(evbuffer_get_length(R.got), 16, "data under the peer's new key");
-	evbuffer_drain(R.got, 16);
-	/* The leg's next record is its own KeyUpdate: a 5-byte message, its type, a tag. */
-	n = raw_from_leg(raw, sizeof(raw));
-	cr_assert_eq(n, 5 + 5 + 1 + 16, "the leg answered with %zu bytes", n);
-	cr_assert_eq(raw[0], 23);
-	cr_assert_eq(raw[4], 5 + 1 + 16);
-	BIO_write(R.prd, raw, (int)n);
-	/* Then its data, under its new key, which the peer takes from that KeyUpdate. */
+	cr_assert_eq(evbuffer_get_length(R.got), 9, "data under each of the peer's new keys");
+	evbuffer_drain(R.got, 9);
+	cr_assert_eq(leg_output_to_peer(&first), 0, "a peer cannot make the leg write");
+	/* ...and then one KeyUpdate (a 5-byte message, its type, a tag) before its data. */
+	cr_assert_eq(bufferevent_write(R.bev, "back", 4), 0);
+	event_base_loop(R.base, EVLOOP_NONBLOCK);
+	cr_assert_eq(leg_output_to_peer(&first), (5 + 5 + 1 + 16) + (5 + 4 + 1 + 16));
+	cr_assert_eq(first, 5 + 1 + 16);
+	/* The peer reads the data under the leg's new key, which it took from that KeyUpdate. */
+	peer_read(back, 4);
+	cr_assert_arr_eq(back, "back", 4);
 	both_ways();
+	/* Not asked: no answer. */
 	cr_assert_eq(SSL_key_update(R.peer, SSL_KEY_UPDATE_NOT_REQUESTED), 1);
 	cr_assert_eq(SSL_write(R.peer, "x", 1), 1);
 	peer_to_leg();
 	cr_assert_eq(evbuffer_get_length(R.got), 1);
-	cr_assert_eq(raw_from_leg(raw, sizeof(raw)), 0, "not asked: no answer");
+	evbuffer_drain(R.got, 1);
+	cr_assert_eq(bufferevent_write(R.bev, "y", 1), 0);
+	event_base_loop(R.base, EVLOOP_NONBLOCK);
+	cr_assert_eq(leg_output_to_peer(&first), 5 + 1 + 1 + 16);
+	peer_read(back, 1);
 }
 
 Test(tlsleg, a_servers_session_tickets_are_skipped)
@@ -478,4 +506,130 @@ Test(tlsleg, a_failed_handshake_says_why)
 	cr_assert_neq(tlsleg_ssl_error(R.leg), 0);
 	cr_assert_not_null(tlsleg_ssl(R.leg), "kept for the log (SNI)");
 	cr_assert_not(tlsleg_own_records(R.leg));
+}
+
+Test(tlsleg, a_key_update_split_over_two_records)
+{
+	struct tlsrec_key k;
+	unsigned char rec[512];
+	static const unsigned char head[] = {24, 0, 0, 1}, body[] = {0};
+
+	rig_up(true, 0, "TLS_AES_256_GCM_SHA384", 0);
+	handshake();
+	forger(&k);
+	raw_to_leg(rec, forge(&k, TLSREC_HANDSHAKE, head, sizeof(head), rec));
+	raw_to_leg(rec, forge(&k, TLSREC_HANDSHAKE, body, sizeof(body), rec));
+	cr_assert_eq(tlsrec_key_update(&k), 0);
+	raw_to_leg(rec, forge(&k, TLSREC_APPDATA, "new key", 7, rec));
+	pump(2);
+	cr_assert_eq(evbuffer_get_length(R.got), 7);
+	cr_assert_eq(R.events & BEV_EVENT_ERROR, 0);
+	tlsrec_key_clear(&k);
+}
+
+Test(tlsleg, a_record_inside_a_handshake_message)
+{
+	struct tlsrec_key k;
+	unsigned char rec[512];
+	static const unsigned char head[] = {24, 0, 0, 1};
+
+	rig_up(true, 0, "TLS_AES_256_GCM_SHA384", 0);
+	handshake();
+	forger(&k);
+	raw_to_leg(rec, forge(&k, TLSREC_HANDSHAKE, head, sizeof(head), rec));
+	raw_to_leg(rec, forge(&k, TLSREC_APPDATA, "between", 7, rec));
+	expect_failure("inside a handshake message");
+	tlsrec_key_clear(&k);
+}
+
+/* A server's first record, sent with its Finished: the leg says CONNECTED before it is read. */
+Test(tlsleg, connected_before_the_first_record)
+{
+	struct tlsrec_key k;
+	const EVP_CIPHER *cipher;
+	const EVP_MD *md;
+	unsigned char flight[65536], rec[512];
+	size_t n;
+	int m;
+
+	rig_up(false, 0, "TLS_AES_256_GCM_SHA384", 0);
+	event_base_loop(R.base, EVLOOP_NONBLOCK); /* the ClientHello */
+	n = raw_from_leg(flight, sizeof(flight));
+	cr_assert_gt(n, 0, "the leg sent its ClientHello");
+	BIO_write(R.prd, flight, (int)n);
+	cr_assert_leq(SSL_do_handshake(R.peer), 0); /* its flight, then it waits for the client's Finished */
+	m = BIO_read(R.pwr, flight, sizeof(flight));
+	cr_assert_gt(m, 0);
+	cr_assert_gt(R.secret_len[1], 0, "the server's traffic secret is known");
+	memset(&k, 0, sizeof(k));
+	cr_assert(tlsrec_suite(0x1302, &cipher, &md));
+	cr_assert_eq(tlsrec_key_set(&k, cipher, md, true, R.secret[1], R.secret_len[1]), 0);
+	n = forge(&k, TLSREC_APPDATA, "0.5-RTT", 7, rec);
+	memcpy(flight + m, rec, n);
+	raw_to_leg(flight, (size_t)m + n);
+	for (int i = 0; i < 3; i++)
+		event_base_loop(R.base, EVLOOP_NONBLOCK);
+	cr_assert(R.events & BEV_EVENT_CONNECTED);
+	cr_assert_eq(evbuffer_get_length(R.got), 7);
+	cr_assert_not(R.read_before_connected, "the record was read before CONNECTED");
+	tlsrec_key_clear(&k);
+}
+
+/* The client's first step fails (no ClientHello can be made): the leg says so. */
+Test(tlsleg, a_client_that_cannot_start_says_so)
+{
+	rig_up(false, 0, NULL, 0);
+	rig_down();
+	memset(&R, 0, sizeof(R));
+	{
+		char err[512];
+		struct bufferevent *sock;
+		SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+		SSL *ssl;
+
+		cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, R.fd), 0);
+		fcntl(R.fd[0], F_SETFL, O_NONBLOCK);
+		R.base = event_base_new();
+		R.got = evbuffer_new();
+		R.ca = tls_ca_new(time(NULL), err, sizeof(err));
+		tlsleg_ctx_init(ctx);
+		/* No protocol version left to offer. */
+		SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
+		SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION);
+		R.lctx = ctx;
+		ssl = SSL_new(ctx);
+		sock = bufferevent_socket_new(R.base, R.fd[0], BEV_OPT_CLOSE_ON_FREE);
+		R.leg = tlsleg_new(sock, ssl, false);
+		cr_assert_not_null(R.leg);
+		R.bev = tlsleg_bev(R.leg);
+		bufferevent_setcb(R.bev, read_cb, NULL, event_cb, NULL);
+		bufferevent_enable(R.bev, EV_READ | EV_WRITE);
+		for (int i = 0; i < 3; i++)
+			event_base_loop(R.base, EVLOOP_NONBLOCK);
+		cr_assert(R.events & BEV_EVENT_ERROR, "the failure was told");
+		cr_assert_neq(tlsleg_ssl_error(R.leg), 0);
+	}
+}
+
+/* The filter is freed (as up_close() and conn_kill() do) while its socket
+ * bufferevent still has output, which then drains: the leg must not touch
+ * the filter, which only its finalizer has left. */
+Test(tlsleg, the_socket_drains_after_the_filter_is_freed)
+{
+	struct bufferevent *sock;
+
+	rig_up(true, 0, NULL, 0);
+	handshake();
+	sock = bufferevent_get_underlying(R.bev);
+	evbuffer_add(bufferevent_get_output(sock), "pending", 7);
+	bufferevent_free(R.bev);
+	R.bev = NULL;
+	/* What the socket bufferevent's write does when its event was active in that turn. */
+	bufferevent_incref(sock);
+	evbuffer_unfreeze(bufferevent_get_output(sock), 1);
+	evbuffer_drain(bufferevent_get_output(sock), 7);
+	evbuffer_freeze(bufferevent_get_output(sock), 1);
+	bufferevent_decref(sock);
+	event_base_loop(R.base, EVLOOP_NONBLOCK);
+	event_base_loop(R.base, EVLOOP_NONBLOCK);
 }
