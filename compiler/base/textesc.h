@@ -58,4 +58,17 @@ size_t text_escape_unit(const char *s, size_t len, unsigned flags, char out[TEXT
  */
 size_t text_escape(char *buf, size_t cap, const char *s, size_t len, unsigned flags);
 
+/* The value of the hex digit C (either case), or -1: for what reads %XX and \xHH escapes. */
+static inline int
+text_hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 #endif

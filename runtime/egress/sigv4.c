@@ -13,6 +13,8 @@
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
+#include "compiler/base/textesc.h"
+
 /* ---- a growing string ----------------------------------------------------------- */
 
 struct sbuf {
@@ -72,18 +74,6 @@ sb_take(struct sbuf *b)
 
 /* ---- encoding --------------------------------------------------------------------- */
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static bool
 unreserved(unsigned char c)
 {
@@ -117,8 +107,8 @@ pct_decode(struct sbuf *b, const char *s, size_t len)
 	for (size_t i = 0; i < len; i++) {
 		int hi, lo;
 
-		if (s[i] == '%' && i + 2 < len && (hi = hexval(s[i + 1])) >= 0 &&
-		    (lo = hexval(s[i + 2])) >= 0) {
+		if (s[i] == '%' && i + 2 < len && (hi = text_hex_digit((unsigned char)s[i + 1])) >= 0 &&
+		    (lo = text_hex_digit((unsigned char)s[i + 2])) >= 0) {
 			sb_char(b, (char)(hi << 4 | lo));
 			i += 2;
 		} else {

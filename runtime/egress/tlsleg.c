@@ -13,6 +13,7 @@
 #include <event2/event.h>
 #include <openssl/err.h>
 
+#include "compiler/base/textesc.h"
 #include "runtime/egress/tlsrec.h"
 
 enum leg_state {
@@ -57,18 +58,6 @@ static int leg_index = -1;
 
 /* ---- the keys ---------------------------------------------------------------------- */
 
-static int
-unhex(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* "CLIENT_TRAFFIC_SECRET_0 <client random> <secret>", in hex: the secret into the leg. */
 static void
 keylog(const SSL *ssl, const char *line)
@@ -86,7 +75,7 @@ keylog(const SSL *ssl, const char *line)
 	if (w == 2 || !(p = strchr(line + strlen(names[w]), ' ')))
 		return;
 	for (p++; p[0] && p[1] && n < sizeof(l->secret[w]); p += 2) {
-		int hi = unhex((unsigned char)p[0]), lo = unhex((unsigned char)p[1]);
+		int hi = text_hex_digit((unsigned char)p[0]), lo = text_hex_digit((unsigned char)p[1]);
 
 		if (hi < 0 || lo < 0)
 			break;

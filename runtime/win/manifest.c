@@ -200,18 +200,6 @@ manifest_free(struct manifest *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static int
-hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* The LEN bytes of an escaped value, unescaped into a new string (in *OUT). */
 static int
 unescape(struct parser *ps, const char *s, size_t len, char **out)
@@ -250,8 +238,8 @@ unescape(struct parser *ps, const char *s, size_t len, char **out)
 			*w++ = '\t';
 			break;
 		case 'x': {
-			int hi = i + 1 < len ? hex_digit(s[i + 1]) : -1;
-			int lo = i + 2 < len ? hex_digit(s[i + 2]) : -1;
+			int hi = i + 1 < len ? text_hex_digit((unsigned char)s[i + 1]) : -1;
+			int lo = i + 2 < len ? text_hex_digit((unsigned char)s[i + 2]) : -1;
 
 			if (hi < 0 || lo < 0) {
 				free(v);
