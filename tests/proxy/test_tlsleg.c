@@ -401,11 +401,30 @@ forger(struct tlsrec_key *k)
 	cr_assert_eq(tlsrec_key_set(k, cipher, md, true, R.secret[0], R.secret_len[0]), 0);
 }
 
+/* A leg with the agent (TLS_AES_256_GCM_SHA384) and K, to forge the agent's records. */
+static void
+forged_up(struct tlsrec_key *k)
+{
+	rig_up(true, 0, "TLS_AES_256_GCM_SHA384", 0);
+	handshake();
+	forger(k);
+}
+
+/* A forged record of S the leg takes whole. */
+static void
+forged_taken(struct tlsrec_key *k, const char *s, size_t n)
+{
+	unsigned char rec[512];
+
+	raw_to_leg(rec, forge(k, TLSREC_APPDATA, s, n, rec));
+	pump(2);
+	cr_assert_eq(evbuffer_get_length(R.got), n);
+	evbuffer_drain(R.got, n);
+}
+
 static void
 expect_failure(const char *why)
 {
-	unsigned char raw[256];
-
 	pump(2);
 	cr_assert(R.events & BEV_EVENT_ERROR, "the leg took it");
 	cr_assert_not_null(tlsleg_failure(R.leg));
@@ -415,7 +434,6 @@ expect_failure(const char *why)
 	raw_to_leg("\x17\x03\x03\x00\x01x", 6);
 	pump(2);
 	cr_assert_eq(evbuffer_get_length(R.got), 0);
-	(void)raw;
 }
 
 Test(tlsleg, forged_records_end_the_leg)
@@ -425,14 +443,8 @@ Test(tlsleg, forged_records_end_the_leg)
 	size_t n;
 
 	/* Forged by the test with the right key: the leg takes it (the rig works). */
-	rig_up(true, 0, "TLS_AES_256_GCM_SHA384", 0);
-	handshake();
-	forger(&k);
-	n = forge(&k, TLSREC_APPDATA, "forged but sound", 16, rec);
-	raw_to_leg(rec, n);
-	pump(2);
-	cr_assert_eq(evbuffer_get_length(R.got), 16);
-	evbuffer_drain(R.got, 16);
+	forged_up(&k);
+	forged_taken(&k, "forged but sound", 16);
 	/* One bit flipped in the ciphertext. */
 	n = forge(&k, TLSREC_APPDATA, "altered", 7, rec);
 	rec[7] ^= 1;
@@ -447,9 +459,7 @@ Test(tlsleg, a_record_under_a_replayed_sequence_fails)
 	unsigned char rec[512];
 	size_t n;
 
-	rig_up(true, 0, "TLS_AES_256_GCM_SHA384", 0);
-	handshake();
-	forger(&k);
+	forged_up(&k);
 	n = forge(&k, TLSREC_APPDATA, "once", 4, rec);
 	raw_to_leg(rec, n);
 	pump(2);
@@ -467,9 +477,7 @@ Test(tlsleg, a_handshake_message_the_leg_does_not_take)
 	/* A NewSessionTicket from the client: only a server sends those. */
 	static const unsigned char nst[] = {4, 0, 0, 2, 0, 0};
 
-	rig_up(true, 0, "TLS_AES_256_GCM_SHA384", 0);
-	handshake();
-	forger(&k);
+	forged_up(&k);
 	raw_to_leg(rec, forge(&k, TLSREC_HANDSHAKE, nst, sizeof(nst), rec));
 	expect_failure("handshake message after the handshake");
 	tlsrec_key_clear(&k);
@@ -489,9 +497,7 @@ Test(tlsleg, an_inner_type_the_leg_does_not_know)
 	struct tlsrec_key k;
 	unsigned char rec[512];
 
-	rig_up(true, 0, "TLS_AES_256_GCM_SHA384", 0);
-	handshake();
-	forger(&k);
+	forged_up(&k);
 	raw_to_leg(rec, forge(&k, 20, "\x01", 1, rec));
 	expect_failure("unexpected type");
 	tlsrec_key_clear(&k);
@@ -514,15 +520,11 @@ Test(tlsleg, a_key_update_split_over_two_records)
 	unsigned char rec[512];
 	static const unsigned char head[] = {24, 0, 0, 1}, body[] = {0};
 
-	rig_up(true, 0, "TLS_AES_256_GCM_SHA384", 0);
-	handshake();
-	forger(&k);
+	forged_up(&k);
 	raw_to_leg(rec, forge(&k, TLSREC_HANDSHAKE, head, sizeof(head), rec));
 	raw_to_leg(rec, forge(&k, TLSREC_HANDSHAKE, body, sizeof(body), rec));
 	cr_assert_eq(tlsrec_key_update(&k), 0);
-	raw_to_leg(rec, forge(&k, TLSREC_APPDATA, "new key", 7, rec));
-	pump(2);
-	cr_assert_eq(evbuffer_get_length(R.got), 7);
+	forged_taken(&k, "new key", 7);
 	cr_assert_eq(R.events & BEV_EVENT_ERROR, 0);
 	tlsrec_key_clear(&k);
 }
@@ -533,9 +535,7 @@ Test(tlsleg, a_record_inside_a_handshake_message)
 	unsigned char rec[512];
 	static const unsigned char head[] = {24, 0, 0, 1};
 
-	rig_up(true, 0, "TLS_AES_256_GCM_SHA384", 0);
-	handshake();
-	forger(&k);
+	forged_up(&k);
 	raw_to_leg(rec, forge(&k, TLSREC_HANDSHAKE, head, sizeof(head), rec));
 	raw_to_leg(rec, forge(&k, TLSREC_APPDATA, "between", 7, rec));
 	expect_failure("inside a handshake message");
