@@ -496,6 +496,34 @@ t_keep_alive() {
 	expect_out "by rule #1 (line 6: GET,HEAD api.test:$SP/allowed/**)"
 }
 
+# The agent's TLS client asks for KeyUpdates inside an intercepted tunnel
+# (openssl s_client's "K" command): the proxy's own TLS 1.3 records
+# (runtime/egress/tlsleg.c) take the new keys, answer with one of their own
+# before the response, and the request is still checked and answered.
+t_key_update() {
+	name="KeyUpdate asked by the agent inside an intercepted tunnel"
+	out=$({ printf 'K\n'; sleep 0.3; printf 'K\n'; sleep 0.3
+		printf 'GET /allowed/ku HTTP/1.1\nHost: api.test\nConnection: close\n\n'; sleep 2; } |
+		timeout 15 openssl s_client -proxy "127.0.0.1:$PA" -connect "api.test:$SP" \
+			-servername api.test -CAfile "$CA" -tls1_3 -crlf 2>&1)
+	expect_out "KEYUPDATE"
+	expect_out "Verify return code: 0 (ok)"
+	expect_out "HTTP/1.1 200 OK"
+	expect_out "GET /allowed/ku HTTP/1.1"
+	tests=$((tests + 1))
+	grep -q "TLS with the agent: TLSv1.3 .*records by omnibox" open.log ||
+		fail "the log does not say the proxy's own records carried the tunnel"
+	tests=$((tests + 1))
+	grep -q "TLS with the agent ended" open.log && fail "a leg ended: $(grep 'TLS with the agent ended' open.log)"
+	name="a denied request after a KeyUpdate is still refused"
+	out=$({ printf 'K\n'; sleep 0.3
+		printf 'GET /admin/ku HTTP/1.1\nHost: api.test\nConnection: close\n\n'; sleep 2; } |
+		timeout 15 openssl s_client -proxy "127.0.0.1:$PA" -connect "api.test:$SP" \
+			-servername api.test -CAfile "$CA" -tls1_3 -crlf 2>&1)
+	expect_out "HTTP/1.1 403 Forbidden"
+	expect_no_out "GET /admin/ku HTTP/1.1"
+}
+
 t_streaming() {
 	name="a 100 MiB chunked upload passes without the proxy growing"
 	hwm=$(vm_kib "$OPEN_PID" VmHWM)
@@ -1349,7 +1377,7 @@ t_standalone() {
 
 # E2E_ONLY="t_sigv4 t_refresh" runs those alone (while working on them).
 for t in ${E2E_ONLY:-t_allowed_get t_unmatched_request t_method_override t_connect_unknown_host \
-	t_private_destinations t_host_and_sni t_smuggling t_keep_alive t_streaming t_credentials \
+	t_private_destinations t_host_and_sni t_smuggling t_keep_alive t_key_update t_streaming t_credentials \
 	t_real_clients t_websocket t_scrub_edges t_bounds t_trickle t_sigv4 t_refresh t_tcp_rules \
 	t_transparent t_standalone}; do
 	$t
