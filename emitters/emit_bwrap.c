@@ -21,6 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* At most this many system mounts (system_mount()): the system
+ * directories, /etc's files, /proc's two and /dev. */
+#define INIT_MOUNTS_MAX 128
+
 const char *const bwrap_ca_bundles[] = {
     "/etc/ssl/certs/ca-certificates.crt",		  /* Debian, Ubuntu, Alpine, Arch */
     "/etc/pki/tls/certs/ca-bundle.crt",			  /* Fedora, RHEL */
@@ -88,9 +92,20 @@ struct out {
 	bool own;		     /* the bind written now is the private home */
 	enum bwrap_part part;	     /* the part being written */
 	bool write_file;	     /* the bind written now is a write_files grant */
-	/* Which of paths_linux_etc_files omnibox-init clones (--system), or
-	 * NULL: bwrap binds them all (the first pass of plan_etc()). */
-	const bool *etc_init;
+	/* Which system mounts omnibox-init makes in bwrap's stead, by their
+	 * order of writing (init_plan()), or NULL: bwrap makes them all (the
+	 * plan's own pass, which notes in SYS_AT where each one was recorded). */
+	const bool *by_init;
+	size_t *sys_at;
+	size_t n_sys; /* system mounts written so far */
+	/* Those omnibox-init makes, in order, for its arguments
+	 * (emit_init_args()): PATH, and KIND: 't' as --ro-bind-try, 'r' as
+	 * --ro-bind, 'd' as --dev. */
+	struct init_mount {
+		const char *path;
+		char kind;
+	} init[INIT_MOUNTS_MAX];
+	size_t n_init;
 };
 
 static char *
@@ -161,7 +176,7 @@ static void
 arg(struct out *o, const char *a)
 {
 	if (!o->text)
-		return; /* plan_etc()'s pass: the mounts alone */
+		return; /* init_plan()'s pass: the mounts alone */
 	tb_escape(o->text, a, 0);
 	tb_putc(o->text, '\n');
 	if (o->nul)
@@ -615,51 +630,69 @@ emit_protects(const struct policy *p, const struct bwrap_context *c, struct out 
 	}
 }
 
-/* Does omnibox-init clone any of /etc's files (O->etc_init)? */
+/* Does omnibox-init make any of the next N system mounts? */
 static bool
-etc_by_init(const struct out *o)
+init_ahead(const struct out *o, size_t n)
 {
-	for (size_t i = 0; o->etc_init && paths_linux_etc_files[i]; i++)
-		if (o->etc_init[i])
+	for (size_t i = o->n_sys; o->by_init && i < o->n_sys + n && i < INIT_MOUNTS_MAX; i++)
+		if (o->by_init[i])
 			return true;
 	return false;
 }
 
 /*
- * /etc's system files: bwrap binds those O->etc_init leaves to it, where
- * it always did; omnibox-init clones the others (--system, emit_init_args())
- * from the host's root (emit_system_root()).  bwrap would read its whole
- * mount table again after each bind, omnibox-init reads none.
+ * A mount of the system's, FLAG PATH PATH (--dev PATH for KIND 'd', as
+ * struct init_mount's), that omnibox-init makes in bwrap's stead where
+ * init_plan() says so: cloned from the host's root (emit_system_root()),
+ * after bwrap's last mount.  bwrap would read its whole mount table again
+ * after each bind (each device of its --dev too), omnibox-init reads none.
  */
+static void
+system_mount(struct out *o, const char *flag, const char *path, char kind)
+{
+	size_t i = o->n_sys++;
+
+	if (i >= INIT_MOUNTS_MAX)
+		abort();
+	if (o->sys_at && o->mounts)
+		o->sys_at[i] = o->mounts->n;
+	if (!o->by_init || !o->by_init[i]) {
+		args3(o, flag, path, kind == 'd' ? NULL : path);
+		return;
+	}
+	o->init[o->n_init++] = (struct init_mount){path, kind};
+	by_init(o, flag, path, kind == 'd' ? NULL : path);
+}
+
+/* /etc's system files, read-only: system_mount()s. */
 static void
 emit_etc(struct out *o)
 {
-	if (etc_by_init(o))
+	size_t n = 0;
+
+	while (paths_linux_etc_files[n])
+		n++;
+	if (init_ahead(o, n))
 		comment(o, "system files of /etc, read-only (omnibox-init clones those it names "
 			   "from the host's root, bound last)");
-	for (size_t i = 0; paths_linux_etc_files[i]; i++) {
-		const char *path = paths_linux_etc_paths[i];
-
-		if (o->etc_init && o->etc_init[i])
-			by_init(o, "--ro-bind-try", path, path);
-		else
-			args3(o, "--ro-bind-try", path, path);
-	}
+	for (size_t i = 0; i < n; i++)
+		system_mount(o, "--ro-bind-try", paths_linux_etc_paths[i], 't');
 }
 
 /*
- * The host's root, read-only, for omnibox-init to clone /etc's files from:
- * bwrap's last mount, so that none of its others reads the host's mounts
- * again with the table; omnibox-init unmounts it before anything runs.
- * Not a mount of the sandbox's view (not recorded): nothing sees it.
+ * The host's root, read-only, for omnibox-init to clone the system's
+ * mounts from: bwrap's last mount, so that none of its others reads the
+ * host's mounts again with the table; omnibox-init unmounts it before
+ * anything runs.  Not a mount of the sandbox's view (not recorded):
+ * nothing sees it.
  */
 static void
 emit_system_root(struct out *o)
 {
-	if (!etc_by_init(o))
+	if (!o->n_init)
 		return;
-	comment(o, "the host's root, read-only, only for omnibox-init to clone /etc's files "
-		   "from (--system-root),");
+	comment(o, "the host's root, read-only, only for omnibox-init to clone the system's "
+		   "mounts from (--system-root),");
 	comment(o, "  unmounted by omnibox-init before anything else runs");
 	arg(o, "--ro-bind");
 	arg(o, "/");
@@ -882,7 +915,6 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 {
 	const struct sandbox *sb = &p->os_env.sandbox;
 	const struct limits *l = &sb->limits;
-	bool any_etc = false;
 	const struct {
 		const char *opt;
 		const struct ir_u64 *v;
@@ -916,19 +948,20 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 			   "terminal");
 		arg(o, "--tty");
 	}
-	for (size_t i = 0; o->etc_init && paths_linux_etc_files[i]; i++) {
-		if (!o->etc_init[i])
-			continue;
-		if (!any_etc) {
-			comment(o, "/etc's files: omnibox-init clones each that exists from the "
-				   "host's root bound at");
-			comment(o, "  --system-root, read-only, as bwrap's --ro-bind-try would (the "
-				   "same path inside)");
+	for (size_t i = 0; i < o->n_init; i++) {
+		if (i == 0) {
+			comment(o, "the system's mounts marked omnibox-init above: it clones each "
+				   "from the host's root bound");
+			comment(o, "  at --system-root, as bwrap would (--system: as --ro-bind-try; "
+				   "--system-required: as");
+			comment(o, "  --ro-bind; --dev: a tmpfs with bwrap's --dev devices, links "
+				   "and a new devpts)");
 			args3(o, "--system-root", BWRAP_SYSTEM_ROOT, NULL);
-			any_etc = true;
 		}
-		arg(o, "--system");
-		arg(o, paths_linux_etc_paths[i]);
+		arg(o, o->init[i].kind == 'd'	? "--dev"
+		       : o->init[i].kind == 'r' ? "--system-required"
+						: "--system");
+		arg(o, o->init[i].path);
 	}
 	comment(o, "bwrap's --uid 0: omnibox-init becomes the launcher's uid and gid again (a "
 		   "nested user namespace)");
@@ -975,7 +1008,7 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 
 static int build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 		 struct textbuf *text, struct textbuf *nul, struct textbuf *tail,
-		 struct bwrap_mounts *mounts, const bool *etc_init);
+		 struct bwrap_mounts *mounts, const bool *by_init, size_t *sys_at, size_t *n_sys);
 
 /* Do the paths A and B overlap: one of them at or below the other? */
 static bool
@@ -985,57 +1018,52 @@ overlap(const char *a, const char *b)
 }
 
 /*
- * Which of /etc's system files omnibox-init clones, into ETC_INIT: each
- * that no later mount of bwrap's lies at, below or above (a grant of
- * /etc, the session's CA bundle over a file of /etc/ssl, the resolver's
- * resolv.conf).  bwrap mounts those in its own order, before that mount,
- * as ever; omnibox-init mounts after bwrap's last.  The later mounts are
- * the ones this very builder makes: a first pass records them.
+ * Which of the system's mounts (system_mount()) omnibox-init makes, into
+ * BY_INIT: each that no later mount of bwrap's lies at, below or above (a
+ * grant of /etc or in /dev, the session's CA bundle over a file of
+ * /etc/ssl, the resolver's resolv.conf).  bwrap makes those in its own
+ * order, before that mount, as ever; omnibox-init makes the others after
+ * bwrap's last, in their order.  The later mounts are the ones this very
+ * builder makes: a first pass records them, and where each system mount
+ * is among them.  Decided from the last one back, so that a later one
+ * omnibox-init makes is not one of bwrap's.
  */
 static int
-plan_etc(const struct policy *p, const struct bwrap_context *c, bool *etc_init)
+init_plan(const struct policy *p, const struct bwrap_context *c, bool *by_init)
 {
 	struct bwrap_mounts m = {0};
-	int rc = build(p, c, NULL, NULL, NULL, NULL, &m, NULL);
-	const char **near = calloc(m.n + 1, sizeof(*near));
-	size_t n_near = 0;
+	size_t at[INIT_MOUNTS_MAX], n = 0;
+	int rc = build(p, c, NULL, NULL, NULL, NULL, &m, NULL, at, &n);
 
-	if (!near)
-		abort();
-	/* Only a mount at /, at /etc or in it can overlap a file of /etc. */
-	for (size_t k = 0; k < m.n; k++)
-		if (m.v[k].part != BWRAP_PART_SYSTEM && m.v[k].op != BWRAP_FS_WRITE &&
-		    overlap("/etc", m.v[k].dest))
-			near[n_near++] = m.v[k].dest;
-	for (size_t i = 0; rc == 0 && paths_linux_etc_files[i]; i++) {
-		etc_init[i] = true;
-		for (size_t k = 0; k < n_near; k++)
-			if (overlap(paths_linux_etc_paths[i], near[k]))
-				etc_init[i] = false;
+	for (size_t i = n; rc == 0 && i-- > 0;) {
+		size_t next = i + 1;
+
+		by_init[i] = true;
+		for (size_t k = at[i] + 1; k < m.n && by_init[i]; k++) {
+			if (next < n && k == at[next]) {
+				bool moved = by_init[next++];
+
+				if (moved)
+					continue;
+			}
+			if (m.v[k].op != BWRAP_FS_WRITE && overlap(m.v[at[i]].dest, m.v[k].dest))
+				by_init[i] = false;
+		}
 	}
-	free(near);
 	bwrap_mounts_free(&m);
 	return rc;
 }
 
-/* build() with the /etc files planned (plan_etc()). */
+/* build() with the system's mounts planned (init_plan()). */
 static int
 build_planned(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	      struct textbuf *text, struct textbuf *nul, struct textbuf *tail,
 	      struct bwrap_mounts *mounts)
 {
-	size_t n = 0;
-	bool *etc_init;
-	int rc;
+	bool by_init[INIT_MOUNTS_MAX] = {false};
 
-	while (paths_linux_etc_files[n])
-		n++;
-	etc_init = calloc(n + 1, sizeof(*etc_init));
-	if (!etc_init)
-		abort();
-	rc = build(p, c, d, text, nul, tail, mounts, plan_etc(p, c, etc_init) == 0 ? etc_init : NULL);
-	free(etc_init);
-	return rc;
+	return build(p, c, d, text, nul, tail, mounts,
+		     init_plan(p, c, by_init) == 0 ? by_init : NULL, NULL, NULL);
 }
 
 int
@@ -1075,11 +1103,16 @@ bwrap_mounts_free(struct bwrap_mounts *m)
 static int
 build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
       struct textbuf *text, struct textbuf *nul, struct textbuf *tail, struct bwrap_mounts *mounts,
-      const bool *etc_init)
+      const bool *by_init, size_t *sys_at, size_t *n_sys)
 {
 	const struct os_env *env = &p->os_env;
 	const struct sandbox *sb = &env->sandbox;
-	struct out o = {text, nul, mounts, false, false, BWRAP_PART_SYSTEM, false, etc_init};
+	struct out o = {.text = text,
+			.nul = nul,
+			.mounts = mounts,
+			.part = BWRAP_PART_SYSTEM,
+			.by_init = by_init,
+			.sys_at = sys_at};
 	const struct bwrap_grant *grants;
 	struct bwrap_grant *owned = NULL;
 	size_t n_grants;
@@ -1131,7 +1164,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 		if (link)
 			args3(&o, "--symlink", link->target, link->path);
 		else
-			args3(&o, "--ro-bind-try", paths_linux_system_dirs[i], paths_linux_system_dirs[i]);
+			system_mount(&o, "--ro-bind-try", paths_linux_system_dirs[i], 't');
 	}
 	emit_etc(&o);
 
@@ -1140,9 +1173,9 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	args3(&o, "--proc", "/proc", NULL);
 	/* Kernel tunables stay read-only even for a root without capabilities,
 	 * whom file permissions alone would let write most of them. */
-	args3(&o, "--ro-bind", "/proc/sys", "/proc/sys");
-	args3(&o, "--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger");
-	args3(&o, "--dev", "/dev", NULL);
+	system_mount(&o, "--ro-bind", "/proc/sys", 'r');
+	system_mount(&o, "--ro-bind-try", "/proc/sysrq-trigger", 't');
+	system_mount(&o, "--dev", "/dev", 'd');
 	args3(&o, "--tmpfs", "/tmp", NULL);
 	o.part = BWRAP_PART_HOME;
 	emit_private_home(p, c, &o);
@@ -1214,6 +1247,8 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	for (size_t i = 0; dirs && i < sb->write_files.n; i++)
 		free(dirs[i]);
 	free(dirs);
+	if (n_sys)
+		*n_sys = o.n_sys;
 	return 0;
 }
 

@@ -113,18 +113,16 @@ mask_in_place(char kind, int dfd, const struct stat *up, const char *base)
 	return ok;
 }
 
-/* An empty tmpfs, read-only, nosuid and nodev (bwrap's --tmpfs, then
- * --remount-ro), moved onto TARGET. */
+/* An empty tmpfs with the attributes ATTRS (MOUNT_ATTR_*), moved onto TARGET. */
 static int
-mount_tmpfs(int target)
+new_tmpfs(int target, unsigned attrs)
 {
 	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC), mnt = -1, rc = -1, saved;
 
 	if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) == 0 &&
 	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0 &&
-	    (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-				MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)) >= 0 &&
+	    (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs)) >= 0 &&
 	    syscall(SYS_move_mount, mnt, "", target, "",
 		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
 		rc = 0;
@@ -200,7 +198,7 @@ make_mask(char kind, const char *path, int dfd, const struct stat *up, const cha
 			       "sandbox was set up?); nothing ran",
 			       path, kind == 'f' ? "file" : "directory");
 	else if ((kind == 'f'	  ? bind_null(null_fd, t)
-		  : kind == 't' ? mount_tmpfs(t)
+		  : kind == 't' ? new_tmpfs(t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 				: setattr_fd(t, MOUNT_ATTR_RDONLY)) < 0)
 		rc = diag_fail(err, errlen, "cannot mask %s: %s%s; nothing ran", path,
 			       strerror(errno),
@@ -497,8 +495,154 @@ clone_system(int root_fd, struct point_dir *d, const char *path)
 	return rc;
 }
 
+/* The host's device NAME (below ROOT_FD's dev), opened exactly: a
+ * character device, or -1 with errno. */
+static int
+host_device(int root_fd, const char *name)
+{
+	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS};
+	char path[160];
+	struct stat st;
+	int fd;
+
+	if ((size_t)snprintf(path, sizeof(path), "dev/%s", name) >= sizeof(path))
+		return errno = ENAMETOOLONG, -1;
+	fd = (int)syscall(SYS_openat2, root_fd, path, &how, sizeof(how));
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode))) {
+		close(fd);
+		return errno = ENODEV, -1;
+	}
+	return fd;
+}
+
+/* The device SRC cloned onto a new empty file BASE in DFD, read-write and
+ * nosuid, its device usable: bwrap's device binds. */
+static int
+bind_device(int src, int dfd, const char *base)
+{
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID,
+				  .attr_clr = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV};
+	int tree = -1, rc = -1, saved;
+
+	if (mknodat(dfd, base, S_IFREG | 0444, 0) == 0 &&
+	    (tree = (int)syscall(SYS_open_tree, src, "",
+				 AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) >= 0 &&
+	    syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) == 0 &&
+	    syscall(SYS_move_mount, tree, "", dfd, base, MOVE_MOUNT_F_EMPTY_PATH) == 0)
+		rc = 0;
+	saved = errno;
+	if (tree >= 0)
+		close(tree);
+	errno = saved;
+	return rc;
+}
+
+/* A new devpts instance (ptmx 0666, terminals 0620, nosuid, noexec) on pts in DEV. */
+static int
+mount_devpts(int dev)
+{
+	int fs = (int)syscall(SYS_fsopen, "devpts", FSOPEN_CLOEXEC), mnt = -1, rc = -1, saved;
+
+	if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "devpts", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "620", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0 &&
+	    (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)) >= 0 &&
+	    syscall(SYS_move_mount, mnt, "", dev, "pts", MOVE_MOUNT_F_EMPTY_PATH) == 0)
+		rc = 0;
+	saved = errno;
+	if (mnt >= 0)
+		close(mnt);
+	if (fs >= 0)
+		close(fs);
+	errno = saved;
+	return rc;
+}
+
+/*
+ * Where standard output is a terminal, that terminal (found where its
+ * name says in the host's root, and checked to be the same device) bound
+ * as console in DEV, as bwrap's --dev does.  0 (none is also 0: bwrap
+ * makes none where it finds no name), or -1 with errno.
+ */
+static int
+bind_console(int root_fd, int dev)
+{
+	char name[128];
+	struct stat tty, st;
+	ssize_t n;
+	int src, rc;
+
+	if (!isatty(1) || fstat(1, &tty) < 0)
+		return 0;
+	n = readlink("/proc/self/fd/1", name, sizeof(name) - 1);
+	if (n <= 5 || (size_t)n >= sizeof(name) - 1 || strncmp(name, "/dev/", 5))
+		return 0;
+	name[n] = '\0';
+	src = host_device(root_fd, name + 5);
+	if (src < 0)
+		return 0;
+	rc = fstat(src, &st) == 0 && st.st_rdev == tty.st_rdev ? bind_device(src, dev, "console") : 0;
+	close(src);
+	return rc;
+}
+
+/* bwrap's --dev at PATH (struct init_system), from the host's devices below ROOT_FD. */
+static int
+make_dev(int root_fd, const char *path, char *err, size_t errlen)
+{
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+	static const char *const links[][2] = {
+	    {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+	    {"stderr", "/proc/self/fd/2"}, {"fd", "/proc/self/fd"},
+	    {"core", "/proc/kcore"},	  {"ptmx", "pts/ptmx"}};
+	int at = make_dirs(path), dev = -1, rc = -1;
+	const char *what = "its tmpfs";
+
+	if (at >= 0 && new_tmpfs(at, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) == 0)
+		dev = open_exact(path);
+	for (size_t i = 0; dev >= 0 && i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		int src = host_device(root_fd, nodes[i]);
+
+		what = nodes[i];
+		if (src < 0 || bind_device(src, dev, nodes[i]) < 0) {
+			int saved = errno;
+
+			if (src >= 0)
+				close(src);
+			errno = saved;
+			goto out;
+		}
+		close(src);
+	}
+	what = "its links";
+	for (size_t i = 0; dev >= 0 && i < sizeof(links) / sizeof(links[0]); i++)
+		if (symlinkat(links[i][1], dev, links[i][0]) < 0)
+			goto out;
+	what = "pts";
+	if (dev < 0 || mkdirat(dev, "shm", 0755) < 0 || mkdirat(dev, "pts", 0755) < 0 ||
+	    mount_devpts(dev) < 0)
+		goto out;
+	what = "console";
+	rc = bind_console(root_fd, dev);
+out:
+	if (rc < 0)
+		diag_fail(err, errlen, "cannot make %s (%s): %s%s; nothing ran", path, what,
+			  strerror(errno),
+			  errno == EPERM ? " (omnibox-init needs CAP_SYS_ADMIN for it)" : "");
+	if (dev >= 0)
+		close(dev);
+	if (at >= 0)
+		close(at);
+	return rc;
+}
+
 int
-init_mount_system(const char *root, const char *const *paths, size_t n, char *err, size_t errlen)
+init_mount_system(const char *root, const struct init_system *v, size_t n, char *err,
+		  size_t errlen)
 {
 	struct point_dir d = {NULL, -1};
 	int root_fd = open_exact(root), rc = 0;
@@ -506,12 +650,25 @@ init_mount_system(const char *root, const char *const *paths, size_t n, char *er
 	if (root_fd < 0)
 		return diag_fail(err, errlen, "--system-root %s: %s; nothing ran", root,
 				 strerror(errno));
-	for (size_t i = 0; i < n && rc == 0; i++)
-		if (paths[i][0] == '/' && clone_system(root_fd, &d, paths[i]) < 0)
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		int r;
+
+		if (v[i].path[0] != '/')
+			continue;
+		if (v[i].kind == 'd') {
+			rc = make_dev(root_fd, v[i].path, err, errlen);
+			continue;
+		}
+		r = clone_system(root_fd, &d, v[i].path);
+		if (r == 1 && v[i].kind == 'r')
+			rc = diag_fail(err, errlen, "the host has no %s to mount; nothing ran",
+				       v[i].path);
+		else if (r < 0)
 			rc = diag_fail(err, errlen, "cannot mount the system's %s: %s%s; nothing ran",
-				       paths[i], strerror(errno),
+				       v[i].path, strerror(errno),
 				       errno == EPERM ? " (omnibox-init needs CAP_SYS_ADMIN for it)"
 						      : "");
+	}
 	if (d.path) {
 		close(d.fd);
 		free(d.path);

@@ -1,6 +1,7 @@
 /*
  * init_mounts.h - the mounts omnibox-init makes before it drops its
- * capabilities (init_mounts.c): /etc's system files and the masks.  Both
+ * capabilities (init_mounts.c): the system's (/usr, /etc's files, /proc's
+ * tunables, /dev) and the masks.  Both
  * need CAP_SYS_ADMIN in the user namespace that owns the sandbox's mounts.
  */
 #ifndef OMNIBOX_INIT_MASKS_H
@@ -20,14 +21,28 @@
 int init_place_masks(int fd, char *err, size_t errlen);
 
 /*
- * Each of the N PATHS (absolute) of the host, found below ROOT (where bwrap
- * bound the host's root; its symlinks followed as the host would), cloned
- * read-only, nosuid and nodev onto the same path inside, its mount point
- * made; one the host lacks is skipped, as bwrap's --ro-bind-try would.
- * Then ROOT is unmounted and removed.  0, or -1 with the message in ERR;
- * then nothing may run.
+ * A mount of the system's that omnibox-init makes in bwrap's stead: the
+ * host's PATH (absolute) cloned read-only, nosuid and nodev onto the same
+ * path inside as bwrap's --ro-bind-try would (KIND 't': one the host lacks
+ * is skipped) or --ro-bind ('r': one it lacks fails the launch); or ('d')
+ * a /dev at PATH as bwrap's --dev makes it: a tmpfs with the host's
+ * devices null, zero, full, random, urandom and tty bound in (read-write,
+ * nosuid), the links to /proc/self/fd, an empty shm, a new devpts instance
+ * with its ptmx, and, where standard output is a terminal, that terminal
+ * as console.
  */
-int init_mount_system(const char *root, const char *const *paths, size_t n, char *err,
+struct init_system {
+	const char *path;
+	char kind;
+};
+
+/*
+ * Each of the N mounts of V made, in order, from below ROOT (where bwrap
+ * bound the host's root; symlinks followed as the host would), their
+ * mount points made.  Then ROOT is unmounted and removed.  0, or -1 with
+ * the message in ERR; then nothing may run.
+ */
+int init_mount_system(const char *root, const struct init_system *v, size_t n, char *err,
 		      size_t errlen);
 
 #endif

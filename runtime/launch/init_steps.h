@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "runtime/egress/relay.h"
+#include "runtime/launch/init_mounts.h"
 #include "runtime/launch/landlock.h"
 
 /* A limit of the command line, set last (init_confine()). */
@@ -38,9 +39,10 @@ struct init_options {
 	size_t n_writable;
 	bool scope, landlock, tty;
 	bool launcher_ids; /* --launcher-ids: become the launcher (init_become_launcher()) */
-	/* --system-root and each --system PATH (malloc'd): init_mount_system() */
+	/* --system-root and each --system, --system-required and --dev
+	 * (malloc'd): init_mount_system() */
 	const char *system_root;
-	const char **system;
+	struct init_system *system;
 	size_t n_system;
 	/* The full ruleset (--ll-fs, --ll-net-connect; malloc'd, init_confine()
 	 * frees them) and the ABI the launch needs (--ll-min-abi, or 0). */

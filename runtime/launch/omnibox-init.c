@@ -5,7 +5,8 @@
  *                [--rlimit-data BYTES] [--rlimit-cpu SECONDS] [--rlimit-nofile N]
  *                [--rlimit-nproc N] [--fs-write PATH]... [--scope] [--tty]
  *                [--ready-fd FD] [--masks-fd FD] [--seccomp-fd FD] [--launcher-ids]
- *                [--system-root DIR [--system PATH]...]
+ *                [--system-root DIR [--system PATH | --system-required PATH |
+ *                 --dev PATH]...]
  *                [--ll-fs FD RIGHTS]... [--ll-net-connect PORT]... [--ll-min-abi N]
  *                -- ARGV...
  *
@@ -17,9 +18,12 @@
  * 0.0.0.0:PORT for each of the comma-separated ports (decimal, 1 to
  * 65535, no two alike, at most 64, none the relay's own): the one thing
  * that needs a privilege, CAP_NET_BIND_SERVICE, which the launch has
- * bwrap give it for that.  It clones each --system PATH of the host (the
- * system files of /etc) read-only from DIR, where bwrap bound the host's
- * root for that alone, and unmounts DIR.  It mounts the masks of
+ * bwrap give it for that.  It makes the system's mounts bwrap would have
+ * made (init_mounts.h), from DIR, where bwrap bound the host's root for
+ * that alone: each --system PATH of the host (as --ro-bind-try) and
+ * --system-required PATH (as --ro-bind) cloned read-only onto the same
+ * path, and /dev at each --dev PATH as bwrap's --dev makes it; then it
+ * unmounts DIR.  It mounts the masks of
  * --masks-fd (a /dev/null
  * over each file, each directory's tmpfs made read-only: init_mounts.h),
  * each by descriptor in the directory the launch checked, and checks each
@@ -134,7 +138,8 @@ usage(void)
 	      "                    [--rlimit-data BYTES] [--rlimit-cpu SECONDS]\n"
 	      "                    [--rlimit-nofile N] [--rlimit-nproc N] [--fs-write PATH]...\n"
 	      "                    [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]\n"
-	      "                    [--launcher-ids] [--system-root DIR [--system PATH]...]\n"
+	      "                    [--launcher-ids] [--system-root DIR [--system PATH |\n"
+	      "                    --system-required PATH | --dev PATH]...]\n"
 	      "                    [--seccomp-fd FD] [--ll-fs FD RIGHTS]...\n"
 	      "                    [--ll-net-connect PORT]... [--ll-net-any] [--ll-min-abi N]\n"
 	      "                    -- ARGV...\n"
@@ -277,6 +282,16 @@ check_ll_options(const struct init_options *io)
 }
 
 /* The options up to `--` into IO, and the agent's ARGV after it; usage() on anything else. */
+/* The kind of system mount (struct init_system) option OPT makes, or 0. */
+static char
+system_kind(const char *opt)
+{
+	return !strcmp(opt, "--system")		 ? 't'
+	       : !strcmp(opt, "--system-required") ? 'r'
+	       : !strcmp(opt, "--dev")		 ? 'd'
+						 : 0;
+}
+
 static void
 parse_options(struct init_options *io, int argc, char **argv)
 {
@@ -305,8 +320,10 @@ parse_options(struct init_options *io, int argc, char **argv)
 			io->system_root = argv[++i];
 			continue;
 		}
-		if (!strcmp(argv[i], "--system") && i + 1 < argc) {
-			io->system[io->n_system++] = argv[++i];
+		if (system_kind(argv[i]) && i + 1 < argc) {
+			char kind = system_kind(argv[i]);
+
+			io->system[io->n_system++] = (struct init_system){argv[++i], kind};
 			continue;
 		}
 		if (!strcmp(argv[i], "--launcher-ids")) {
@@ -362,7 +379,7 @@ parse_options(struct init_options *io, int argc, char **argv)
 		usage();
 	io->argv = argv + i + 1;
 	if (io->n_system && !io->system_root)
-		usage(); /* --system without where to clone from */
+		usage(); /* --system or --dev without where to clone from */
 	check_ll_options(io);
 }
 

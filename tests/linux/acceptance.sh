@@ -439,6 +439,39 @@ t_system_files() {
 	expect_out "# omnibox-init: --ro-bind-try /etc/passwd /etc/passwd"
 }
 
+t_system_dev() {
+	name="/dev is bwrap's --dev, made by omnibox-init: the host's devices, links, a devpts of its own"
+	sbx default sh -c 'ls -A /dev | tr "\n" " "; echo; echo x >/dev/null && echo null-ok;
+		head -c 4 /dev/zero | od -An -tx1; grep -E " /dev(/[a-z]+)? " /proc/self/mountinfo |
+		cut -d" " -f5,6,9; readlink /dev/ptmx /dev/fd /dev/stdin;
+		python3 -c "import os; m, s = os.openpty(); print(\"pty\", os.ttyname(s))"; ls /dev/pts'
+	expect_rc 0
+	expect_out "core fd full null ptmx pts random shm stderr stdin stdout tty urandom zero "
+	expect_out "null-ok"
+	expect_out " 00 00 00 00"
+	expect_out "/dev rw,nosuid,nodev,relatime tmpfs"
+	for d in null zero full random urandom tty; do
+		expect_out "/dev/$d rw,nosuid,relatime devtmpfs"
+	done
+	expect_out "/dev/pts rw,nosuid,noexec,relatime devpts"
+	expect_out "pts/ptmx
+/proc/self/fd
+/proc/self/fd/0"
+	# A new instance: the host's terminals are not there, the one just opened is.
+	expect_out "pty /dev/pts/0"
+	name="--dry-run: bwrap makes none of the system's mounts omnibox-init makes, /dev's devices included"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/default.yaml" -- true 2>&1)
+	expect_out "# omnibox-init: --dev /dev"
+	expect_out "# omnibox-init: --ro-bind-try /usr /usr"
+	expect_out "# omnibox-init: --ro-bind /proc/sys /proc/sys"
+	expect_out "--system-required
+/proc/sys"
+	expect_out "--dev
+/dev"
+	expect_no_out "$(printf -- '--dev\n/dev\n--tmpfs')"
+	expect_no_out "$(printf -- '--ro-bind-try\n/usr')"
+}
+
 t_environment() {
 	name="host secrets are absent; env_passthrough passes a name"
 	sbx default sh -c 'env'
@@ -1537,6 +1570,7 @@ run_all() {
 	t_mask_paths
 	t_symlink_escapes
 	t_system_files
+	t_system_dev
 	t_bind_in_workspace
 	t_environment
 	t_environment_is_emit_env
