@@ -620,16 +620,14 @@ session_answer(int fd, const char *msg)
 
 /* What P refused, to omnibox-run's summary at exit. */
 static void
-session_report(int fd, const struct proxy *p)
+session_report(struct session_buf *b, const struct proxy *p)
 {
 	struct session_summary s = {0};
-	struct session_buf b = {0};
 
 	s.private_refusals = proxy_private_refusals(p, &s.private_first);
 	s.n_denials = proxy_denials(p, &s.denials, &s.others);
-	if (session_encode_summary(&b, &s) == 0)
-		(void)session_send(fd, &b);
-	session_buf_free(&b);
+	if (session_encode_summary(b, &s) < 0)
+		session_buf_free(b);
 }
 
 /*
@@ -645,6 +643,7 @@ serve_session(struct arena *a, const struct opts *o)
 	struct session_log log = {o->log_fd, false};
 	struct state st = {0};
 	struct event *end = NULL, *term = NULL;
+	struct session_buf report = {0};
 	char err[4096];
 	int fd = o->session;
 
@@ -692,13 +691,18 @@ serve_session(struct arena *a, const struct opts *o)
 	}
 	session_answer(fd, NULL);
 	event_base_dispatch(st.base);
-	session_report(fd, st.proxy);
+	session_report(&report, st.proxy);
 	event_free(end);
 	event_free(term);
 	proxy_free(st.proxy); /* its last log line; its sockets removed */
-	/* omnibox-run waits for this process to end: what is left (OpenSSL's
-	 * cleanup at exit, the event loop, the arena) the kernel undoes faster. */
+	/* The report last: once omnibox-run has it, nothing of this process
+	 * is left to see, and it ends without waiting for the exit.  What is
+	 * left (OpenSSL's cleanup at exit, the event loop, the arena) the
+	 * kernel undoes faster. */
 	fflush(NULL);
+	if (report.data)
+		(void)session_send(fd, &report);
+	session_buf_free(&report);
 	_exit(0);
 }
 

@@ -730,7 +730,7 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 		return NULL;
 	}
 	p->warm = evtimer_new(base, proxy_warm, p);
-	if (!p->warm || event_add(p->warm, &(struct timeval){0, 0}) < 0) {
+	if (!p->warm || event_add(p->warm, &(struct timeval){0, 50000}) < 0) {
 		snprintf(err, errlen, "out of memory");
 		proxy_free(p);
 		return NULL;

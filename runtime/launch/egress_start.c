@@ -467,27 +467,32 @@ egress_proxy_stop(struct arena *a, struct egress_proxy *ep, struct session_summa
 	unsigned char *data = NULL;
 	size_t len;
 	char why[256];
+	bool reported = false;
 
 	if (sum)
 		memset(sum, 0, sizeof(*sum));
 	if (ep->pid <= 0)
 		return;
-	/* The end of the stream says stop; the summary comes back before the
-	 * proxy ends.  A proxy that says nothing in time is killed: a wedged
-	 * one must not hold the launch after the sandbox is gone. */
+	/* The end of the stream says stop; the summary comes back last, once
+	 * the proxy has logged its last line and closed everything: then
+	 * nothing of it is left to wait for but its exit, which the kernel
+	 * finishes (a zombie is reaped by whoever inherits it).  A proxy that
+	 * says nothing in time is killed: a wedged one must not hold the
+	 * launch after the sandbox is gone. */
 	shutdown(ep->ctl, SHUT_WR);
 	if (!proxy_answers(ep->ctl)) {
 		launch_say("omnibox-run: the egress proxy did not stop in %d s: killed\n",
 			   PROXY_STOP_S);
 		kill(ep->pid, SIGKILL);
-	} else if (sum && session_recv(ep->ctl, &data, &len) == 1 &&
-		   session_decode_summary(a, data, len, sum, why, sizeof(why)) < 0) {
-		launch_say("omnibox-run: %s\n", why);
+	} else if (session_recv(ep->ctl, &data, &len) == 1) {
+		reported = true;
+		if (sum && session_decode_summary(a, data, len, sum, why, sizeof(why)) < 0)
+			launch_say("omnibox-run: %s\n", why);
 	}
 	free(data);
 	close(ep->ctl);
 	ep->ctl = -1;
-	while (waitpid(ep->pid, NULL, 0) < 0 && errno == EINTR)
+	while (!reported && waitpid(ep->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	ep->pid = -1;
 }
