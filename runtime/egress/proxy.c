@@ -576,7 +576,12 @@ proxy_client_ctx(struct proxy *p)
 	return p->client_ctx;
 }
 
-/* Once the proxy listens and has answered: its TLS contexts, before the first tunnel needs them. */
+/*
+ * Soon after the proxy listens and has answered (PROXY_WARM_US): its TLS
+ * contexts, before the first tunnel needs them (one that comes first makes
+ * them itself).  Not at once: the sandbox is still being set up then, and
+ * a short command's whole launch would share the machine with the work.
+ */
 static void
 proxy_warm(evutil_socket_t fd, short what, void *arg)
 {
@@ -585,6 +590,9 @@ proxy_warm(evutil_socket_t fd, short what, void *arg)
 	proxy_server_ctx(arg);
 	proxy_client_ctx(arg);
 }
+
+/* How long after its ready answer the proxy makes its TLS contexts (proxy_warm()). */
+#define PROXY_WARM_US 50000
 
 /* The resolver: the nameservers of resolv.conf and the hosts file, nothing more. */
 static int
@@ -730,7 +738,7 @@ proxy_new(struct event_base *base, const struct proxy_config *cf, char *err, siz
 		return NULL;
 	}
 	p->warm = evtimer_new(base, proxy_warm, p);
-	if (!p->warm || event_add(p->warm, &(struct timeval){0, 50000}) < 0) {
+	if (!p->warm || event_add(p->warm, &(struct timeval){0, PROXY_WARM_US}) < 0) {
 		snprintf(err, errlen, "out of memory");
 		proxy_free(p);
 		return NULL;
