@@ -144,18 +144,64 @@ setattr_fd(int fd, unsigned long long set)
 	return (int)syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr, sizeof(attr));
 }
 
-/* /dev/null, read-only, nosuid and nodev, moved onto TARGET. */
-static int
-bind_null(int null_fd, int target)
-{
-	int tree = (int)syscall(SYS_open_tree, null_fd, "",
-				AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	int rc = -1, saved;
+/*
+ * The masks' /dev/null: NULL_FD, and where the kernel lets a detached
+ * mount be cloned, TEMPLATE, one clone of it made read-only, nosuid and
+ * nodev once, whose clones are all that already (else -1: each clone of
+ * NULL_FD is made so itself).
+ */
+struct null_src {
+	int null_fd, template;
+	bool made; /* TEMPLATE tried */
+};
 
+/* NULL_FD's clone, read-only, nosuid and nodev: a detached tree, or -1. */
+static int
+null_clone(struct null_src *n)
+{
+	int tree;
+
+	if (!n->made) {
+		n->made = true;
+		n->template = null_clone(n);
+		if (n->template < 0)
+			return -1;
+	}
+	if (n->template >= 0) {
+		tree = (int)syscall(SYS_open_tree, n->template, "",
+				    AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (tree >= 0 || errno != EINVAL)
+			return tree;
+		/* A kernel that clones no detached mount: one at a time. */
+		close(n->template);
+		n->template = -1;
+	}
+	tree = (int)syscall(SYS_open_tree, n->null_fd, "",
+			    AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree >= 0 && setattr_fd(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) < 0) {
+		int saved = errno;
+
+		close(tree);
+		errno = saved;
+		return -1;
+	}
+	return tree;
+}
+
+/* /dev/null, read-only, nosuid and nodev, moved onto TARGET; *MNT_ID the
+ * new mount's (0: the kernel does not say).  0, or -1 with errno. */
+static int
+bind_null(struct null_src *n, int target, unsigned long long *mnt_id)
+{
+	int tree = null_clone(n), rc = -1, saved;
+	struct statx sx;
+
+	*mnt_id = 0;
 	if (tree < 0)
 		return -1;
-	if (setattr_fd(tree, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV) == 0 &&
-	    syscall(SYS_move_mount, tree, "", target, "",
+	if (statx(tree, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+		*mnt_id = sx.stx_mnt_id;
+	if (syscall(SYS_move_mount, tree, "", target, "",
 		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
 		rc = 0;
 	saved = errno;
@@ -172,7 +218,8 @@ bind_null(int null_fd, int target)
  */
 static int
 make_mask(char kind, const char *path, int dfd, const struct stat *up, const char *base,
-	  int null_fd, const unsigned long long self[2], char *err, size_t errlen)
+	  struct null_src *null, const unsigned long long self[2], unsigned long long *mnt_id,
+	  char *err, size_t errlen)
 {
 	int t = openat(dfd, base, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
@@ -197,7 +244,7 @@ make_mask(char kind, const char *path, int dfd, const struct stat *up, const cha
 			       "%s is not the %s the launch found (was it replaced while the "
 			       "sandbox was set up?); nothing ran",
 			       path, kind == 'f' ? "file" : "directory");
-	else if ((kind == 'f'	  ? bind_null(null_fd, t)
+	else if ((kind == 'f'	  ? bind_null(null, t, mnt_id)
 		  : kind == 't' ? new_tmpfs(t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)
 				: setattr_fd(t, MOUNT_ATTR_RDONLY)) < 0)
 		rc = diag_fail(err, errlen, "cannot mask %s: %s%s; nothing ran", path,
@@ -328,14 +375,33 @@ dir_for(struct mask_dir *d, const struct mask_entry *m, char *err, size_t errlen
 	return 0;
 }
 
+/* Is the /dev/null mount MNT_ID (0: not known) at BASE in DFD?  The
+ * mount is read-only from its making, so its identity is the proof. */
+static bool
+null_in_place(int dfd, const char *base, unsigned long long mnt_id)
+{
+	struct statx sx;
+
+	if (!mnt_id)
+		return mask_in_place('f', dfd, NULL, base);
+	return statx(dfd, base, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &sx) == 0 &&
+	       (sx.stx_mask & STATX_MNT_ID) && sx.stx_mnt_id == mnt_id && S_ISCHR(sx.stx_mode) &&
+	       sx.stx_rdev_major == 1 && sx.stx_rdev_minor == 3;
+}
+
 /* The mask of M made in its run D, and checked there: 0, or -1 with ERR. */
 static int
-place_one(struct mask_dir *d, const struct mask_entry *m, int null_fd, char *err, size_t errlen)
+place_one(struct mask_dir *d, const struct mask_entry *m, struct null_src *null, char *err,
+	  size_t errlen)
 {
+	unsigned long long mnt_id = 0;
+
 	if (dir_for(d, m, err, errlen) < 0 ||
-	    make_mask(m->kind, m->path, d->fd, &d->st, m->base, null_fd, m->self, err, errlen) < 0)
+	    make_mask(m->kind, m->path, d->fd, &d->st, m->base, null, m->self, &mnt_id, err,
+		      errlen) < 0)
 		return -1;
-	if (!mask_in_place(m->kind == 'f' ? 'f' : 'd', d->fd, &d->st, m->base))
+	if (m->kind == 'f' ? !null_in_place(d->fd, m->base, mnt_id)
+			   : !mask_in_place('d', d->fd, &d->st, m->base))
 		return diag_fail(err, errlen,
 				 "the mask of %s is not in place (was its path changed while the "
 				 "sandbox was set up?); nothing ran",
@@ -350,13 +416,14 @@ init_place_masks(int fd, char *err, size_t errlen)
 	struct mask_entry m;
 	char *list;
 	size_t len;
-	int rc = 0, null_fd;
+	int rc = 0;
+	struct null_src null = {-1, -1, false};
 
 	err[0] = '\0';
 	if (read_all(fd, &list, &len) < 0)
 		return -1;
-	null_fd = open_exact("/dev/null");
-	if (null_fd < 0) {
+	null.null_fd = open_exact("/dev/null");
+	if (null.null_fd < 0) {
 		free(list);
 		return diag_fail(err, errlen, "cannot open /dev/null: %s; nothing ran",
 				 strerror(errno));
@@ -369,7 +436,7 @@ init_place_masks(int fd, char *err, size_t errlen)
 			rc = -1; /* not omnibox-run's list */
 			break;
 		}
-		rc = place_one(&d, &m, null_fd, err, errlen);
+		rc = place_one(&d, &m, &null, err, errlen);
 		off += elen + 1;
 	}
 	/* The last run's directory, found again at its path. */
@@ -379,7 +446,9 @@ init_place_masks(int fd, char *err, size_t errlen)
 		close(d.fd);
 		free(d.path);
 	}
-	close(null_fd);
+	if (null.template >= 0)
+		close(null.template);
+	close(null.null_fd);
 	free(list);
 	return rc;
 }
