@@ -100,10 +100,11 @@ struct out {
 	size_t n_sys; /* system mounts written so far */
 	/* Those omnibox-init makes, in order, for its arguments
 	 * (emit_init_args()): PATH, and KIND: 't' as --ro-bind-try, 'r' as
-	 * --ro-bind, 'd' as --dev. */
+	 * --ro-bind, 'b' as --ro-bind SRC PATH, 'd' as --dev. */
 	struct init_mount {
 		const char *path;
 		char kind;
+		char *src; /* 'b' alone: malloc'd */
 	} init[INIT_MOUNTS_MAX];
 	size_t n_init;
 };
@@ -516,6 +517,48 @@ emit_private_home(const struct policy *p, const struct bwrap_context *c, struct 
 	o->own = false;
 }
 
+/* Does omnibox-init make any of the next N system mounts? */
+static bool
+init_ahead(const struct out *o, size_t n)
+{
+	for (size_t i = o->n_sys; o->by_init && i < o->n_sys + n && i < INIT_MOUNTS_MAX; i++)
+		if (o->by_init[i])
+			return true;
+	return false;
+}
+
+/*
+ * A mount of the system's, FLAG SRC PATH (FLAG PATH for KIND 'd', as
+ * struct init_mount's), that omnibox-init makes in bwrap's stead where
+ * init_plan() says so: cloned from the host's root (emit_system_root()),
+ * after bwrap's last mount.  bwrap would read its whole mount table again
+ * after each bind (each device of its --dev too), omnibox-init reads none.
+ */
+static void
+system_bind(struct out *o, const char *flag, const char *src, const char *path, char kind)
+{
+	size_t i = o->n_sys++;
+
+	if (i >= INIT_MOUNTS_MAX)
+		abort();
+	if (o->sys_at && o->mounts)
+		o->sys_at[i] = o->mounts->n;
+	if (!o->by_init || !o->by_init[i]) {
+		args3(o, flag, src ? src : path, src ? path : NULL);
+		return;
+	}
+	/* SRC may be the caller's buffer: the copy is freed with O (build()). */
+	o->init[o->n_init++] = (struct init_mount){path, kind, kind == 'b' ? dup_or_die(src) : NULL};
+	by_init(o, flag, src ? src : path, src ? path : NULL);
+}
+
+/* The same with the same path inside as on the host. */
+static void
+system_mount(struct out *o, const char *flag, const char *path, char kind)
+{
+	system_bind(o, flag, kind == 'd' ? NULL : path, path, kind);
+}
+
 /*
  * egress_rules: the session's CA bundle read-only over the system's, after
  * every grant (one of /etc would cover it), for the clients that read the
@@ -545,7 +588,7 @@ emit_ca_bundles(const struct policy *p, const struct bwrap_context *c, struct ou
 			comment(o, "  %s", bwrap_ca_bundles[i]);
 	}
 	for (size_t i = 0; i < c->n_ca_bundles; i++)
-		args3(o, "--ro-bind", src, c->ca_bundles[i]);
+		system_bind(o, "--ro-bind", src, c->ca_bundles[i], 'b');
 }
 
 /*
@@ -568,9 +611,9 @@ emit_resolver(const struct policy *p, const struct bwrap_context *c, struct out 
 	comment(o, "  a client that ignores the proxy variables still reaches the proxy as "
 		   "NAME:PORT; files written at launch");
 	snprintf(src, sizeof(src), "%s/%s", c->scratch, TRANSPARENT_RESOLV_CONF);
-	args3(o, "--ro-bind", src, "/etc/resolv.conf");
+	system_bind(o, "--ro-bind", src, "/etc/resolv.conf", 'b');
 	snprintf(src, sizeof(src), "%s/%s", c->scratch, TRANSPARENT_HOSTS);
-	args3(o, "--ro-bind", src, "/etc/hosts");
+	system_bind(o, "--ro-bind", src, "/etc/hosts", 'b');
 }
 
 static void
@@ -628,40 +671,6 @@ emit_protects(const struct policy *p, const struct bwrap_context *c, struct out 
 		comment(o, "%s", c->protects[i].what);
 		emit_bind(o, &c->protects[i]);
 	}
-}
-
-/* Does omnibox-init make any of the next N system mounts? */
-static bool
-init_ahead(const struct out *o, size_t n)
-{
-	for (size_t i = o->n_sys; o->by_init && i < o->n_sys + n && i < INIT_MOUNTS_MAX; i++)
-		if (o->by_init[i])
-			return true;
-	return false;
-}
-
-/*
- * A mount of the system's, FLAG PATH PATH (--dev PATH for KIND 'd', as
- * struct init_mount's), that omnibox-init makes in bwrap's stead where
- * init_plan() says so: cloned from the host's root (emit_system_root()),
- * after bwrap's last mount.  bwrap would read its whole mount table again
- * after each bind (each device of its --dev too), omnibox-init reads none.
- */
-static void
-system_mount(struct out *o, const char *flag, const char *path, char kind)
-{
-	size_t i = o->n_sys++;
-
-	if (i >= INIT_MOUNTS_MAX)
-		abort();
-	if (o->sys_at && o->mounts)
-		o->sys_at[i] = o->mounts->n;
-	if (!o->by_init || !o->by_init[i]) {
-		args3(o, flag, path, kind == 'd' ? NULL : path);
-		return;
-	}
-	o->init[o->n_init++] = (struct init_mount){path, kind};
-	by_init(o, flag, path, kind == 'd' ? NULL : path);
 }
 
 /* /etc's system files, read-only: system_mount()s. */
@@ -954,13 +963,17 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 				   "from the host's root bound");
 			comment(o, "  at --system-root, as bwrap would (--system: as --ro-bind-try; "
 				   "--system-required: as");
-			comment(o, "  --ro-bind; --dev: a tmpfs with bwrap's --dev devices, links "
-				   "and a new devpts)");
+			comment(o, "  --ro-bind; --system-bind SRC PATH: as --ro-bind SRC PATH; --dev: "
+				   "a tmpfs with bwrap's");
+			comment(o, "  --dev devices, links and a new devpts)");
 			args3(o, "--system-root", BWRAP_SYSTEM_ROOT, NULL);
 		}
 		arg(o, o->init[i].kind == 'd'	? "--dev"
 		       : o->init[i].kind == 'r' ? "--system-required"
+		       : o->init[i].kind == 'b' ? "--system-bind"
 						: "--system");
+		if (o->init[i].src)
+			arg(o, o->init[i].src);
 		arg(o, o->init[i].path);
 	}
 	comment(o, "bwrap's --uid 0: omnibox-init becomes the launcher's uid and gid again (a "
@@ -1249,6 +1262,8 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	free(dirs);
 	if (n_sys)
 		*n_sys = o.n_sys;
+	for (size_t i = 0; i < o.n_init; i++)
+		free(o.init[i].src);
 	return 0;
 }
 

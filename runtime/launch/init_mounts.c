@@ -521,13 +521,13 @@ make_point(struct point_dir *d, const char *path, bool is_dir, const char **base
 }
 
 /*
- * PATH of the host (relative to ROOT_FD, its symlinks followed as the host
- * would: an absolute target is the host's), cloned read-only onto the same
- * path inside, its mount point made in D.  0; 1 when the host has no PATH;
- * -1 with errno.
+ * FROM of the host (relative to ROOT_FD, its symlinks followed as the host
+ * would: an absolute target is the host's), cloned read-only onto PATH
+ * inside, its mount point made in D.  0; 1 when the host has no FROM; -1
+ * with errno.
  */
 static int
-clone_system(int root_fd, struct point_dir *d, const char *path)
+clone_system(int root_fd, struct point_dir *d, const char *from, const char *path)
 {
 	struct open_how how = {.flags = O_PATH | O_CLOEXEC,
 			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
@@ -539,7 +539,7 @@ clone_system(int root_fd, struct point_dir *d, const char *path)
 	 * in the root only while no rename or mount anywhere on the machine
 	 * races it: the kernel says EAGAIN, to be tried again. */
 	do
-		src = (int)syscall(SYS_openat2, root_fd, path + 1, &how, sizeof(how));
+		src = (int)syscall(SYS_openat2, root_fd, from + 1, &how, sizeof(how));
 	while (src < 0 && errno == EAGAIN && ++tries < 100000);
 	if (src < 0)
 		return errno == ENOENT ? 1 : -1;
@@ -728,10 +728,10 @@ init_mount_system(const char *root, const struct init_system *v, size_t n, char 
 			rc = make_dev(root_fd, v[i].path, err, errlen);
 			continue;
 		}
-		r = clone_system(root_fd, &d, v[i].path);
-		if (r == 1 && v[i].kind == 'r')
+		r = clone_system(root_fd, &d, v[i].src ? v[i].src : v[i].path, v[i].path);
+		if (r == 1 && v[i].kind != 't')
 			rc = diag_fail(err, errlen, "the host has no %s to mount; nothing ran",
-				       v[i].path);
+				       v[i].src ? v[i].src : v[i].path);
 		else if (r < 0)
 			rc = diag_fail(err, errlen, "cannot mount the system's %s: %s%s; nothing ran",
 				       v[i].path, strerror(errno),

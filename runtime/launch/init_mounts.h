@@ -24,7 +24,8 @@ int init_place_masks(int fd, char *err, size_t errlen);
  * A mount of the system's that omnibox-init makes in bwrap's stead: the
  * host's PATH (absolute) cloned read-only, nosuid and nodev onto the same
  * path inside as bwrap's --ro-bind-try would (KIND 't': one the host lacks
- * is skipped) or --ro-bind ('r': one it lacks fails the launch); or ('d')
+ * is skipped) or --ro-bind ('r': one it lacks fails the launch); the
+ * host's SRC so onto PATH ('b', as --ro-bind SRC PATH); or ('d')
  * a /dev at PATH as bwrap's --dev makes it: a tmpfs with the host's
  * devices null, zero, full, random, urandom and tty bound in (read-write,
  * nosuid), the links to /proc/self/fd, an empty shm, a new devpts instance
@@ -34,6 +35,7 @@ int init_place_masks(int fd, char *err, size_t errlen);
 struct init_system {
 	const char *path;
 	char kind;
+	const char *src; /* 'b' alone; else NULL */
 };
 
 /*

@@ -6,7 +6,7 @@
  *                [--rlimit-nproc N] [--fs-write PATH]... [--scope] [--tty]
  *                [--ready-fd FD] [--masks-fd FD] [--seccomp-fd FD] [--launcher-ids]
  *                [--system-root DIR [--system PATH | --system-required PATH |
- *                 --dev PATH]...]
+ *                 --system-bind SRC PATH | --dev PATH]...]
  *                [--ll-fs FD RIGHTS]... [--ll-net-connect PORT]... [--ll-min-abi N]
  *                -- ARGV...
  *
@@ -22,7 +22,8 @@
  * made (init_mounts.h), from DIR, where bwrap bound the host's root for
  * that alone: each --system PATH of the host (as --ro-bind-try) and
  * --system-required PATH (as --ro-bind) cloned read-only onto the same
- * path, and /dev at each --dev PATH as bwrap's --dev makes it; then it
+ * path, SRC of each --system-bind SRC PATH onto PATH (as --ro-bind SRC
+ * PATH), and /dev at each --dev PATH as bwrap's --dev makes it; then it
  * unmounts DIR.  It mounts the masks of
  * --masks-fd (a /dev/null
  * over each file, each directory's tmpfs made read-only: init_mounts.h),
@@ -139,7 +140,8 @@ usage(void)
 	      "                    [--rlimit-nofile N] [--rlimit-nproc N] [--fs-write PATH]...\n"
 	      "                    [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]\n"
 	      "                    [--launcher-ids] [--system-root DIR [--system PATH |\n"
-	      "                    --system-required PATH | --dev PATH]...]\n"
+	      "                    --system-required PATH | --system-bind SRC PATH |\n"
+	      "                    --dev PATH]...]\n"
 	      "                    [--seccomp-fd FD] [--ll-fs FD RIGHTS]...\n"
 	      "                    [--ll-net-connect PORT]... [--ll-net-any] [--ll-min-abi N]\n"
 	      "                    -- ARGV...\n"
@@ -320,10 +322,15 @@ parse_options(struct init_options *io, int argc, char **argv)
 			io->system_root = argv[++i];
 			continue;
 		}
+		if (!strcmp(argv[i], "--system-bind") && i + 2 < argc) {
+			io->system[io->n_system++] = (struct init_system){argv[i + 2], 'b', argv[i + 1]};
+			i += 2;
+			continue;
+		}
 		if (system_kind(argv[i]) && i + 1 < argc) {
 			char kind = system_kind(argv[i]);
 
-			io->system[io->n_system++] = (struct init_system){argv[++i], kind};
+			io->system[io->n_system++] = (struct init_system){argv[++i], kind, NULL};
 			continue;
 		}
 		if (!strcmp(argv[i], "--launcher-ids")) {

@@ -216,6 +216,19 @@ resolver() {
 	expect_no_out "other.test $a"
 	sbx open python3 c.py stable 2000
 	expect_out "distinct 2000 stable 2000 block 2000"
+	name="the sandbox's resolv.conf, hosts and CA bundle are omnibox-init's binds, over the host's"
+	sbx open sh -c 'cat /etc/resolv.conf; grep -c "^-----BEGIN CERTIFICATE" /etc/ssl/certs/ca-certificates.crt;
+		grep -E " /etc/(resolv.conf|hosts|ssl/certs/ca-certificates.crt) " /proc/self/mountinfo |
+		cut -d" " -f4,5,6'
+	expect_out "nameserver 127.0.0.53"
+	expect_out "omnibox-resolv.conf /etc/resolv.conf ro,"
+	expect_out "omnibox-hosts /etc/hosts ro,"
+	expect_out "omnibox-ca.pem /etc/ssl/certs/ca-certificates.crt ro,"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/open.yaml" -- true 2>&1)
+	expect_out "# omnibox-init: --ro-bind-try /etc/resolv.conf /etc/resolv.conf"
+	expect_out "/omnibox-resolv.conf /etc/resolv.conf"
+	expect_out "--system-bind"
+	expect_no_out "$(printf -- '--ro-bind-try\n/etc/resolv.conf')"
 	name="the resolver asks no one: names the agent looks up never reach the test resolver"
 	q=$(queries exfil-abc123.test)
 	sbx open python3 c.py resolve exfil-abc123.test
