@@ -1019,6 +1019,36 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 	}
 }
 
+/* 1. and 2.: the system directories, /etc's files, /proc, /dev and /tmp. */
+static void
+emit_system(const struct bwrap_context *c, struct out *o)
+{
+	comment(o, "1. system directories, read-only");
+	for (size_t i = 0; paths_linux_system_dirs[i]; i++) {
+		const struct bwrap_link *link = NULL;
+
+		for (size_t k = 0; k < c->n_system_links; k++)
+			if (!strcmp(c->system_links[k].path, paths_linux_system_dirs[i]))
+				link = &c->system_links[k];
+		/* A merged-/usr symlink is recreated, not mounted a second time. */
+		if (link)
+			args3(o, "--symlink", link->target, link->path);
+		else
+			system_mount(o, "--ro-bind-try", paths_linux_system_dirs[i], 't');
+	}
+	emit_etc(o);
+
+	o->part = BWRAP_PART_KERNEL;
+	comment(o, "2. fresh /proc (its tunables read-only), /dev and /tmp");
+	args3(o, "--proc", "/proc", NULL);
+	/* Kernel tunables stay read-only even for a root without capabilities,
+	 * whom file permissions alone would let write most of them. */
+	system_mount(o, "--ro-bind", "/proc/sys", 'r');
+	system_mount(o, "--ro-bind-try", "/proc/sysrq-trigger", 't');
+	system_mount(o, "--dev", "/dev", 'd');
+	args3(o, "--tmpfs", "/tmp", NULL);
+}
+
 static int build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 		 struct textbuf *text, struct textbuf *nul, struct textbuf *tail,
 		 struct bwrap_mounts *mounts, const bool *by_init, size_t *sys_at, size_t *n_sys);
@@ -1166,30 +1196,7 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 			"here\n");
 	}
 
-	comment(&o, "1. system directories, read-only");
-	for (size_t i = 0; paths_linux_system_dirs[i]; i++) {
-		const struct bwrap_link *link = NULL;
-
-		for (size_t k = 0; k < c->n_system_links; k++)
-			if (!strcmp(c->system_links[k].path, paths_linux_system_dirs[i]))
-				link = &c->system_links[k];
-		/* A merged-/usr symlink is recreated, not mounted a second time. */
-		if (link)
-			args3(&o, "--symlink", link->target, link->path);
-		else
-			system_mount(&o, "--ro-bind-try", paths_linux_system_dirs[i], 't');
-	}
-	emit_etc(&o);
-
-	o.part = BWRAP_PART_KERNEL;
-	comment(&o, "2. fresh /proc (its tunables read-only), /dev and /tmp");
-	args3(&o, "--proc", "/proc", NULL);
-	/* Kernel tunables stay read-only even for a root without capabilities,
-	 * whom file permissions alone would let write most of them. */
-	system_mount(&o, "--ro-bind", "/proc/sys", 'r');
-	system_mount(&o, "--ro-bind-try", "/proc/sysrq-trigger", 't');
-	system_mount(&o, "--dev", "/dev", 'd');
-	args3(&o, "--tmpfs", "/tmp", NULL);
+	emit_system(c, &o);
 	o.part = BWRAP_PART_HOME;
 	emit_private_home(p, c, &o);
 	o.part = BWRAP_PART_LAUNCH;
