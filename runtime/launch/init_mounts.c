@@ -113,18 +113,25 @@ mask_in_place(char kind, int dfd, const struct stat *up, const char *base)
 	return ok;
 }
 
-/* An empty tmpfs with the attributes ATTRS (MOUNT_ATTR_*), moved onto TARGET. */
+/*
+ * A new file system of TYPE with the options OPTS (NAME, VALUE pairs, a
+ * NULL VALUE for a flag; a NULL NAME ends them) and the attributes ATTRS
+ * (MOUNT_ATTR_*), moved onto NAME in DIR ("": onto DIR itself).  0, or -1
+ * with errno.
+ */
 static int
-new_tmpfs(int target, unsigned attrs)
+new_mount(const char *type, const char *const *opts, unsigned attrs, int dir, const char *name)
 {
-	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC), mnt = -1, rc = -1, saved;
+	int fs = (int)syscall(SYS_fsopen, type, FSOPEN_CLOEXEC), mnt = -1, rc = -1, saved;
+	bool ok = fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", type, 0) == 0;
 
-	if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "tmpfs", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0 &&
+	for (size_t i = 0; ok && opts[i]; i += 2)
+		ok = syscall(SYS_fsconfig, fs, opts[i + 1] ? FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG,
+			     opts[i], opts[i + 1], 0) == 0;
+	if (ok && syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0 &&
 	    (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs)) >= 0 &&
-	    syscall(SYS_move_mount, mnt, "", target, "",
-		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
+	    syscall(SYS_move_mount, mnt, "", dir, name,
+		    MOVE_MOUNT_F_EMPTY_PATH | (*name ? 0 : MOVE_MOUNT_T_EMPTY_PATH)) == 0)
 		rc = 0;
 	saved = errno;
 	if (mnt >= 0)
@@ -133,6 +140,13 @@ new_tmpfs(int target, unsigned attrs)
 		close(fs);
 	errno = saved;
 	return rc;
+}
+
+/* An empty tmpfs with the attributes ATTRS (MOUNT_ATTR_*), moved onto TARGET. */
+static int
+new_tmpfs(int target, unsigned attrs)
+{
+	return new_mount("tmpfs", (const char *const[]){"mode", "0755", NULL}, attrs, target, "");
 }
 
 /* SET added to the attributes of the mount FD is on (or the detached tree FD is). */
@@ -611,24 +625,10 @@ bind_device(int src, int dfd, const char *base)
 static int
 mount_devpts(int dev)
 {
-	int fs = (int)syscall(SYS_fsopen, "devpts", FSOPEN_CLOEXEC), mnt = -1, rc = -1, saved;
-
-	if (fs >= 0 && syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "source", "devpts", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "620", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0 &&
-	    (mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-				MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC)) >= 0 &&
-	    syscall(SYS_move_mount, mnt, "", dev, "pts", MOVE_MOUNT_F_EMPTY_PATH) == 0)
-		rc = 0;
-	saved = errno;
-	if (mnt >= 0)
-		close(mnt);
-	if (fs >= 0)
-		close(fs);
-	errno = saved;
-	return rc;
+	return new_mount("devpts",
+			 (const char *const[]){"newinstance", NULL, "ptmxmode", "0666", "mode", "620",
+					       NULL},
+			 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, dev, "pts");
 }
 
 /*
