@@ -88,6 +88,10 @@ struct bwrap_context {
 	const char *home;
 	const char *scratch; /* the private scratch dir */
 	int init_fd;	     /* a descriptor on omnibox-init; -1: "{FD}" */
+	/* omnibox-init needs a program interpreter (a dynamic build, as the
+	 * sanitizers' is): the system directories and /dev stay bwrap's, in
+	 * place before it runs, not made by it. */
+	bool init_interp;
 
 	/* Resolved only. */
 	const struct bwrap_grant *grants; /* in mount order (bwrap_grants_order()) */

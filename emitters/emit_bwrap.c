@@ -1033,6 +1033,8 @@ emit_system(const struct bwrap_context *c, struct out *o)
 		/* A merged-/usr symlink is recreated, not mounted a second time. */
 		if (link)
 			args3(o, "--symlink", link->target, link->path);
+		else if (c->init_interp)
+			args3(o, "--ro-bind-try", paths_linux_system_dirs[i], paths_linux_system_dirs[i]);
 		else
 			system_mount(o, "--ro-bind-try", paths_linux_system_dirs[i], 't');
 	}
@@ -1045,7 +1047,10 @@ emit_system(const struct bwrap_context *c, struct out *o)
 	 * whom file permissions alone would let write most of them. */
 	system_mount(o, "--ro-bind", "/proc/sys", 'r');
 	system_mount(o, "--ro-bind-try", "/proc/sysrq-trigger", 't');
-	system_mount(o, "--dev", "/dev", 'd');
+	if (c->init_interp)
+		args3(o, "--dev", "/dev", NULL);
+	else
+		system_mount(o, "--dev", "/dev", 'd');
 	args3(o, "--tmpfs", "/tmp", NULL);
 }
 

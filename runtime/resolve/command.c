@@ -5,6 +5,9 @@
 
 #include "compiler/decide/env.h"
 
+#if defined(__linux__)
+#include <elf.h>
+#endif
 #include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -142,3 +145,41 @@ launch_home(char *const *env)
 	pw = getpwuid(getuid());
 	return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : "/";
 }
+
+#if defined(__linux__)
+bool
+launch_elf_interp(int fd)
+{
+	char proc[64];
+	Elf64_Ehdr eh;
+	bool interp = true; /* what cannot be read is taken to need one */
+	int rfd;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	rfd = open(proc, O_RDONLY | O_CLOEXEC);
+	if (rfd < 0)
+		return true;
+	if (pread(rfd, &eh, sizeof(eh), 0) == (ssize_t)sizeof(eh) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+		interp = false;
+		for (unsigned i = 0; i < eh.e_phnum && !interp; i++) {
+			Elf64_Phdr ph;
+
+			if (pread(rfd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (Elf64_Off)i * sizeof(ph))) !=
+			    (ssize_t)sizeof(ph))
+				interp = true;
+			else
+				interp = ph.p_type == PT_INTERP;
+		}
+	}
+	close(rfd);
+	return interp;
+}
+#else
+bool
+launch_elf_interp(int fd)
+{
+	(void)fd;
+	return true; /* no bwrap here: only its Linux launch asks */
+}
+#endif

@@ -71,4 +71,12 @@ struct launch_env {
 char **launch_env_build(struct arena *a, const struct policy *p, char *const *env,
 			const struct launch_env *e);
 
+/*
+ * Does the executable FD (any descriptor on it, O_PATH too) need a program
+ * interpreter (PT_INTERP: a dynamic build), which must then be in place
+ * before it runs?  What is not a 64-bit ELF file, or cannot be read, is
+ * taken to need one.
+ */
+bool launch_elf_interp(int fd);
+
 #endif

@@ -2602,6 +2602,7 @@ open_init(struct rctx *r)
 	}
 	keep_fd(r, w.fd);
 	r->plan->ctx.init_fd = w.fd;
+	r->plan->ctx.init_interp = launch_elf_interp(w.fd);
 	return 0;
 }
 
