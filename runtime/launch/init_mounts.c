@@ -549,6 +549,11 @@ clone_system(int root_fd, struct point_dir *d, const char *from, const char *pat
 	const char *base;
 	struct stat st;
 
+	/* A source of its own (--system-bind: a file omnibox-run made in the
+	 * scratch dir, by its canonical path) is followed through no link. */
+	if (from != path)
+		how.resolve |= RESOLVE_NO_SYMLINKS;
+
 	/* A ".." in a link (os-release -> ../usr/lib/os-release) is resolved
 	 * in the root only while no rename or mount anywhere on the machine
 	 * races it: the kernel says EAGAIN, to be tried again. */

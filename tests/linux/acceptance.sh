@@ -459,6 +459,25 @@ t_system_dev() {
 /proc/self/fd/0"
 	# A new instance: the host's terminals are not there, the one just opened is.
 	expect_out "pty /dev/pts/0"
+	name="a grant in /dev or /usr keeps that mount bwrap's, before the grant: the grant is there and writes the host"
+	rm -f "/dev/shm/omnibox-acc-$who"
+	policy grant-shm <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [/dev/shm]
+	    read_paths: [/usr/share/doc]
+	EOF
+	sbx grant-shm sh -c "echo shm-$who > /dev/shm/omnibox-acc-$who && echo wrote; ls /usr/share/doc | head -1; ls -A /dev | tr '\n' ' '"
+	expect_rc 0
+	expect_out "wrote"
+	expect_out "null"
+	tests=$((tests + 1))
+	[ "$(cat "/dev/shm/omnibox-acc-$who" 2>/dev/null)" = "shm-$who" ] || fail "/dev/shm/omnibox-acc-$who not written on the host"
+	rm -f "/dev/shm/omnibox-acc-$who"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/grant-shm.yaml" -- true 2>&1)
+	expect_out "$(printf -- '--dev\n/dev\n--tmpfs')"
+	expect_out "$(printf -- '--ro-bind-try\n/usr\n/usr')"
+	expect_no_out "# omnibox-init: --dev /dev"
 	name="--dry-run: bwrap makes none of the system's mounts omnibox-init makes, /dev's devices included"
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/default.yaml" -- true 2>&1)
 	expect_out "# omnibox-init: --ro-bind /proc/sys /proc/sys"
