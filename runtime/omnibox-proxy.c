@@ -716,6 +716,7 @@ main(int argc, char **argv)
 	int rc;
 
 	proxy_memory_init();
+	tls_library_init();
 	a = arena_new();
 	o.session = o.log_fd = -1;
 	parse_args(a, argc, argv, &o);

@@ -259,7 +259,25 @@ decode_body(const char **p, const char *end, const char *label, unsigned char **
 		/* The reader takes the lines before a blank one for headers. */
 		if (!len || l + len > stop)
 			goto refuse;
-		for (size_t i = 0; i < len; i++) {
+		size_t i = 0;
+
+		/* The usual line: groups of four digits, each decoded whole. */
+		for (; !pad && !k && i + 4 <= len; i += 4) {
+			unsigned long a = b64_value[(unsigned char)l[i]],
+				      b = b64_value[(unsigned char)l[i + 1]],
+				      c = b64_value[(unsigned char)l[i + 2]],
+				      d = b64_value[(unsigned char)l[i + 3]];
+
+			if (!a || !b || !c || !d)
+				break;
+			acc = (a - 1) << 18 | (b - 1) << 12 | (c - 1) << 6 | (d - 1);
+			o[0] = (unsigned char)(acc >> 16);
+			o[1] = (unsigned char)(acc >> 8);
+			o[2] = (unsigned char)acc;
+			o += 3;
+			digits += 4;
+		}
+		for (; i < len; i++) {
 			unsigned char v = b64_value[(unsigned char)l[i]];
 
 			if (v && !pad) {

@@ -83,7 +83,7 @@ handshake_failed(struct conn *c)
 	char reason[256] = "the agent closed the connection", s[300];
 
 	if (e)
-		ERR_error_string_n(e, reason, sizeof(reason));
+		tls_error_text(e, reason, sizeof(reason));
 	if (sni && strcasecmp(sni, c->host) != 0)
 		plog(c->p, "c%lu deny TLS handshake for CONNECT %s:%u: SNI '%s' differs", c->id,
 		     c->host, c->port, esc(s, sizeof(s), sni, strlen(sni)));
@@ -589,7 +589,7 @@ up_event_cb(struct bufferevent *bev, short what, void *arg)
 			char reason[256];
 
 			if (e)
-				ERR_error_string_n(e, reason, sizeof(reason));
+				tls_error_text(e, reason, sizeof(reason));
 			else
 				snprintf(reason, sizeof(reason), "%s", failed);
 			snprintf(why, sizeof(why), "TLS with the server failed: %s", reason);

@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,13 +43,35 @@ struct tls_ca {
 /* The index of the SSL ex_data slot holding the expected SNI host. */
 static int host_index = -1;
 
+void
+tls_library_init(void)
+{
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS,
+			 NULL);
+	/* Before the generator's first use; should it fail, the default stays. */
+	if (!RAND_set_DRBG_type(NULL, "HASH-DRBG", NULL, NULL, "SHA256"))
+		ERR_clear_error();
+}
+
+void
+tls_error_text(unsigned long e, char *buf, size_t len)
+{
+	OPENSSL_init_ssl(OPENSSL_INIT_LOAD_SSL_STRINGS | OPENSSL_INIT_LOAD_CRYPTO_STRINGS, NULL);
+	ERR_error_string_n(e, buf, len);
+}
+
 static void
 ssl_error(char *err, size_t errlen, const char *what)
 {
 	unsigned long e = ERR_get_error();
 	char buf[256];
 
-	ERR_error_string_n(e, buf, sizeof(buf));
+	tls_error_text(e, buf, sizeof(buf));
 	snprintf(err, errlen, "%s: %s", what, e ? buf : "unknown error");
 	ERR_clear_error();
 }
@@ -67,7 +90,7 @@ tls_prewarm(void)
 {
 	EVP_MD *md;
 
-	OPENSSL_init_ssl(0, NULL);
+	tls_library_init();
 	if (!warm_key)
 		warm_key = make_key();
 	if (!warm_leaf_key)
