@@ -51,8 +51,10 @@ tls_library_init(void)
 	if (done)
 		return;
 	done = true;
-	OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_SSL_STRINGS | OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS,
-			 NULL);
+	/* libcrypto alone, with the system's configuration: libssl, and with it
+	 * the error texts, come with the first TLS context (proxy_warm()).  An
+	 * OPENSSL_INIT_NO_LOAD_*_STRINGS here would keep them out for good. */
+	OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL);
 	/* Before the generator's first use; should it fail, the default stays. */
 	if (!RAND_set_DRBG_type(NULL, "HASH-DRBG", NULL, NULL, "SHA256"))
 		ERR_clear_error();

@@ -33,12 +33,13 @@
 struct tls_ca;
 
 /*
- * OpenSSL set up for a proxy's start, before its first use: its error
- * texts are loaded by tls_error_text() when one is needed, not at every
- * start (about 0.4 ms), and its random generator is the SHA-256 Hash_DRBG
- * (NIST SP 800-90A, as the default CTR_DRBG), whose digest a start fetches
- * anyway: the AES ciphers of the default one, fetched first, cost a start
- * about 0.9 ms.  Without it OpenSSL sets itself up as usual.
+ * OpenSSL set up for a proxy's start, before its first use: libcrypto
+ * alone, libssl and its error texts coming with the first TLS context or
+ * the first error shown (tls_error_text()); and its random generator the
+ * SHA-256 Hash_DRBG (NIST SP 800-90A, as the default CTR_DRBG), whose
+ * digest a start fetches anyway: the AES ciphers of the default one,
+ * fetched first, cost a start about 0.9 ms.  Without it OpenSSL sets
+ * itself up as usual.
  */
 void tls_library_init(void);
 

@@ -10,6 +10,7 @@
 
 #include <openssl/err.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/x509v3.h>
 
 #include "runtime/egress/tls.h"
@@ -302,4 +303,17 @@ Test(tls_handshake, an_ipv4_host_without_sni_completes)
 	cr_assert_eq(SSL_get_verify_result(p.client), X509_V_OK);
 	free_pair(&p);
 	SSL_CTX_free(sctx);
+}
+
+/* A start loads no error texts (tls_library_init()); a message still names the reason. */
+Test(tls_library, an_error_reads_as_text_though_a_start_loads_none)
+{
+	char text[256];
+	unsigned char out[32];
+
+	tls_library_init();
+	cr_assert_eq(RAND_bytes(out, sizeof(out)), 1, "the Hash_DRBG gives no bytes");
+	tls_error_text(ERR_PACK(ERR_LIB_SSL, 0, SSL_R_CERTIFICATE_VERIFY_FAILED), text,
+		       sizeof(text));
+	cr_expect(strstr(text, "certificate verify failed") != NULL, "%s", text);
 }
