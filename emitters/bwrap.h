@@ -212,6 +212,7 @@ struct bwrap_mount {
 	bool own;	  /* the private home: the sandbox's own directory, nothing of the
 			   * host's below it but what later mounts show */
 	bool write_file;  /* a write_files grant (its private directory, or the file) */
+	bool late;	  /* made by omnibox-init after all the others (the masks) */
 };
 
 struct bwrap_mounts {

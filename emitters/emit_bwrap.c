@@ -21,9 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* At most this many system mounts (system_mount()): the system
- * directories, /etc's files, /proc's two and /dev. */
-#define INIT_MOUNTS_MAX 128
+/* At most this many mounts omnibox-init may make in bwrap's stead
+ * (init_bind()): the system directories, /etc's files, /proc's two and
+ * /dev, the private home, the grants and the masks' tmpfs.  Any beyond
+ * are bwrap's. */
+#define INIT_MOUNTS_MAX 512
 
 const char *const bwrap_ca_bundles[] = {
     "/etc/ssl/certs/ca-certificates.crt",		  /* Debian, Ubuntu, Alpine, Arch */
@@ -92,19 +94,22 @@ struct out {
 	bool own;		     /* the bind written now is the private home */
 	enum bwrap_part part;	     /* the part being written */
 	bool write_file;	     /* the bind written now is a write_files grant */
-	/* Which system mounts omnibox-init makes in bwrap's stead, by their
-	 * order of writing (init_plan()), or NULL: bwrap makes them all (the
-	 * plan's own pass, which notes in SYS_AT where each one was recorded). */
+	bool late;		     /* the mount written now is omnibox-init's, after all others */
+	/* Which of the mounts omnibox-init may make (init_bind()) it makes in
+	 * bwrap's stead, by their order of writing (init_plan()), or NULL:
+	 * bwrap makes them all (the plan's own pass, which notes in SYS_AT
+	 * where each one was recorded). */
 	const bool *by_init;
 	size_t *sys_at;
-	size_t n_sys; /* system mounts written so far */
+	size_t n_sys; /* such mounts written so far */
 	/* Those omnibox-init makes, in order, for its arguments
 	 * (emit_init_args()): PATH, and KIND: 't' as --ro-bind-try, 'r' as
-	 * --ro-bind, 'b' as --ro-bind SRC PATH, 'd' as --dev. */
+	 * --ro-bind, 'b' as --ro-bind SRC PATH, 'd' as --dev, 'g' as
+	 * --ro-bind-fd SRC PATH, 'w' as --bind-fd SRC PATH, 'm' as --tmpfs. */
 	struct init_mount {
 		const char *path;
 		char kind;
-		char *src; /* 'b' alone: malloc'd */
+		char *src; /* 'b', 'g', 'w' alone: malloc'd */
 	} init[INIT_MOUNTS_MAX];
 	size_t n_init;
 };
@@ -162,6 +167,7 @@ record(struct out *o, const char *flag, const char *x, const char *y)
 		e->own = o->own;
 		e->part = o->part;
 		e->write_file = o->write_file;
+		e->late = o->late;
 		if (e->op == BWRAP_RO_BIND && e->src && !strcmp(e->src, "/dev/null"))
 			e->op = BWRAP_DEVNULL;
 		return;
@@ -197,17 +203,13 @@ args3(struct out *o, const char *flag, const char *x, const char *y)
 static void comment(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
- * A mount omnibox-init makes, by descriptor, from the list on --masks-fd
- * (bwrap_masks_list()), after bwrap's last one: bwrap would read its whole
- * mount table again for each.  Written as bwrap's own FLAG X Y would be,
+ * A mount omnibox-init makes, written as bwrap's own FLAG X Y would be,
  * after "# omnibox-init:", so the text reads the same (the last path is the
- * rest of the line); recorded as that mount, so what --why answers is what
- * the launch does.
+ * rest of the line).
  */
 static void
-by_init(struct out *o, const char *flag, const char *x, const char *y)
+init_text(struct out *o, const char *flag, const char *x, const char *y)
 {
-	record(o, flag, x, y);
 	if (!o->text)
 		return;
 	tb_puts(o->text, "# omnibox-init: ");
@@ -219,6 +221,21 @@ by_init(struct out *o, const char *flag, const char *x, const char *y)
 		tb_escape(o->text, y, 0);
 	}
 	tb_putc(o->text, '\n');
+}
+
+/*
+ * A mask omnibox-init makes, by descriptor, from the list on --masks-fd
+ * (bwrap_masks_list()), after every other mount: bwrap would read its
+ * whole mount table again for each.  Written as init_text() writes;
+ * recorded as that mount, so what --why answers is what the launch does.
+ */
+static void
+by_init(struct out *o, const char *flag, const char *x, const char *y)
+{
+	o->late = true;
+	record(o, flag, x, y);
+	o->late = false;
+	init_text(o, flag, x, y);
 }
 
 /* Is a comment written, or kept as the why of the mounts that follow? */
@@ -447,6 +464,19 @@ emit_bind(struct out *o, const struct bwrap_grant *g)
 	      g->path);
 }
 
+static void init_bind(struct out *o, const char *flag, const char *src, const char *path,
+		      char kind);
+
+/* The same, one omnibox-init may make instead (init_bind()). */
+static void
+emit_grant_bind(struct out *o, const struct bwrap_grant *g)
+{
+	char fd[16];
+
+	init_bind(o, g->writable ? "--bind-fd" : "--ro-bind-fd", fd_text(fd, sizeof(fd), g->fd),
+		  g->path, g->writable ? 'w' : 'g');
+}
+
 static void
 emit_grants(const struct policy *p, const struct bwrap_context *c, const struct bwrap_grant *g,
 	    size_t n, struct out *o)
@@ -461,7 +491,7 @@ emit_grants(const struct policy *p, const struct bwrap_context *c, const struct 
 		else
 			comment(o, "%s", g[i].what);
 		o->write_file = g[i].private_dir || !strncmp(g[i].what, "write_files", 11);
-		emit_bind(o, &g[i]);
+		emit_grant_bind(o, &g[i]);
 		o->write_file = false;
 	}
 	for (size_t i = 0; !c->resolved && i < sb->read_paths.n + sb->write_paths.n; i++) {
@@ -511,9 +541,9 @@ emit_private_home(const struct policy *p, const struct bwrap_context *c, struct 
 	}
 	o->own = true;
 	if (c->resolved)
-		emit_bind(o, c->private_home);
+		emit_grant_bind(o, c->private_home);
 	else
-		args3(o, "--bind-fd", "{FD}", c->home);
+		init_bind(o, "--bind-fd", "{FD}", c->home, 'w');
 	o->own = false;
 }
 
@@ -528,19 +558,24 @@ init_ahead(const struct out *o, size_t n)
 }
 
 /*
- * A mount of the system's, FLAG SRC PATH (FLAG PATH for KIND 'd', as
- * struct init_mount's), that omnibox-init makes in bwrap's stead where
- * init_plan() says so: cloned from the host's root (emit_system_root()),
- * after bwrap's last mount.  bwrap would read its whole mount table again
- * after each bind (each device of its --dev too), omnibox-init reads none.
+ * A mount, FLAG SRC PATH (FLAG PATH for KIND 'd' and 'm', as struct
+ * init_mount's), that omnibox-init makes in bwrap's stead where
+ * init_plan() says so, after bwrap's last mount and before the masks: a
+ * system's cloned from the host's root (emit_system_root()), a grant's
+ * there too, by the launch's descriptor SRC, or a tmpfs.  bwrap would read
+ * its whole mount table again after each bind (each device of its --dev
+ * too), omnibox-init reads none.
  */
 static void
-system_bind(struct out *o, const char *flag, const char *src, const char *path, char kind)
+init_bind(struct out *o, const char *flag, const char *src, const char *path, char kind)
 {
-	size_t i = o->n_sys++;
+	size_t i = o->n_sys;
 
-	if (i >= INIT_MOUNTS_MAX)
-		abort();
+	if (i >= INIT_MOUNTS_MAX) {
+		args3(o, flag, src ? src : path, src ? path : NULL);
+		return;
+	}
+	o->n_sys++;
 	if (o->sys_at && o->mounts)
 		o->sys_at[i] = o->mounts->n;
 	if (!o->by_init || !o->by_init[i]) {
@@ -548,15 +583,17 @@ system_bind(struct out *o, const char *flag, const char *src, const char *path, 
 		return;
 	}
 	/* SRC may be the caller's buffer: the copy is freed with O (build()). */
-	o->init[o->n_init++] = (struct init_mount){path, kind, kind == 'b' ? dup_or_die(src) : NULL};
-	by_init(o, flag, src ? src : path, src ? path : NULL);
+	o->init[o->n_init++] =
+	    (struct init_mount){path, kind, src && kind != 't' && kind != 'r' ? dup_or_die(src) : NULL};
+	record(o, flag, src ? src : path, src ? path : NULL);
+	init_text(o, flag, src ? src : path, src ? path : NULL);
 }
 
 /* The same with the same path inside as on the host. */
 static void
 system_mount(struct out *o, const char *flag, const char *path, char kind)
 {
-	system_bind(o, flag, kind == 'd' ? NULL : path, path, kind);
+	init_bind(o, flag, kind == 'd' ? NULL : path, path, kind);
 }
 
 /*
@@ -588,7 +625,7 @@ emit_ca_bundles(const struct policy *p, const struct bwrap_context *c, struct ou
 			comment(o, "  %s", bwrap_ca_bundles[i]);
 	}
 	for (size_t i = 0; i < c->n_ca_bundles; i++)
-		system_bind(o, "--ro-bind", src, c->ca_bundles[i], 'b');
+		init_bind(o, "--ro-bind", src, c->ca_bundles[i], 'b');
 }
 
 /*
@@ -611,9 +648,9 @@ emit_resolver(const struct policy *p, const struct bwrap_context *c, struct out 
 	comment(o, "  a client that ignores the proxy variables still reaches the proxy as "
 		   "NAME:PORT; files written at launch");
 	snprintf(src, sizeof(src), "%s/%s", c->scratch, TRANSPARENT_RESOLV_CONF);
-	system_bind(o, "--ro-bind", src, "/etc/resolv.conf", 'b');
+	init_bind(o, "--ro-bind", src, "/etc/resolv.conf", 'b');
 	snprintf(src, sizeof(src), "%s/%s", c->scratch, TRANSPARENT_HOSTS);
-	system_bind(o, "--ro-bind", src, "/etc/hosts", 'b');
+	init_bind(o, "--ro-bind", src, "/etc/hosts", 'b');
 }
 
 static void
@@ -689,21 +726,25 @@ emit_etc(struct out *o)
 }
 
 /*
- * The host's root, read-only, for omnibox-init to clone the system's
- * mounts from: bwrap's last mount, so that none of its others reads the
- * host's mounts again with the table; omnibox-init unmounts it before
- * anything runs.  Not a mount of the sandbox's view (not recorded):
- * nothing sees it.
+ * The host's root, for omnibox-init to clone the mounts it makes from:
+ * bwrap's last mount, so that none of its others reads the host's mounts
+ * again with the table; omnibox-init unmounts it before anything runs.
+ * Not read-only: a writable grant's clone keeps the flags of the host's
+ * mounts (a read-only one stays so), as bwrap's --bind-fd would; the
+ * others are made read-only.  Not a mount of the sandbox's view (not
+ * recorded): nothing sees it.
  */
 static void
 emit_system_root(struct out *o)
 {
 	if (!o->n_init)
 		return;
-	comment(o, "the host's root, read-only, only for omnibox-init to clone the system's "
-		   "mounts from (--system-root),");
-	comment(o, "  unmounted by omnibox-init before anything else runs");
-	arg(o, "--ro-bind");
+	comment(o, "the host's root, only for omnibox-init to clone the mounts marked above from "
+		   "(--system-root; each");
+	comment(o, "  clone read-only but a writable grant's, which keeps the host's flags), "
+		   "unmounted by");
+	comment(o, "  omnibox-init before anything else runs");
+	arg(o, "--bind");
 	arg(o, "/");
 	arg(o, BWRAP_SYSTEM_ROOT);
 }
@@ -776,7 +817,7 @@ emit_masks(const struct policy *p, const struct bwrap_context *c, struct out *o)
 		if (m->is_dir && m->have_self)
 			by_init(o, "--tmpfs", m->path, NULL);
 		else if (m->is_dir)
-			args3(o, "--tmpfs", m->path, NULL);
+			init_bind(o, "--tmpfs", NULL, m->path, 'm');
 		else
 			by_init(o, "--ro-bind", "/dev/null", m->path);
 	}
@@ -958,23 +999,40 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 		arg(o, "--tty");
 	}
 	for (size_t i = 0; i < o->n_init; i++) {
+		static const char *const opts[][2] = {
+		    {"t", "--system"},	     {"r", "--system-required"}, {"b", "--system-bind"},
+		    {"d", "--dev"},	     {"g", "--ro-bind-fd"},	 {"w", "--bind-fd"},
+		    {"m", "--tmpfs"},
+		};
+
 		if (i == 0) {
-			comment(o, "the system's mounts marked omnibox-init above: it clones each "
-				   "from the host's root bound");
-			comment(o, "  at --system-root, as bwrap would (--system: as --ro-bind-try; "
-				   "--system-required: as");
-			comment(o, "  --ro-bind; --system-bind SRC PATH: as --ro-bind SRC PATH; --dev: "
-				   "a tmpfs with bwrap's");
-			comment(o, "  --dev devices, links and a new devpts)");
+			comment(o, "the mounts marked omnibox-init above, in their order, before the "
+				   "masks: it clones the system's");
+			comment(o, "  from the host's root bound at --system-root, as bwrap would "
+				   "(--system: as --ro-bind-try;");
+			comment(o, "  --system-required: as --ro-bind; --system-bind SRC PATH: as "
+				   "--ro-bind SRC PATH; --dev: a");
+			comment(o, "  tmpfs with bwrap's --dev devices, links and a new devpts), and "
+				   "each grant of --ro-bind-fd");
+			comment(o, "  and --bind-fd FD PATH from there too, once it is the directory or "
+				   "file of the launch's");
+			comment(o, "  descriptor FD (as bwrap's own checks it); --tmpfs PATH as bwrap's");
 			args3(o, "--system-root", BWRAP_SYSTEM_ROOT, NULL);
 		}
-		arg(o, o->init[i].kind == 'd'	? "--dev"
-		       : o->init[i].kind == 'r' ? "--system-required"
-		       : o->init[i].kind == 'b' ? "--system-bind"
-						: "--system");
+		for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++)
+			if (opts[k][0][0] == o->init[i].kind)
+				arg(o, opts[k][1]);
 		if (o->init[i].src)
 			arg(o, o->init[i].src);
 		arg(o, o->init[i].path);
+	}
+	/* After its mounts: the workspace may be one of them. */
+	if (p->os_env.start_in_scratch.value) {
+		comment(o, "start_in_scratch (line %u)", p->os_env.start_in_scratch.loc.line);
+		args3(o, "--chdir", c->scratch, NULL);
+	} else {
+		comment(o, "the command's directory, once every mount is made");
+		args3(o, "--chdir", c->cwd, NULL);
 	}
 	comment(o, "bwrap's --uid 0: omnibox-init becomes the launcher's uid and gid again (a "
 		   "nested user namespace)");
@@ -1066,15 +1124,15 @@ overlap(const char *a, const char *b)
 }
 
 /*
- * Which of the system's mounts (system_mount()) omnibox-init makes, into
+ * Which of the mounts omnibox-init may make (init_bind()) it makes, into
  * BY_INIT: each that no later mount of bwrap's lies at, below or above (a
- * grant of /etc or in /dev, the session's CA bundle over a file of
- * /etc/ssl, the resolver's resolv.conf).  bwrap makes those in its own
- * order, before that mount, as ever; omnibox-init makes the others after
- * bwrap's last, in their order.  The later mounts are the ones this very
- * builder makes: a first pass records them, and where each system mount
- * is among them.  Decided from the last one back, so that a later one
- * omnibox-init makes is not one of bwrap's.
+ * grant of /etc or in /dev, a pin or a protected path in a grant), nor an
+ * earlier one of the masks omnibox-init makes last.  bwrap makes those in
+ * its own order, before that mount, as ever; omnibox-init makes the others
+ * after bwrap's last, in their order, and its masks after them.  The
+ * mounts are the ones this very builder makes: a first pass records them,
+ * and where each such mount is among them.  Decided from the last one
+ * back, so that a later one omnibox-init makes is not one of bwrap's.
  */
 static int
 init_plan(const struct policy *p, const struct bwrap_context *c, bool *by_init)
@@ -1094,9 +1152,13 @@ init_plan(const struct policy *p, const struct bwrap_context *c, bool *by_init)
 				if (moved)
 					continue;
 			}
-			if (m.v[k].op != BWRAP_FS_WRITE && overlap(m.v[at[i]].dest, m.v[k].dest))
+			if (m.v[k].op != BWRAP_FS_WRITE && !m.v[k].late &&
+			    overlap(m.v[at[i]].dest, m.v[k].dest))
 				by_init[i] = false;
 		}
+		for (size_t k = 0; k < at[i] && by_init[i]; k++)
+			if (m.v[k].late && overlap(m.v[at[i]].dest, m.v[k].dest))
+				by_init[i] = false;
 	}
 	bwrap_mounts_free(&m);
 	return rc;
@@ -1237,12 +1299,6 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 
 	emit_namespaces(p, &o);
 	arg(&o, "--as-pid-1");
-	if (env->start_in_scratch.value) {
-		comment(&o, "start_in_scratch (line %u)", env->start_in_scratch.loc.line);
-		args3(&o, "--chdir", c->scratch, NULL);
-	} else {
-		args3(&o, "--chdir", c->cwd, NULL);
-	}
 
 	emit_limits(p, d, &o);
 

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/mount.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -467,29 +468,44 @@ init_place_masks(int fd, char *err, size_t errlen)
 	return rc;
 }
 
+/* NAME in the directory DIR, opened without following a symlink. */
+static int
+open_below(int dir, const char *name)
+{
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+
+	return (int)syscall(SYS_openat2, dir, name, &how, sizeof(how));
+}
+
 /* The directory PATH (absolute) inside the sandbox, made where missing
- * (mode 0755) and opened exactly. */
+ * (mode 0755) and opened exactly: each one made by name in its parent's
+ * descriptor, none reached through a symlink (a grant's mount point may
+ * lie in a directory the agent writes). */
 static int
 make_dirs(const char *path)
 {
-	int fd = open_exact(path);
-	char *up, *slash;
+	int fd = open_exact(path), dir, saved;
+	const char *base;
+	char *up;
 
 	if (fd >= 0 || errno != ENOENT)
 		return fd;
-	up = strdup(path);
-	slash = up ? strrchr(up, '/') : NULL;
-	if (!slash || slash == up) {
-		free(up);
-		return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : open_exact(path);
-	}
-	*slash = '\0';
-	fd = make_dirs(up);
+	base = strrchr(path, '/');
+	if (!base || !base[1])
+		return errno = EINVAL, -1;
+	up = strndup(path, base == path ? 1 : (size_t)(base - path));
+	dir = up ? make_dirs(up) : -1;
 	free(up);
-	if (fd < 0)
+	if (dir < 0)
 		return -1;
-	close(fd);
-	return mkdir(path, 0755) < 0 && errno != EEXIST ? -1 : open_exact(path);
+	base++;
+	fd = mkdirat(dir, base, 0755) < 0 && errno != EEXIST ? -1 : open_below(dir, base);
+	saved = errno;
+	close(dir);
+	errno = saved;
+	return fd;
 }
 
 /* The directory the last mount point was made in, kept for the next:
@@ -581,6 +597,105 @@ clone_system(int root_fd, struct point_dir *d, const char *from, const char *pat
 	close(src);
 	errno = saved;
 	return rc;
+}
+
+/* Is the object at PATH inside (opened exactly) the one WANT describes? */
+static bool
+is_at(const char *path, const struct stat *want)
+{
+	int fd = open_exact(path);
+	struct stat st;
+	bool same = fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == want->st_dev &&
+		    st.st_ino == want->st_ino;
+
+	if (fd >= 0)
+		close(fd);
+	return same;
+}
+
+/*
+ * The grant of the launch's descriptor FD (the directory or file it opened
+ * and checked, in the host's mount namespace, which no clone can come
+ * from) onto PATH inside: found at FD's path below ROOT_FD (the host's
+ * root; no symlink followed: the launch's paths are canonical) and checked
+ * to be FD's own (device and inode, as bwrap's --bind-fd checks it), then
+ * cloned with what is mounted below it, nosuid and nodev, read-only unless
+ * RW (a writable one keeps the host's flags), its mount point made in D,
+ * and found at PATH after.  FD is closed.  0, or -1 with ERR.
+ */
+static int
+clone_grant(int root_fd, struct point_dir *d, int fd, const char *path, bool rw, char *err,
+	    size_t errlen)
+{
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					      (rw ? 0 : MOUNT_ATTR_RDONLY)};
+	char link[32], host[PATH_MAX];
+	struct stat want, got;
+	int src = -1, tree = -1, rc = -1, tries = 0;
+	const char *base;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, host, sizeof(host) - 1);
+	if (n > 0 && host[0] == '/' && fstat(fd, &want) == 0) {
+		host[n] = '\0';
+		do
+			src = (int)syscall(SYS_openat2, root_fd, host[1] ? host + 1 : ".", &how,
+					   sizeof(how));
+		while (src < 0 && errno == EAGAIN && ++tries < 100000);
+	}
+	if (src < 0 || fstat(src, &got) < 0 || got.st_dev != want.st_dev ||
+	    got.st_ino != want.st_ino) {
+		diag_fail(err, errlen,
+			  "the grant of %s is not the one the launch checked (was it moved while "
+			  "the sandbox was set up?); nothing ran",
+			  path);
+		goto out;
+	}
+	if (make_point(d, path, S_ISDIR(got.st_mode), &base) < 0 ||
+	    (tree = (int)syscall(SYS_open_tree, src, "",
+				 AT_EMPTY_PATH | AT_RECURSIVE | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) <
+		0 ||
+	    syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr,
+		    sizeof(attr)) < 0 ||
+	    syscall(SYS_move_mount, tree, "", d->fd, base, MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		diag_fail(err, errlen, "cannot mount %s: %s%s; nothing ran", path, strerror(errno),
+			  errno == EPERM ? " (omnibox-init needs CAP_SYS_ADMIN for it)" : "");
+		goto out;
+	}
+	if (!is_at(path, &want)) {
+		diag_fail(err, errlen,
+			  "the grant of %s is not in place (was its path changed while the "
+			  "sandbox was set up?); nothing ran",
+			  path);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (tree >= 0)
+		close(tree);
+	if (src >= 0)
+		close(src);
+	close(fd);
+	return rc;
+}
+
+/* A new tmpfs (as bwrap's --tmpfs: mode 0755, nosuid, nodev) on the
+ * directory PATH inside, made where missing in D.  0, or -1 with ERR. */
+static int
+mount_tmpfs(struct point_dir *d, const char *path, char *err, size_t errlen)
+{
+	const char *base;
+
+	if (make_point(d, path, true, &base) < 0 ||
+	    new_mount("tmpfs", (const char *const[]){"mode", "0755", NULL},
+		      MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, d->fd, base) < 0)
+		return diag_fail(err, errlen, "cannot mount a tmpfs on %s: %s; nothing ran", path,
+				 strerror(errno));
+	return 0;
 }
 
 /* The host's device NAME (below ROOT_FD's dev), opened exactly: a
@@ -727,10 +842,24 @@ init_mount_system(const char *root, const struct init_system *v, size_t n, char 
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		int r;
 
+		if (v[i].path[0] != '/' && strchr("gwm", v[i].kind)) {
+			rc = diag_fail(err, errlen, "%s: not an absolute path; nothing ran",
+				       v[i].path);
+			continue;
+		}
 		if (v[i].path[0] != '/')
 			continue;
 		if (v[i].kind == 'd') {
 			rc = make_dev(root_fd, v[i].path, err, errlen);
+			continue;
+		}
+		if (v[i].kind == 'g' || v[i].kind == 'w') {
+			rc = clone_grant(root_fd, &d, atoi(v[i].src), v[i].path, v[i].kind == 'w',
+					 err, errlen);
+			continue;
+		}
+		if (v[i].kind == 'm') {
+			rc = mount_tmpfs(&d, v[i].path, err, errlen);
 			continue;
 		}
 		r = clone_system(root_fd, &d, v[i].src ? v[i].src : v[i].path, v[i].path);
@@ -757,4 +886,19 @@ init_mount_system(const char *root, const struct init_system *v, size_t n, char 
 		return diag_fail(err, errlen, "cannot unmount %s: %s; nothing ran", root,
 				 strerror(errno));
 	return 0;
+}
+
+int
+init_chdir(const char *path, char *err, size_t errlen)
+{
+	int fd = open_exact(path), rc = fd < 0 ? -1 : fchdir(fd);
+
+	/* bwrap set PWD to the directory it entered; this is that one now. */
+	if (rc == 0 && setenv("PWD", path, 1) < 0)
+		rc = -1;
+	if (rc < 0)
+		diag_fail(err, errlen, "cannot enter %s: %s; nothing ran", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	return rc;
 }

@@ -44,6 +44,7 @@ struct init_options {
 	const char *system_root;
 	struct init_system *system;
 	size_t n_system;
+	const char *chdir_path; /* --chdir, entered once every mount is made */
 	/* The full ruleset (--ll-fs, --ll-net-connect; malloc'd, init_confine()
 	 * frees them) and the ABI the launch needs (--ll-min-abi, or 0). */
 	struct landlock_fd_rule *ll_fs;

@@ -6,7 +6,8 @@
  *                [--rlimit-nproc N] [--fs-write PATH]... [--scope] [--tty]
  *                [--ready-fd FD] [--masks-fd FD] [--seccomp-fd FD] [--launcher-ids]
  *                [--system-root DIR [--system PATH | --system-required PATH |
- *                 --system-bind SRC PATH | --dev PATH]...]
+ *                 --system-bind SRC PATH | --dev PATH | --ro-bind-fd FD PATH |
+ *                 --bind-fd FD PATH | --tmpfs PATH]...] [--chdir PATH]
  *                [--ll-fs FD RIGHTS]... [--ll-net-connect PORT]... [--ll-min-abi N]
  *                -- ARGV...
  *
@@ -23,12 +24,16 @@
  * that alone: each --system PATH of the host (as --ro-bind-try) and
  * --system-required PATH (as --ro-bind) cloned read-only onto the same
  * path, SRC of each --system-bind SRC PATH onto PATH (as --ro-bind SRC
- * PATH), and /dev at each --dev PATH as bwrap's --dev makes it; then it
- * unmounts DIR.  It mounts the masks of
+ * PATH), /dev at each --dev PATH as bwrap's --dev makes it, each grant
+ * of --ro-bind-fd and --bind-fd FD PATH (the launch's descriptor FD, of
+ * the host's mount namespace: the same directory or file found at its
+ * path below DIR, checked to be FD's, cloned read-only or with the
+ * host's flags, checked at PATH after; FD closed), and a tmpfs at each
+ * --tmpfs PATH, all in their order; then it unmounts DIR.  It mounts the masks of
  * --masks-fd (a /dev/null
  * over each file, each directory's tmpfs made read-only: init_mounts.h),
  * each by descriptor in the directory the launch checked, and checks each
- * in place: CAP_SYS_ADMIN.  With --launcher-ids (bwrap's --uid 0), launched
+ * in place: CAP_SYS_ADMIN, and enters the directory of --chdir.  With --launcher-ids (bwrap's --uid 0), launched
  * by a user other than root, it runs this far as uid 0 of bwrap's user
  * namespace (the one that owns the mounts and the network), then nests one
  * where it is the launcher again.
@@ -141,7 +146,8 @@ usage(void)
 	      "                    [--scope] [--tty] [--ready-fd FD] [--masks-fd FD]\n"
 	      "                    [--launcher-ids] [--system-root DIR [--system PATH |\n"
 	      "                    --system-required PATH | --system-bind SRC PATH |\n"
-	      "                    --dev PATH]...]\n"
+	      "                    --dev PATH | --ro-bind-fd FD PATH | --bind-fd FD PATH |\n"
+	      "                    --tmpfs PATH]...] [--chdir PATH]\n"
 	      "                    [--seccomp-fd FD] [--ll-fs FD RIGHTS]...\n"
 	      "                    [--ll-net-connect PORT]... [--ll-net-any] [--ll-min-abi N]\n"
 	      "                    -- ARGV...\n"
@@ -167,11 +173,15 @@ usage(void)
 static void
 keep_fds(const struct init_options *io)
 {
-	int *keep = malloc((3 + io->n_ll_fs) * sizeof(*keep));
+	int *keep = malloc((3 + io->n_ll_fs + io->n_system) * sizeof(*keep));
 	size_t n_keep = 0;
 
 	if (!keep)
 		exit(125);
+	/* The grants' descriptors, each closed once its mount is made. */
+	for (size_t k = 0; k < io->n_system; k++)
+		if (io->system[k].kind == 'g' || io->system[k].kind == 'w')
+			keep[n_keep++] = atoi(io->system[k].src);
 	if (io->ready_fd > 2)
 		keep[n_keep++] = io->ready_fd;
 	if (io->masks_fd > 2)
@@ -327,6 +337,24 @@ parse_options(struct init_options *io, int argc, char **argv)
 			i += 2;
 			continue;
 		}
+		if ((!strcmp(argv[i], "--bind-fd") || !strcmp(argv[i], "--ro-bind-fd")) &&
+		    i + 2 < argc) {
+			if (number(argv[i + 1], 3, INT_MAX) < 0 || argv[i + 2][0] != '/')
+				bad_args("%s %s %s: not a descriptor above 2 and an absolute path",
+					 argv[i], argv[i + 1], argv[i + 2]);
+			io->system[io->n_system++] = (struct init_system){
+			    argv[i + 2], argv[i][2] == 'b' ? 'w' : 'g', argv[i + 1]};
+			i += 2;
+			continue;
+		}
+		if (!strcmp(argv[i], "--tmpfs") && i + 1 < argc) {
+			io->system[io->n_system++] = (struct init_system){argv[++i], 'm', NULL};
+			continue;
+		}
+		if (!strcmp(argv[i], "--chdir") && i + 1 < argc) {
+			io->chdir_path = argv[++i];
+			continue;
+		}
 		if (system_kind(argv[i]) && i + 1 < argc) {
 			char kind = system_kind(argv[i]);
 
@@ -428,6 +456,7 @@ main(int argc, char **argv)
 	    (io.system_root && init_mount_system(io.system_root, io.system, io.n_system, err,
 						 sizeof(err)) < 0) ||
 	    (io.masks_fd > 2 && init_place_masks(io.masks_fd, err, sizeof(err)) < 0) ||
+	    (io.chdir_path && init_chdir(io.chdir_path, err, sizeof(err)) < 0) ||
 	    init_become_launcher(&io, err, sizeof(err)) < 0 ||
 	    init_drop_caps(err, sizeof(err)) < 0 || init_confine(&io, &st, err, sizeof(err)) < 0 ||
 	    init_announce_ready(&io, &st, err, sizeof(err)) < 0 ||

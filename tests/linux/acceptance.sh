@@ -429,7 +429,7 @@ t_system_files() {
 	expect_out "end"
 	name="--dry-run names each file omnibox-init clones, and the host's root it clones from"
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/default.yaml" -- true 2>&1)
-	expect_out "--ro-bind
+	expect_out "--bind
 /
 /.omnibox/host"
 	expect_out "--system-root
@@ -459,7 +459,7 @@ t_system_dev() {
 /proc/self/fd/0"
 	# A new instance: the host's terminals are not there, the one just opened is.
 	expect_out "pty /dev/pts/0"
-	name="a grant in /dev or /usr keeps that mount bwrap's, before the grant: the grant is there and writes the host"
+	name="a grant in /dev or /usr is mounted after that mount: the grant is there and writes the host"
 	rm -f "/dev/shm/omnibox-acc-$who"
 	policy grant-shm <<-EOF
 	os_env:
@@ -474,10 +474,40 @@ t_system_dev() {
 	tests=$((tests + 1))
 	[ "$(cat "/dev/shm/omnibox-acc-$who" 2>/dev/null)" = "shm-$who" ] || fail "/dev/shm/omnibox-acc-$who not written on the host"
 	rm -f "/dev/shm/omnibox-acc-$who"
+	name="--dry-run: a grant in /dev or /usr comes after that mount, in omnibox-init's order"
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/grant-shm.yaml" -- true 2>&1)
-	expect_out "$(printf -- '--dev\n/dev\n--tmpfs')"
-	expect_out "$(printf -- '--ro-bind-try\n/usr\n/usr')"
-	expect_no_out "# omnibox-init: --dev /dev"
+	# bwrap's mounts (its argument lines, before "--") all come before
+	# omnibox-init's ("# omnibox-init:" lines, in their order): /dev and
+	# /usr each come before the grant in it, whoever makes them.
+	tests=$((tests + 1))
+	printf '%s\n' "$out" | awk '
+		$0 == "--" { end = 1 }
+		!end && p2 == "--dev" && p1 == "/dev" { bd = 1 }
+		!end && p2 == "--ro-bind-try" && p1 == "/usr" && $0 == "/usr" { bu = 1 }
+		!end && p2 == "--bind-fd" && $0 == "/dev/shm" { bg = 1 }
+		!end && p2 == "--ro-bind-fd" && $0 == "/usr/share/doc" { br = 1 }
+		$0 == "# omnibox-init: --dev /dev" { d = NR }
+		$0 == "# omnibox-init: --ro-bind-try /usr /usr" { u = NR }
+		/^# omnibox-init: --bind-fd [^ ]+ \/dev\/shm$/ { g = NR }
+		/^# omnibox-init: --ro-bind-fd [^ ]+ \/usr\/share\/doc$/ { r = NR }
+		{ p2 = p1; p1 = $0 }
+		END {
+			dev = (bd && (bg || g)) || (d && g && d < g)
+			usr = (bu && (br || r)) || (u && r && u < r)
+			exit !(dev && usr)
+		}' ||
+		fail "/dev or /usr does not come before the grant in it"
+	if readelf -l "$TB/omnibox-init" 2>/dev/null | grep -q 'program interpreter'; then
+		# A dynamic omnibox-init: /dev and /usr are bwrap's, before all of its.
+		expect_out "$(printf -- '--dev\n/dev\n--tmpfs')"
+		expect_out "$(printf -- '--ro-bind-try\n/usr\n/usr')"
+	else
+		# /usr/share/doc is omnibox-init's, so /usr is too; /dev/shm, a
+		# writable root, has protected paths bwrap binds in it, so it and
+		# /dev stay bwrap's.
+		expect_out "# omnibox-init: --ro-bind-try /usr /usr"
+		expect_out "$(printf -- '--dev\n/dev\n--tmpfs')"
+	fi
 	name="--dry-run: bwrap makes none of the system's mounts omnibox-init makes, /dev's devices included"
 	out=$(cd "$WS" && as_user "$TB/omnibox-run" --dry-run "$P/default.yaml" -- true 2>&1)
 	expect_out "# omnibox-init: --ro-bind /proc/sys /proc/sys"

@@ -238,6 +238,22 @@ t_inherited_fds() {
 	out=$(cat "$U/tcp.out")
 	name="the host listener behind the inherited socket received nothing"
 	expect_no_out "received"
+	# The launch's own descriptors (a grant's, the home's, the scratch
+	# dir's, each of the host's mount namespace) serve omnibox-init's
+	# mounts and go: the agent holds 0, 1 and 2 alone (and the listing its
+	# directory's, the lowest free number).
+	for pol in default write-docs egress; do
+		name="no descriptor of the launch's reaches the agent ($pol)"
+		out=$(cd "$WS" && as_user "$TB/omnibox-run" -q "$P/$pol.yaml" -- sh -c \
+			'cd /proc/$$/fd && for f in *; do echo "fd $f "; done' 2>&1)
+		rc=$?
+		expect_rc 0
+		expect_out "fd 2 "
+		tests=$((tests + 1))
+		if [ "$(printf '%s\n' "$out" | grep '^fd ' | grep -c -v '^fd [012] ')" -gt 1 ]; then
+			fail "a descriptor beyond 0, 1 and 2 is open in the agent"
+		fi
+	done
 }
 
 # ---- 4. a flood of entries against the dotfile scan ---------------------------

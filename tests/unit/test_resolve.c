@@ -135,39 +135,54 @@ launch_free(struct launch *l)
 }
 
 /*
- * Position of the lines "FLAG\nSRC\nDST" in the argv text, or -1.  For the
- * descriptor flags (--bind-fd, --ro-bind-fd) SRC is NULL: any descriptor.
+ * Position of the lines "FLAG\nSRC\nDST" in the argv text, or of the line
+ * "# omnibox-init: FLAG SRC DST" (a mount omnibox-init makes, written as
+ * bwrap's would be), or -1.  For the descriptor flags (--bind-fd,
+ * --ro-bind-fd) SRC is NULL: any descriptor.
  */
 static long
 mount_at(const struct launch *l, const char *flag, const char *src, const char *dst)
 {
 	char want[2048];
-	const char *p;
+	const char *p, *data = l->argv.data;
+	long plain = -1, init = -1;
 
+	/* bwrap's: its lines (omnibox-init's own arguments, after "--", may
+	 * repeat them: the first is the place in the order). */
 	if (!src) {
 		snprintf(want, sizeof(want), "\n%s\n", flag);
-		for (p = strstr(l->argv.data, want); p; p = strstr(p + 1, want)) {
+		for (p = strstr(data, want); p && plain < 0; p = strstr(p + 1, want)) {
 			const char *fd = p + strlen(want), *nl = strchr(fd, '\n');
 
 			if (nl && !strncmp(nl + 1, dst, strlen(dst)) && nl[1 + strlen(dst)] == '\n')
-				return p - l->argv.data;
+				plain = p - data;
 		}
-		return -1;
+	} else {
+		if (dst)
+			snprintf(want, sizeof(want), "\n%s\n%s\n%s\n", flag, src, dst);
+		else
+			snprintf(want, sizeof(want), "\n%s\n%s\n", flag, src);
+		p = strstr(data, want);
+		plain = p ? p - data : -1;
 	}
-	if (dst)
-		snprintf(want, sizeof(want), "\n%s\n%s\n%s\n", flag, src, dst);
-	else
-		snprintf(want, sizeof(want), "\n%s\n%s\n", flag, src);
-	p = strstr(l->argv.data, want);
-	if (p)
-		return p - l->argv.data;
-	/* One omnibox-init makes (the masks), written as bwrap's would be. */
-	if (dst)
-		snprintf(want, sizeof(want), "\n# omnibox-init: %s %s %s\n", flag, src, dst);
-	else
-		snprintf(want, sizeof(want), "\n# omnibox-init: %s %s\n", flag, src);
-	p = strstr(l->argv.data, want);
-	return p ? p - l->argv.data : -1;
+	/* One omnibox-init makes, written as bwrap's would be. */
+	if (!src) {
+		snprintf(want, sizeof(want), "\n# omnibox-init: %s ", flag);
+		for (p = strstr(data, want); p && init < 0; p = strstr(p + 1, want)) {
+			const char *sp = strchr(p + strlen(want), ' ');
+
+			if (sp && !strncmp(sp + 1, dst, strlen(dst)) && sp[1 + strlen(dst)] == '\n')
+				init = p - data;
+		}
+	} else {
+		if (dst)
+			snprintf(want, sizeof(want), "\n# omnibox-init: %s %s %s\n", flag, src, dst);
+		else
+			snprintf(want, sizeof(want), "\n# omnibox-init: %s %s\n", flag, src);
+		p = strstr(data, want);
+		init = p ? p - data : -1;
+	}
+	return plain < 0 ? init : init < 0 ? plain : plain < init ? plain : init;
 }
 
 /* The grant of PATH in L's plan, or NULL. */
