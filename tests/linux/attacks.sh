@@ -576,6 +576,71 @@ t_mask_check() {
 	rm -rf "$WS/sub" "$WS/decoy" "$WS/hid" "$U/masks"
 }
 
+# init_granted FD-PATH FLAG PATH SCRIPT [RACE]: a bare bwrap with $WS
+# writable and the host's root at /mnt/host, and omnibox-init, given the
+# launch's descriptor 9 on FD-PATH (and RACE run once it is open, as a
+# racer would between the launch's check and the mount), mounting the
+# grant FLAG 9 PATH from there before it runs SCRIPT; $out, $rc.
+init_granted() {
+	out=$(as_user sh -c 'exec 9<"$1"; eval "$2"; shift 2; exec "$@"' _ "$1" "${5:-}" bwrap --ro-bind / / \
+		--dev /dev --proc /proc --bind "$WS" "$WS" --tmpfs /mnt --bind / /mnt/host \
+		--unshare-pid --die-with-parent --cap-drop ALL --cap-add CAP_SYS_ADMIN \
+		--cap-add CAP_SETFCAP --uid 0 --gid 0 -- "$TB/omnibox-init" --launcher-ids \
+		--system-root /mnt/host "$2" 9 "$3" --exec /bin/sh -- sh -c "$4" 2>&1)
+	rc=$?
+}
+
+# omnibox-init makes a grant from the launch's descriptor, of the host's
+# mount namespace: found at its path in the host's root, and only if it is
+# that descriptor's directory.
+t_grant_check() {
+	name="omnibox-init mounts a read-only grant of the launch's descriptor at its path"
+	mkdir -p "$WS/granted" "$WS/decoy"
+	echo "granted-content" >"$WS/granted/file"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/granted" "$WS/decoy"
+	init_granted "$WS/granted" --ro-bind-fd "$WS/granted" \
+		"echo command-ran; cat '$WS/granted/file'; touch '$WS/granted/x'; touch '$WS/decoy/x' && echo decoy-written; ls /proc/self/fd | tr '\\n' ' '"
+	expect_rc 0
+	expect_out "command-ran"
+	expect_out "granted-content"
+	expect_out "Read-only file system"
+	expect_out "decoy-written"
+	expect_no_out " 9 "
+	tests=$((tests + 1))
+	[ ! -e "$WS/granted/x" ] || fail "the read-only grant was written on the host"
+	name="a grant is the directory the launch checked, though a racer put another at its path"
+	# Renamed away between the launch's check and the mount, another
+	# directory made by its name: the checked one is mounted, over it.
+	init_granted "$WS/granted" --ro-bind-fd "$WS/granted" "cat '$WS/granted/file'" \
+		"mv '$WS/granted' '$WS/granted.old' && mkdir '$WS/granted' && echo racer-file >'$WS/granted/file'"
+	expect_rc 0
+	expect_out "granted-content"
+	expect_no_out "racer-file"
+	rm -rf "$WS/granted"
+	mv "$WS/granted.old" "$WS/granted"
+	name="a grant whose directory is gone by the mount stops the launch"
+	mkdir -p "$WS/gone"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/gone"
+	init_granted "$WS/gone" --ro-bind-fd "$WS/granted" "echo command-ran" "rmdir '$WS/gone'"
+	expect_rc 125
+	expect_out "the grant of $WS/granted is not the one the launch checked"
+	expect_no_out "command-ran"
+	name="a writable grant keeps a read-only mount of the host's below it read-only"
+	mkdir -p "$WS/rosub"
+	if mount --bind "$WS/rosub" "$WS/rosub" && mount -o remount,bind,ro "$WS/rosub"; then
+		init_granted "$WS" --bind-fd "$WS" \
+			"touch '$WS/rosub/y' 2>&1; touch '$WS/decoy/y' && echo ws-written"
+		expect_rc 0
+		expect_out "ws-written"
+		expect_out "Read-only file system"
+		umount "$WS/rosub"
+	else
+		echo "  skip [$who] $name: cannot make a read-only bind mount here"
+		skips=$((skips + 1))
+	fi
+	rm -rf "$WS/granted" "$WS/decoy" "$WS/rosub"
+}
+
 # A racer exchanging a secret dotfile with a dotfile directory, over and
 # over, while launches run: each either runs with both hidden or refuses.
 t_mask_race() {
@@ -1286,6 +1351,7 @@ run_all() {
 	t_bwrap_on_path
 	t_mask_rename
 	t_mask_check
+	t_grant_check
 	t_mask_race
 	t_scan_race
 	t_scan_rename
