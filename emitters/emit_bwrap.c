@@ -455,21 +455,12 @@ fd_text(char *buf, size_t len, int fd)
 	return buf;
 }
 
-static void
-emit_bind(struct out *o, const struct bwrap_grant *g)
-{
-	char fd[16];
-
-	args3(o, g->writable ? "--bind-fd" : "--ro-bind-fd", fd_text(fd, sizeof(fd), g->fd),
-	      g->path);
-}
-
 static void init_bind(struct out *o, const char *flag, const char *src, const char *path,
 		      char kind);
 
-/* The same, one omnibox-init may make instead (init_bind()). */
+/* The bind of G's descriptor at its path, bwrap's or omnibox-init's (init_bind()). */
 static void
-emit_grant_bind(struct out *o, const struct bwrap_grant *g)
+emit_bind(struct out *o, const struct bwrap_grant *g)
 {
 	char fd[16];
 
@@ -491,7 +482,7 @@ emit_grants(const struct policy *p, const struct bwrap_context *c, const struct 
 		else
 			comment(o, "%s", g[i].what);
 		o->write_file = g[i].private_dir || !strncmp(g[i].what, "write_files", 11);
-		emit_grant_bind(o, &g[i]);
+		emit_bind(o, &g[i]);
 		o->write_file = false;
 	}
 	for (size_t i = 0; !c->resolved && i < sb->read_paths.n + sb->write_paths.n; i++) {
@@ -541,7 +532,7 @@ emit_private_home(const struct policy *p, const struct bwrap_context *c, struct 
 	}
 	o->own = true;
 	if (c->resolved)
-		emit_grant_bind(o, c->private_home);
+		emit_bind(o, c->private_home);
 	else
 		init_bind(o, "--bind-fd", "{FD}", c->home, 'w');
 	o->own = false;

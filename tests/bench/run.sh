@@ -46,6 +46,11 @@ touch "$ws/.env"
 mkdir -p "$ws/.git"
 echo "   ($(find "$ws" | wc -l) entries; default policy: top-level dotfiles; recursive: all 101 .env)"
 printf 'os_env:\n  sandbox:\n    cwd_hidden_scan_recursive: true\n' >"$tmp/recursive.yaml"
+# The workspace writable, as a coding agent's usually is: its protected
+# paths (the git entries, the editors' and agents' settings) are bound
+# read-only onto themselves, placeholders where missing.
+printf 'os_env:\n  sandbox:\n    write_paths: [.]\n' >"$tmp/writable.yaml"
+echo "   (writable: write_paths [.], its protected paths read-only)"
 if [ -n "${BENCH_BEFORE:-}" ]; then
 	before=$(cd "$BENCH_BEFORE" && pwd)
 	"$B/bench/bench_exec" -n 100 \
@@ -53,12 +58,15 @@ if [ -n "${BENCH_BEFORE:-}" ]; then
 		"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
 		"before: minimal=$before/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
 		"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true" \
-		"before: recursive=$before/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true"
+		"before: recursive=$before/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true" \
+		"omnibox-run writable=$B/omnibox-run -q --cwd=$ws $tmp/writable.yaml -- /bin/true" \
+		"before: writable=$before/omnibox-run -q --cwd=$ws $tmp/writable.yaml -- /bin/true"
 else
 	"$B/bench/bench_exec" -n 100 \
 		"bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
 		"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
-		"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true"
+		"omnibox-run recursive=$B/omnibox-run -q --cwd=$ws $tmp/recursive.yaml -- /bin/true" \
+		"omnibox-run writable=$B/omnibox-run -q --cwd=$ws $tmp/writable.yaml -- /bin/true"
 fi
 echo "   the cost of each mask: a recursive scan of 10 directories holding 100 visible files"
 echo "   each and N hidden ones spread among them (omnibox-init mounts /dev/null over each)"
