@@ -47,7 +47,8 @@ Normalized, so that the files are byte-identical on every machine:
   {FIXTURE}     the fixture's root (canonical, and as made)
   {SCRATCH}     the scratch dir, FIXTURE/tmp/omnibox-XXXXXX
   {FD}          the number of a descriptor a launch opens on a mount source
-                (after --bind-fd and --ro-bind-fd) or for a Landlock rule (--ll-fs)
+                (after --bind-fd and --ro-bind-fd, bwrap's or omnibox-init's)
+                or for a Landlock rule (--ll-fs)
   {INIT}        linux_landlock's omnibox-init (found next to the compiler, or not)
   {LANDLOCK_FIXED_RULES}  linux_landlock's rules for the system paths this host
                 has (system directories, /etc files, devices, /proc)
@@ -281,6 +282,8 @@ def normalize(text, subst):
             system = False
         if prev in ("--bind-fd", "--ro-bind-fd", "--ll-fs") and line.isdigit():
             line = "{FD}"
+        # A bind omnibox-init makes, written as bwrap's: its descriptor too.
+        line = re.sub(r"^(# omnibox-init: --(?:ro-)?bind-fd) \d+ ", r"\1 {FD} ", line)
         # linux_landlock's first argument: omnibox-init where this build has
         # it, or "{INIT}" before it is built.
         if prev is not None and prev.startswith("# omnibox-init, started directly"):
