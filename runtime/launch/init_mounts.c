@@ -851,6 +851,12 @@ init_mount_system(const char *root, const struct init_system *v, size_t n, char 
 			continue;
 		if (v[i].kind == 'd') {
 			rc = make_dev(root_fd, v[i].path, err, errlen);
+			/* Its tmpfs may cover the directory D holds: opened again. */
+			if (d.path) {
+				close(d.fd);
+				free(d.path);
+				d.path = NULL;
+			}
 			continue;
 		}
 		if (v[i].kind == 'g' || v[i].kind == 'w') {
