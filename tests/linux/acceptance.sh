@@ -439,6 +439,12 @@ t_system_files() {
 	expect_out "# omnibox-init: --ro-bind-try /etc/passwd /etc/passwd"
 }
 
+# A dynamic omnibox-init (the sanitizers' build) needs its loader and
+# libraries before it runs: bwrap keeps /usr and /dev then.
+init_is_dynamic() {
+	readelf -l "$TB/omnibox-init" 2>/dev/null | grep -q 'program interpreter'
+}
+
 t_system_dev() {
 	name="/dev is bwrap's --dev, made by omnibox-init: the host's devices, links, a devpts of its own"
 	sbx default sh -c 'ls -A /dev | tr "\n" " "; echo; echo x >/dev/null && echo null-ok;
@@ -497,7 +503,7 @@ t_system_dev() {
 			exit !(dev && usr)
 		}' ||
 		fail "/dev or /usr does not come before the grant in it"
-	if readelf -l "$TB/omnibox-init" 2>/dev/null | grep -q 'program interpreter'; then
+	if init_is_dynamic; then
 		# A dynamic omnibox-init: /dev and /usr are bwrap's, before all of its.
 		expect_out "$(printf -- '--dev\n/dev\n--tmpfs')"
 		expect_out "$(printf -- '--ro-bind-try\n/usr\n/usr')"
@@ -512,7 +518,7 @@ t_system_dev() {
 	expect_out "# omnibox-init: --ro-bind /proc/sys /proc/sys"
 	expect_out "--system-required
 /proc/sys"
-	if readelf -l "$TB/omnibox-init" 2>/dev/null | grep -q 'program interpreter'; then
+	if init_is_dynamic; then
 		# A dynamic omnibox-init (the sanitizers' build) needs its loader
 		# and libraries before it runs: bwrap mounts /usr and /dev.
 		expect_out "$(printf -- '--ro-bind-try\n/usr')"

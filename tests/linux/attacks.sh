@@ -625,6 +625,16 @@ t_grant_check() {
 	expect_rc 125
 	expect_out "the grant of $WS/granted is not the one the launch checked"
 	expect_no_out "command-ran"
+	name="a grant's mount point reached through a symlink a racer planted stops the launch"
+	# The mount point's parent made a link to a host directory between the
+	# launch's check and the mount: nothing is made or mounted through it.
+	init_granted "$WS/granted" --ro-bind-fd "$WS/via/new/granted" "echo command-ran" \
+		"ln -s '$O' '$WS/via'"
+	expect_rc 125
+	expect_no_out "command-ran"
+	tests=$((tests + 1))
+	[ ! -e "$O/new" ] || fail "a directory was made on the host through the racer's link"
+	rm -f "$WS/via"
 	name="a writable grant keeps a read-only mount of the host's below it read-only"
 	mkdir -p "$WS/rosub"
 	if mount --bind "$WS/rosub" "$WS/rosub" && mount -o remount,bind,ro "$WS/rosub"; then
