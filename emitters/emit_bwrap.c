@@ -973,7 +973,8 @@ emit_init_args(const struct policy *p, const struct bwrap_context *c,
 	if (c->seccomp_fd >= 0)
 		snprintf(num, sizeof(num), "%d", c->seccomp_fd);
 	comment(o, "the seccomp filter (--emit=seccomp), loaded by omnibox-init before the "
-		   "command's first instruction; refusals are reported to omnibox-run");
+		   "command's first instruction, less the branches of the ABIs its machine");
+	comment(o, "  cannot run; refusals are reported to omnibox-run");
 	args3(o, "--seccomp-fd", c->seccomp_fd >= 0 ? num : "{SECCOMP_FD}", NULL);
 	if (!c->resolved || c->n_masks || c->n_sockets) {
 		if (c->masks_fd >= 0)

@@ -415,8 +415,10 @@ start_relay(struct init_state *st, const char *port_arg, const char *socket_path
  * returns turned into SECCOMP_RET_USER_NOTIF, filter_eperm_to_notify) is
  * loaded with a listener (ST->listener_fd) for omnibox-run to answer the
  * refusals; without, or where the kernel has none, the filter as it came:
- * the refusals fail with EPERM uncounted.  A filter that cannot be loaded
- * stops the launch: the agent never runs without one.
+ * the refusals fail with EPERM uncounted.  Either way without the
+ * branches of the ABIs this machine cannot run (filter_for_abis): the
+ * same instructions for every call it can make.  A filter that cannot be
+ * loaded stops the launch: the agent never runs without one.
  */
 static int
 load_filter(struct init_state *st, int fd, bool listener, char *err, size_t errlen)
@@ -427,12 +429,23 @@ load_filter(struct init_state *st, int fd, bool listener, char *err, size_t errl
 	(void)listener;
 	return diag_fail(err, errlen, "--seccomp-fd: no seccomp on this system; nothing ran");
 #else
-	struct sock_filter *prog = NULL;
-	size_t n;
+	const unsigned *arches;
+	size_t n, n_arches = filter_native_abis(&arches);
+	struct sock_filter *prog = NULL, *pruned;
 	char why[256];
 
-	if (filter_read(fd, &prog, &n, why, sizeof(why)) < 0 ||
-	    filter_install(prog, n, listener, &st->listener_fd, why, sizeof(why)) < 0) {
+	if (filter_read(fd, &prog, &n, why, sizeof(why)) < 0) {
+		free(prog);
+		return diag_fail(err, errlen, "%s; nothing ran", why);
+	}
+	/* The kernel compiles every instruction it is given: the other
+	 * machines' branches, which no call here reaches, are left out. */
+	if (n_arches && (pruned = malloc(n * sizeof(*pruned)))) {
+		n = filter_for_abis(prog, n, arches, n_arches, pruned);
+		free(prog);
+		prog = pruned;
+	}
+	if (filter_install(prog, n, listener, &st->listener_fd, why, sizeof(why)) < 0) {
 		free(prog);
 		return diag_fail(err, errlen, "%s; nothing ran", why);
 	}

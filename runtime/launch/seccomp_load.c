@@ -9,7 +9,9 @@
 
 #if defined(__linux__)
 #include <errno.h>
+#include <linux/audit.h>
 #include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +36,124 @@ filter_eperm_to_notify(const struct sock_filter *prog, struct sock_filter *out, 
 		out[i] = f;
 	}
 	return turned;
+}
+
+/* Does instruction F leave the accumulator as it was? */
+static bool
+keeps_a(const struct sock_filter *f)
+{
+	switch (BPF_CLASS(f->code)) {
+	case BPF_LDX:
+	case BPF_ST:
+	case BPF_STX:
+	case BPF_JMP:
+		return true;
+	case BPF_MISC:
+		return BPF_MISCOP(f->code) == BPF_TAX;
+	default:
+		return false;
+	}
+}
+
+/* The instructions a jump at I goes to: *N of them into TO. */
+static void
+successors(const struct sock_filter *f, size_t i, size_t to[2], size_t *n)
+{
+	*n = 0;
+	if (BPF_CLASS(f->code) == BPF_RET)
+		return;
+	if (BPF_CLASS(f->code) != BPF_JMP) {
+		to[(*n)++] = i + 1;
+	} else if (BPF_OP(f->code) == BPF_JA) {
+		to[(*n)++] = i + 1 + f->k;
+	} else {
+		to[(*n)++] = i + 1 + f->jt;
+		to[(*n)++] = i + 1 + f->jf;
+	}
+}
+
+static bool
+listed(unsigned arch, const unsigned *arches, size_t n_arches)
+{
+	for (size_t k = 0; k < n_arches; k++)
+		if (arches[k] == arch)
+			return true;
+	return false;
+}
+
+size_t
+filter_for_abis(const struct sock_filter *prog, size_t n, const unsigned *arches,
+		size_t n_arches, struct sock_filter *out)
+{
+	/* Per instruction: 0 not reached, 1 reached with the accumulator
+	 * anything, 2 reached on every path with the architecture in it. */
+	unsigned char *a = calloc(n, 1);
+	size_t *at = malloc(n * sizeof(*at)), m = 0;
+
+	if (!a || !at) {
+		free(a);
+		free(at);
+		memcpy(out, prog, n * sizeof(*out));
+		return n;
+	}
+	memcpy(out, prog, n * sizeof(*out));
+	a[0] = 1;
+	/* Jumps go forward only: one pass sees every way into an instruction first. */
+	for (size_t i = 0; i < n; i++) {
+		struct sock_filter *f = &out[i];
+		unsigned char next;
+		size_t to[2], n_to;
+
+		if (!a[i])
+			continue;
+		if (a[i] == 2 && f->code == (BPF_JMP | BPF_JEQ | BPF_K) &&
+		    !listed(f->k, arches, n_arches))
+			*f = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JA, f->jf, 0, 0);
+		next = f->code == (BPF_LD | BPF_W | BPF_ABS) &&
+			       f->k == offsetof(struct seccomp_data, arch)
+			   ? 2
+		       : keeps_a(f) ? a[i]
+				    : 1;
+		successors(f, i, to, &n_to);
+		for (size_t k = 0; k < n_to; k++)
+			if (to[k] < n)
+				a[to[k]] = a[to[k]] ? (a[to[k]] < next ? a[to[k]] : next) : next;
+	}
+	for (size_t i = 0; i < n; i++)
+		at[i] = a[i] ? m++ : SIZE_MAX;
+	m = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct sock_filter f = out[i];
+
+		if (!a[i])
+			continue;
+		if (BPF_CLASS(f.code) == BPF_JMP && BPF_OP(f.code) == BPF_JA) {
+			f.k = (unsigned)(at[i + 1 + f.k] - at[i] - 1);
+		} else if (BPF_CLASS(f.code) == BPF_JMP) {
+			f.jt = (unsigned char)(at[i + 1 + f.jt] - at[i] - 1);
+			f.jf = (unsigned char)(at[i + 1 + f.jf] - at[i] - 1);
+		}
+		out[m++] = f;
+	}
+	free(a);
+	free(at);
+	return m;
+}
+
+size_t
+filter_native_abis(const unsigned **arches)
+{
+#if defined(__x86_64__)
+	static const unsigned native[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_I386};
+#elif defined(__aarch64__)
+	static const unsigned native[] = {AUDIT_ARCH_AARCH64, AUDIT_ARCH_ARM};
+#else
+	static const unsigned native[] = {0};
+	*arches = native;
+	return 0;
+#endif
+	*arches = native;
+	return sizeof(native) / sizeof(native[0]);
 }
 
 int

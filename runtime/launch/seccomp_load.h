@@ -34,6 +34,25 @@
 size_t filter_eperm_to_notify(const struct sock_filter *prog, struct sock_filter *out, size_t n);
 
 /*
+ * PROG (N instructions, a valid program) for a kernel whose calls come
+ * from the ABIs ARCHES (N_ARCHES AUDIT_ARCH_* values) alone, into OUT (N
+ * instructions; OUT may not be PROG): every comparison of the
+ * architecture with one not listed is decided as unequal, and what no
+ * call can reach then is left out, the jumps over it shortened.  For a
+ * call of a listed ABI the result is the same return, instruction for
+ * instruction along the same path; a call of any other ABI takes the
+ * program's branch for an unknown one.  Pure.  Returns the length of
+ * OUT, at most N.
+ */
+size_t filter_for_abis(const struct sock_filter *prog, size_t n, const unsigned *arches,
+		       size_t n_arches, struct sock_filter *out);
+
+/* The AUDIT_ARCH_* values of the calls this build's kernels can make
+ * (x86_64: x86_64 with x32, and x86; aarch64: aarch64 and arm), into
+ * *ARCHES; how many (0: unknown here, the program is loaded whole). */
+size_t filter_native_abis(const unsigned **arches);
+
+/*
  * Read the program from FD (a sealed memfd, from its start) into *PROG
  * (malloc'd, N instructions) and close FD.  Returns 0, or -1 with a
  * message in ERR (ERRLEN bytes) when it cannot be read or is no whole,

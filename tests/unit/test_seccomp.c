@@ -3159,3 +3159,167 @@ Test(seccomp_oci, the_profile_is_deterministic_json_naming_every_abi)
 	tb_free(&a);
 	tb_free(&b);
 }
+
+/* ---- the program for this machine's ABIs (filter_for_abis) ------------------ */
+
+TestSuite(seccomp_prune, .init = programs_build, .fini = programs_free);
+
+static const uint32_t x86_arches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_I386};
+static const uint32_t arm_arches[] = {AUDIT_ARCH_AARCH64, AUDIT_ARCH_ARM};
+
+/* P for ARCHES, as a program of its own (its text malloc'd). */
+static struct prog
+pruned(const struct prog *p, const uint32_t *arches, size_t n_arches, const char *label)
+{
+	struct prog q = {.label = label};
+	struct sock_filter *out = malloc(p->n * sizeof(*out));
+	char err[256];
+
+	cr_assert_not_null(out);
+	q.n = filter_for_abis(p->insns, p->n, arches, n_arches, out);
+	q.insns = out;
+	cr_assert_eq(bpf_interp_check(q.insns, q.n, err, sizeof(err)), 0,
+		     "%s: the kernel would refuse the pruned program: %s", label, err);
+	return q;
+}
+
+static bool
+kept(const struct abi *abi, const uint32_t *arches, size_t n_arches)
+{
+	for (size_t k = 0; k < n_arches; k++)
+		if (arches[k] == abi->audit_arch)
+			return true;
+	return false;
+}
+
+/* An argument vector of a few shapes: zeros, ones, and words of a fixed generator. */
+static void
+args_of(unsigned shape, uint64_t args[6])
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull * (shape + 1);
+
+	for (size_t i = 0; i < 6; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		args[i] = shape == 0 ? 0 : shape == 1 ? ~0ull : shape == 2 ? x & 0xffffffffu : x;
+	}
+}
+
+/*
+ * Every call of a kept ABI (every number the sweep covers, the edges, five
+ * shapes of arguments) gets what the whole program gives it; a call of a
+ * dropped ABI is killed, as a call of an unknown one always was.
+ */
+static void
+assert_pruned_agrees(const uint32_t *arches, size_t n_arches, const char *label)
+{
+	const struct prog *progs[] = {&tree, &flat};
+	static const uint32_t edges[] = {SWEEP_MAX + 1, 0x3fffffffu, 0x7fffffffu, 0xffffffffu};
+
+	for (size_t p = 0; p < LEN(progs); p++) {
+		struct prog q = pruned(progs[p], arches, n_arches, label);
+
+		cr_assert_lt(q.n, progs[p]->n, "%s: nothing left out of the %s program (%zu)",
+			     label, progs[p]->label, q.n);
+		for (size_t a = 0; a < N_ABIS; a++) {
+			const struct abi *abi = &abis[a];
+			bool keep = kept(abi, arches, n_arches);
+
+			for (uint32_t i = 0; i < SWEEP_MAX + LEN(edges); i++) {
+				uint32_t nr = (i < SWEEP_MAX ? i : edges[i - SWEEP_MAX]) | abi->nr_bit;
+
+				for (unsigned shape = 0; shape < (keep ? 5u : 1u); shape++) {
+					uint64_t args[6];
+					uint32_t want, got;
+
+					args_of(shape, args);
+					want = keep ? verdict(progs[p], abi->audit_arch, nr, args)
+						    : SECCOMP_RET_KILL_PROCESS;
+					got = verdict(&q, abi->audit_arch, nr, args);
+					cr_assert_eq(got, want,
+						     "%s, %s program, %s call %#x (args %u): %s, "
+						     "the whole program %s",
+						     label, progs[p]->label, abi->name, nr, shape,
+						     vname(got).s, vname(want).s);
+				}
+			}
+		}
+		free((void *)q.insns);
+	}
+}
+
+Test(seccomp_prune, on_x86_64_the_pruned_program_decides_every_call_as_the_whole_one)
+{
+	assert_pruned_agrees(x86_arches, LEN(x86_arches), "x86_64 and x86");
+}
+
+Test(seccomp_prune, on_aarch64_the_pruned_program_decides_every_call_as_the_whole_one)
+{
+	assert_pruned_agrees(arm_arches, LEN(arm_arches), "aarch64 and arm");
+}
+
+/* What is left out is the other machines' code: no comparison with their ABIs remains. */
+Test(seccomp_prune, no_comparison_with_a_dropped_abi_is_left)
+{
+	struct prog q = pruned(&tree, x86_arches, LEN(x86_arches), "x86_64 and x86");
+	size_t arm_jumps = 0;
+
+	for (size_t i = 0; i < q.n; i++)
+		if (q.insns[i].code == (BPF_JMP | BPF_JEQ | BPF_K) &&
+		    (q.insns[i].k == AUDIT_ARCH_AARCH64 || q.insns[i].k == AUDIT_ARCH_ARM))
+			arm_jumps++;
+	cr_assert_eq(arm_jumps, 0, "%zu comparisons with aarch64 or arm are left", arm_jumps);
+	free((void *)q.insns);
+}
+
+/* A comparison of anything but the architecture is never decided. */
+Test(seccomp_prune, a_number_equal_to_an_abi_is_still_compared)
+{
+	struct sock_filter prog[] = {
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_ARM, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+	    BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0xffffffffu),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_ARM, 0, 1),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+	    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_filter out[LEN(prog)];
+	size_t n = filter_for_abis(prog, LEN(prog), x86_arches, LEN(x86_arches), out);
+
+	cr_assert_eq(n, LEN(prog), "a comparison of the number, or of a computed value, was "
+				   "decided: %zu instructions left of %zu",
+		     n, LEN(prog));
+	cr_assert_eq(memcmp(out, prog, sizeof(prog)), 0, "the program changed");
+}
+
+static long
+pruned_getpid(void)
+{
+	return syscall(SYS_getpid);
+}
+
+/* The kernel takes it, and its refusals stand. */
+Test(seccomp_prune, the_kernel_loads_it_and_it_refuses_as_the_whole_one)
+{
+	const unsigned *arches;
+	size_t n_arches = filter_native_abis(&arches);
+	struct prog q;
+
+	if (!n_arches)
+		cr_skip_test("no ABIs are known for this machine: the program is loaded whole");
+	q = pruned(&tree, arches, n_arches, "this machine's");
+	assert_refused("mount_tmpfs", mount_tmpfs, &q, EPERM);
+	assert_refused("unshare_user", unshare_user, &q, EPERM);
+	assert_refused("clone3_call", clone3_call, &q, ENOSYS);
+	{
+		struct outcome o = run_probe(&q, pruned_getpid);
+
+		assert_outcome_reported("getpid", o);
+		cr_assert_gt(o.ret, 0, "getpid under the pruned filter: %ld, errno %s", o.ret,
+			     errname(o.err));
+	}
+	free((void *)q.insns);
+}
