@@ -110,6 +110,7 @@ LIB_SRC := \
 	runtime/launch/rlimit.c \
 	runtime/launch/cgroup.c \
 	runtime/resolve/scan.c \
+	runtime/resolve/scan_ahead.c \
 	runtime/resolve/walk.c \
 	runtime/resolve/copy.c \
 	runtime/resolve/perm.c \

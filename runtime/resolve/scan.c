@@ -23,8 +23,15 @@
  * exchanged, after the parent was listed could have the scan list a decoy
  * in its place and never the directory itself, whose dotfiles would go
  * unmasked.  Any of these ends the scan with an error: nothing runs.
+ *
+ * A recursive scan offers each directory it queues to a second thread
+ * (scan_ahead.h), which lists the queue from the back.  Every check above
+ * is still made here, on this thread's own descriptor; only the bytes of
+ * a listing may come from there, and only for the device and inode that
+ * descriptor is.
  */
 #include "runtime/resolve/scan.h"
+#include "runtime/resolve/scan_ahead.h"
 
 #include "compiler/decide/hidden.h"
 
@@ -123,6 +130,8 @@ struct scan {
 
 	const char **roots; /* sorted, deduplicated: for scan_is_root() */
 	size_t n_roots;
+	const char *const *root_paths; /* the caller's, by dir_rec.root */
+	struct scan_ahead *ahead;      /* a thread listing the queue from the back, or NULL */
 	struct {
 		size_t dir;
 		int fd;
@@ -132,6 +141,8 @@ struct scan {
 	unsigned long long (*seen)[2];
 	size_t n_seen, seen_cap;
 	char *dents;
+	char *ahead_buf; /* the listing scan_ahead_take() gave for the directory being listed */
+	size_t ahead_len, listed_ahead;
 
 	char *err;
 	size_t errlen;
@@ -639,6 +650,21 @@ cmp_kid(const void *a, const void *b, void *text)
  * directories a capped scan reaches does not depend on the order the
  * file system returns entries in.
  */
+/* dirs[I], just queued, offered to the thread that lists ahead (scan_ahead.h). */
+static void
+scan_offer(struct scan *s, size_t i)
+{
+	const struct dir_rec *d = &s->dirs[i];
+	size_t rlen;
+
+	if (!s->ahead)
+		return;
+	rlen = strlen(s->root_paths[d->root]);
+	/* Without memory it is not offered: the scan lists it, as any. */
+	(void)scan_ahead_offer(s->ahead, i, s->o->root_fds ? s->o->root_fds[d->root] : -1,
+			       s->text + d->path, d->len <= rlen ? d->len : rlen + (rlen > 1));
+}
+
 static int
 scan_queue_kids(struct scan *s)
 {
@@ -651,10 +677,12 @@ scan_queue_kids(struct scan *s)
 	for (size_t k = 0; k < s->n_kids; k++) {
 		const struct dir_rec *kid = &s->kids[k];
 
-		if (is_deferred(s->text + kid->path + kid->name))
+		if (is_deferred(s->text + kid->path + kid->name)) {
 			s->later[s->n_later++] = *kid;
-		else
+		} else {
 			s->dirs[s->n_dirs++] = *kid;
+			scan_offer(s, s->n_dirs - 1);
+		}
 	}
 	s->n_kids = 0;
 	return 0;
@@ -716,8 +744,16 @@ scan_list(struct scan *s, size_t i)
 				 "another process while it ran, or mounted twice?)",
 				 scan_shown(&b, s->text + s->dirs[i].path));
 	}
-	for (;;) {
-		ssize_t n = getdents64(fd, s->dents, DENTS_BUF_SIZE);
+	/* The listing the other thread made of this very directory, if any:
+	 * then its bytes, else this descriptor's, as ever. */
+	free(s->ahead_buf);
+	s->ahead_buf = scan_ahead_take(s->ahead, i, s->cur_dev, s->cur_ino, &s->ahead_len);
+	s->listed_ahead += s->ahead_buf != NULL;
+	for (int pass = 0;; pass++) {
+		const char *buf = s->ahead_buf ? s->ahead_buf : s->dents;
+		ssize_t n = !s->ahead_buf ? getdents64(fd, s->dents, DENTS_BUF_SIZE)
+			    : pass == 0	  ? (ssize_t)s->ahead_len
+					  : 0;
 
 		if (n == 0) {
 			/* HEAD, objects and refs: git takes it for a repository
@@ -734,7 +770,7 @@ scan_list(struct scan *s, size_t i)
 					 scan_shown(&b, s->text + s->dirs[i].path),
 					 strerror(errno));
 		for (ssize_t off = 0; off < n;) {
-			const struct dent64 *d = (const struct dent64 *)(s->dents + off);
+			const struct dent64 *d = (const struct dent64 *)(buf + off);
 			const char *name = d->d_name;
 			unsigned char type = d->d_type;
 			bool hidden = false;
@@ -808,6 +844,7 @@ scan_walk(struct scan *s)
 			if (RESERVE(s->dirs, s->n_dirs + 1, s->cap_dirs) < 0)
 				return scan_nomem(s);
 			s->dirs[s->n_dirs++] = s->later[s->later_head++];
+			scan_offer(s, s->n_dirs - 1);
 		}
 		if (scan_list(s, s->head++) < 0)
 			return -1;
@@ -840,6 +877,7 @@ scan_add_roots(struct scan *s, const char *const *roots, size_t n_roots)
 	s->roots = malloc((n_roots ? n_roots : 1) * sizeof(*s->roots));
 	if (!s->roots)
 		return scan_nomem(s);
+	s->root_paths = roots;
 	for (size_t i = 0; i < n_roots; i++) {
 		size_t len = strlen(roots[i]);
 		bool dup = false;
@@ -866,6 +904,7 @@ scan_add_roots(struct scan *s, const char *const *roots, size_t n_roots)
 							.root = i};
 		s->text_len += len + 1;
 		s->roots[s->n_roots++] = roots[i];
+		scan_offer(s, s->n_dirs - 1);
 	}
 	qsort(s->roots, s->n_roots, sizeof(*s->roots), cmp_str);
 	return 0;
@@ -997,6 +1036,7 @@ scan_finish(struct scan *s, struct scan_result *r)
 
 	r->overflowed = s->overflowed;
 	r->visited = s->visited;
+	r->listed_ahead = s->listed_ahead;
 	r->hits = malloc((s->n_hits ? s->n_hits : 1) * sizeof(*r->hits));
 	if (!r->hits)
 		return scan_nomem(s);
@@ -1062,6 +1102,7 @@ scan_release(struct scan *s)
 	free(s->skipped_roots.v);
 	free(s->roots);
 	free(s->dents);
+	free(s->ahead_buf);
 	free(s->seen);
 }
 
@@ -1087,7 +1128,17 @@ scan_run(const char *const *roots, size_t n_roots, const struct scan_options *o,
 		scan_nomem(&s);
 		goto out;
 	}
-	if (scan_add_roots(&s, roots, n_roots) < 0 || scan_walk(&s) < 0 || scan_finish(&s, out) < 0)
+	/* A recursive scan lists from both ends of its queue, where a second
+	 * CPU can; unless asked not to. */
+	if (o->recursive && !o->alone)
+		s.ahead = scan_ahead_start();
+	if (scan_add_roots(&s, roots, n_roots) < 0 || scan_walk(&s) < 0) {
+		scan_ahead_stop(s.ahead);
+		goto out;
+	}
+	scan_ahead_stop(s.ahead);
+	s.ahead = NULL;
+	if (scan_finish(&s, out) < 0)
 		goto out;
 	if (s.overflowed && o->overflow == SCAN_ERROR) {
 		scan_error_overflow(&s, out);

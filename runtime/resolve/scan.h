@@ -64,6 +64,10 @@ struct scan_options {
 	 */
 	bool (*keep)(void *arg, const char *path, int dirfd, const char *name, unsigned char type);
 	void *keep_arg;
+	/* A recursive scan lists the directories at the back of its queue in
+	 * a second thread (scan_ahead.h); with ALONE, all in this one (the
+	 * same result: tests compare the two). */
+	bool alone;
 };
 
 enum scan_kind {
@@ -116,6 +120,7 @@ struct scan_result {
 	size_t n_skipped_roots;
 	bool overflowed;	 /* the cap stopped the scan */
 	uint64_t visited;	 /* directory entries read, "." and ".." excluded */
+	size_t listed_ahead;	 /* directories whose listing the second thread read */
 	const char **unfinished; /* on overflow: every directory not listed to its end, */
 	size_t n_unfinished;	 /* in the order the scan would have reached them */
 	char *text;		 /* private: the storage behind every path above */

@@ -17,6 +17,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "runtime/resolve/scan.h"
+#include "runtime/resolve/scan_ahead.h"
 
 static char tmp[64];
 static char locked[PATH_MAX]; /* a directory a test made unreadable, for teardown */
@@ -739,4 +741,134 @@ Test(scan, a_root_kept_entries_and_a_capped_scan_are_never_all_hidden)
 	run(&o);
 	cr_assert(res.overflowed);
 	cr_assert_str_eq(all_hidden(&res), "", "cut short: %s", all_hidden(&res));
+}
+
+/* ---- the second thread (scan_ahead.h) -------------------------------------- */
+
+static bool
+two_cpus(void)
+{
+	cpu_set_t cpus;
+
+	return sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) >= 2;
+}
+
+/* Wait (up to 5 s) until the thread has decided about index I. */
+static int
+ahead_wait(struct scan_ahead *a, size_t i)
+{
+	int state = 0;
+
+	for (int k = 0; k < 5000 && (state = scan_ahead_state(a, i)) == 0; k++)
+		usleep(1000);
+	return state;
+}
+
+/* Two hundred directories over three levels, with dotfiles, hidden
+ * directories, deferred ones and symlinks among them. */
+static void
+wide_tree(void)
+{
+	char spec[4096];
+
+	for (int d = 0; d < 40; d++) {
+		snprintf(spec, sizeof(spec),
+			 "d%d/f1 d%d/f2 d%d/.env%d d%d/sub/x d%d/sub/.hidden/y d%d/sub/deep/.npmrc "
+			 "d%d/sub/deep/z d%d/node_modules/pkg/.secret d%d/keep/.venv/bin/a",
+			 d, d, d, d, d, d, d, d, d, d);
+		tree(spec);
+		if (d % 7 == 0) {
+			snprintf(spec, sizeof(spec), "d%d/sub/.link", d);
+			symlink_at("/etc", spec);
+		}
+	}
+	tree(".env top/ .git/HEAD");
+}
+
+Test(scan, a_second_thread_lists_what_one_alone_would)
+{
+	struct scan_options o = options(true), alone = options(true);
+	struct scan_result one = {0};
+	char want[8192], want_links[8192];
+	size_t ahead = 0;
+
+	wide_tree();
+	alone.alone = true;
+	run(&alone);
+	cr_assert_eq(res.listed_ahead, 0, "alone, %zu directories were listed ahead",
+		     res.listed_ahead);
+	snprintf(want, sizeof(want), "%s", hits(&res));
+	snprintf(want_links, sizeof(want_links), "%s",
+		 paths(res.skipped_symlinks, res.n_skipped_symlinks));
+	one = res;
+	memset(&res, 0, sizeof(res));
+	/* The thread may find its CPU busy: some run lists ahead. */
+	for (int k = 0; k < 20 && !ahead; k++) {
+		run(&o);
+		cr_assert_str_eq(hits(&res), want, "with the second thread the hits differ");
+		cr_assert_str_eq(paths(res.skipped_symlinks, res.n_skipped_symlinks), want_links);
+		cr_assert_eq(res.visited, one.visited);
+		cr_assert_eq(res.n_all_hidden, one.n_all_hidden);
+		ahead = res.listed_ahead;
+	}
+	scan_result_free(&one);
+	if (!two_cpus())
+		cr_skip_test("one CPU here: no second thread to compare");
+	cr_assert_gt(ahead, 0, "in 20 scans no directory was listed ahead");
+}
+
+Test(scan, a_listing_kept_ahead_is_given_for_the_directory_it_listed_alone)
+{
+	struct scan_ahead *a = scan_ahead_start();
+	struct stat was, now;
+	size_t len = 0;
+	char *buf;
+
+	if (!a)
+		cr_skip_test("one CPU here: no second thread");
+	tree("one/f one/.env");
+	cr_assert_eq(stat(at("one"), &was), 0);
+	cr_assert_eq(scan_ahead_offer(a, 1, -1, at("one"), 0), 0);
+	cr_assert_eq(ahead_wait(a, 1), 1, "one/ was not listed");
+	/* Another directory at the same path now: the listing is not its. */
+	cr_assert_eq(rename(at("one"), at("old")), 0);
+	tree("one/g");
+	cr_assert_eq(stat(at("one"), &now), 0);
+	buf = scan_ahead_take(a, 1, (unsigned long long)now.st_dev,
+			      (unsigned long long)now.st_ino, &len);
+	cr_assert_null(buf, "the listing of the directory renamed away was given for the new one");
+	/* The directory it listed gets it, with its entries. */
+	cr_assert_eq(scan_ahead_offer(a, 2, -1, at("old"), 0), 0);
+	cr_assert_eq(ahead_wait(a, 2), 1, "old/ was not listed");
+	buf = scan_ahead_take(a, 2, (unsigned long long)was.st_dev, (unsigned long long)was.st_ino,
+			      &len);
+	cr_assert_not_null(buf);
+	cr_assert_not_null(memmem(buf, len, ".env", 5), "the listing lacks .env");
+	free(buf);
+	scan_ahead_stop(a);
+}
+
+Test(scan, the_second_thread_follows_no_symlink_and_stays_below_the_root)
+{
+	struct scan_ahead *a = scan_ahead_start();
+	int root;
+
+	if (!a)
+		cr_skip_test("one CPU here: no second thread");
+	tree("real/.env real/inner/f");
+	symlink_at(at("real"), "link");
+	symlink_at("real", "up/link");
+	cr_assert_eq(scan_ahead_offer(a, 1, -1, at("link"), 0), 0);
+	cr_assert_eq(ahead_wait(a, 1), -1, "a symlink at the end of the path was followed");
+	cr_assert_eq(scan_ahead_offer(a, 2, -1, at("up/link/inner"), 0), 0);
+	cr_assert_eq(ahead_wait(a, 2), -1, "a symlink on the path was followed");
+	root = open(at("real"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cr_assert_geq(root, 0);
+	/* Below the root's descriptor: PATH + REL is "..", which leaves it. */
+	cr_assert_eq(scan_ahead_offer(a, 3, root, "/x/..", 3), 0);
+	cr_assert_eq(ahead_wait(a, 3), -1, "the thread left the root's descriptor");
+	cr_assert_eq(scan_ahead_offer(a, 4, root, "/x/inner", 3), 0);
+	cr_assert_eq(ahead_wait(a, 4), 1, "inner/ below the root's descriptor was not listed");
+	scan_ahead_stop(a);
+	close(root);
 }
