@@ -63,6 +63,7 @@ LIB_SRC := \
 	compiler/base/diag.c \
 	compiler/yaml_tree.c \
 	compiler/validate.c \
+	compiler/validate_egress.c \
 	compiler/decide/env.c \
 	compiler/decide/hidden.c \
 	compiler/decide/refuse.c \
@@ -106,6 +107,9 @@ LIB_SRC := \
 	emitters/compile.c \
 	runtime/launch/darwin.c \
 	runtime/resolve/resolve.c \
+	runtime/resolve/resolve_masks.c \
+	runtime/resolve/resolve_protect.c \
+	runtime/resolve/resolve_private.c \
 	runtime/resolve/command.c \
 	runtime/launch/rlimit.c \
 	runtime/launch/cgroup.c \
