@@ -180,9 +180,9 @@ decide_egress(struct decider *d, const struct sandbox *sb, const struct env_laun
 	rule(d, ENV_SET, "no_proxy", NO_PROXY_VALUE, NULL, 0);
 	for (size_t i = 0; env_ca_names[i]; i++)
 		rule(d, ENV_SET_SCRATCH, env_ca_names[i], "/" ENV_CA_BUNDLE, NULL, 0);
-	/* OpenSSL takes a list of hashed directories: the session's, then the system's. */
-	rule(d, ENV_SET_TEMPLATE, "SSL_CERT_DIR",
-	     ENV_SCRATCH_MARK "/" ENV_CA_DIR ":/etc/ssl/certs", NULL, 0);
+	/* OpenSSL takes a list of hashed directories: the session's (its
+	 * HASH.N files in the scratch dir itself), then the system's. */
+	rule(d, ENV_SET_TEMPLATE, "SSL_CERT_DIR", ENV_SCRATCH_MARK ":/etc/ssl/certs", NULL, 0);
 	/* Java reads neither the proxy variables nor a PEM bundle. */
 	rule(d, ENV_SET_TEMPLATE, "JAVA_TOOL_OPTIONS", java_options(d->a, l->proxy_url),
 	     "Java: the relay as its proxy, the session's trust store", 0);

@@ -37,12 +37,12 @@ extern const char *const env_xdg_home_names[];
 /* Names that change what programs load or run: only via env_passthrough. */
 extern const char *const env_dangerous_names[];
 
-/* File name of the CA bundle inside the scratch dir; the same certificates
- * as a Java trust store (JKS), and the session's own CAs in OpenSSL's
- * hashed-directory form. */
+/* File name of the CA bundle inside the scratch dir, and of the same
+ * certificates as a Java trust store (JKS).  The session's own CAs lie
+ * beside them in OpenSSL's hashed-directory form (HASH.N): the scratch dir
+ * is the first directory of SSL_CERT_DIR. */
 #define ENV_CA_BUNDLE "omnibox-ca.pem"
 #define ENV_CA_TRUSTSTORE "omnibox-ca.jks"
-#define ENV_CA_DIR "omnibox-ca.d"
 
 /* The git_ssh broker's socket inside the scratch dir, and its helper inside the sandbox. */
 #define ENV_GIT_SSH_SOCKET "omnibox-git-ssh.sock"

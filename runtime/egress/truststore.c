@@ -262,19 +262,13 @@ write_at(int dirfd, const char *name, const void *p, size_t n, bool in_place, ch
 }
 
 /*
- * OpenSSL's hashed directory of the N certificates at V: HASH.N, N from 0
- * where subjects collide, each file what PEM_write_bio_X509() writes.
+ * The N certificates at V as OpenSSL's hashed directory wants them, in the
+ * directory FD: HASH.N, N from 0 where subjects collide, each file what
+ * PEM_write_bio_X509() writes.
  */
 static int
-hashed_dir(int dirfd, const struct entry *v, size_t n, char *err, size_t errlen)
+hashed_files(int fd, const struct entry *v, size_t n, char *err, size_t errlen)
 {
-	int fd;
-
-	if (mkdirat(dirfd, ENV_CA_DIR, 0755) < 0 ||
-	    (fd = openat(dirfd, ENV_CA_DIR, O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		snprintf(err, errlen, "%s: %s", ENV_CA_DIR, strerror(errno));
-		return -1;
-	}
 	for (size_t i = 0; i < n; i++) {
 		unsigned long h = X509_NAME_hash_ex(v[i].subject, NULL, NULL, NULL);
 		BIO *bio = BIO_new(BIO_s_mem());
@@ -285,8 +279,7 @@ hashed_dir(int dirfd, const struct entry *v, size_t n, char *err, size_t errlen)
 		if (!bio || v[i].len > INT_MAX ||
 		    PEM_write_bio(bio, PEM_STRING_X509, "", v[i].der, (long)v[i].len) <= 0) {
 			BIO_free(bio);
-			close(fd);
-			snprintf(err, errlen, "%s: cannot write a certificate", ENV_CA_DIR);
+			snprintf(err, errlen, "cannot write the session's certificate %zu", i);
 			return -1;
 		}
 		len = BIO_get_mem_data(bio, &pem);
@@ -295,12 +288,9 @@ hashed_dir(int dirfd, const struct entry *v, size_t n, char *err, size_t errlen)
 		while (faccessat(fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
 		rc = write_at(fd, name, pem, (size_t)len, false, err, errlen);
 		BIO_free(bio);
-		if (rc < 0) {
-			close(fd);
+		if (rc < 0)
 			return -1;
-		}
 	}
-	close(fd);
 	return 0;
 }
 
@@ -347,7 +337,7 @@ truststore_write(const char *bundle, const char *sys, size_t sys_len, const char
 		goto out;
 	rc = write_at(dirfd, name, pem.v, pem.n, true, err, errlen) < 0 ||
 		     write_at(dirfd, ENV_CA_TRUSTSTORE, store.v, store.n, false, err, errlen) < 0 ||
-		     hashed_dir(dirfd, all.v + n_sys, all.n - n_sys, err, errlen) < 0
+		     hashed_files(dirfd, all.v + n_sys, all.n - n_sys, err, errlen) < 0
 		 ? -1
 		 : 0;
 out:

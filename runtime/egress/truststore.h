@@ -12,9 +12,13 @@
  *   omnibox-ca.jks  the same certificates as a Java trust store (JKS, the
  *                   format every JDK reads; keytool imports only the first
  *                   certificate of a PEM bundle)
- *   omnibox-ca.d/   the session CA and the --egress-ca certificates as
- *                   OpenSSL's hashed directory (HASH.N), listed in
- *                   SSL_CERT_DIR before the system's /etc/ssl/certs
+ *   HASH.N          the session CA and the --egress-ca certificates as
+ *                   OpenSSL's hashed directory wants them, in the scratch
+ *                   dir itself, which SSL_CERT_DIR lists before the
+ *                   system's /etc/ssl/certs (OpenSSL opens only the names
+ *                   of the subject it looks for).  No directory of their
+ *                   own: where the file system discards freed blocks at
+ *                   once, removing one cost a launch half a millisecond.
  *
  * The agent can write these copies; they decide only what the agent's own
  * clients trust.  The proxy's own upstream trust is read elsewhere, once.

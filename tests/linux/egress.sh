@@ -514,6 +514,19 @@ exit 3
 	name="the system CA bundle inside is the session's: curl with no CA setting"
 	sbx egress sh -c "$noca curl -sS $url/echo/curl-system-bundle"
 	expect_out "GET /echo/curl-system-bundle"
+	# OpenSSL's clients that read SSL_CERT_DIR alone look the session CA up
+	# by its subject's hash, among the files in the scratch dir.
+	name="a client that trusts SSL_CERT_DIR alone (OpenSSL's hashed files) trusts the session CA"
+	sbx egress sh -c "echo | openssl s_client -no-CAfile -no-CAstore -CApath \"\${SSL_CERT_DIR%%:*}\" \
+		-proxy 127.0.0.1:\${HTTPS_PROXY##*:} -connect upstream.test:$HTTPS \
+		-servername upstream.test 2>&1 | grep 'Verify return code'"
+	expect_out "Verify return code: 0 (ok)"
+	name="without it the same client trusts nothing there: the check above can fail"
+	sbx egress sh -c "echo | openssl s_client -no-CAfile -no-CAstore -CApath /usr/share \
+		-proxy 127.0.0.1:\${HTTPS_PROXY##*:} -connect upstream.test:$HTTPS \
+		-servername upstream.test 2>&1 | grep 'Verify return code'"
+	expect_out "Verify return code: "
+	expect_no_out "Verify return code: 0 (ok)"
 	name="the system CA bundle inside is the session's, read-only; the host's is unchanged"
 	sum=$(cksum </etc/ssl/certs/ca-certificates.crt 2>/dev/null)
 	sbx egress sh -c "echo x >>/etc/ssl/certs/ca-certificates.crt || echo bundle-ro

@@ -288,10 +288,10 @@ t_allowed_get() {
 		skips=$((skips + 1))
 		echo "     (keytool is not installed: the JKS is not read back)"
 	fi
-	name="the hashed directory holds the session CA and the --egress-ca certificates"
-	out=$(ls "$(dirname "$CA")/omnibox-ca.d" | grep -c '^[0-9a-f]\{8\}\.[0-9]$')
+	name="the hashed files beside the bundle are the session CA and the --egress-ca certificates"
+	out=$(ls "$(dirname "$CA")" | grep -c '^[0-9a-f]\{8\}\.[0-9]$')
 	expect_eq "hashed entries" "$out" $((extra + 1))
-	out=$(openssl verify -CApath "$(dirname "$CA")/omnibox-ca.d" "$(dirname "$CA")/omnibox-ca.d/"* 2>&1 | grep -c ': OK$')
+	out=$(openssl verify -CApath "$(dirname "$CA")" "$(dirname "$CA")/"[0-9a-f]*.[0-9] 2>&1 | grep -c ': OK$')
 	expect_eq "certificates openssl verifies by the directory alone" "$out" $((extra + 1))
 	CA=$T/open/ca.pem
 }

@@ -182,7 +182,7 @@ Test(env, egress_sets_the_relay_and_the_session_ca_in_the_scratch_dir)
 					   "npm_config_cafile=/s/omnibox-ca.pem",
 					   "DENO_CERT=/s/omnibox-ca.pem",
 					   "CARGO_HTTP_CAINFO=/s/omnibox-ca.pem",
-					   "SSL_CERT_DIR=/s/omnibox-ca.d:/etc/ssl/certs",
+					   "SSL_CERT_DIR=/s:/etc/ssl/certs",
 					   "JAVA_TOOL_OPTIONS=-Djavax.net.ssl.trustStore=/s/omnibox-ca.jks "
 					   "-Djavax.net.ssl.trustStoreType=JKS -Dhttps.proxyHost=127.0.0.1 "
 					   "-Dhttps.proxyPort=9 -Dhttp.proxyHost=127.0.0.1 -Dhttp.proxyPort=9 "
