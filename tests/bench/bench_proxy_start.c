@@ -2,7 +2,7 @@
  * bench_proxy_start.c - omnibox-proxy's startup alone, as omnibox-run
  * starts it: from fork and exec of `omnibox-proxy --session 3` to its
  * "ready" answer (the session CA made, the trust bundle, its JKS and
- * hashed directory written, the Unix socket listening).
+ * hashed files written, the Unix socket listening).
  *
  *   bench_proxy_start [-n RUNS] 'LABEL=PATH/omnibox-proxy' ...
  *

@@ -153,7 +153,7 @@ else
 		"omnibox-run egress=$B/omnibox-run -q --cwd=$ws $tmp/egress.yaml -- /bin/true"
 fi
 echo "   omnibox-proxy alone, as omnibox-run starts it: from its exec to its ready answer"
-echo "   (the session CA, the trust bundle, its JKS and hashed directory, the socket)"
+echo "   (the session CA, the trust bundle, its JKS and hashed files, the socket)"
 if [ -n "${BENCH_BEFORE:-}" ]; then
 	"$B/bench/bench_proxy_start" -n 100 \
 		"omnibox-proxy start=$B/omnibox-proxy" \
