@@ -64,6 +64,7 @@ LIB_SRC := \
 	compiler/yaml_tree.c \
 	compiler/validate.c \
 	compiler/validate_egress.c \
+	compiler/validate_values.c \
 	compiler/decide/env.c \
 	compiler/decide/hidden.c \
 	compiler/decide/refuse.c \
@@ -107,6 +108,7 @@ LIB_SRC := \
 	emitters/compile.c \
 	runtime/launch/darwin.c \
 	runtime/resolve/resolve.c \
+	runtime/resolve/resolve_base.c \
 	runtime/resolve/resolve_masks.c \
 	runtime/resolve/resolve_protect.c \
 	runtime/resolve/resolve_private.c \

@@ -82,8 +82,8 @@ listed(unsigned arch, const unsigned *arches, size_t n_arches)
 }
 
 size_t
-filter_for_abis(const struct sock_filter *prog, size_t n, const unsigned *arches,
-		size_t n_arches, struct sock_filter *out)
+filter_for_abis(const struct sock_filter *prog, size_t n, const unsigned *arches, size_t n_arches,
+		struct sock_filter *out)
 {
 	/* Per instruction: 0 not reached, 1 reached with the accumulator
 	 * anything, 2 reached on every path with the architecture in it. */

@@ -9,151 +9,7 @@
  */
 #include "runtime/resolve/resolve_int.h"
 
-/* No position: a default, the machine, the command line. */
-const struct loc nowhere;
-
-/*
- * The error of a setting written at LOC: located, with its line and a
- * caret; one with no position (LOC.line 0) is a plain failure.  -1.
- */
-static int
-vfail_at(struct rctx *r, struct loc loc, const char *fmt, va_list ap)
-{
-	char *msg;
-
-	if (vasprintf(&msg, fmt, ap) < 0)
-		return diag_failure(r->d, "out of memory");
-	if (loc.line)
-		diag_error(r->d, loc, "%s", msg);
-	else
-		diag_failure(r->d, "%s", msg);
-	free(msg);
-	return -1;
-}
-
-int
-fail_at(struct rctx *r, struct loc loc, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfail_at(r, loc, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-/* A failure no line of the policy is to blame for. */
-int
-fail(struct rctx *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfail_at(r, nowhere, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-void
-note(struct rctx *r, const char *fmt, ...)
-{
-	va_list ap;
-	char buf[2048];
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	*ARENA_PUSH(r->a, r->plan->notes, r->plan->n_notes, r->cap_notes) = arena_strdup(r->a, buf);
-}
-
-/*
- * S as a message shows it (textesc.h): every path, name or link target in
- * a message of the resolver goes through this, because the agent may have
- * chosen it (a directory it made, the target of a link it planted).
- */
-const char *
-shown(struct rctx *r, const char *s)
-{
-	return arena_escape(r->a, s);
-}
-
-/*
- * Where the entry of list L on LINE that names PATH (canonical, or as the
- * IR spells it) is written: a grant or a protected path keeps only its
- * line.  The first entry on LINE when none names PATH.
- */
-struct loc
-loc_on_line(const struct ir_pathlist *l, uint32_t line, const char *path)
-{
-	const struct ir_path *first = NULL;
-
-	if (!line)
-		return nowhere;
-	for (size_t i = 0; i < l->n; i++) {
-		if (l->v[i].loc.line != line)
-			continue;
-		if (path && l->v[i].symbolic && !strcmp(l->v[i].symbolic, path))
-			return l->v[i].loc;
-		if (!first)
-			first = &l->v[i];
-	}
-	return first ? first->loc : (struct loc){line, 1, 0};
-}
-
-void
-keep_fd(struct rctx *r, int fd)
-{
-	if (fd >= 0)
-		*ARENA_PUSH(r->a, r->plan->fds, r->plan->n_fds, r->plan->cap_fds) = fd;
-}
-
 /* ---- paths ------------------------------------------------------------------ */
-
-char *
-path_join(struct arena *a, const char *dir, const char *name)
-{
-	if (!*name)
-		return arena_strdup(a, dir);
-	return arena_printf(a, "%s%s%s", dir, strcmp(dir, "/") ? "/" : "", name);
-}
-
-char *
-path_dirname(struct arena *a, const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash || slash == path)
-		return arena_strdup(a, "/");
-	return arena_strndup(a, path, (size_t)(slash - path));
-}
-
-/* How the platform spells a canonical path (Seatbelt sees /private/tmp). */
-static const char *
-spell(struct rctx *r, const char *path)
-{
-	return r->linux_target ? path : paths_darwin_spelling(r->a, path);
-}
-
-/* ENTRY now names the canonical PATH (and the emitters read it so). */
-void
-set_path(struct rctx *r, struct ir_path *entry, const char *path)
-{
-	entry->symbolic = spell(r, path);
-	entry->base = PATH_ABSOLUTE;
-	entry->rel = entry->symbolic + 1;
-}
-
-/* The absolute path an IR path names, as written ("..": lexically). */
-char *
-lexical_of(struct rctx *r, const struct ir_path *p, const char *ws)
-{
-	const char *base = p->base == PATH_ABSOLUTE ? "/"
-			   : p->base == PATH_HOME   ? r->plan->home
-			   : p->base == PATH_LAUNCH ? r->rq->launch_dir
-						    : ws;
-
-	return (char *)spell(r, walk_lexical(r->a, path_join(r->a, base, p->rel)));
-}
 
 /*
  * Would exposing PATH expose a whole home, or everything?  "/", the home
@@ -170,40 +26,6 @@ static bool
 link_target_refused(struct rctx *r, const char *written, const char *canon)
 {
 	return refuse_link_target(written, canon, r->plan->home, !r->linux_target);
-}
-
-bool
-writable_inside(struct rctx *r, const char *path)
-{
-	for (size_t i = 0; i < r->n_roots; i++)
-		if (path_within(path, r->roots[i]))
-			return true;
-	return false;
-}
-
-/*
- * walk_open() with the writable roots; a refusal becomes the message that
- * names the setting (WHAT, on LINE), the path and the link.
- */
-int
-open_checked(struct rctx *r, const char *path, const char *what, struct loc loc, unsigned flags,
-	     struct walk_result *w)
-{
-	if (walk_open(r->a, path, r->link_roots, r->n_link_roots, flags, w) == 0)
-		return 0;
-	if (errno == EXDEV)
-		return fail_at(r, loc,
-			       "%s %s goes through the symlink %s -> %s, which leads out of %s, "
-			       "a directory %s: omnibox does not follow it; remove the link, or "
-			       "name its target in the policy",
-			       what, shown(r, path), shown(r, w->bad_link), shown(r, w->bad_target),
-			       shown(r, w->bad_root),
-			       writable_inside(r, w->bad_root) ? "the sandbox can write"
-						      : "a sandbox may have written (the workspace)");
-	if (errno == EAGAIN)
-		return fail_at(r, loc, "%s %s moved while it was being opened; nothing ran", what,
-			       shown(r, path));
-	return fail_at(r, loc, "%s %s: %s", what, shown(r, path), strerror(errno));
 }
 
 /* ---- the workspace ----------------------------------------------------------- */
@@ -243,35 +65,26 @@ resolve_workspace(struct rctx *r)
 	}
 	v = workspace_decide(r->a, &wr);
 	if (!v.path && v.line)
-		return fail_at(r, t->allow_cwd_override.loc, "%s", shown(r, v.why));
+		return fail_at(r, t->allow_cwd_override.loc, "%s", escaped(r, v.why));
 	if (!v.path && rq->cwd && t && !strncmp(v.why, "--cwd ", 6))
-		return fail(r, "%s", shown(r, v.why));
+		return fail(r, "%s", escaped(r, v.why));
 	/* macOS: a workspace that is missing fails at the launch's chdir; here,
 	 * on another system, it may be a Mac's path being described. */
 	if (v.path && (rq->cwd ? !wr.cwd_canon : !wr.own_canon))
 		v.path = NULL, v.why = NULL;
 	if (!v.path && !v.why)
 		return fail_at(r, at, "the workspace %s is not a directory",
-			       shown(r, rq->cwd ? wr.cwd : own));
+			       escaped(r, rq->cwd ? wr.cwd : own));
 	if (!v.path)
-		return fail_at(r, at, "%s", shown(r, v.why));
+		return fail_at(r, at, "%s", escaped(r, v.why));
 	if (stat(v.path, &st) < 0 ? r->linux_target : !S_ISDIR(st.st_mode))
 		return fail_at(r, at, "the workspace %s is not a directory",
-			       shown(r, rq->cwd ? wr.cwd : own));
+			       escaped(r, rq->cwd ? wr.cwd : own));
 	r->plan->workspace = v.path;
 	return 0;
 }
 
 /* ---- grants --------------------------------------------------------------------- */
-
-void
-add_grant(struct rctx *r, const char *path, int fd, bool writable, bool must_exist,
-	  const char *what, uint32_t line)
-{
-	*ARENA_PUSH(r->a, r->grants, r->n_grants, r->cap_grants) =
-	    (struct bwrap_grant){path, fd, writable, must_exist, what, line, false, false, NULL};
-	keep_fd(r, fd);
-}
 
 /* The writable roots: the workspace when a write_paths entry names it, every
  * write_paths directory, the scratch dir.  Their links are found in pass 2. */
@@ -359,7 +172,7 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 	if (!w.exists) {
 		*ARENA_PUSH(r->a, r->plan->skipped, r->plan->n_skipped, r->cap_skipped) =
 		    arena_printf(r->a, "%s (line %u): %s does not exist here; not mounted", what,
-				 entry->loc.line, shown(r, w.path));
+				 entry->loc.line, escaped(r, w.path));
 		return 0;
 	}
 	if (w.through_link && link_target_refused(r, lexical, w.path)) {
@@ -370,7 +183,7 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 			       "home directory or a parent of one, a system directory or a hidden "
 			       "path by way of a link; name it in the policy if that is what you "
 			       "mean",
-			       what, shown(r, lexical), shown(r, w.path));
+			       what, escaped(r, lexical), escaped(r, w.path));
 	}
 	if (!strcmp(what, "write_files") && w.is_dir) {
 		if (w.fd >= 0)
@@ -379,7 +192,7 @@ open_grant(struct rctx *r, struct ir_path *entry, bool writable, const char *wha
 		 * symlinks the next launch checks. */
 		return fail_at(r, entry->loc,
 			       "write_files %s is a directory: name it in write_paths",
-			       shown(r, w.path));
+			       escaped(r, w.path));
 	}
 	if (r->linux_target)
 		add_grant(r, w.path, w.fd, writable, false, what, entry->loc.line);
@@ -412,7 +225,7 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 	if (!w.exists) {
 		*ARENA_PUSH(r->a, r->plan->skipped, r->plan->n_skipped, r->cap_skipped) =
 		    arena_printf(r->a, "write_paths (line %u): %s does not exist here; not copied",
-				 entry->loc.line, shown(r, w.path));
+				 entry->loc.line, escaped(r, w.path));
 		return 0;
 	}
 	if (w.through_link && link_target_refused(r, lexical, w.path)) {
@@ -421,14 +234,14 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 			       "write_paths %s resolves through a symlink to %s: omnibox never "
 			       "copies /, a home directory or a parent of one, a system directory "
 			       "or a hidden path by way of a link; name it in the policy",
-			       shown(r, lexical), shown(r, w.path));
+			       escaped(r, lexical), escaped(r, w.path));
 	}
 	if (too_wide(r, w.path)) {
 		close(w.fd);
 		return fail_at(r, entry->loc,
 			       "write_paths %s: copy_on_write of a home directory or of / is "
 			       "refused (the copy would hold everything in it)",
-			       shown(r, w.path));
+			       escaped(r, w.path));
 	}
 	for (size_t i = 0; i < r->n_grants; i++) {
 		const struct bwrap_grant *g = &r->grants[i];
@@ -439,7 +252,7 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 			return fail_at(r, entry->loc,
 				       "write_paths %s is copy-on-write but %s (line %u) makes %s "
 				       "writable on the host; a path is one or the other",
-				       shown(r, w.path), g->what, g->line, shown(r, g->path));
+				       escaped(r, w.path), g->what, g->line, escaped(r, g->path));
 		}
 	}
 	if (!r->rq->create_placeholders) {
@@ -455,7 +268,7 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 		close(w.fd);
 		if (dir >= 0)
 			close(dir);
-		return fail(r, "cannot make %s/%s: %s", shown(r, r->plan->scratch), COW_DIR,
+		return fail(r, "cannot make %s/%s: %s", escaped(r, r->plan->scratch), COW_DIR,
 			    strerror(e));
 	}
 	copy = openat(dir, COW_DIR, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -463,7 +276,7 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 	snprintf(name, sizeof(name), "%zu", index);
 	if (copy < 0 || copy_tree(w.fd, copy, name, r->err, sizeof(r->err)) < 0) {
 		if (copy < 0)
-			fail(r, "cannot open %s/%s: %s", shown(r, r->plan->scratch), COW_DIR,
+			fail(r, "cannot open %s/%s: %s", escaped(r, r->plan->scratch), COW_DIR,
 			     strerror(errno));
 		else
 			fail(r, "%s", r->err);
@@ -476,7 +289,7 @@ open_cow(struct rctx *r, struct ir_path *entry, size_t index)
 	dir = openat(copy, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	close(copy);
 	if (dir < 0)
-		return fail(r, "cannot open the copy of %s: %s", shown(r, w.path), strerror(errno));
+		return fail(r, "cannot open the copy of %s: %s", escaped(r, w.path), strerror(errno));
 	add_grant(r, w.path, dir, true, false, what, entry->loc.line);
 	r->grants[r->n_grants - 1].cow = true;
 	if (index == 0)
@@ -529,7 +342,7 @@ check_secret(struct rctx *r, struct ir_path *p, const char *what, bool canonical
 		    r, p->loc,
 		    "%s %s (%s) would be readable or writable in the sandbox through %s; "
 		    "keep it outside every grant",
-		    what, shown(r, p->written), shown(r, canon), shown(r, via));
+		    what, escaped(r, p->written), escaped(r, canon), escaped(r, via));
 	if (canonicalize)
 		set_path(r, p, canon);
 	return 0;
@@ -568,18 +381,6 @@ check_secrets(struct rctx *r)
 	return 0;
 }
 
-/* The plan's own copy of L's entries, which resolution rewrites. */
-void
-copy_list(struct rctx *r, struct ir_pathlist *l)
-{
-	struct ir_path *v = arena_alloc(r->a, (l->n ? l->n : 1) * sizeof(*v));
-
-	if (l->n)
-		memcpy(v, l->v, l->n * sizeof(*v));
-	l->v = v;
-	l->cap = l->n;
-}
-
 static int
 open_grants(struct rctx *r)
 {
@@ -606,7 +407,7 @@ open_grants(struct rctx *r)
 			if (w.fd >= 0)
 				close(w.fd);
 			return fail(r, "the workspace %s changed while it was being opened",
-				    shown(r, r->plan->workspace));
+				    escaped(r, r->plan->workspace));
 		}
 		add_grant(r, w.path, w.fd, r->ws_writable, true,
 			  r->ws_writable ? "workspace, writable: write_paths"
@@ -626,7 +427,7 @@ open_grants(struct rctx *r)
 		if (w.exists && !w.is_dir) {
 			close(w.fd);
 			return fail(r, "the scratch dir %s is not a directory",
-				    shown(r, r->rq->scratch));
+				    escaped(r, r->rq->scratch));
 		}
 		add_grant(r, w.exists ? w.path : r->rq->scratch, w.fd, true, true,
 			  "scratch dir ($TMPDIR), writable", 0);
@@ -641,23 +442,6 @@ open_grants(struct rctx *r)
 		if (open_cow(r, &sb->cow_paths.v[i], i) < 0)
 			return -1;
 	return 0;
-}
-
-/* Is PATH readable in the sandbox without a grant of its own? */
-bool
-visible_inside(struct rctx *r, const char *path)
-{
-	const struct sandbox *sb = &r->plan->policy->os_env.sandbox;
-	const struct ir_pathlist *lists[] = {&sb->read_paths, &sb->write_paths, &sb->write_files,
-					     &sb->cow_paths};
-
-	if (path_within(path, r->plan->workspace) || path_within(path, r->plan->scratch))
-		return true;
-	for (size_t k = 0; k < 4; k++)
-		for (size_t i = 0; i < lists[k]->n; i++)
-			if (path_within(path, lists[k]->v[i].symbolic))
-				return true;
-	return false;
 }
 
 /* ---- the command ------------------------------------------------------------------ */
@@ -680,7 +464,7 @@ make_visible(struct rctx *r, const char *what, const char *path)
 				return fail(r,
 					    "%s %s is inside the hidden path %s; name it in "
 					    "cwd_allow_hidden (or move the program) to run it",
-					    what, shown(r, path), shown(r, r->masks[i].path));
+					    what, escaped(r, path), escaped(r, r->masks[i].path));
 		return 0;
 	}
 	dir = path_dirname(r->a, path);
@@ -688,7 +472,7 @@ make_visible(struct rctx *r, const char *what, const char *path)
 		return fail(r,
 			    "%s %s lives directly in %s; omnibox will not expose that whole "
 			    "directory: install the program in a directory of its own",
-			    what, shown(r, path), shown(r, dir));
+			    what, escaped(r, path), escaped(r, dir));
 	for (size_t i = 0; i < r->n_command_dirs; i++)
 		if (!strcmp(r->command_dirs[i].path, dir))
 			return 0;
@@ -703,7 +487,7 @@ make_visible(struct rctx *r, const char *what, const char *path)
 				if (w.fd >= 0)
 					close(w.fd);
 				return fail(r, "%s %s moved while it was being opened", what,
-					    shown(r, path));
+					    escaped(r, path));
 			}
 			fd = w.fd;
 			keep_fd(r, fd);
@@ -728,7 +512,7 @@ program_at(struct rctx *r, const char *what, const char *path, const char **out)
 	if (open_checked(r, spell(r, path), what, nowhere, WALK_NO_FD | WALK_PHYSICAL, &w) < 0)
 		return -1;
 	if (r->linux_target && (!w.exists || w.is_dir))
-		return fail(r, "%s %s does not exist", what, shown(r, path));
+		return fail(r, "%s %s does not exist", what, escaped(r, path));
 	*out = spell(r, w.path);
 	return 0;
 }
@@ -774,7 +558,7 @@ resolve_interpreter(struct rctx *r, const char *script, const char *script_canon
 			    "line is the agent's: its interpreter %s is not visible in the "
 			    "sandbox, and omnibox will not make it so; add its directory to "
 			    "read_paths if the agent may run it",
-			    shown(r, script_canon), shown(r, canon));
+			    escaped(r, script_canon), escaped(r, canon));
 	return make_visible(r, "the interpreter", canon);
 }
 
@@ -829,11 +613,11 @@ resolve_command(struct rctx *r)
 					    &(struct path_seen){path_entry_seen, r});
 	if (!found || access(found, X_OK) < 0) {
 		if (!rq->command_optional)
-			return fail_at(r, at, "command '%s' not found%s", shown(r, name),
+			return fail_at(r, at, "command '%s' not found%s", escaped(r, name),
 				       strchr(name, '/') ? "" : " on PATH");
 		/* Described, not run: say what the launch would do. */
 		note(r, "command '%s' is not found%s here: omnibox-run would refuse this launch",
-		     shown(r, name), strchr(name, '/') ? "" : " on PATH");
+		     escaped(r, name), strchr(name, '/') ? "" : " on PATH");
 		r->plan->exec_path = "{EXEC}";
 		return 0;
 	}
@@ -864,7 +648,6 @@ build_env(struct rctx *r)
 	r->plan->env = launch_env_build(r->a, r->plan->policy, r->rq->environ, &e);
 }
 
-/* ---- the whole launch -------------------------------------------------------------- */
 /* ---- the private home and the CA bundles (Linux) ------------------------------------ */
 
 /*
@@ -898,7 +681,7 @@ resolve_private_home(struct rctx *r)
 			if (dir >= 0)
 				close(dir);
 			return fail(r, "cannot make the private home %s/%s: %s",
-				    shown(r, r->plan->scratch), BWRAP_PRIVATE_HOME, strerror(e));
+				    escaped(r, r->plan->scratch), BWRAP_PRIVATE_HOME, strerror(e));
 		}
 		close(dir);
 		keep_fd(r, fd);
@@ -979,13 +762,13 @@ open_init(struct rctx *r)
 	if (open_checked(r, r->rq->init, "omnibox-init", nowhere, 0, &w) < 0)
 		return -1;
 	if (!w.exists || w.is_dir)
-		return fail(r, "omnibox-init %s is missing", shown(r, r->rq->init));
+		return fail(r, "omnibox-init %s is missing", escaped(r, r->rq->init));
 	if (writable_inside(r, w.path)) {
 		close(w.fd);
 		return fail(r,
 			    "omnibox-init %s lies in a directory the sandbox can write: install "
 			    "omnibox outside the workspace and its write_paths",
-			    shown(r, w.path));
+			    escaped(r, w.path));
 	}
 	keep_fd(r, w.fd);
 	r->plan->ctx.init_fd = w.fd;
@@ -1082,7 +865,7 @@ write_git_exclude(struct rctx *r)
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 || (b.len && write(fd, b.data, b.len) != (ssize_t)b.len))
-		rc = fail(r, "cannot write %s: %s", shown(r, path), strerror(errno));
+		rc = fail(r, "cannot write %s: %s", escaped(r, path), strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	tb_free(&b);
@@ -1177,7 +960,7 @@ launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_p
 			    "can "
 			    "write: an agent could have put it there, and it would run outside the "
 			    "sandbox; put the system's bwrap first on PATH",
-			    shown(&r, real ? real : rq->bwrap));
+			    escaped(&r, real ? real : rq->bwrap));
 			goto fail;
 		}
 	}
@@ -1267,7 +1050,7 @@ launch_describe(const struct launch_plan *plan, const char *argv_text, struct te
 			tb_puts(out, ", the host's as the grants show it (one holds it: no private "
 				     "home)\n");
 	}
-	/* Skipped grants and notes were escaped as they were written (shown()). */
+	/* Skipped grants and notes were escaped as they were written (escaped()). */
 	for (size_t i = 0; i < plan->n_skipped; i++) {
 		tb_puts(out, "# ");
 		tb_escape(out, plan->skipped[i], TEXT_ESC_AGAIN);

@@ -2,8 +2,10 @@
  * resolve_int.h - the resolver's insides, shared by its files (resolve.h
  * is the interface):
  *
- *   resolve.c          the context, paths, the workspace, grants, the command,
- *                      the environment, and the launch as a whole
+ *   resolve.c          the workspace, grants, the command, the environment,
+ *                      and the launch as a whole
+ *   resolve_base.c     errors and notes, paths, kept descriptors, grants and
+ *                      writable roots: what every other file builds on
  *   resolve_masks.c    the dotfile scan's masks, mask_paths, denied sockets
  *   resolve_protect.c  the protected paths and the repositories' git entries
  *   resolve_private.c  write_files: a private directory each
@@ -87,7 +89,7 @@ struct rctx {
 /* No position: a default, the machine, the command line. */
 extern const struct loc nowhere;
 
-/* resolve.c */
+/* resolve_base.c */
 void add_grant(struct rctx *r, const char *path, int fd, bool writable, bool must_exist,
 	       const char *what, uint32_t line);
 void copy_list(struct rctx *r, struct ir_pathlist *l);
@@ -105,7 +107,8 @@ int open_checked(struct rctx *r, const char *path, const char *what, struct loc 
 char *path_dirname(struct arena *a, const char *path);
 char *path_join(struct arena *a, const char *dir, const char *name);
 void set_path(struct rctx *r, struct ir_path *entry, const char *path);
-const char *shown(struct rctx *r, const char *s);
+const char *escaped(struct rctx *r, const char *s);
+const char *spell(struct rctx *r, const char *path);
 bool visible_inside(struct rctx *r, const char *path);
 bool writable_inside(struct rctx *r, const char *path);
 

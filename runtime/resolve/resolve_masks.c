@@ -17,7 +17,7 @@ add_mask(struct rctx *r, const char *path, bool dir, const char *reason)
 		note(r,
 		     "warning: %s (%s) has %ju other hard links in the file system: their names "
 		     "show its contents, the mask hides only this one",
-		     shown(r, path), reason, (uintmax_t)(st.st_nlink - 1));
+		     escaped(r, path), reason, (uintmax_t)(st.st_nlink - 1));
 
 	m->path = path;
 	m->is_dir = dir;
@@ -179,7 +179,8 @@ coalescible(struct rctx *r, const struct scan_result *res, const char *dir)
 		if (path_within(r->reexpose[i].path, dir))
 			return false;
 	for (size_t i = 0; i < res->n_hits; i++)
-		if (path_within(res->hits[i].path, dir) && granted_explicitly(sb, res->hits[i].path))
+		if (path_within(res->hits[i].path, dir) &&
+		    granted_explicitly(sb, res->hits[i].path))
 			return false;
 	return true;
 }
@@ -245,7 +246,7 @@ run_scan(struct rctx *r)
 		struct textbuf dirs = {0};
 
 		for (size_t i = 0; i < res.n_unfinished && i < 10; i++)
-			tb_printf(&dirs, "%s%s", i ? ", " : "", shown(r, res.unfinished[i]));
+			tb_printf(&dirs, "%s%s", i ? ", " : "", escaped(r, res.unfinished[i]));
 		note(r,
 		     "warning: the dotfile scan stopped after %llu entries "
 		     "(cwd_hidden_scan_max_entries); %zu director%s it did not finish %s hidden "
@@ -277,11 +278,11 @@ run_scan(struct rctx *r)
 				    r,
 				    "the dotfile scan cannot list %s (permission denied), so "
 				    "it cannot tell what to hide there; make it readable",
-				    shown(r, dir));
+				    escaped(r, dir));
 			}
 		note(r,
 		     "warning: the dotfile scan cannot list %s (permission denied): hidden whole",
-		     shown(r, dir));
+		     escaped(r, dir));
 		add_mask(r, dir, true, "not readable to the scan: hidden whole");
 		mask_self(r, &res);
 	}
@@ -361,7 +362,7 @@ pin_parents(struct rctx *r, const char *path, struct loc loc)
 			if (w.fd >= 0)
 				close(w.fd);
 			return fail_at(r, loc, "mask_paths: %s changed while it was being opened",
-				       shown(r, dir));
+				       escaped(r, dir));
 		}
 		keep_fd(r, w.fd);
 		*ARENA_PUSH(r->a, r->pins, r->n_pins, r->cap_pins) = (struct bwrap_grant){
@@ -439,14 +440,14 @@ resolve_mask_paths(struct rctx *r)
 				close(w.parent_fd);
 				return fail_at(r, l->v[i].loc,
 					       "cannot create a placeholder to mask %s: %s",
-					       shown(r, w.missing), strerror(err));
+					       escaped(r, w.missing), strerror(err));
 			}
 		} else {
 			close(w.parent_fd);
 		}
 		add_mask(r, w.missing, dir,
 			 arena_printf(r->a, "%s, missing: placeholder %s%s", reason,
-				      shown(r, w.missing),
+				      escaped(r, w.missing),
 				      r->rq->create_placeholders ? "" : " created at launch"));
 		if (r->rq->create_placeholders)
 			mask_parent(r, r->plan->placeholders[r->plan->n_placeholders - 1].dirfd);

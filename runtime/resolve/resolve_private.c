@@ -117,7 +117,7 @@ private_dir_fill(struct rctx *r, const char *dir, int dirfd, const struct stat *
 
 		if (scratch >= 0)
 			close(scratch);
-		return fail(r, "cannot make %s/%s: %s", shown(r, r->plan->scratch), WRITEBACK_DIR,
+		return fail(r, "cannot make %s/%s: %s", escaped(r, r->plan->scratch), WRITEBACK_DIR,
 			    strerror(e));
 	}
 	close(scratch);
@@ -129,7 +129,7 @@ private_dir_fill(struct rctx *r, const char *dir, int dirfd, const struct stat *
 		if (priv >= 0)
 			close(priv);
 		close(wbdir);
-		return fail(r, "cannot make %s/%s/%s: %s", shown(r, r->plan->scratch),
+		return fail(r, "cannot make %s/%s/%s: %s", escaped(r, r->plan->scratch),
 			    WRITEBACK_DIR, sub, strerror(e));
 	}
 	close(wbdir);
@@ -169,7 +169,7 @@ private_dir_fill(struct rctx *r, const char *dir, int dirfd, const struct stat *
 		if (symlinkat(target, priv, entries[i]) < 0) {
 			close(priv);
 			return fail(r, "cannot make the link %s/%s in the scratch dir: %s",
-				    shown(r, dir), shown(r, entries[i]), strerror(errno));
+				    escaped(r, dir), escaped(r, entries[i]), strerror(errno));
 		}
 	}
 	/* Inside, the directory is the copy's: it looks like the host's. */
@@ -204,7 +204,7 @@ private_dir_mount(struct rctx *r, const char *dir, int dirfd, const size_t *memb
 	    arena_printf(r->a,
 			 "write_files: a private directory (%s/%s/%zu) at the file's directory, "
 			 "holding a copy written back to the host file when closed",
-			 shown(r, r->plan->scratch), WRITEBACK_DIR, k),
+			 escaped(r, r->plan->scratch), WRITEBACK_DIR, k),
 	    line,
 	    false,
 	    true,
@@ -266,7 +266,7 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 		if (w.fd >= 0)
 			close(w.fd);
 		return fail_at(r, loc, "write_files: %s changed while it was being opened",
-			       shown(r, dir));
+			       escaped(r, dir));
 	}
 	for (size_t i = 0; i < n_members; i++) {
 		const struct bwrap_grant *g = &r->grants[members[i]];
@@ -281,7 +281,7 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 				       loc_on_line(&r->plan->policy->os_env.sandbox.write_files,
 						   g->line, g->path),
 				       "write_files %s changed while it was being opened",
-				       shown(r, g->path));
+				       escaped(r, g->path));
 		}
 	}
 	if (shown_read_only(r, dir)) {
@@ -292,14 +292,14 @@ private_dir(struct rctx *r, const char *dir, const size_t *members, size_t n_mem
 			     "write_files (line %u): %s is bound on its own, so it can be written "
 			     "in place but not replaced by a rename: its directory %s has %s "
 			     "entries the sandbox sees",
-			     line, shown(r, first->path), shown(r, dir),
+			     line, escaped(r, first->path), escaped(r, dir),
 			     n_entries > WRITEBACK_MAX_ENTRIES ? "more than 256" : "unlistable");
 			return 0;
 		}
 	}
 	if (fstat(w.fd, &st) < 0) {
 		close(w.fd);
-		return fail(r, "cannot stat %s: %s", shown(r, dir), strerror(errno));
+		return fail(r, "cannot stat %s: %s", escaped(r, dir), strerror(errno));
 	}
 
 	/* Described only: the same mounts, made at launch. */
@@ -347,9 +347,10 @@ own_bind_reason(struct rctx *r, const struct bwrap_grant *g, const char *dir)
 	bool may;
 
 	if (paths_linux_fixed_dir(dir))
-		return arena_printf(r->a, "its directory %s is a system directory", shown(r, dir));
+		return arena_printf(r->a, "its directory %s is a system directory",
+				    escaped(r, dir));
 	if (hidden_by_mask(r, dir))
-		return arena_printf(r->a, "its directory %s is hidden", shown(r, dir));
+		return arena_printf(r->a, "its directory %s is hidden", escaped(r, dir));
 	if (path_within(dir, r->plan->scratch))
 		return "it lies in the scratch dir";
 	if (fstat(g->fd, &st) < 0 || !S_ISREG(st.st_mode))
@@ -406,7 +407,7 @@ private_parents(struct rctx *r)
 				note(r,
 				     "write_files (line %u): %s is bound on its own, so it can be "
 				     "written in place but not replaced by a rename: %s",
-				     o->line, shown(r, o->path), why);
+				     o->line, escaped(r, o->path), why);
 				continue;
 			}
 			members[n_members++] = m;

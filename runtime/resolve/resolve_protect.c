@@ -469,7 +469,7 @@ protect_repositories(struct rctx *r, const char *const *roots, size_t n)
 				 "could point it at a repository of its making, which "
 				 "git on this machine would obey; replace it with what "
 				 "it names",
-				 shown(r, path));
+				 escaped(r, path));
 		else if (found[i].kind == SCAN_FILE)
 			protect_gitfile(r, path);
 		else if (found[i].kind == SCAN_DIR) {

@@ -166,7 +166,11 @@ run(void *arg)
 		pthread_mutex_lock(&a->mu);
 		at = &a->v[i];
 		if (buf && at->state == LISTING) {
-			*at = (struct entry){at->path, at->rel, at->root_fd, READY, buf, len, dev, ino};
+			at->state = READY;
+			at->buf = buf;
+			at->len = len;
+			at->dev = dev;
+			at->ino = ino;
 			a->held += len;
 		} else {
 			free(buf);
@@ -299,14 +303,14 @@ scan_ahead_take(struct scan_ahead *a, size_t i, unsigned long long dev, unsigned
 int
 scan_ahead_state(struct scan_ahead *a, size_t i)
 {
-	int state;
+	enum state state;
 
 	pthread_mutex_lock(&a->mu);
-	state = i >= a->n || a->v[i].state == OFFERED || a->v[i].state == LISTING ? 0
-		: a->v[i].state == READY					   ? 1
-										   : -1;
+	state = i < a->n ? a->v[i].state : UNOFFERED;
 	pthread_mutex_unlock(&a->mu);
-	return state;
+	if (state == READY)
+		return 1;
+	return state == TAKEN ? -1 : 0;
 }
 
 void
