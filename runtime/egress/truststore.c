@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <openssl/err.h>
@@ -23,52 +24,93 @@
 #include "compiler/decide/env.h"
 #include "runtime/egress/pemcerts.h"
 
-struct bytes {
-	unsigned char *v;
+/*
+ * A file's bytes as the pieces they lie in (writev(2)): the texts and the
+ * certificates' DER where they are, and the few bytes made here (a JKS's
+ * headers, its digest) in one block sized up front, never moved, so a
+ * trust store of 200 KiB is written without being copied together first.
+ */
+struct pieces {
+	struct iovec *v;
 	size_t n, cap;
-	int failed;
+	unsigned char *own; /* the bytes made here */
+	size_t own_n, own_cap;
+	bool failed;
 };
 
-static void
-put(struct bytes *b, const void *p, size_t n)
+/* P with room for N_PIECES pieces and OWN bytes of its own. */
+static int
+pieces_init(struct pieces *p, size_t n_pieces, size_t own)
 {
-	if (b->failed || !n)
-		return;
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		unsigned char *v;
-
-		while (cap < b->n + n)
-			cap *= 2;
-		if (!(v = realloc(b->v, cap))) {
-			b->failed = 1;
-			return;
-		}
-		b->v = v;
-		b->cap = cap;
-	}
-	memcpy(b->v + b->n, p, n);
-	b->n += n;
+	*p = (struct pieces){0};
+	p->v = malloc((n_pieces ? n_pieces : 1) * sizeof(*p->v));
+	p->own = malloc(own ? own : 1);
+	p->cap = n_pieces;
+	p->own_cap = own;
+	p->failed = !p->v || !p->own;
+	return p->failed ? -1 : 0;
 }
 
 static void
-put_u32(struct bytes *b, uint32_t x)
+pieces_free(struct pieces *p)
+{
+	free(p->v);
+	free(p->own);
+}
+
+/* N bytes at D, where they lie: they must outlive P's writing. */
+static void
+lend(struct pieces *p, const void *d, size_t n)
+{
+	if (p->failed || !n)
+		return;
+	if (p->n == p->cap) {
+		p->failed = true;
+		return;
+	}
+	p->v[p->n++] = (struct iovec){(void *)d, n};
+}
+
+/* N bytes at D, copied into P's own block. */
+static void
+put(struct pieces *p, const void *d, size_t n)
+{
+	unsigned char *at = p->own + p->own_n;
+	struct iovec *last = p->n ? &p->v[p->n - 1] : NULL;
+
+	if (p->failed || !n)
+		return;
+	if (p->own_cap - p->own_n < n) {
+		p->failed = true;
+		return;
+	}
+	memcpy(at, d, n);
+	p->own_n += n;
+	/* Right after the bytes of the last piece: that piece, longer. */
+	if (last && (unsigned char *)last->iov_base + last->iov_len == at)
+		last->iov_len += n;
+	else
+		lend(p, at, n);
+}
+
+static void
+put_u32(struct pieces *p, uint32_t x)
 {
 	unsigned char v[4] = {(unsigned char)(x >> 24), (unsigned char)(x >> 16),
 			      (unsigned char)(x >> 8), (unsigned char)x};
 
-	put(b, v, 4);
+	put(p, v, 4);
 }
 
 /* Java's DataOutput.writeUTF, for ASCII text. */
 static void
-put_utf(struct bytes *b, const char *s)
+put_utf(struct pieces *p, const char *s)
 {
 	size_t n = strlen(s);
 	unsigned char v[2] = {(unsigned char)(n >> 8), (unsigned char)n};
 
-	put(b, v, 2);
-	put(b, s, n);
+	put(p, v, 2);
+	put(p, s, n);
 }
 
 /* Every certificate of the PEM text P (LEN bytes), parsed, appended to *OUT. */
@@ -168,14 +210,18 @@ add_certs(const char *p, size_t len, bool subjects, struct entries *e, struct pe
 	return 0;
 }
 
+/* The most bytes of its own a JKS entry takes: its header, the alias at most 32. */
+#define JKS_ENTRY_OWN (4 + 2 + 32 + 8 + 2 + 5 + 4)
+
 /*
  * A JKS trust store of the N certificates at V (sun.security.provider.JavaKeyStore,
  * version 2): a trusted-certificate entry each, then the SHA-1 over the password
  * "changeit" in UTF-16BE, "Mighty Aphrodite" and everything before it.
- * The dates are 0, so the same certificates give the same bytes.
+ * The dates are 0, so the same certificates give the same bytes.  Into B,
+ * whose pieces lend the certificates' DER.
  */
 static int
-jks(const struct entry *v, size_t n, struct bytes *b)
+jks(const struct entry *v, size_t n, struct pieces *b)
 {
 	static const char password[] = "changeit";
 	unsigned char md[EVP_MAX_MD_SIZE];
@@ -183,6 +229,8 @@ jks(const struct entry *v, size_t n, struct bytes *b)
 	EVP_MD_CTX *ctx;
 	int ok;
 
+	if (pieces_init(b, 2 * n + 2, 12 + n * JKS_ENTRY_OWN + sizeof(md)) < 0)
+		return -1;
 	put_u32(b, 0xfeedfeed);
 	put_u32(b, 2);
 	put_u32(b, (uint32_t)n);
@@ -196,7 +244,7 @@ jks(const struct entry *v, size_t n, struct bytes *b)
 		put_u32(b, 0);
 		put_utf(b, "X.509");
 		put_u32(b, (uint32_t)v[i].len);
-		put(b, v[i].der, v[i].len);
+		lend(b, v[i].der, v[i].len);
 	}
 	if (b->failed || !(ctx = EVP_MD_CTX_new()))
 		return -1;
@@ -206,8 +254,10 @@ jks(const struct entry *v, size_t n, struct bytes *b)
 
 		ok = EVP_DigestUpdate(ctx, c, 2);
 	}
-	ok = ok && EVP_DigestUpdate(ctx, "Mighty Aphrodite", 16) &&
-	     EVP_DigestUpdate(ctx, b->v, b->n) && EVP_DigestFinal_ex(ctx, md, &md_len);
+	ok = ok && EVP_DigestUpdate(ctx, "Mighty Aphrodite", 16);
+	for (size_t i = 0; ok && i < b->n; i++)
+		ok = EVP_DigestUpdate(ctx, b->v[i].iov_base, b->v[i].iov_len);
+	ok = ok && EVP_DigestFinal_ex(ctx, md, &md_len);
 	EVP_MD_CTX_free(ctx);
 	if (!ok)
 		return -1;
@@ -216,19 +266,21 @@ jks(const struct entry *v, size_t n, struct bytes *b)
 }
 
 /*
- * NAME in DIRFD holding the N bytes at P, a new file; or, IN_PLACE, the
- * empty file omnibox-run may have made there already (the bundle bwrap
- * binds while this process starts): written through, the same inode.
+ * NAME in DIRFD holding the bytes of the N pieces at V, a new file; or,
+ * IN_PLACE, the empty file omnibox-run may have made there already (the
+ * bundle bwrap binds while this process starts): written through, the
+ * same inode.
  */
 static int
-write_at(int dirfd, const char *name, const void *p, size_t n, bool in_place, char *err,
+write_at(int dirfd, const char *name, const struct iovec *v, size_t n, bool in_place, char *err,
 	 size_t errlen)
 {
 	/* In place: O_NONBLOCK, so that a FIFO there fails instead of waiting. */
 	int fd = openat(dirfd, name,
 			O_WRONLY | O_CREAT | (in_place ? O_NONBLOCK : O_EXCL) | O_NOFOLLOW | O_CLOEXEC,
 			0644);
-	size_t off = 0;
+	struct iovec cur = n ? v[0] : (struct iovec){0};
+	size_t i = 0;
 	struct stat st;
 
 	if (fd < 0) {
@@ -242,9 +294,16 @@ write_at(int dirfd, const char *name, const void *p, size_t n, bool in_place, ch
 		close(fd);
 		return -1;
 	}
-	while (off < n) {
-		ssize_t w = write(fd, (const char *)p + off, n - off);
+	/* CUR is what is left of piece I; the pieces after it go as they are. */
+	while (i < n) {
+		struct iovec batch[64];
+		int k = 0;
+		ssize_t w;
 
+		batch[k++] = cur;
+		while (k < 64 && i + (size_t)k < n)
+			batch[k] = v[i + (size_t)k], k++;
+		w = writev(fd, batch, k);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w < 0) {
@@ -252,7 +311,15 @@ write_at(int dirfd, const char *name, const void *p, size_t n, bool in_place, ch
 			close(fd);
 			return -1;
 		}
-		off += (size_t)w;
+		while (i < n && (size_t)w >= cur.iov_len) {
+			w -= (ssize_t)cur.iov_len;
+			if (++i < n)
+				cur = v[i];
+		}
+		if (i < n) {
+			cur.iov_base = (char *)cur.iov_base + w;
+			cur.iov_len -= (size_t)w;
+		}
 	}
 	if (fchmod(fd, 0644) < 0 || close(fd) < 0) {
 		snprintf(err, errlen, "%s: %s", name, strerror(errno));
@@ -286,7 +353,7 @@ hashed_files(int fd, const struct entry *v, size_t n, char *err, size_t errlen)
 		do
 			snprintf(name, sizeof(name), "%08lx.%d", h, k++);
 		while (faccessat(fd, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
-		rc = write_at(fd, name, pem, (size_t)len, false, err, errlen);
+		rc = write_at(fd, name, &(struct iovec){pem, (size_t)len}, 1, false, err, errlen);
 		BIO_free(bio);
 		if (rc < 0)
 			return -1;
@@ -301,7 +368,7 @@ truststore_write(const char *bundle, const char *sys, size_t sys_len, const char
 	STACK_OF(X509) *parsed = sk_X509_new_null();
 	struct pem_certs *split[3] = {NULL, NULL, NULL};
 	struct entries all = {0};
-	struct bytes pem = {0}, store = {0};
+	struct pieces pem = {0}, store = {0};
 	const char *name = strrchr(bundle, '/');
 	char *dir = strndup(bundle, name ? (size_t)(name - bundle) : 0);
 	size_t n_sys = 0;
@@ -326,13 +393,15 @@ truststore_write(const char *bundle, const char *sys, size_t sys_len, const char
 				 bundle);
 		goto out;
 	}
-	put(&pem, sys, sys_len);
+	if (pieces_init(&pem, 5, 2) < 0)
+		goto out;
+	lend(&pem, sys, sys_len);
 	if (sys_len && sys[sys_len - 1] != '\n')
 		put(&pem, "\n", 1);
-	put(&pem, extra, extra ? extra_len : 0);
+	lend(&pem, extra, extra ? extra_len : 0);
 	if (extra && extra_len && extra[extra_len - 1] != '\n')
 		put(&pem, "\n", 1);
-	put(&pem, ca, ca_len);
+	lend(&pem, ca, ca_len);
 	if (pem.failed || jks(all.v, all.n, &store) < 0)
 		goto out;
 	rc = write_at(dirfd, name, pem.v, pem.n, true, err, errlen) < 0 ||
@@ -344,8 +413,8 @@ out:
 	if (dirfd >= 0)
 		close(dirfd);
 	free(dir);
-	free(pem.v);
-	free(store.v);
+	pieces_free(&pem);
+	pieces_free(&store);
 	for (size_t i = 0; i < all.n; i++)
 		OPENSSL_free(all.v[i].owned);
 	free(all.v);
