@@ -692,13 +692,11 @@ serve_session(struct arena *a, const struct opts *o)
 	session_answer(fd, NULL);
 	event_base_dispatch(st.base);
 	session_report(&report, st.proxy);
-	event_free(end);
-	event_free(term);
-	proxy_free(st.proxy); /* its last log line; its sockets removed */
+	proxy_stop(st.proxy); /* its last log line; its sockets removed */
 	/* The report last: once omnibox-run has it, nothing of this process
 	 * is left to see, and it ends without waiting for the exit.  What is
-	 * left (OpenSSL's cleanup at exit, the event loop, the arena) the
-	 * kernel undoes faster. */
+	 * left (the connections, the trust store, OpenSSL, the event loop,
+	 * the arena) the kernel undoes faster than freeing it would. */
 	fflush(NULL);
 	if (report.data)
 		(void)session_send(fd, &report);

@@ -768,12 +768,39 @@ peak_rss_kib(void)
 	return kib;
 }
 
-void
-proxy_free(struct proxy *p)
+/* The secrets P holds, zeroed where they lie (freed later, or never: see proxy_stop()). */
+static void
+wipe_secrets(struct proxy *p)
 {
-	if (!p)
+	for (size_t i = 0; i < p->n_creds; i++) {
+		explicit_bzero((char *)p->creds[i].secret, strlen(p->creds[i].secret));
+		if (p->creds[i].aws) {
+			explicit_bzero((char *)p->creds[i].aws->key_id,
+				       strlen(p->creds[i].aws->key_id));
+			if (p->creds[i].aws->token)
+				explicit_bzero((char *)p->creds[i].aws->token,
+					       strlen(p->creds[i].aws->token));
+		}
+	}
+	for (size_t i = 0; i < p->scrub.n; i++)
+		explicit_bzero(p->scrub.p[i].from, p->scrub.p[i].from_len);
+	for (size_t i = 0; i < p->n_refreshers; i++) {
+		struct refresher *rf = &p->refreshers[i];
+
+		if (rf->current)
+			explicit_bzero(rf->current, strlen(rf->current));
+		for (size_t k = 0; k < rf->n_retired; k++)
+			explicit_bzero(rf->retired[k], strlen(rf->retired[k]));
+	}
+}
+
+void
+proxy_stop(struct proxy *p)
+{
+	if (!p || p->stopped)
 		return;
-	if (p->listener)
+	p->stopped = true;
+	if (p->listener) {
 		plog(p,
 		     "proxy: done: %lu connections (at most %lu open), %lu requests forwarded, "
 		     "%lu tcp tunnels, %lu refused at the cap, %lu parked connections closed, "
@@ -782,6 +809,32 @@ proxy_free(struct proxy *p)
 		     p->stats.connections, p->stats.peak_open, p->stats.requests,
 		     p->stats.tcp_tunnels, p->stats.refused, p->stats.evicted, p->stats.timed_out,
 		     mem_peak >> 10, mem_limit >> 10, peak_rss_kib());
+		evconnlistener_free(p->listener);
+		p->listener = NULL;
+		if (p->socket_path)
+			unlink(p->socket_path);
+	}
+	if (p->handoff_ev) {
+		event_free(p->handoff_ev);
+		p->handoff_ev = NULL;
+	}
+	if (p->handoff_fd >= 0) {
+		close(p->handoff_fd);
+		p->handoff_fd = -1;
+	}
+	if (p->handoff_path[0]) {
+		unlink(p->handoff_path);
+		p->handoff_path[0] = '\0';
+	}
+	wipe_secrets(p);
+}
+
+void
+proxy_free(struct proxy *p)
+{
+	if (!p)
+		return;
+	proxy_stop(p);
 	if (p->sweep)
 		event_free(p->sweep);
 	while (p->conns) {
@@ -791,17 +844,6 @@ proxy_free(struct proxy *p)
 		event_free(c->later);
 		mem_release(c);
 	}
-	if (p->listener) {
-		evconnlistener_free(p->listener);
-		if (p->socket_path)
-			unlink(p->socket_path);
-	}
-	if (p->handoff_ev)
-		event_free(p->handoff_ev);
-	if (p->handoff_fd >= 0)
-		close(p->handoff_fd);
-	if (p->handoff_path[0])
-		unlink(p->handoff_path);
 	if (p->dns)
 		evdns_base_free(p->dns, 0);
 	if (p->warm)
@@ -817,16 +859,6 @@ proxy_free(struct proxy *p)
 	if (p->scrubbed)
 		evbuffer_free(p->scrubbed);
 	scrub_set_clear(&p->scrub);
-	for (size_t i = 0; i < p->n_creds; i++) {
-		explicit_bzero((char *)p->creds[i].secret, strlen(p->creds[i].secret));
-		if (p->creds[i].aws) {
-			explicit_bzero((char *)p->creds[i].aws->key_id,
-				       strlen(p->creds[i].aws->key_id));
-			if (p->creds[i].aws->token)
-				explicit_bzero((char *)p->creds[i].aws->token,
-					       strlen(p->creds[i].aws->token));
-		}
-	}
 	/* After the rows: they point to what the refreshers hold. */
 	refresh_teardown(p);
 	if (p->arena)

@@ -154,7 +154,15 @@ struct proxy *proxy_new(struct event_base *base, const struct proxy_config *c, c
 /* The TCP port P listens on (proxy_config.listen_addr), or 0 on a Unix socket. */
 unsigned proxy_port(const struct proxy *p);
 
-/* Close every connection, stop listening, remove the socket, wipe the secrets. */
+/*
+ * Stop listening, remove the socket, wipe the secrets, log the last line:
+ * the end of P as its clients and its log see it, its memory still held.
+ * A process about to exit needs nothing more (the kernel takes the rest
+ * back faster than freeing it piece by piece).
+ */
+void proxy_stop(struct proxy *p);
+
+/* proxy_stop() if not done, then close every connection and free P. */
 void proxy_free(struct proxy *p);
 
 /* Counters, for tests and benchmarks. */

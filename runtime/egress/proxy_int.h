@@ -184,6 +184,7 @@ struct proxy {
 	struct refresher *refreshers;
 	size_t n_refreshers;
 	bool allow_private;
+	bool stopped;	     /* proxy_stop() done */
 	bool no_splice;	     /* splice(2) failed once: copy from then on */
 	char *socket_path;   /* NULL: listening on TCP */
 	unsigned port;	     /* the TCP port listened on */
