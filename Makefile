@@ -117,6 +117,7 @@ LIB_SRC := \
 	runtime/launch/cgroup.c \
 	runtime/resolve/scan.c \
 	runtime/resolve/scan_ahead.c \
+	runtime/launch/elsewhere.c \
 	runtime/resolve/walk.c \
 	runtime/resolve/copy.c \
 	runtime/resolve/perm.c \

@@ -25,6 +25,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "runtime/launch/elsewhere.h"
+
 /* Listings kept for the scan at most, in bytes; one directory at most. */
 #define HELD_MAX (32u << 20)
 #define LISTING_MAX (1u << 20)
@@ -58,7 +60,6 @@ struct scan_ahead {
 	size_t held;
 	bool stop;
 	pthread_t th;
-	cpu_set_t cpus; /* the process's, which the thread takes once running */
 };
 
 /* File systems whose inode numbers name one directory each, for as long
@@ -143,8 +144,6 @@ run(void *arg)
 	struct scan_ahead *a = arg;
 	char *scratch = malloc(SCRATCH_SIZE);
 
-	/* Started on another CPU, to start at once; from here anywhere. */
-	pthread_setaffinity_np(pthread_self(), sizeof(a->cpus), &a->cpus);
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
 		struct entry e, *at;
@@ -187,31 +186,12 @@ struct scan_ahead *
 scan_ahead_start(void)
 {
 	struct scan_ahead *a = calloc(1, sizeof(*a));
-	pthread_attr_t attr;
-	cpu_set_t other;
-	int here = sched_getcpu(), rc;
 
 	if (!a)
 		return NULL;
-	if (here < 0 || sched_getaffinity(0, sizeof(a->cpus), &a->cpus) < 0 ||
-	    CPU_COUNT(&a->cpus) < 2) {
-		free(a);
-		return NULL;
-	}
-	other = a->cpus;
-	CPU_CLR(here, &other);
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);
-	if (pthread_attr_init(&attr) != 0) {
-		free(a);
-		return NULL;
-	}
-	/* A new thread waits on this CPU, however idle another is, until the
-	 * scheduler moves it: on a CPU of its own it starts at once. */
-	pthread_attr_setaffinity_np(&attr, sizeof(other), &other);
-	rc = pthread_create(&a->th, &attr, run, a);
-	pthread_attr_destroy(&attr);
-	if (rc != 0) {
+	if (thread_elsewhere(&a->th, run, a) < 0) {
 		pthread_cond_destroy(&a->cv);
 		pthread_mutex_destroy(&a->mu);
 		free(a);

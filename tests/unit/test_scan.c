@@ -16,6 +16,7 @@
 #include <ftw.h>
 #include <grp.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
 
 #include "runtime/resolve/scan.h"
 #include "runtime/resolve/scan_ahead.h"
+#include "runtime/launch/elsewhere.h"
 
 static char tmp[64];
 static char locked[PATH_MAX]; /* a directory a test made unreadable, for teardown */
@@ -871,4 +873,61 @@ Test(scan, the_second_thread_follows_no_symlink_and_stays_below_the_root)
 	cr_assert_eq(ahead_wait(a, 4), 1, "inner/ below the root's descriptor was not listed");
 	scan_ahead_stop(a);
 	close(root);
+}
+
+/* ---- the thread started on another CPU (runtime/launch/elsewhere.h) ------------------- */
+
+struct where {
+	int cpu_at_start;
+	cpu_set_t cpus; /* its affinity once running */
+};
+
+static void *
+note_where(void *arg)
+{
+	struct where *w = arg;
+
+	sched_getaffinity(0, sizeof(w->cpus), &w->cpus);
+	return arg;
+}
+
+Test(elsewhere, the_thread_runs_and_may_then_run_anywhere_the_process_may)
+{
+	cpu_set_t mine;
+	struct where w = {0};
+	pthread_t th;
+	void *ret = NULL;
+
+	cr_assert_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	if (CPU_COUNT(&mine) < 2)
+		cr_skip_test("one CPU here: no other CPU to start on");
+	cr_assert_eq(thread_elsewhere(&th, note_where, &w), 0);
+	cr_assert_eq(pthread_join(th, &ret), 0);
+	cr_assert_eq(ret, &w, "the function's result is the thread's");
+	cr_assert(CPU_EQUAL(&w.cpus, &mine),
+		  "the thread is held to the other CPUs after it started");
+}
+
+static void *
+not_run(void *arg)
+{
+	*(int *)arg = 1;
+	return NULL;
+}
+
+Test(elsewhere, on_one_cpu_no_thread_starts)
+{
+	cpu_set_t mine, one;
+	int ran = 0;
+	pthread_t th;
+
+	cr_assert_eq(sched_getaffinity(0, sizeof(mine), &mine), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	cr_assert_eq(sched_setaffinity(0, sizeof(one), &one), 0);
+	cr_assert_eq(thread_elsewhere(&th, not_run, &ran), -1,
+		     "a thread started where it could only wait for its parent");
+	sched_setaffinity(0, sizeof(mine), &mine);
+	usleep(10000);
+	cr_assert_eq(ran, 0);
 }
