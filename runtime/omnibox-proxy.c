@@ -651,9 +651,12 @@ serve_session(struct arena *a, const struct opts *o)
 	if (o->log_fd >= 0)
 		fcntl(o->log_fd, F_SETFD, FD_CLOEXEC);
 	/* omnibox-run starts this process while it resolves the launch, and
-	 * sends the configuration after: what needs none is done meanwhile. */
+	 * sends the configuration after: what needs none is done meanwhile,
+	 * the system's CAs read beside OpenSSL's start. */
+	proxy_prefetch_cas();
 	tls_prewarm();
 	if (session_config_read(a, fd, &c, err, sizeof(err)) < 0) {
+		proxy_prefetch_drop();
 		session_answer(fd, err);
 		return 1;
 	}
@@ -664,11 +667,13 @@ serve_session(struct arena *a, const struct opts *o)
 	c.pc.log_arg = &log;
 	st.base = event_base_new();
 	if (!st.base) {
+		proxy_prefetch_drop();
 		session_wipe_creds(c.pc.creds, c.pc.n_creds);
 		session_answer(fd, "cannot create the event loop");
 		return 1;
 	}
 	st.proxy = proxy_new(st.base, &c.pc, err, sizeof(err));
+	proxy_prefetch_drop(); /* when proxy_new() did not take it */
 	/* The proxy copied the secrets; the decoded ones go now. */
 	session_wipe_creds(c.pc.creds, c.pc.n_creds);
 	if (st.proxy) {

@@ -31,6 +31,10 @@
  */
 #include "runtime/egress/proxy_int.h"
 
+#include <pthread.h>
+
+#include "runtime/launch/elsewhere.h"
+
 /* ---- logging ----------------------------------------------------------------------- */
 
 void
@@ -93,16 +97,21 @@ read_file(const char *path, size_t *len, char *err, size_t errlen)
 	FILE *f = fopen(path, "re");
 	char *buf = NULL;
 	size_t cap = 0, n = 0;
+	struct stat st;
 
 	if (!f) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
+	/* Room for the whole file as it is now, and a byte to see its end. */
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+	    (unsigned long long)st.st_size < SIZE_MAX / 2)
+		cap = (size_t)st.st_size + 2;
 	for (;;) {
 		size_t r;
 
-		if (n + 65536 + 1 > cap) {
-			char *nb = realloc(buf, cap = cap ? cap * 2 : 262144);
+		if (n + 2 > cap || !buf) {
+			char *nb = realloc(buf, cap = cap < 65536 ? 65536 : buf ? cap * 2 : cap);
 
 			if (!nb) {
 				free(buf);
@@ -129,6 +138,80 @@ read_file(const char *path, size_t *len, char *err, size_t errlen)
 	return buf;
 }
 
+/* ---- the system's CAs, read while OpenSSL starts ---------------------------------- */
+
+/*
+ * omnibox-run's proxy reads and splits the system's CA file (some 140
+ * certificates, 0.8 ms) on a thread of its own while the main one starts
+ * OpenSSL and makes its keys (2 ms), which need nothing of it.  Only the
+ * file's bytes and their split are made there, the split shared as
+ * pem_certs_get() shares one; the main thread takes both once it needs
+ * them (take_prefetched()), as they would have been read then.
+ */
+static struct {
+	pthread_t th;
+	bool running;
+	char *text; /* NULL: not read, the reason in err */
+	size_t len;
+	struct pem_certs *split;
+	int rc; /* pem_certs_get()'s */
+	char err[512];
+} prefetch;
+
+static void *
+prefetch_run(void *arg)
+{
+	(void)arg;
+	prefetch.text =
+	    read_file(DEFAULT_SYSTEM_CAS, &prefetch.len, prefetch.err, sizeof(prefetch.err));
+	if (prefetch.text)
+		prefetch.split = pem_certs_get(prefetch.text, prefetch.len, &prefetch.rc);
+	return NULL;
+}
+
+void
+proxy_prefetch_cas(void)
+{
+	if (!prefetch.running && thread_elsewhere(&prefetch.th, prefetch_run, NULL) == 0)
+		prefetch.running = true;
+}
+
+/* The prefetched text (the caller's now, *LEN bytes) and its split (*SPLIT,
+ * held: the caller puts it; NULL unless *RC is 1), or NULL with the reason
+ * in ERR.  False when nothing was prefetched. */
+static bool
+take_prefetched(char **text, size_t *len, struct pem_certs **split, int *rc, char *err,
+		size_t errlen)
+{
+	if (!prefetch.running)
+		return false;
+	pthread_join(prefetch.th, NULL);
+	prefetch.running = false;
+	*text = prefetch.text;
+	*len = prefetch.len;
+	*split = prefetch.split;
+	*rc = prefetch.rc;
+	if (!*text)
+		snprintf(err, errlen, "%s", prefetch.err);
+	prefetch.text = NULL;
+	prefetch.split = NULL;
+	return true;
+}
+
+void
+proxy_prefetch_drop(void)
+{
+	char *text, err[sizeof(prefetch.err)];
+	size_t len;
+	struct pem_certs *split;
+	int rc;
+
+	if (take_prefetched(&text, &len, &split, &rc, err, sizeof(err))) {
+		pem_certs_put(split);
+		free(text);
+	}
+}
+
 /*
  * The session's trust for the clients inside, beside CF's bundle path (the
  * scratch dir): the system CAs, the --egress-ca certificates (EXTRA, when
@@ -138,6 +221,7 @@ static int
 write_trust(const struct proxy_config *cf, const char *extra, size_t extra_len, const char *ca,
 	    size_t ca_len, char *err, size_t errlen)
 {
+	struct pem_certs *split = NULL;
 	char *sys = NULL;
 	size_t sys_len = 0;
 	int rc;
@@ -147,11 +231,14 @@ write_trust(const struct proxy_config *cf, const char *extra, size_t extra_len, 
 		sys_len = extra_len;
 		extra = NULL;
 		extra_len = 0;
-	} else if (!(sys = read_file(DEFAULT_SYSTEM_CAS, &sys_len, err, errlen))) {
-		sys_len = 0; /* no system store here: the bundle holds the rest */
+	} else if (!take_prefetched(&sys, &sys_len, &split, &rc, err, errlen)) {
+		sys = read_file(DEFAULT_SYSTEM_CAS, &sys_len, err, errlen);
 	}
+	if (!sys)
+		sys_len = 0; /* no system store here: the bundle holds the rest */
 	rc = truststore_write(cf->ca_bundle_path, sys, sys_len, extra, extra_len, ca, ca_len, err,
 			      errlen);
+	pem_certs_put(split);
 	if (cf->system_ca_file)
 		free(sys);
 	return rc;
@@ -511,12 +598,17 @@ proxy_tls_setup(struct proxy *p, const struct proxy_config *cf, char *err, size_
 	int r;
 
 	/* The trust store for upstream TLS: read now, once, from the host's
-	 * file; the bundle the sandbox sees is a copy the agent can change. */
-	p->cas = read_file(cf->system_ca_file ? cf->system_ca_file : DEFAULT_SYSTEM_CAS, &p->cas_len,
-			   err, errlen);
+	 * file (or just before, beside OpenSSL's start); the bundle the
+	 * sandbox sees is a copy the agent can change. */
+	if (cf->system_ca_file ||
+	    !take_prefetched(&p->cas, &p->cas_len, &p->cas_split, &r, err, errlen)) {
+		p->cas = read_file(cf->system_ca_file ? cf->system_ca_file : DEFAULT_SYSTEM_CAS,
+				   &p->cas_len, err, errlen);
+		if (p->cas)
+			p->cas_split = pem_certs_get(p->cas, p->cas_len, &r);
+	}
 	if (!p->cas)
 		return -1;
-	p->cas_split = pem_certs_get(p->cas, p->cas_len, &r);
 	if (r < 0)
 		return diag_fail(err, errlen, "out of memory");
 	if (r == 1 && !p->cas_split->n) {

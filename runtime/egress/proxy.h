@@ -151,6 +151,18 @@ struct proxy;
 struct proxy *proxy_new(struct event_base *base, const struct proxy_config *c, char *err,
 			size_t errlen);
 
+/*
+ * Start reading and splitting the system's CA file on a thread of its own
+ * (on another CPU, where there is one), for proxy_new() to take instead of
+ * reading it itself: what omnibox-run's proxy does before the configuration
+ * comes, while OpenSSL starts.  proxy_prefetch_drop() waits for that thread
+ * and lets go of what it read, unless proxy_new() took it.  Until then the
+ * process's allocations may come from two threads (proxy_conn.c counts them
+ * atomically).
+ */
+void proxy_prefetch_cas(void);
+void proxy_prefetch_drop(void);
+
 /* The TCP port P listens on (proxy_config.listen_addr), or 0 on a Unix socket. */
 unsigned proxy_port(const struct proxy *p);
 

@@ -5,6 +5,8 @@
  */
 #include "runtime/egress/proxy_int.h"
 
+#include <stdatomic.h>
+
 static void conn_check_closed(struct conn *c);
 static void park_remove(struct conn *c);
 static void mem_relieve(struct proxy *p);
@@ -21,11 +23,24 @@ struct mem_hdr {
 	size_t pad; /* keeps what follows 16-byte aligned */
 };
 
-size_t mem_used, mem_peak, mem_limit = PROXY_MEMORY_DEFAULT;
+/* Atomic: the system's CAs are read on a second thread at the start
+ * (proxy_prefetch_cas()), with OpenSSL's allocations counted here. */
+_Atomic size_t mem_used, mem_peak;
+size_t mem_limit = PROXY_MEMORY_DEFAULT;
 /* What connections closed to make room will give back once libevent frees
  * them (at the next turn of the loop): counted as gone already, or every
  * reader in this turn would close more. */
 static size_t mem_pending;
+
+/* USED, counted now: the peak if above it. */
+static void
+note_peak(size_t used)
+{
+	size_t peak = mem_peak;
+
+	while (used > peak && !atomic_compare_exchange_weak(&mem_peak, &peak, used))
+		;
+}
 
 void *
 mem_alloc(size_t n)
@@ -38,9 +53,7 @@ mem_alloc(size_t n)
 	if (!h)
 		return NULL;
 	h->size = n;
-	mem_used += n;
-	if (mem_used > mem_peak)
-		mem_peak = mem_used;
+	note_peak(mem_used += n);
 	return h + 1;
 }
 
@@ -79,10 +92,8 @@ mem_resize(void *q, size_t n)
 	g = realloc(h, sizeof(*g) + n);
 	if (!g)
 		return NULL;
-	mem_used = mem_used - g->size + n;
+	note_peak(n >= g->size ? (mem_used += n - g->size) : (mem_used -= g->size - n));
 	g->size = n;
-	if (mem_used > mem_peak)
-		mem_peak = mem_used;
 	return g + 1;
 }
 

@@ -293,7 +293,8 @@ struct conn {
 };
 
 /* What the proxy counts it holds (proxy_conn.c), and its limit. */
-extern size_t mem_used, mem_peak, mem_limit;
+extern _Atomic size_t mem_used, mem_peak;
+extern size_t mem_limit;
 
 /* proxy.c */
 void plog(struct proxy *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
