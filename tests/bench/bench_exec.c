@@ -1,7 +1,7 @@
 /*
  * bench_exec.c - whole-process timing, several commands side by side.
  *
- *   bench_exec [-n RUNS] 'LABEL=CMD ARG...' ['LABEL=CMD ARG...' ...]
+ *   bench_exec [-n RUNS] [-g MS] 'LABEL=CMD ARG...' ['LABEL=CMD ARG...' ...]
  *
  * Runs each command RUNS times, interleaved (a, b, a, b, ...) so that load
  * from elsewhere on the machine hits all of them alike, with output sent to
@@ -9,6 +9,11 @@
  * each, and each median as a ratio of the first command's.  Arguments are
  * split on spaces; no shell is involved.  A command that exits non-zero
  * aborts the benchmark, because timing a failure measures nothing.
+ *
+ * -g MS sleeps MS milliseconds before each run: the machine idle between
+ * launches, as between an agent's commands, where waking an idle CPU (an
+ * interrupt to another processor, slow on a virtual machine) is part of
+ * what a launch costs.  Without it the runs follow each other at once.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -75,18 +80,17 @@ int
 main(int argc, char **argv)
 {
 	struct cmd cmds[MAX_CMDS];
-	int runs = 100, n = 0, i = 1;
+	int runs = 100, gap_ms = 0, n = 0, i = 1;
 
-	if (argc > 2 && !strcmp(argv[1], "-n")) {
-		runs = atoi(argv[2]);
-		i = 3;
-	}
+	for (; i + 1 < argc && (!strcmp(argv[i], "-n") || !strcmp(argv[i], "-g")); i += 2)
+		*(!strcmp(argv[i], "-n") ? &runs : &gap_ms) = atoi(argv[i + 1]);
 	for (; i < argc && n < MAX_CMDS; i++, n++) {
 		char *eq = strchr(argv[i], '='), *tok, *save = NULL;
 		int k = 0;
 
-		if (!eq || runs < 1) {
-			fprintf(stderr, "usage: bench_exec [-n RUNS] 'LABEL=CMD ARG...' ...\n");
+		if (!eq || runs < 1 || gap_ms < 0) {
+			fprintf(stderr,
+				"usage: bench_exec [-n RUNS] [-g MS] 'LABEL=CMD ARG...' ...\n");
 			return 2;
 		}
 		*eq = '\0';
@@ -98,14 +102,17 @@ main(int argc, char **argv)
 		cmds[n].ms = calloc((size_t)runs, sizeof(double));
 	}
 	if (n == 0) {
-		fprintf(stderr, "usage: bench_exec [-n RUNS] 'LABEL=CMD ARG...' ...\n");
+		fprintf(stderr, "usage: bench_exec [-n RUNS] [-g MS] 'LABEL=CMD ARG...' ...\n");
 		return 2;
 	}
 	for (int c = 0; c < n; c++)
 		run_once(&cmds[c]); /* warm the page cache */
 	for (int r = 0; r < runs; r++)
-		for (int c = 0; c < n; c++)
+		for (int c = 0; c < n; c++) {
+			if (gap_ms)
+				usleep((useconds_t)gap_ms * 1000);
 			cmds[c].ms[r] = run_once(&cmds[c]);
+		}
 	for (int c = 0; c < n; c++)
 		qsort(cmds[c].ms, (size_t)runs, sizeof(double), cmp_double);
 	for (int c = 0; c < n; c++) {
