@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <netdb.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -650,11 +651,21 @@ serve_session(struct arena *a, const struct opts *o)
 	fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (o->log_fd >= 0)
 		fcntl(o->log_fd, F_SETFD, FD_CLOEXEC);
-	/* omnibox-run starts this process while it resolves the launch, and
+	/*
+	 * omnibox-run starts this process while it resolves the launch, and
 	 * sends the configuration after: what needs none is done meanwhile,
-	 * the system's CAs read beside OpenSSL's start. */
+	 * the system's CAs read beside OpenSSL's start.  That start is CPU
+	 * work of some milliseconds, and the sandbox is set up meanwhile: on
+	 * a machine of few CPUs the scheduler puts bwrap's new child on this
+	 * process's CPU and it waits out this process's time slice (2.5 ms
+	 * measured on two), though the sandbox is what the launch waits for
+	 * (this process answers some 2 ms before it is set up).  So between
+	 * its steps the start lets a process waiting for this CPU run first.
+	 */
 	proxy_prefetch_cas();
+	sched_yield();
 	tls_prewarm();
+	sched_yield();
 	if (session_config_read(a, fd, &c, err, sizeof(err)) < 0) {
 		proxy_prefetch_drop();
 		session_answer(fd, err);

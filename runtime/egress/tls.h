@@ -50,7 +50,9 @@ void tls_error_text(unsigned long e, char *buf, size_t len);
  * What a start needs before anything is known of the launch: OpenSSL set
  * up, the keys of the next tls_ca_new() made (a proxy that loads its CA
  * instead just leaves them), the digests it uses fetched.  Optional: the
- * proxy calls it while omnibox-run is still resolving the launch.
+ * proxy calls it while omnibox-run is still resolving the launch.  Between
+ * the keys it lets another process waiting for this CPU run first
+ * (sched_yield(): omnibox-proxy.c says why).
  */
 void tls_prewarm(void);
 
