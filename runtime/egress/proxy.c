@@ -169,6 +169,7 @@ prefetch_run(void *arg)
 	return NULL;
 }
 
+/* The thread stays on the other CPUs: it is done within a millisecond or two. */
 void
 proxy_prefetch_cas(void)
 {

@@ -5,8 +5,7 @@
  * A new thread waits on its parent's CPU, however idle another is, until
  * the scheduler moves it: 0.2 to 3.6 ms measured on a two-CPU virtual
  * machine, longer than the work the launch and the proxy start threads
- * for.  Started where it may run only on the other CPUs, it runs at once;
- * once running it may run anywhere this process may.
+ * for.  Started where it may run only on the other CPUs, it runs at once.
  */
 #ifndef OMNIBOX_ELSEWHERE_H
 #define OMNIBOX_ELSEWHERE_H
@@ -14,11 +13,18 @@
 #include <pthread.h>
 
 /*
- * FN(ARG) in a new thread, *TH, started on another CPU than this one.
+ * FN(ARG) in a new thread, *TH, held to the CPUs other than this one's.
  * Returns 0; -1 where this process may run on one CPU only (the thread
  * would only wait for the caller) or the thread cannot start: the caller
  * does the work itself then.
  */
 int thread_elsewhere(pthread_t *th, void *(*fn)(void *), void *arg);
+
+/*
+ * From the thread: let it run on every CPU the process's main thread may.
+ * A thread that runs long calls it once its start is done (before, its
+ * first allocation could wait for the main thread and be woken on its CPU).
+ */
+void thread_anywhere(void);
 
 #endif

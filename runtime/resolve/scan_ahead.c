@@ -144,6 +144,8 @@ run(void *arg)
 	struct scan_ahead *a = arg;
 	char *scratch = malloc(SCRATCH_SIZE);
 
+	/* Started on another CPU, to start at once; from here anywhere. */
+	thread_anywhere();
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
 		struct entry e, *at;

@@ -878,8 +878,8 @@ Test(scan, the_second_thread_follows_no_symlink_and_stays_below_the_root)
 /* ---- the thread started on another CPU (runtime/launch/elsewhere.h) ------------------- */
 
 struct where {
-	int cpu_at_start;
-	cpu_set_t cpus; /* its affinity once running */
+	cpu_set_t at_start; /* its affinity as it starts */
+	cpu_set_t after;    /* and after thread_anywhere() */
 };
 
 static void *
@@ -887,13 +887,15 @@ note_where(void *arg)
 {
 	struct where *w = arg;
 
-	sched_getaffinity(0, sizeof(w->cpus), &w->cpus);
+	sched_getaffinity(0, sizeof(w->at_start), &w->at_start);
+	thread_anywhere();
+	sched_getaffinity(0, sizeof(w->after), &w->after);
 	return arg;
 }
 
-Test(elsewhere, the_thread_runs_and_may_then_run_anywhere_the_process_may)
+Test(elsewhere, the_thread_starts_off_this_cpu_and_may_then_run_anywhere)
 {
-	cpu_set_t mine;
+	cpu_set_t mine, both;
 	struct where w = {0};
 	pthread_t th;
 	void *ret = NULL;
@@ -904,8 +906,13 @@ Test(elsewhere, the_thread_runs_and_may_then_run_anywhere_the_process_may)
 	cr_assert_eq(thread_elsewhere(&th, note_where, &w), 0);
 	cr_assert_eq(pthread_join(th, &ret), 0);
 	cr_assert_eq(ret, &w, "the function's result is the thread's");
-	cr_assert(CPU_EQUAL(&w.cpus, &mine),
-		  "the thread is held to the other CPUs after it started");
+	/* All of this thread's CPUs but the one it was on then. */
+	CPU_AND(&both, &w.at_start, &mine);
+	cr_assert(CPU_EQUAL(&both, &w.at_start), "the thread may start where this one may not");
+	cr_assert_eq(CPU_COUNT(&w.at_start), CPU_COUNT(&mine) - 1,
+		     "the thread is not held off exactly its parent's CPU");
+	cr_assert(CPU_EQUAL(&w.after, &mine),
+		  "after thread_anywhere() the thread is still held to the other CPUs");
 }
 
 static void *
