@@ -13,8 +13,8 @@ thread_elsewhere(pthread_t *th, void *(*fn)(void *), void *arg)
 	pthread_attr_t attr;
 	cpu_set_t other;
 
-	if (here < 0 || sched_getaffinity(0, sizeof(other), &other) < 0 ||
-	    CPU_COUNT(&other) < 2 || pthread_attr_init(&attr) != 0)
+	if (here < 0 || sched_getaffinity(0, sizeof(other), &other) < 0 || CPU_COUNT(&other) < 2 ||
+	    pthread_attr_init(&attr) != 0)
 		return -1;
 	CPU_CLR(here, &other);
 	rc = pthread_attr_setaffinity_np(&attr, sizeof(other), &other) != 0 ||
