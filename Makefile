@@ -131,6 +131,7 @@ LIB_SRC := \
 	runtime/resolve/gitshow.c \
 	runtime/resolve/landlock_open.c \
 	runtime/launch/fds.c \
+	runtime/launch/handover.c \
 	runtime/launch/janitor.c \
 	runtime/launch/landlock.c \
 	runtime/launch/seccomp_load.c \
@@ -152,7 +153,7 @@ INIT := $(B)/omnibox-init
 INIT_LDFLAGS := $(if $(SANITIZE),,-static)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
 	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent landlock_plan \
-	landlock_open llbackend egress_table
+	landlock_open llbackend egress_table handover
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl $(B)/bench/bench_proxy_start
@@ -299,7 +300,8 @@ $(INIT): $(B)/obj/runtime/launch/omnibox-init.o $(B)/obj/runtime/launch/init_ste
 		$(B)/obj/runtime/launch/init_mounts.o \
 		$(B)/obj/runtime/egress/relay.o $(B)/obj/runtime/egress/handoff.o $(B)/obj/runtime/egress/fakedns.o \
 		$(B)/obj/runtime/launch/rlimit.o \
-		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/landlock.o \
+		$(B)/obj/runtime/launch/fds.o $(B)/obj/runtime/launch/handover.o \
+		$(B)/obj/runtime/launch/landlock.o \
 		$(B)/obj/runtime/launch/seccomp_load.o $(B)/obj/runtime/gitssh/client.o \
 		$(B)/obj/compiler/base/diag.o $(B)/obj/compiler/base/arena.o \
 		$(B)/obj/compiler/base/textesc.o $(B)/obj/compiler/base/format.o
@@ -388,6 +390,11 @@ check-why: $(COMPILE) $(RUN) $(INIT)
 # What the agent leaves behind, against the host's own git and shells.
 check-leftovers: $(RUN) $(INIT)
 	$(WATCH) tests/linux/leftovers.sh $(B)
+
+# The launch's order: bwrap started before the resolve, omnibox-init handed
+# the rest; each way that goes wrong in between against a real launch.
+check-launch: $(RUN) $(INIT) $(PROXY)
+	$(WATCH) tests/linux/launch.sh $(B)
 
 # Where bwrap cannot make its namespaces (containers, AppArmor, sysctls):
 # omnibox refuses and says why, rather than run anything unconfined.
@@ -571,7 +578,7 @@ bench-deps:
 
 check: deps
 	$(MAKE) --no-print-directory check-size unit golden-check check-golden-selftest check-cli check-linux check-attacks \
-		check-leftovers check-workday check-why check-proxy check-egress check-transparent check-nons check-landlock check-landlock-attacks check-landlock-init check-oci check-git-ssh check-pty check-darwin check-install \
+		check-leftovers check-launch check-workday check-why check-proxy check-egress check-transparent check-nons check-landlock check-landlock-attacks check-landlock-init check-oci check-git-ssh check-pty check-darwin check-install \
 		check-windows check-man check-kubernetes
 
 # ---- Windows: omnibox-run.exe, cross-compiled, tested under Wine ----------

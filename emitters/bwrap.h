@@ -24,6 +24,10 @@
 /* Where the sandbox's first process (omnibox-init) is mounted inside. */
 #define BWRAP_INIT_PATH "/.omnibox/init"
 
+/* bwrap starts it with this option and its ready socket's descriptor: its
+ * arguments come on that socket (runtime/launch/handover.h). */
+#define BWRAP_INIT_ARGS_FROM "--args-from"
+
 /* Where bwrap binds the host's root, read-only, for omnibox-init to clone
  * the system files of /etc from (--system-root); unmounted before anything
  * else runs. */

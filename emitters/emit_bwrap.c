@@ -182,10 +182,11 @@ record(struct out *o, const char *flag, const char *x, const char *y)
 static void
 arg(struct out *o, const char *a)
 {
-	if (!o->text)
-		return; /* init_plan()'s pass: the mounts alone */
-	tb_escape(o->text, a, 0);
-	tb_putc(o->text, '\n');
+	/* Neither: init_plan()'s pass, the mounts alone. */
+	if (o->text) {
+		tb_escape(o->text, a, 0);
+		tb_putc(o->text, '\n');
+	}
 	if (o->nul)
 		tb_write(o->nul, a, strlen(a) + 1);
 }
@@ -1303,6 +1304,12 @@ build(const struct policy *p, const struct bwrap_context *c, struct diag *d,
 	o.nul = NULL;
 	arg(&o, "--");
 	o.nul = tail;
+	comment(&o,
+		"bwrap starts omnibox-init as %s %s {READY_FD}: the arguments below, the "
+		"command's",
+		BWRAP_INIT_PATH, BWRAP_INIT_ARGS_FROM);
+	comment(&o, "  environment and the descriptors they name come on that socket while bwrap "
+		    "sets the sandbox up");
 	arg(&o, BWRAP_INIT_PATH);
 	emit_init_args(p, c, grants, n_grants, &o);
 	arg(&o, "--");

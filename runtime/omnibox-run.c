@@ -441,9 +441,14 @@ main(int argc, char **argv)
 	undo_launch = l;
 	if (bwrap_launch_prepare(l, err, sizeof(err)) < 0)
 		fail("%s", err);
-	if (launch_resolve(r.a, &l->rq, &l->plan, &r.d) < 0)
+	if (launch_resolve_begin(r.a, &l->rq, &l->plan, &r.d, &l->resolving) < 0)
 		fail_resolve(&r);
 	l->resolved = true;
+	if (bwrap_launch_spawn(l, err, sizeof(err)) < 0 ||
+	    bwrap_launch_egress(l, err, sizeof(err)) < 0)
+		fail("%s", err);
+	if (launch_resolve_finish(l->resolving) < 0)
+		fail_resolve(&r);
 	if (bwrap_launch_build(l, &r.d, err, sizeof(err)) < 0)
 		fail("%s", err);
 	if (r.o.dry_run)

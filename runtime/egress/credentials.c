@@ -536,7 +536,12 @@ run_command(const char *cmd, char **env, size_t *len, char *err, size_t errlen, 
 		int null = open("/dev/null", O_RDONLY);
 		char *argv[] = {(char *)"sh", (char *)"-c", (char *)cmd, NULL};
 
+		sigset_t none;
+
 		setpgid(0, 0); /* so a timeout can end its children too */
+		/* Not the signals omnibox-run holds while the sandbox is set up. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		if (null >= 0)
 			dup2(null, 0);
 		dup2(pipefd[1], 1);

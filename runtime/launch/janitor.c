@@ -17,7 +17,7 @@
 
 /* In the janitor: wait for the end of the pipe READ.  Did the byte saying
  * the check after the run is done come first?  *GROUP: bwrap's process
- * group, if named (0: none). */
+ * group, if named (0: none).  Released (janitor_release()), it exits. */
 static bool
 wait_for_end(int read_fd, pid_t *group)
 {
@@ -31,6 +31,8 @@ wait_for_end(int read_fd, pid_t *group)
 			continue;
 		if (got < 0)
 			break;
+		if (c == 'r')
+			_exit(0);
 		if (c != 'g') {
 			checked = true;
 			continue;
@@ -139,6 +141,13 @@ janitor_sandbox(int fd, pid_t group)
 	/* Nothing to say if it fails: the janitor then kills nothing. */
 	memcpy(msg + 1, &group, sizeof(pid_t));
 	(void)!write(fd, msg, sizeof(msg));
+}
+
+void
+janitor_release(int fd)
+{
+	(void)!write(fd, "r", 1);
+	close(fd);
 }
 
 void

@@ -31,6 +31,11 @@ int janitor_start(const struct host_entry *scratch, struct launch_plan *plan,
  * child between vfork and exec: it writes, nothing else. */
 void janitor_sandbox(int fd, pid_t group);
 
+/* Let the janitor go, doing nothing, and close FD: another one, started
+ * since, has the launch (omnibox-run's first, started before bwrap while
+ * the plan was not resolved yet). */
+void janitor_release(int fd);
+
 /* Tell the janitor the check after the run is done. */
 void janitor_checked(int fd);
 

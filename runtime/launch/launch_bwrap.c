@@ -27,6 +27,7 @@
 #include "runtime/launch/choose.h"
 #include "runtime/launch/copyback.h"
 #include "runtime/launch/fds.h"
+#include "runtime/launch/handover.h"
 #include "runtime/launch/janitor.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/launch/launch_bwrap.h"
@@ -219,51 +220,26 @@ exit_status_of(int status)
 	return LAUNCH_EXIT_SETUP;
 }
 
-/* The argv of a NUL-separated TAIL after "bwrap --args FD --"; free() it.  NULL: out of memory. */
-static char **
-bwrap_argv(const struct textbuf *tail, const char *args_fd)
-{
-	size_t n = 4;
-	char **argv;
-
-	for (size_t i = 0; i < tail->len; i++)
-		n += tail->data[i] == '\0';
-	argv = calloc(n + 1, sizeof(*argv));
-	if (!argv)
-		return NULL;
-	n = 0;
-	argv[n++] = (char *)"bwrap";
-	argv[n++] = (char *)"--args";
-	argv[n++] = (char *)args_fd;
-	argv[n++] = (char *)"--";
-	for (size_t i = 0; i < tail->len; i += strlen(tail->data + i) + 1)
-		argv[n++] = tail->data + i;
-	argv[n] = NULL;
-	return argv;
-}
-
 /*
- * Every descriptor bwrap is handed on purpose: the rest is closed before it
- * runs.  Their number, the array (free() it) in *OUT; NULL when out of memory.
+ * What omnibox-init gets on its ready socket with its arguments
+ * (handover.h): every descriptor they name but those bwrap was handed
+ * itself (bwrap_own_fds()), each once.  Their number, the array (free() it)
+ * in *OUT; NULL when out of memory.
  */
 static size_t
-bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
+handover_fds(const struct launch_plan *plan, int **out)
 {
 	const struct bwrap_context *c = &plan->ctx;
-	int *v =
-	    calloc(7 + c->n_grants + c->n_reexpose + c->n_command_dirs + c->n_pins + c->n_protects,
-		   sizeof(*v));
-	size_t n = 0;
+	size_t n = 0, cap = 2 + c->n_grants + c->n_reexpose + c->n_command_dirs;
+	int *v;
+
+	cap += c->n_pins + c->n_protects;
+	v = calloc(cap, sizeof(*v));
 
 	*out = v;
 	if (!v)
 		return 0;
-	v[n++] = args_fd;
-	v[n++] = c->seccomp_fd;
-	v[n++] = c->status_fd;
-	v[n++] = c->ready_fd;
 	v[n++] = c->masks_fd;
-	v[n++] = c->init_fd;
 	if (c->private_home)
 		v[n++] = c->private_home->fd;
 	for (size_t i = 0; i < c->n_grants; i++)
@@ -276,7 +252,16 @@ bwrap_fds(const struct launch_plan *plan, int args_fd, int **out)
 		v[n++] = c->pins[i].fd;
 	for (size_t i = 0; i < c->n_protects; i++)
 		v[n++] = c->protects[i].fd;
-	return n;
+	/* Those the plan has (none is -1 but an absent masks list), each once. */
+	for (size_t i = cap = 0; i < n; i++) {
+		bool seen = v[i] < 0;
+
+		for (size_t k = 0; k < cap && !seen; k++)
+			seen = v[k] == v[i];
+		if (!seen)
+			v[cap++] = v[i];
+	}
+	return cap;
 }
 
 /* The first line of a file of /proc/sys, or "" when there is none. */
@@ -354,11 +339,11 @@ bwrap_hint(const char *bwrap)
 }
 
 /* bwrap, in the process forked for it: never returns. */
-static void bwrap_exec(const struct bwrap_launch *l, char **argv, const int *keep, size_t n_keep)
-    __attribute__((noreturn));
+static void bwrap_exec(const struct bwrap_launch *l, char **argv, char **env, const int *keep,
+		       size_t n_keep) __attribute__((noreturn));
 
 static void
-bwrap_exec(const struct bwrap_launch *l, char **argv, const int *keep, size_t n_keep)
+bwrap_exec(const struct bwrap_launch *l, char **argv, char **env, const int *keep, size_t n_keep)
 {
 	sigset_t none;
 
@@ -386,7 +371,7 @@ bwrap_exec(const struct bwrap_launch *l, char **argv, const int *keep, size_t n_
 	fds_keep_only(keep, n_keep);
 	/* The sandbox starts with the descriptor limit omnibox-run was given. */
 	setrlimit(RLIMIT_NOFILE, &l->nofile);
-	execve(l->landlock ? l->init : l->bwrap, argv, l->plan.env);
+	execve(l->landlock ? l->init : l->bwrap, argv, env);
 	launch_say("omnibox-run: cannot run %s: %s\n", l->landlock ? l->init : l->bwrap,
 		   strerror(errno));
 	_exit(LAUNCH_EXIT_SETUP);
@@ -394,7 +379,7 @@ bwrap_exec(const struct bwrap_launch *l, char **argv, const int *keep, size_t n_
 
 struct bwrap_call {
 	const struct bwrap_launch *l;
-	char **argv;
+	char **argv, **env;
 	const int *keep;
 	size_t n_keep;
 };
@@ -405,7 +390,7 @@ bwrap_child(void *arg)
 {
 	const struct bwrap_call *c = arg;
 
-	bwrap_exec(c->l, c->argv, c->keep, c->n_keep);
+	bwrap_exec(c->l, c->argv, c->env, c->keep, c->n_keep);
 }
 
 /* The argv of omnibox-init, NUL-separated in NUL (landlock_build()); free() it. */
@@ -448,6 +433,18 @@ landlock_fds(const struct bwrap_launch *l, int **out)
 static const int forward[] = {SIGINT,  SIGTERM, SIGHUP,	  SIGQUIT,
 			      SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 #define N_FORWARD (sizeof(forward) / sizeof(forward[0]))
+
+/* The signals omnibox-run forwards held pending (HOLD), or taken again. */
+static void
+signals_hold(bool hold)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < N_FORWARD; i++)
+		sigaddset(&set, forward[i]);
+	sigprocmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
 
 /*
  * ST's events on L's loop, into EVS (N_FORWARD + 3 of them): bwrap's end,
@@ -537,41 +534,152 @@ proxy_go(struct bwrap_launch *l, struct run_state *st, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * bwrap started, its arguments NUL (bwrap's own: --args), omnibox-init to be
+ * handed the rest on its ready socket (handover.h), with an empty
+ * environment (the agent's comes with the rest).  It is given the
+ * descriptors the launch knows before the resolve, and with RESOLVED those
+ * the plan holds too, which arguments of its own may name.  This process is
+ * the subreaper of what the sandbox leaves.  0, or -1 with ERR.
+ */
+static int
+spawn_bwrap(struct bwrap_launch *l, const struct textbuf *nul, bool resolved, char *err,
+	    size_t errlen)
+{
+	static char *no_env[] = {NULL};
+	char fd[16], ready[16];
+	char *argv[] = {(char *)"bwrap",
+			(char *)"--args",
+			fd,
+			(char *)"--",
+			(char *)BWRAP_INIT_PATH,
+			(char *)BWRAP_INIT_ARGS_FROM,
+			ready,
+			NULL};
+	int *keep = NULL;
+	size_t n = resolved ? handover_fds(&l->plan, &keep) : 0;
+	int *v = realloc(keep, (n + 5) * sizeof(*v));
+
+	if (!v) {
+		free(keep);
+		return diag_fail(err, errlen, "out of memory");
+	}
+	if (l->args_fd >= 0)
+		close(l->args_fd);
+	l->args_fd = fds_sealed_memfd("omnibox-args", nul->data, nul->len);
+	if (l->args_fd < 0) {
+		free(v);
+		return diag_fail(err, errlen, "cannot pass the arguments to bwrap: %s",
+				 strerror(errno));
+	}
+	l->bwrap_has_plan = resolved;
+	v[n++] = l->args_fd;
+	v[n++] = l->seccomp_fd;
+	v[n++] = l->status_pipe[1];
+	v[n++] = l->ready_sock[1];
+	v[n++] = l->plan.ctx.init_fd;
+	snprintf(fd, sizeof(fd), "%d", l->args_fd);
+	snprintf(ready, sizeof(ready), "%d", l->ready_sock[1]);
+	/* What the sandbox leaves behind comes here: what omnibox-init left,
+	 * and bwrap's child if bwrap is gone first (sandbox_end()). */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	l->bwrap_pid = launch_vfork(bwrap_child, &(struct bwrap_call){l, argv, no_env, v, n});
+	free(v);
+	if (l->bwrap_pid < 0)
+		return diag_fail(err, errlen, "fork: %s", strerror(errno));
+	return 0;
+}
+
+/*
+ * A bwrap started whose omnibox-init has not been handed its arguments
+ * ended, its child too (sandbox_end()): nothing of the agent's ran.  Our
+ * end of the status pipe goes first, so that its reader sees the end.
+ */
+static void
+end_bwrap(struct bwrap_launch *l)
+{
+	struct run_state st = {.bwrap = l->bwrap_pid, .status_fd = l->status_pipe[0]};
+
+	if (l->bwrap_pid <= 0)
+		return;
+	if (l->status_pipe[1] >= 0)
+		close(l->status_pipe[1]);
+	l->status_pipe[1] = -1;
+	sandbox_end(&st);
+	l->bwrap_pid = -1;
+}
+
+/* omnibox-init's arguments and the descriptors they name, on its ready socket. */
+static int
+hand_over(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	int *fds = NULL, rc = -1;
+	size_t n = 0;
+
+	/* A bwrap started with the plan's descriptors passed them on already. */
+	if (!l->bwrap_has_plan)
+		n = handover_fds(&l->plan, &fds);
+	if (l->bwrap_has_plan || fds)
+		rc =
+		    handover_send(l->ready_sock[0], l->tail.data, l->tail.len, l->plan.env, fds, n);
+	else
+		errno = ENOMEM;
+	free(fds);
+	/* Not taken: omnibox-init is gone already, and bwrap's end says why. */
+	if (rc < 0 && errno != EPIPE && errno != ECONNRESET && errno != ECONNREFUSED)
+		return diag_fail(err, errlen, "cannot hand omnibox-init its arguments: %s",
+				 strerror(errno));
+	return 0;
+}
+
+/* linux_landlock: omnibox-init started directly, with its rules' descriptors. */
+static int
+spawn_landlock(struct bwrap_launch *l, pid_t **helpers, size_t *n_helpers, char *err, size_t errlen)
+{
+	char **argv = landlock_argv(&l->nul);
+	int *keep = NULL;
+	size_t n_keep = argv ? landlock_fds(l, &keep) : 0;
+
+	*n_helpers = landlock_children(l->a, helpers);
+	if (!argv || !keep) {
+		free(argv);
+		free(keep);
+		return diag_fail(err, errlen, "out of memory");
+	}
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	l->bwrap_pid =
+	    launch_vfork(bwrap_child, &(struct bwrap_call){l, argv, l->plan.env, keep, n_keep});
+	free(keep);
+	free(argv);
+	if (l->bwrap_pid < 0)
+		return diag_fail(err, errlen, "fork: %s", strerror(errno));
+	return 0;
+}
+
 static int
 run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 {
 	struct event *evs[N_FORWARD + 3];
 	struct run_state st = {0};
 	struct pty *pty = l->use_pty ? &l->pty : NULL;
-	size_t n_evs, n_keep, n_helpers = 0;
-	char **argv, fdbuf[16];
-	int *keep;
+	size_t n_evs, n_helpers = 0;
 	pid_t *helpers = NULL;
 
-	snprintf(fdbuf, sizeof(fdbuf), "%d", l->args_fd);
-	if (l->landlock) {
-		argv = landlock_argv(&l->nul);
-		n_keep = argv ? landlock_fds(l, &keep) : 0;
-		n_helpers = landlock_children(l->a, &helpers);
-	} else {
-		argv = bwrap_argv(&l->tail, fdbuf);
-		n_keep = argv ? bwrap_fds(&l->plan, l->args_fd, &keep) : 0;
-	}
-	if (!argv || !keep) {
-		free(argv);
-		return diag_fail(err, errlen, "out of memory");
-	}
-	/* What the sandbox leaves behind comes here: what omnibox-init left,
-	 * and bwrap's child if bwrap is gone first (sandbox_end()). */
-	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	if (l->landlock ? spawn_landlock(l, &helpers, &n_helpers, err, errlen) < 0
+			: l->bwrap_pid <= 0 && spawn_bwrap(l, &l->nul, true, err, errlen) < 0)
+		return -1;
 	n_evs = run_state_watch(&st, l, evs);
-	st.bwrap = launch_vfork(bwrap_child, &(struct bwrap_call){l, argv, keep, n_keep});
-	if (st.bwrap < 0) {
-		diag_fail(err, errlen, "fork: %s", strerror(errno));
+	st.bwrap = l->bwrap_pid;
+	l->bwrap_pid = -1; /* the run's from now on */
+	/* It may have ended before the loop watched for it; a signal held
+	 * while it was set up ends it now, before omnibox-init has anything. */
+	on_signal(SIGCHLD, 0, &st);
+	signals_hold(false);
+	event_base_loop(st.base, EVLOOP_NONBLOCK);
+	if (!l->landlock && !st.done && hand_over(l, err, errlen) < 0) {
+		sandbox_end(&st);
 		for (size_t i = 0; i < n_evs; i++)
 			event_free(evs[i]);
-		free(keep);
-		free(argv);
 		return -1;
 	}
 	/* bwrap's now; their end is the sandbox's alone. */
@@ -585,11 +693,8 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 		sandbox_end(&st);
 		for (size_t i = 0; i < n_evs; i++)
 			event_free(evs[i]);
-		free(keep);
-		free(argv);
 		return -1;
 	}
-	free(keep);
 	if (pty) {
 		/* Only the sandbox holds the slave now: its end is the master's EOF. */
 		close(pty->slave);
@@ -609,7 +714,6 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	status_read(&st);
 	for (size_t i = 0; i < n_evs; i++)
 		event_free(evs[i]);
-	free(argv);
 	/*
 	 * bwrap reports the child's PID before that child sets up the mounts;
 	 * only omnibox-init's byte on the ready socket says the setup worked.
@@ -717,6 +821,7 @@ bwrap_launch_init(struct bwrap_launch *l)
 	l->janitor = -1;
 	l->git_ssh_pid = -1;
 	l->git_ssh_alive = -1;
+	l->bwrap_pid = -1;
 	l->proxy.pid = -1;
 	l->proxy.ctl = -1;
 	l->pty.master = l->pty.slave = -1;
@@ -754,6 +859,29 @@ ca_bundle_hold(struct bwrap_launch *l)
 		close(d);
 	errno = e;
 	return f >= 0 ? 0 : -1;
+}
+
+/* bwrap's status pipe and omnibox-init's ready socket, new. */
+static int
+open_channels(struct bwrap_launch *l)
+{
+	for (int i = 0; i < 2; i++) {
+		if (l->status_pipe[i] >= 0)
+			close(l->status_pipe[i]);
+		if (l->ready_sock[i] >= 0)
+			close(l->ready_sock[i]);
+		l->status_pipe[i] = l->ready_sock[i] = -1;
+	}
+	/* The ready byte comes with the seccomp listener (SCM_RIGHTS), and
+	 * omnibox-init's arguments come the other way: a socket. */
+	if (pipe2(l->status_pipe, O_CLOEXEC) < 0 ||
+	    fcntl(l->status_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->ready_sock) < 0 ||
+	    fcntl(l->ready_sock[0], F_SETFL, O_NONBLOCK) < 0)
+		return -1;
+	l->rq.status_fd = l->plan.ctx.status_fd = l->status_pipe[1];
+	l->rq.ready_fd = l->plan.ctx.ready_fd = l->ready_sock[1];
+	return 0;
 }
 
 static int
@@ -801,11 +929,7 @@ prepare_host(struct bwrap_launch *l, char *err, size_t errlen)
 	else
 		l->seccomp_fd = fds_sealed_memfd("omnibox-seccomp", omnibox_seccomp_bpf,
 						 (size_t)(omnibox_seccomp_bpf_end - omnibox_seccomp_bpf));
-	/* The ready byte comes with the seccomp listener (SCM_RIGHTS): a socket. */
-	if (l->seccomp_fd < 0 || pipe2(l->status_pipe, O_CLOEXEC) < 0 ||
-	    fcntl(l->status_pipe[0], F_SETFL, O_NONBLOCK) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, l->ready_sock) < 0 ||
-	    fcntl(l->ready_sock[0], F_SETFL, O_NONBLOCK) < 0)
+	if (l->seccomp_fd < 0 || open_channels(l) < 0)
 		return diag_fail(err, errlen, "cannot pass the seccomp filter to omnibox-init: %s",
 				 strerror(errno));
 	return 0;
@@ -910,11 +1034,18 @@ prepare_request(struct bwrap_launch *l)
 int
 bwrap_launch_prepare(struct bwrap_launch *l, char *err, size_t errlen)
 {
+	if (prepare_host(l, err, errlen) < 0)
+		return -1;
+	prepare_request(l);
+	return 0;
+}
+
+int
+bwrap_launch_egress(struct bwrap_launch *l, char *err, size_t errlen)
+{
 	const struct sandbox *sb = &l->p->os_env.sandbox;
 	struct launch_request *rq = &l->rq;
 
-	if (prepare_host(l, err, errlen) < 0)
-		return -1;
 	if (sb->n_egress && prepare_egress(l, err, errlen) < 0)
 		return -1;
 	/* git_ssh: the helper's token, for the broker started later. */
@@ -928,7 +1059,6 @@ bwrap_launch_prepare(struct bwrap_launch *l, char *err, size_t errlen)
 		rq->extra_env =
 		    gitssh_env_add(l->a, rq->extra_env, &rq->n_extra_env, l->git_ssh_token);
 	}
-	prepare_request(l);
 	return 0;
 }
 
@@ -1018,6 +1148,91 @@ say_plan(const struct launch_plan *plan)
 	say_hidden(plan);
 }
 
+/*
+ * The limits: a cgroup, or what stands in, said once.  Before bwrap
+ * starts, which enters the cgroup first.
+ */
+static void
+start_cgroup(struct bwrap_launch *l)
+{
+	const struct limits *lim = &l->p->os_env.sandbox.limits;
+	char why[512];
+
+	if (!lim->present || l->cgroup_tried)
+		return;
+	l->cgroup_tried = true;
+	l->cgroup = cgroup_create(l->a, lim, why, sizeof(why));
+	if (l->o->quiet)
+		return;
+	if (l->cgroup)
+		launch_say("omnibox-run: limits: the sandbox runs in cgroup %s\n", l->cgroup);
+	if (!l->cgroup && lim->processes.present)
+		launch_say("omnibox-run: limits.processes is approximate: "
+			   "RLIMIT_NPROC counts every process of the user (%s)\n",
+			   why);
+	if (!l->cgroup && lim->cpu_rate.present)
+		launch_say("omnibox-run: limits.cpu_rate is not enforced: %s\n", why);
+	if (!l->cgroup && lim->memory.present)
+		launch_say("omnibox-run: limits.memory is RLIMIT_DATA (private writable "
+			   "memory, not a cgroup's memory.max: %s)\n",
+			   why);
+}
+
+int
+bwrap_launch_spawn(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	char why[4096];
+
+	if (l->o->dry_run || l->landlock)
+		return 0;
+	/* bwrap's own arguments depend on what the first step resolved; a
+	 * policy whose grants change them finds out in bwrap_launch_build(). */
+	if (bwrap_build(l->plan.policy, &l->plan.ctx, NULL, NULL, &l->early, NULL) < 0)
+		return 0;
+	/* The sandbox's terminal is bwrap's 0, 1 and 2. */
+	if (l->use_pty && pty_open(&l->pty, why, sizeof(why)) < 0)
+		return diag_fail(err, errlen, "%s; nothing ran (--no-pty runs without one)", why);
+	start_cgroup(l);
+	/*
+	 * A cleanup process before bwrap exists, as ever (janitor.h): its
+	 * group is said to it from bwrap's side of the fork.  It knows the
+	 * scratch dir but not yet the plan; start_services() starts the one
+	 * that does and lets this one go.
+	 */
+	l->janitor = janitor_start(&l->scratch, &l->plan, NULL);
+	if (l->janitor < 0)
+		return diag_fail(err, errlen, "cannot start the cleanup process: %s",
+				 strerror(errno));
+	l->janitor_early = true;
+	/* A signal from now on is one "while the sandbox was set up": held
+	 * until the event loop that ends the launch for it takes it. */
+	signals_hold(true);
+	return spawn_bwrap(l, &l->early, false, err, errlen);
+}
+
+/*
+ * The resolved launch has mounts of bwrap's own that the first step could
+ * not know (a grant where a system mount is, ...): the bwrap started early
+ * ends, having run nothing, and one with these arguments starts, on a
+ * status pipe and a ready socket of its own (its omnibox-init may not have
+ * ended yet), which the arguments are built again for.
+ */
+static int
+restart_bwrap(struct bwrap_launch *l, char *err, size_t errlen)
+{
+	if (l->o->verbose)
+		launch_say("omnibox-run: bwrap starts again: the resolved launch has mounts of "
+			   "bwrap's own\n");
+	end_bwrap(l);
+	if (open_channels(l) < 0)
+		return diag_fail(err, errlen, "cannot start bwrap again: %s", strerror(errno));
+	tb_free(&l->text);
+	tb_free(&l->nul);
+	tb_free(&l->tail);
+	bwrap_build(l->plan.policy, &l->plan.ctx, NULL, &l->text, &l->nul, &l->tail);
+	return spawn_bwrap(l, &l->nul, true, err, errlen);
+}
+
 int
 bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t errlen)
 {
@@ -1026,7 +1241,8 @@ bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t err
 	char why[4096];
 
 	plan->ctx.tty = l->use_pty;
-	if (l->use_pty && !o->dry_run && pty_open(&l->pty, why, sizeof(why)) < 0)
+	if (l->use_pty && !o->dry_run && l->pty.master < 0 &&
+	    pty_open(&l->pty, why, sizeof(why)) < 0)
 		return diag_fail(err, errlen, "%s; nothing ran (--no-pty runs without one)", why);
 	if (l->landlock) {
 		struct landlock_context *c = &l->llc;
@@ -1070,6 +1286,10 @@ bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t err
 					 strerror(errno));
 	}
 	bwrap_build(plan->policy, &plan->ctx, d, &l->text, &l->nul, &l->tail);
+	if (l->bwrap_pid > 0 &&
+	    (l->nul.len != l->early.len || memcmp(l->nul.data, l->early.data, l->nul.len)) &&
+	    restart_bwrap(l, err, errlen) < 0)
+		return -1;
 	if (!o->quiet && !o->dry_run)
 		say_plan(plan);
 	return 0;
@@ -1083,6 +1303,7 @@ bwrap_launch_close(struct bwrap_launch *l)
 	tb_free(&l->text);
 	tb_free(&l->nul);
 	tb_free(&l->tail);
+	tb_free(&l->early);
 }
 
 /* Say what the second layer cannot add on this kernel; never silently. */
@@ -1105,38 +1326,6 @@ landlock_report(const struct policy *p, bool quiet)
 			   "sockets (needs %d): the host's stay reachable with allow_network: "
 			   "true\n",
 			   abi, LANDLOCK_ABI_SCOPE);
-}
-
-/* bwrap's arguments in a sealed memfd, and the limits: a cgroup, or what stands in. */
-static int
-start_limits(struct bwrap_launch *l, char *err, size_t errlen)
-{
-	const struct limits *lim = &l->plan.policy->os_env.sandbox.limits;
-	char why[512];
-
-	if (!l->landlock)
-		l->args_fd = fds_sealed_memfd("omnibox-args", l->nul.data, l->nul.len);
-	if (!l->landlock && l->args_fd < 0)
-		return diag_fail(err, errlen, "cannot pass the arguments to bwrap: %s",
-				 strerror(errno));
-	if (lim->present)
-		l->cgroup = cgroup_create(l->a, lim, why, sizeof(why));
-	if (lim->present && !l->o->quiet) {
-		if (l->cgroup)
-			launch_say("omnibox-run: limits: the sandbox runs in cgroup %s\n",
-				   l->cgroup);
-		if (!l->cgroup && lim->processes.present)
-			launch_say("omnibox-run: limits.processes is approximate: "
-				   "RLIMIT_NPROC counts every process of the user (%s)\n",
-				   why);
-		if (!l->cgroup && lim->cpu_rate.present)
-			launch_say("omnibox-run: limits.cpu_rate is not enforced: %s\n", why);
-		if (!l->cgroup && lim->memory.present)
-			launch_say("omnibox-run: limits.memory is RLIMIT_DATA (private writable "
-				   "memory, not a cgroup's memory.max: %s)\n",
-				   why);
-	}
-	return 0;
 }
 
 /*
@@ -1190,10 +1379,23 @@ start_services(struct bwrap_launch *l, char *err, size_t errlen)
 		if (start_git_ssh(l, err, errlen) < 0)
 			return -1;
 	}
-	l->janitor = janitor_start(&l->scratch, &l->plan, NULL);
-	if (l->janitor < 0)
-		return diag_fail(err, errlen, "cannot start the cleanup process: %s",
-				 strerror(errno));
+	{
+		int early = l->janitor_early ? l->janitor : -1;
+
+		l->janitor = janitor_start(&l->scratch, &l->plan, NULL);
+		if (l->janitor < 0) {
+			l->janitor = early;
+			return diag_fail(err, errlen, "cannot start the cleanup process: %s",
+					 strerror(errno));
+		}
+		/* bwrap started before it (bwrap_launch_spawn()): its group, now,
+		 * and the first one goes. */
+		if (l->bwrap_pid > 0)
+			janitor_sandbox(l->janitor, l->bwrap_pid);
+		if (early >= 0)
+			janitor_release(early);
+		l->janitor_early = false;
+	}
 	return 0;
 }
 
@@ -1202,8 +1404,7 @@ bwrap_launch_start(struct bwrap_launch *l, char *err, size_t errlen)
 {
 	if (!l->landlock)
 		landlock_report(l->p, l->o->quiet);
-	if (start_limits(l, err, errlen) < 0)
-		return -1;
+	start_cgroup(l);
 	return start_services(l, err, errlen);
 }
 
@@ -1255,11 +1456,20 @@ bwrap_launch_report(struct bwrap_launch *l)
 	tb_free(&l->text);
 	tb_free(&l->nul);
 	tb_free(&l->tail);
+	tb_free(&l->early);
 }
 
 void
 bwrap_launch_undo(struct bwrap_launch *l)
 {
+	/* Started early, handed nothing: nothing of the agent's ran; what
+	 * the first cleanup process would do is done here. */
+	end_bwrap(l);
+	if (l->janitor_early) {
+		janitor_release(l->janitor);
+		l->janitor = -1;
+		l->janitor_early = false;
+	}
 	/* Its socket and bundle are in the scratch dir. */
 	egress_proxy_stop(l->a, &l->proxy, NULL);
 	if (l->resolved)

@@ -12,16 +12,26 @@
  * The steps, in order, each on the same struct bwrap_launch:
  *
  *   bwrap_launch_prepare()  bwrap, omnibox-init, the scratch dir, the
- *                           descriptors, the egress side; L->rq filled
- *   launch_resolve()        (resolve.h) L->rq into L->plan, by the caller,
- *                           which then sets L->resolved
- *   bwrap_launch_build()    the terminal, the masks, bwrap's arguments
+ *                           descriptors; L->rq filled
+ *   launch_resolve_begin()  (resolve.h) what bwrap's own arguments depend
+ *                           on, by the caller, which then sets L->resolved
+ *   bwrap_launch_spawn()    bwrap started with them: it sets the sandbox up
+ *                           while the rest is resolved, and its omnibox-init
+ *                           waits for its own arguments (handover.h)
+ *   bwrap_launch_egress()   the egress side: the proxy started, its
+ *                           placeholders; the git_ssh broker's token
+ *   launch_resolve_finish() the workspace: grants, masks, the command
+ *   bwrap_launch_build()    the terminal, the masks, every argument; bwrap
+ *                           started again where its own came out otherwise
  *   bwrap_launch_start()    the limits, the event loop, the proxy, the
  *                           git_ssh broker, the cleanup process
- *   bwrap_launch_run()      bwrap run to its end
+ *   bwrap_launch_run()      omnibox-init handed its arguments, the sandbox
+ *                           run to its end
  *   bwrap_launch_report()   what was refused, then everything released
  *
- * (a --dry-run ends after bwrap_launch_build() with bwrap_launch_close()).
+ * (a --dry-run starts nothing and ends after bwrap_launch_build() with
+ * bwrap_launch_close(); linux_landlock starts omnibox-init in
+ * bwrap_launch_run()).
  * A step that fails returns -1 with the message omnibox-run prints in ERR;
  * the caller then calls bwrap_launch_undo() and runs nothing: there is no
  * unsandboxed fallback.
@@ -66,9 +76,17 @@ struct bwrap_launch {
 	bool resolved; /* launch_resolve() filled PLAN: launch_cleanup() undoes it */
 	struct host_entry scratch;
 	bool scratch_made; /* not on --dry-run, where it is only named */
+	struct launch_resolving *resolving; /* launch_resolve_begin()'s, for its second step */
 	char *bwrap, *init, *cgroup;
+	bool cgroup_tried;
 	int seccomp_fd, args_fd, status_pipe[2], ready_sock[2];
+	/* bwrap, started by bwrap_launch_spawn() with the arguments EARLY; -1
+	 * once bwrap_launch_run() has it, or before it starts. */
+	pid_t bwrap_pid;
+	bool bwrap_has_plan; /* it was given the plan's descriptors itself */
+	struct textbuf early;
 	int janitor;
+	bool janitor_early; /* JANITOR is the first, started before the plan was */
 	struct cred_runtime creds;
 	struct event_base *base;
 	struct copyback *copyback;
@@ -91,11 +109,26 @@ void bwrap_launch_init(struct bwrap_launch *l);
 /*
  * bwrap and omnibox-init found, the scratch dir made (only named on
  * --dry-run), the descriptors omnibox-init gets (the seccomp filter, its
- * status pipe and its ready socket); with egress_rules the proxy's port,
- * socket and log and the credentials' placeholders; with git_ssh the
- * broker's token; then L->rq filled for launch_resolve().
+ * status pipe and its ready socket); then L->rq filled for
+ * launch_resolve_begin().
  */
 int bwrap_launch_prepare(struct bwrap_launch *l, char *err, size_t errlen);
+
+/*
+ * After launch_resolve_begin(), unless --dry-run or linux_landlock: the
+ * sandbox's terminal, the cgroup, and bwrap started with its own
+ * arguments, omnibox-init as `/.omnibox/init --args-from FD`, its ready
+ * socket.  Nothing the workspace holds has been looked at yet; omnibox-init
+ * runs nothing until bwrap_launch_run() hands it the rest.
+ */
+int bwrap_launch_spawn(struct bwrap_launch *l, char *err, size_t errlen);
+
+/*
+ * With egress_rules the proxy's port, socket and log and the credentials'
+ * placeholders; with git_ssh the broker's token: L->rq's environment for
+ * launch_resolve_finish().
+ */
+int bwrap_launch_egress(struct bwrap_launch *l, char *err, size_t errlen);
 
 /*
  * After launch_resolve(): the sandbox's terminal, the masks omnibox-init
@@ -107,8 +140,8 @@ int bwrap_launch_build(struct bwrap_launch *l, struct diag *d, char *err, size_t
 void bwrap_launch_close(struct bwrap_launch *l);
 
 /*
- * What the kernel's Landlock cannot add, said; bwrap's arguments in a
- * sealed memfd and the limits (a cgroup, or what stands in); then what runs
+ * What the kernel's Landlock cannot add, said; the limits (a cgroup, or
+ * what stands in), where bwrap_launch_spawn() did not; then what runs
  * beside the sandbox, up before the agent exists: the event loop with the
  * seccomp refusals, the egress proxy, the git_ssh broker and the cleanup
  * process.
@@ -127,7 +160,8 @@ int bwrap_launch_run(struct bwrap_launch *l, int *status, char *err, size_t errl
 /* What the proxy and the filter refused (unless quiet), then everything L held, released. */
 void bwrap_launch_report(struct bwrap_launch *l);
 
-/* After a failed step: the plan's placeholders and the scratch dir removed. */
+/* After a failed step: bwrap ended if it started, the plan's placeholders
+ * and the scratch dir removed. */
 void bwrap_launch_undo(struct bwrap_launch *l);
 
 #endif

@@ -122,10 +122,14 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "emitters/bwrap.h"
 #include "runtime/gitssh/client.h"
 #include "runtime/launch/fds.h"
+#include "runtime/launch/handover.h"
 #include "runtime/launch/init_mounts.h"
 #include "runtime/launch/init_steps.h"
+
+extern char **environ;
 
 #if defined(__SANITIZE_ADDRESS__)
 /* LeakSanitizer stops the world with ptrace, which the filter refuses here. */
@@ -427,6 +431,20 @@ main(int argc, char **argv)
 	sigset_t set;
 	pid_t child;
 
+	/* Started before the launch was resolved: the rest of the command
+	 * line comes on the ready socket (handover.h). */
+	if (argc == 3 && !strcmp(argv[1], BWRAP_INIT_ARGS_FROM)) {
+		int rc =
+		    number(argv[2], 3, INT_MAX) < 0
+			? -1
+			: handover_receive(atoi(argv[2]), &argc, &argv, &environ, err, sizeof(err));
+
+		if (rc < 0)
+			fprintf(stderr, "omnibox-init: %s%s\n",
+				err[0] ? err : "bad " BWRAP_INIT_ARGS_FROM, "; nothing ran");
+		if (rc != 0)
+			return 125;
+	}
 	io.writable = calloc((size_t)argc, sizeof(*io.writable));
 	io.ll_fs = calloc((size_t)argc, sizeof(*io.ll_fs));
 	io.ll_ports = calloc((size_t)argc, sizeof(*io.ll_ports));

@@ -872,103 +872,141 @@ write_git_exclude(struct rctx *r)
 	return rc;
 }
 
-int
-launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_plan *plan,
-	       struct diag *d)
+/* Which mounts bwrap itself makes depends on the launch's facts (bwrap.h): the
+ * first step's are in the context as the last step's will be. */
+static int
+check_bwrap(struct rctx *r)
 {
-	struct rctx r = {
-	    .a = a, .rq = rq, .plan = plan, .d = d, .linux_target = rq->target == LAUNCH_LINUX};
+	const char *real;
+
+	if (!r->linux_target || !r->rq->bwrap)
+		return 0;
+	real = walk_canonical(r->a, r->rq->bwrap);
+	/* It runs outside the sandbox: one the agent could have put there
+	 * would run what it likes. */
+	if (!real || launch_plan_writable(r->plan, real))
+		return fail(r,
+			    "%s, the bwrap found first on PATH, lies in a directory the sandbox "
+			    "can write: an agent could have put it there, and it would run outside "
+			    "the sandbox; put the system's bwrap first on PATH",
+			    escaped(r, real ? real : r->rq->bwrap));
+	return 0;
+}
+
+int
+launch_resolve_begin(struct arena *a, const struct launch_request *rq, struct launch_plan *plan,
+		     struct diag *d, struct launch_resolving **out)
+{
+	struct rctx *r = arena_alloc(a, sizeof(*r));
 	struct policy *copy = arena_alloc(a, sizeof(*copy));
 	const char *home;
+	struct loc loc;
+	const char *why;
 
+	*r = (struct rctx){
+	    .a = a, .rq = rq, .plan = plan, .d = d, .linux_target = rq->target == LAUNCH_LINUX};
+	*out = (struct launch_resolving *)r;
 	memset(plan, 0, sizeof(*plan));
 	d->failure = NULL;
 	*copy = *rq->policy;
 	plan->policy = copy;
 	plan->target = rq->target;
 	plan->ctx.init_fd = -1;
-	{
-		struct loc loc;
-		const char *why = refuse_launch(
-		    a, rq->policy,
-		    rq->landlock ? SANDBOX_LINUX_LANDLOCK
-		    : r.linux_target ? SANDBOX_LINUX_BWRAP
-				     : SANDBOX_DARWIN_SEATBELT,
-		    r.linux_target ? "linux" : "darwin", &loc);
-
-		if (why)
-			return fail_at(&r, loc, "%s", why);
-	}
+	why = refuse_launch(a, rq->policy,
+			    rq->landlock      ? SANDBOX_LINUX_LANDLOCK
+			    : r->linux_target ? SANDBOX_LINUX_BWRAP
+					      : SANDBOX_DARWIN_SEATBELT,
+			    r->linux_target ? "linux" : "darwin", &loc);
+	if (why)
+		return fail_at(r, loc, "%s", why);
 	if (!rq->scratch || rq->scratch[0] != '/')
-		return fail(&r, "no scratch dir");
-	home = walk_canonical(a, spell(&r, rq->home));
-	plan->home = home ? home : spell(&r, rq->home);
-	if (resolve_workspace(&r) < 0)
+		return fail(r, "no scratch dir");
+	home = walk_canonical(a, spell(r, rq->home));
+	plan->home = home ? home : spell(r, rq->home);
+	if (resolve_workspace(r) < 0)
 		return -1;
-	plan->workspace = spell(&r, plan->workspace);
-	plan->home = spell(&r, plan->home);
+	plan->workspace = spell(r, plan->workspace);
+	plan->home = spell(r, plan->home);
 	plan->scratch = rq->scratch;
-	find_roots(&r);
-	if (open_grants(&r) < 0)
-		goto fail;
-	plan->start_dir = copy->os_env.start_in_scratch.value ? plan->scratch : plan->workspace;
-	if (r.linux_target) {
-		r.n_grants = bwrap_grants_order(r.grants, r.n_grants);
-		if (open_init(&r) < 0 || run_scan(&r) < 0)
+	find_roots(r);
+	plan->roots = r->roots;
+	plan->n_roots = r->n_roots;
+	if (r->linux_target) {
+		if (open_init(r) < 0)
 			goto fail;
-		find_system_links(&r);
+		find_system_links(r);
 	}
-	if (resolve_mask_paths(&r) < 0 || resolve_sockets(&r) < 0 || check_secrets(&r) < 0 ||
-	    (r.linux_target && (resolve_protected(&r) < 0 || private_parents(&r) < 0 ||
-				resolve_private_home(&r) < 0)))
+	if (check_bwrap(r) < 0)
 		goto fail;
-	if (r.linux_target)
-		find_ca_bundles(&r);
-	if (!r.linux_target) {
-		/* The profile denies what the repositories hold (listed, not bound),
-		 * and they are noted for the check after the run. */
-		const char **roots = arena_alloc(a, (r.n_roots + 1) * sizeof(*roots));
-
-		r.collect_only = true;
-		protect_repositories(&r, roots, writable_roots(&r, roots));
-		if (r.protect_rc < 0)
-			goto fail;
-	}
-	sort_masks(&r);
-	if (r.linux_target && rq->create_placeholders &&
-	    env_git_exclude(&copy->os_env.sandbox) && write_git_exclude(&r) < 0)
-		goto fail;
-	if (resolve_command(&r) < 0)
-		goto fail;
-	build_env(&r);
-	plan->command_dirs = arena_alloc(a, (r.n_command_dirs + 1) * sizeof(char *));
-	for (size_t i = 0; i < r.n_command_dirs; i++)
-		plan->command_dirs[i] = r.command_dirs[i].path;
-	plan->n_command_dirs = r.n_command_dirs;
-	fill_context(&r);
-	plan->roots = r.roots;
-	plan->n_roots = r.n_roots;
-	if (r.linux_target && rq->bwrap) {
-		const char *real = walk_canonical(a, rq->bwrap);
-
-		/* It runs outside the sandbox: one the agent could have put there
-		 * would run what it likes. */
-		if (!real || launch_plan_writable(plan, real)) {
-			fail(
-			    &r,
-			    "%s, the bwrap found first on PATH, lies in a directory the sandbox "
-			    "can "
-			    "write: an agent could have put it there, and it would run outside the "
-			    "sandbox; put the system's bwrap first on PATH",
-			    escaped(&r, real ? real : rq->bwrap));
-			goto fail;
-		}
-	}
+	fill_context(r);
 	return 0;
 fail:
 	launch_plan_close(plan);
 	launch_cleanup(plan);
 	return -1;
+}
+
+int
+launch_resolve_finish(struct launch_resolving *resolving)
+{
+	struct rctx *r = (struct rctx *)resolving;
+	struct launch_plan *plan = r->plan;
+	const struct launch_request *rq = r->rq;
+	struct arena *a = r->a;
+
+	if (open_grants(r) < 0)
+		goto fail;
+	plan->start_dir =
+	    plan->policy->os_env.start_in_scratch.value ? plan->scratch : plan->workspace;
+	if (r->linux_target) {
+		r->n_grants = bwrap_grants_order(r->grants, r->n_grants);
+		if (run_scan(r) < 0)
+			goto fail;
+	}
+	if (resolve_mask_paths(r) < 0 || resolve_sockets(r) < 0 || check_secrets(r) < 0 ||
+	    (r->linux_target &&
+	     (resolve_protected(r) < 0 || private_parents(r) < 0 || resolve_private_home(r) < 0)))
+		goto fail;
+	if (r->linux_target)
+		find_ca_bundles(r);
+	if (!r->linux_target) {
+		/* The profile denies what the repositories hold (listed, not bound),
+		 * and they are noted for the check after the run. */
+		const char **roots = arena_alloc(a, (r->n_roots + 1) * sizeof(*roots));
+
+		r->collect_only = true;
+		protect_repositories(r, roots, writable_roots(r, roots));
+		if (r->protect_rc < 0)
+			goto fail;
+	}
+	sort_masks(r);
+	if (r->linux_target && rq->create_placeholders &&
+	    env_git_exclude(&plan->policy->os_env.sandbox) && write_git_exclude(r) < 0)
+		goto fail;
+	if (resolve_command(r) < 0)
+		goto fail;
+	build_env(r);
+	plan->command_dirs = arena_alloc(a, (r->n_command_dirs + 1) * sizeof(char *));
+	for (size_t i = 0; i < r->n_command_dirs; i++)
+		plan->command_dirs[i] = r->command_dirs[i].path;
+	plan->n_command_dirs = r->n_command_dirs;
+	fill_context(r);
+	return 0;
+fail:
+	launch_plan_close(plan);
+	launch_cleanup(plan);
+	return -1;
+}
+
+int
+launch_resolve(struct arena *a, const struct launch_request *rq, struct launch_plan *plan,
+	       struct diag *d)
+{
+	struct launch_resolving *r;
+
+	if (launch_resolve_begin(a, rq, plan, d, &r) < 0)
+		return -1;
+	return launch_resolve_finish(r);
 }
 
 bool

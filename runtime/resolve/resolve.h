@@ -132,6 +132,23 @@ int launch_resolve(struct arena *a, const struct launch_request *rq, struct laun
 		   struct diag *d);
 
 /*
+ * The same in two steps, for a launch that starts bwrap between them.
+ * launch_resolve_begin() resolves what bwrap's own arguments can depend
+ * on, touching nothing in the workspace: the workspace's and the home's
+ * canonical paths, the writable roots, omnibox-init opened and bwrap
+ * checked (neither where the sandbox can write), the system's links; the
+ * context (PLAN->ctx) holds them, and no grant, mask or command yet.
+ * launch_resolve_finish() (R from the first, with the same RQ, which may
+ * have gained its egress fields meanwhile) resolves the rest.  Errors and
+ * what a failure leaves as for launch_resolve(); after a failed first step
+ * there is no second.
+ */
+struct launch_resolving;
+int launch_resolve_begin(struct arena *a, const struct launch_request *rq, struct launch_plan *plan,
+			 struct diag *d, struct launch_resolving **r);
+int launch_resolve_finish(struct launch_resolving *r);
+
+/*
  * The workspace of RQ alone (canonical), by the same rules: --cwd, else
  * os_env.cwd, else the launch directory; a terminal's --cwd only inside its
  * own workspace, and only with allow_cwd_override unless it names it.  For
