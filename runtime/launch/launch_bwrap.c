@@ -1195,11 +1195,14 @@ bwrap_launch_spawn(struct bwrap_launch *l, char *err, size_t errlen)
 	start_cgroup(l);
 	/*
 	 * A cleanup process before bwrap exists, as ever (janitor.h): its
-	 * group is said to it from bwrap's side of the fork.  It knows the
-	 * scratch dir but not yet the plan; start_services() starts the one
-	 * that does and lets this one go.
+	 * group is said to it from bwrap's side of the fork.  It gets the
+	 * scratch dir and an empty plan: nothing of the agent's runs before
+	 * omnibox-init is handed its arguments, so it has no repository to set
+	 * aside (with the first step's roots and no repository known at
+	 * launch, it would set aside every one of them).  start_services()
+	 * starts the one of the resolved plan and lets this one go.
 	 */
-	l->janitor = janitor_start(&l->scratch, &l->plan, NULL);
+	l->janitor = janitor_start(&l->scratch, &(struct launch_plan){0}, NULL);
 	if (l->janitor < 0)
 		return diag_fail(err, errlen, "cannot start the cleanup process: %s",
 				 strerror(errno));

@@ -64,12 +64,15 @@ setup_user() {
 	policy slow <<-EOF
 	os_env:
 	  sandbox:
+	    write_paths: [.]
 	    egress_rules: ["GET github.com/**", "GET api.github.com/**"]
 	    credential_proxy:
 	      - type: gh_basic
 	        source: {command: "touch $M/$who-slow-started; sleep 8; echo token"}
 	EOF
 	[ "$who" = nobody ] && chown -R nobody:nogroup "$U"
+	# The user's own repository in the writable workspace.
+	(cd "$WS" && as_user sh -c 'git init -q && git -c user.name=u -c user.email=u@x commit -q --allow-empty -m one')
 	return 0
 }
 
@@ -155,6 +158,12 @@ killed() {
 	no_sandbox_left
 	tests=$((tests + 1))
 	[ ! -e "$M/$who-slow-ran" ] || fail "the agent's command ran"
+	# Nothing of the agent's ran: the user's repository is no sandbox's to
+	# set aside, whatever is left to clean up.
+	sleep 0.5
+	tests=$((tests + 1))
+	set -- "$WS"/.git-omnibox-quarantine-*
+	[ -d "$WS/.git" ] && [ ! -e "$1" ] || fail "the user's repository was set aside"
 	pkill -f "$who-slow-started; sleep 8" 2>/dev/null
 }
 
