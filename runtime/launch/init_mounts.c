@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/stat.h> /* struct statx: not every C library has one (musl) */
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -52,6 +53,13 @@ open_exact(const char *path)
 	if (fd < 0 && errno == ENOSYS)
 		fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	return (int)fd;
+}
+
+/* statx(2) by its number: not every C library wraps it (musl). */
+static int
+statx_at(int dfd, const char *path, int flags, unsigned mask, struct statx *sx)
+{
+	return (int)syscall(SYS_statx, dfd, path, flags, mask, sx);
 }
 
 /* The whole of FD (closed) into *LIST (malloc'd), *LEN bytes.  0, or -1. */
@@ -214,7 +222,8 @@ bind_null(struct null_src *n, int target, unsigned long long *mnt_id)
 	*mnt_id = 0;
 	if (tree < 0)
 		return -1;
-	if (statx(tree, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 && (sx.stx_mask & STATX_MNT_ID))
+	if (statx_at(tree, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx) == 0 &&
+	    (sx.stx_mask & STATX_MNT_ID))
 		*mnt_id = sx.stx_mnt_id;
 	if (syscall(SYS_move_mount, tree, "", target, "",
 		    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) == 0)
@@ -399,7 +408,7 @@ null_in_place(int dfd, const char *base, unsigned long long mnt_id)
 
 	if (!mnt_id)
 		return mask_in_place('f', dfd, NULL, base);
-	return statx(dfd, base, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &sx) == 0 &&
+	return statx_at(dfd, base, AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MNT_ID, &sx) == 0 &&
 	       (sx.stx_mask & STATX_MNT_ID) && sx.stx_mnt_id == mnt_id && S_ISCHR(sx.stx_mode) &&
 	       sx.stx_rdev_major == 1 && sx.stx_rdev_minor == 3;
 }
