@@ -421,7 +421,7 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 		rc = darwin_launch_run(&plan);
 		/* Before anything else of the host's can run git in the workspace. */
 		launch_quarantine(&plan.facts, stderr);
-		janitor_checked(janitor);
+		janitor_checked(janitor, -1);
 	}
 	if (pdir)
 		darwin_profile_remove(pdir, ppath);

@@ -10,25 +10,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "runtime/launch/fds.h"
 #include "runtime/launch/rlimit.h"
 
-/* In the janitor: wait for the end of the pipe READ.  Did the byte saying
+/* One byte from the socket FD into *C, and a descriptor sent with it into
+ * *NS (the one before closed): what recvmsg() returned. */
+static ssize_t
+read_byte(int fd, unsigned char *c, int *ns)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {.iov_base = c, .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl)};
+	ssize_t got;
+
+	do
+		got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	for (struct cmsghdr *h = got > 0 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h))
+		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
+		    h->cmsg_len == CMSG_LEN(sizeof(int))) {
+			if (*ns >= 0)
+				close(*ns);
+			memcpy(ns, CMSG_DATA(h), sizeof(int));
+		}
+	return got;
+}
+
+/* In the janitor: wait for the end of the socket READ.  Did the byte saying
  * the check after the run is done come first?  *GROUP: bwrap's process
- * group, if named (0: none).  Released (janitor_release()), it exits. */
+ * group, if named (0: none); *NS: the sandbox's mount namespace, if sent.
+ * Released (janitor_release()), it exits. */
 static bool
-wait_for_end(int read_fd, pid_t *group)
+wait_for_end(int read_fd, pid_t *group, int *ns)
 {
 	bool checked = false;
 	unsigned char c;
 	ssize_t got;
 
 	*group = 0;
-	while ((got = read(read_fd, &c, 1)) != 0) {
-		if (got < 0 && errno == EINTR)
-			continue;
+	while ((got = read_byte(read_fd, &c, ns)) != 0) {
 		if (got < 0)
 			break;
 		if (c == 'r')
@@ -37,7 +66,7 @@ wait_for_end(int read_fd, pid_t *group)
 			checked = true;
 			continue;
 		}
-		/* 'g' and the pid, written at once (a pipe keeps them whole). */
+		/* 'g' and the pid, written at once (a stream keeps them in order). */
 		do
 			got = read(read_fd, group, sizeof(*group));
 		while (got < 0 && errno == EINTR);
@@ -53,6 +82,7 @@ janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launc
 {
 	struct host_entry own = *scratch;
 	pid_t group;
+	int ns = -1;
 
 	/*
 	 * Hold nothing of omnibox-run's (not its terminal, not bwrap's pipes)
@@ -69,7 +99,13 @@ janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launc
 	/* No word from omnibox-run before it went: it was killed before its own
 	 * check after the run, so the repositories the sandbox made are set
 	 * aside here (once the sandbox is gone), silently. */
-	if (!wait_for_end(keep[0], &group)) {
+	bool checked = wait_for_end(keep[0], &group, &ns);
+
+	/* The sandbox's mounts, kept from omnibox-run's run: they go here, not
+	 * on the way of the command's caller (see janitor_checked()). */
+	if (ns >= 0)
+		close(ns);
+	if (!checked) {
 		FILE *null = fopen("/dev/null", "we");
 
 		/* bwrap died with omnibox-run, but the child it cloned takes no
@@ -102,19 +138,20 @@ janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launc
 int
 janitor_start(const struct host_entry *scratch, struct launch_plan *plan, const char *extra_dir)
 {
-	int pipefd[2], *keep;
+	int sv[2], *keep;
 	size_t n = 0;
 	pid_t pid;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
+	/* A socket: the check's byte may bring a descriptor. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
 		return -1;
 	keep = calloc(2 + plan->n_placeholders, sizeof(*keep));
 	if (!keep) {
-		close(pipefd[0]);
-		close(pipefd[1]);
+		close(sv[0]);
+		close(sv[1]);
 		return -1;
 	}
-	keep[n++] = pipefd[0];
+	keep[n++] = sv[0];
 	keep[n++] = scratch->dirfd;
 	for (size_t i = 0; i < plan->n_placeholders; i++)
 		keep[n++] = plan->placeholders[i].dirfd;
@@ -122,15 +159,15 @@ janitor_start(const struct host_entry *scratch, struct launch_plan *plan, const 
 	pid = fork();
 	if (pid < 0) {
 		free(keep);
-		close(pipefd[0]);
-		close(pipefd[1]);
+		close(sv[0]);
+		close(sv[1]);
 		return -1;
 	}
 	if (pid == 0)
 		janitor_main(keep, n, scratch, plan, extra_dir);
 	free(keep);
-	close(pipefd[0]);
-	return pipefd[1];
+	close(sv[0]);
+	return sv[1];
 }
 
 void
@@ -151,9 +188,32 @@ janitor_release(int fd)
 }
 
 void
-janitor_checked(int fd)
+janitor_checked(int fd, int mnt_ns)
 {
-	if (write(fd, "", 1) != 1)
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {.iov_base = (char *)"", .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t n;
+
+	memset(&ctl, 0, sizeof(ctl));
+	if (mnt_ns >= 0) {
+		struct cmsghdr *h;
+
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		h = CMSG_FIRSTHDR(&msg);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(h), &mnt_ns, sizeof(int));
+	}
+	do
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
 		fprintf(stderr, "omnibox-run: warning: cannot tell the cleanup process the run is "
 				"over: %s\n",
 			strerror(errno));

@@ -3,7 +3,7 @@
  *
  * One cleanup process for the Linux and the macOS launch: started before
  * the command, it holds nothing of omnibox-run's but the directories of
- * what it removes, and waits for the end of a pipe.  When omnibox-run is
+ * what it removes, and waits for the end of a socket.  When omnibox-run is
  * gone, by any way, it removes the scratch dir and the placeholders (by the
  * descriptors held since they were made) and the profile directory; and,
  * unless omnibox-run said first that its own check after the run is done,
@@ -18,9 +18,9 @@
 
 /*
  * Start it for SCRATCH (its dirfd may be -1: nothing to remove), PLAN and
- * EXTRA_DIR (a directory removed by path, or NULL).  Returns the write end
- * of its pipe: write one byte once the check after the run is done, close
- * it at the end.  -1 with errno when it cannot start.
+ * EXTRA_DIR (a directory removed by path, or NULL).  Returns omnibox-run's
+ * end of its socket: janitor_checked() once the check after the run is
+ * done, close it at the end.  -1 with errno when it cannot start.
  */
 int janitor_start(const struct host_entry *scratch, struct launch_plan *plan,
 		  const char *extra_dir);
@@ -36,7 +36,14 @@ void janitor_sandbox(int fd, pid_t group);
  * the plan was not resolved yet). */
 void janitor_release(int fd);
 
-/* Tell the janitor the check after the run is done. */
-void janitor_checked(int fd);
+/*
+ * Tell the janitor the check after the run is done, and hand it MNT_NS (a
+ * descriptor of the sandbox's mount namespace, or -1).  Held, it keeps
+ * the sandbox's mounts from being torn down as omnibox-init exits, on the
+ * way of whoever waits for omnibox-run; the janitor ends them, after
+ * omnibox-run is gone.  Nothing of the sandbox runs by then: no process
+ * is left in its PID namespace.
+ */
+void janitor_checked(int fd, int mnt_ns);
 
 #endif

@@ -49,6 +49,7 @@ struct run_state {
 	struct event_base *base;
 	pid_t bwrap;
 	pid_t sandbox_pid; /* omnibox-init, from --json-status-fd; 0 until known */
+	int mnt_ns;	   /* its mount namespace, held (hold_mounts()); -1: none */
 	int status;
 	bool done;
 	int status_fd;
@@ -64,6 +65,28 @@ struct run_state {
 	 * signal it; stopped, it is killed (it would hold the launch forever). */
 	bool landlock;
 };
+
+/*
+ * The mount namespace of the sandbox's first process PID, held in ST until
+ * the janitor takes it (janitor_checked()): the mounts then outlive
+ * omnibox-init, and are not torn down as it exits, before bwrap can end
+ * (half a millisecond of every launch, more with many masks).  Nothing is
+ * held when it cannot be opened, or is this process's own.
+ */
+static void
+hold_mounts(struct run_state *st, pid_t pid)
+{
+	char path[64];
+	struct stat in, out;
+
+	snprintf(path, sizeof(path), "/proc/%ld/ns/mnt", (long)pid);
+	st->mnt_ns = open(path, O_RDONLY | O_CLOEXEC);
+	if (st->mnt_ns >= 0 && (fstat(st->mnt_ns, &in) < 0 || stat("/proc/self/ns/mnt", &out) < 0 ||
+				(in.st_dev == out.st_dev && in.st_ino == out.st_ino))) {
+		close(st->mnt_ns);
+		st->mnt_ns = -1;
+	}
+}
 
 /* One read of the status stream into ST, where bwrap names the sandbox's
  * first process ("child-pid"): what read() returned. */
@@ -83,6 +106,8 @@ status_read(struct run_state *st)
 		p = strchr(p, ':');
 		if (p)
 			st->sandbox_pid = (pid_t)strtol(p + 1, NULL, 10);
+		if (st->sandbox_pid > 0 && st->mnt_ns < 0)
+			hold_mounts(st, st->sandbox_pid);
 	}
 	if (st->status_len > sizeof(st->status_buf) / 2) {
 		st->status_len = 0; /* keep the buffer small; the pid is known by now */
@@ -139,6 +164,9 @@ sandbox_end(struct run_state *st)
 			;
 	}
 	st->sandbox_pid = 0;
+	if (st->mnt_ns >= 0)
+		close(st->mnt_ns);
+	st->mnt_ns = -1;
 }
 
 static void
@@ -598,7 +626,7 @@ spawn_bwrap(struct bwrap_launch *l, const struct textbuf *nul, bool resolved, ch
 static void
 end_bwrap(struct bwrap_launch *l)
 {
-	struct run_state st = {.bwrap = l->bwrap_pid, .status_fd = l->status_pipe[0]};
+	struct run_state st = {.bwrap = l->bwrap_pid, .status_fd = l->status_pipe[0], .mnt_ns = -1};
 
 	if (l->bwrap_pid <= 0)
 		return;
@@ -660,7 +688,7 @@ static int
 run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 {
 	struct event *evs[N_FORWARD + 3];
-	struct run_state st = {0};
+	struct run_state st = {.mnt_ns = -1};
 	struct pty *pty = l->use_pty ? &l->pty : NULL;
 	size_t n_evs, n_helpers = 0;
 	pid_t *helpers = NULL;
@@ -712,6 +740,7 @@ run_bwrap(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	/* Read what is left of the status stream. */
 	st.status_ev = NULL;
 	status_read(&st);
+	l->sandbox_mnt = st.mnt_ns;
 	for (size_t i = 0; i < n_evs; i++)
 		event_free(evs[i]);
 	/*
@@ -819,6 +848,7 @@ bwrap_launch_init(struct bwrap_launch *l)
 	l->status_pipe[0] = l->status_pipe[1] = -1;
 	l->ready_sock[0] = l->ready_sock[1] = -1;
 	l->janitor = -1;
+	l->sandbox_mnt = -1;
 	l->git_ssh_pid = -1;
 	l->git_ssh_alive = -1;
 	l->bwrap_pid = -1;
@@ -1423,14 +1453,17 @@ bwrap_launch_run(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 		 * host's runs; told, the janitor does not do it later, when the
 		 * next launch may be setting up the same workspace. */
 		launch_quarantine(&l->plan, stderr);
-		janitor_checked(l->janitor);
+		janitor_checked(l->janitor, -1);
 		return -1;
 	}
 	if (!l->landlock)
 		copyback_finish(l->copyback, l->plan.writebacks, l->plan.n_writebacks);
 	/* Before anything else of the host's can run git in the workspace. */
 	launch_quarantine(&l->plan, stderr);
-	janitor_checked(l->janitor);
+	janitor_checked(l->janitor, l->sandbox_mnt);
+	if (l->sandbox_mnt >= 0)
+		close(l->sandbox_mnt);
+	l->sandbox_mnt = -1;
 	gitssh_stop(l->git_ssh_pid, l->git_ssh_alive);
 	launch_plan_close(&l->plan);
 	return 0;

@@ -87,6 +87,7 @@ struct bwrap_launch {
 	struct textbuf early;
 	int janitor;
 	bool janitor_early; /* JANITOR is the first, started before the plan was */
+	int sandbox_mnt;    /* the sandbox's mount namespace after the run, for the janitor; -1 */
 	struct cred_runtime creds;
 	struct event_base *base;
 	struct copyback *copyback;

@@ -174,9 +174,32 @@ t_killed_while_resolving() {
 	killed TERM
 }
 
+# The sandbox's mounts outlive omnibox-init, held by omnibox-run and then
+# by the cleanup process, which ends them once omnibox-run is gone
+# (janitor.h): after that nothing holds them.
+t_mounts_end() {
+	name="the sandbox's mount namespace ends after the launch: nothing holds it"
+	run default sh -c 'readlink /proc/self/ns/mnt'
+	expect_rc 0
+	n=$(printf '%s\n' "$out" | sed -n 's/^mnt:\[\([0-9]*\)\]$/\1/p' | head -n 1)
+	tests=$((tests + 1))
+	[ -n "$n" ] || {
+		fail "the sandbox named no mount namespace"
+		return
+	}
+	held=
+	for _ in $(seq 50); do
+		held=$(find /proc/[0-9]*/fd /proc/[0-9]*/ns -lname "mnt:\[$n\]" 2>/dev/null | head -n 1)
+		[ -z "$held" ] && break
+		sleep 0.1
+	done
+	[ -z "$held" ] || fail "the sandbox's mount namespace is still held 5 s after: $held"
+}
+
 run_all() {
 	setup_user
 	t_started_once
+	t_mounts_end
 	t_started_again
 	t_resolve_refuses
 	t_killed_while_resolving
