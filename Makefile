@@ -291,6 +291,7 @@ SESSION_OBJ := $(B)/obj/runtime/egress/session.o $(B)/obj/runtime/egress/credent
 
 # omnibox-run's launches: runtime/omnibox-run.c is their entry point.
 RUN_OBJ := $(B)/obj/runtime/launch/launch.o $(B)/obj/runtime/launch/launch_bwrap.o \
+	$(B)/obj/runtime/launch/bwrap_run.o \
 	$(B)/obj/runtime/launch/egress_start.o $(B)/obj/runtime/launch/unsandboxed.o \
 	$(B)/obj/runtime/launch/why_answer.o $(B)/obj/runtime/launch/seccomp_blob.o \
 	$(B)/obj/runtime/launch/seccomp_ll_blob.o $(SESSION_OBJ) \
