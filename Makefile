@@ -180,7 +180,8 @@ UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm w
 	landlock_open llbackend egress_table handover
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
-	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl $(B)/bench/bench_proxy_start
+	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl $(B)/bench/bench_proxy_start \
+	$(B)/bench/floor_run $(B)/bench/floor_init
 PROBE := $(B)/tests/probe
 FUZZ := yaml egress http ws scrub sigv4
 FUZZ_BIN := $(FUZZ:%=$(B)/fuzz/fuzz_%)
@@ -702,6 +703,16 @@ fuzz: $(FUZZ_BIN)
 $(B)/bench/%: $(B)/obj/tests/bench/%.o $(LIB)
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBS) -lpthread
+
+# The launch's floor (tests/bench/run.sh): a launcher linked as omnibox-run
+# is, and a first process built as omnibox-init is.
+$(B)/bench/floor_run: $(B)/obj/tests/bench/floor_run.o
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+$(B)/bench/floor_init: $(B)/initobj/tests/bench/floor_init.o
+	@mkdir -p $(@D)
+	$(call say,LD,$@)$(INIT_CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
 $(B)/bench/bench_proxy_client: $(B)/obj/tests/bench/bench_proxy_client.o
 	@mkdir -p $(@D)

@@ -127,6 +127,17 @@ printf 'os_env:\n  sandbox:\n    type: linux_landlock\n' >"$tmp/landlock.yaml"
 	"/bin/true=/bin/true" \
 	"omnibox-run bwrap=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true" \
 	"omnibox-run linux_landlock=$B/omnibox-run -q --cwd=$ws $tmp/landlock.yaml -- /bin/true"
+echo "   the floor of this design here: a launcher that only starts bwrap and waits (linked as"
+echo "   omnibox-run is), bwrap with a default launch's own arguments (and /usr, which omnibox-init"
+echo "   mounts), and a first process that only runs the command (built as omnibox-init is)"
+if [ "$(id -u)" = 0 ]; then
+	"$B/bench/bench_exec" -n 100 \
+		"bare bwrap=bwrap --ro-bind / / --dev /dev --proc /proc /bin/true" \
+		"floor=$B/bench/floor_run bwrap --ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 --symlink usr/bin /bin --symlink usr/sbin /sbin --proc /proc --tmpfs /tmp --ro-bind $B/bench/floor_init /.omnibox/init --bind / /.omnibox/host --unshare-pid --unshare-ipc --unshare-uts --unshare-cgroup-try --die-with-parent --new-session --cap-drop ALL --cap-add CAP_SYS_ADMIN --cap-add CAP_DAC_READ_SEARCH --cap-add CAP_SETPCAP --cap-add CAP_SETFCAP --uid 0 --gid 0 --as-pid-1 -- /.omnibox/init /bin/true" \
+		"omnibox-run minimal=$B/omnibox-run -q --cwd=$ws $root/examples/minimal.yaml -- /bin/true"
+else
+	echo "   (measured as root only: a user's launch makes a user namespace the floor would not)"
+fi
 echo "   where it goes: the two processes a launch adds to bare bwrap, each started alone"
 "$B/bench/bench_exec" -n 100 \
 	"/bin/true=/bin/true" \
