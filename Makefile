@@ -162,19 +162,24 @@ INIT_SRC := runtime/launch/omnibox-init.c runtime/launch/init_steps.c \
 	runtime/launch/handover.c runtime/launch/landlock.c runtime/launch/seccomp_load.c \
 	runtime/gitssh/client.c compiler/base/diag.c compiler/base/arena.c \
 	compiler/base/textesc.c compiler/base/format.c
-INIT_OBJ := $(INIT_SRC:%.c=$(B)/initobj/%.o)
+# Objects of each C library in a folder of their own: none is ever linked
+# with the other's.
 ifneq ($(SANITIZE),)
 INIT_CC := $(CC)
 INIT_LDFLAGS :=
+INIT_DIR := $(B)/initobj
 else ifneq ($(MUSL_GCC),)
 INIT_CC := $(MUSL_GCC)
 INIT_LDFLAGS := -static
 INIT_INC := -isystem $(B)/musl-include
 INIT_HDRS := $(B)/musl-include/.made
+INIT_DIR := $(B)/initobj-musl
 else
 INIT_CC := $(CC)
 INIT_LDFLAGS := -static
+INIT_DIR := $(B)/initobj
 endif
+INIT_OBJ := $(INIT_SRC:%.c=$(INIT_DIR)/%.o)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
 	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent landlock_plan \
 	landlock_open llbackend egress_table handover
@@ -322,10 +327,18 @@ $(RUN_DARWIN): $(B)/obj/runtime/omnibox-run-darwin.o $(B)/obj/runtime/launch/dar
 		$(RUN_OBJ) $(LIB) | $(PROXY)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -Wl,--as-needed -o $@ $^ $(LIBS) $(RUN_LIBS)
 
-$(INIT): $(INIT_OBJ)
-	$(call say,LD,$@)$(INIT_CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
+$(INIT): $(INIT_OBJ) $(B)/.init-cc
+	$(call say,LD,$@)$(INIT_CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $(INIT_OBJ)
 
-$(B)/initobj/%.o: %.c | $(GEN_HDR) $(INIT_HDRS)
+# Linked again when the compiler it is built with changes (musl-gcc installed
+# or gone): the stamp changes only then.
+$(B)/.init-cc: FORCE
+	@mkdir -p $(@D)
+	@echo '$(INIT_CC) $(INIT_LDFLAGS)' | cmp -s - $@ || echo '$(INIT_CC) $(INIT_LDFLAGS)' >$@
+
+FORCE:
+
+$(INIT_DIR)/%.o: %.c | $(GEN_HDR) $(INIT_HDRS)
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(INIT_CC) $(ALL_CFLAGS) $(INIT_INC) -c -o $@ $<
 
@@ -710,7 +723,7 @@ $(B)/bench/floor_run: $(B)/obj/tests/bench/floor_run.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(CC) $(ALL_LDFLAGS) -o $@ $^
 
-$(B)/bench/floor_init: $(B)/initobj/tests/bench/floor_init.o
+$(B)/bench/floor_init: $(INIT_DIR)/tests/bench/floor_init.o
 	@mkdir -p $(@D)
 	$(call say,LD,$@)$(INIT_CC) $(ALL_LDFLAGS) $(INIT_LDFLAGS) -o $@ $^
 
