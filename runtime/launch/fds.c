@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #if defined(__linux__)
 #include <sys/syscall.h>
@@ -146,4 +147,58 @@ fds_sealed_memfd(const char *name, const void *data, size_t len)
 	errno = ENOSYS;
 	return -1;
 #endif
+}
+
+int
+fds_send_byte(int sock, char byte, int fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	ssize_t n;
+
+	memset(&ctl, 0, sizeof(ctl));
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		msg.msg_control = ctl.buf;
+		msg.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	do
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -1;
+}
+
+ssize_t
+fds_recv_byte(int sock, char *byte, int *fd, int flags)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = {.iov_base = byte, .iov_len = 1};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl)};
+	ssize_t got;
+
+	*fd = -1;
+	do
+		got = recvmsg(sock, &msg, flags | MSG_CMSG_CLOEXEC);
+	while (got < 0 && errno == EINTR);
+	for (struct cmsghdr *h = got > 0 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h))
+		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
+		    h->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(fd, CMSG_DATA(h), sizeof(int));
+	return got;
 }

@@ -6,6 +6,7 @@
 #define OMNIBOX_FDS_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Mark every descriptor from 3 up close-on-exec (what omnibox-run inherited). */
 void fds_cloexec_from(int lowest);
@@ -29,5 +30,17 @@ void launch_detach(int *fds, size_t n);
 /* A sealed memfd holding DATA: readable by bwrap, unchangeable by anyone.
  * Close-on-exec; -1 with errno on failure. */
 int fds_sealed_memfd(const char *name, const void *data, size_t len);
+
+/* BYTE on the socket SOCK, with the descriptor FD (SCM_RIGHTS) unless it
+ * is -1; no SIGPIPE.  0, or -1 with errno. */
+int fds_send_byte(int sock, char byte, int fd);
+
+/*
+ * One byte from the socket SOCK into *BYTE, with the descriptor sent with
+ * it (close-on-exec) into *FD, or -1 there when none came.  FLAGS:
+ * recvmsg()'s (MSG_DONTWAIT).  What recvmsg() returned: 1, 0 at the end,
+ * or -1 with errno.
+ */
+ssize_t fds_recv_byte(int sock, char *byte, int *fd, int flags);
 
 #endif

@@ -34,6 +34,7 @@
 #include "runtime/egress/fakedns.h"
 #include "runtime/egress/handoff.h"
 #include "runtime/egress/relay.h"
+#include "runtime/launch/fds.h"
 #include "runtime/launch/landlock.h"
 #include "runtime/launch/rlimit.h"
 #include "runtime/launch/seccomp_load.h"
@@ -456,40 +457,6 @@ load_filter(struct init_state *st, int fd, bool listener, char *err, size_t errl
 }
 
 /*
- * The byte that says the sandbox is set up, with the filter's listener
- * (SCM_RIGHTS) when there is one.  -1 when it cannot be sent: omnibox-run
- * then reports a failed setup, so nothing may run.
- */
-static int
-send_ready(int sock, int listener)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct iovec iov = {.iov_base = (char *)"1", .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	ssize_t n;
-
-	memset(&ctl, 0, sizeof(ctl));
-	if (listener >= 0) {
-		struct cmsghdr *c;
-
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &listener, sizeof(int));
-	}
-	do
-		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n == 1 ? 0 : -1;
-}
-
-/*
  * Landlock, before anything of the agent's runs: the ABI the launch needs,
  * then the full ruleset of --ll-fs (no bwrap around: Landlock is all there
  * is), or the second layer of --fs-write and --scope.  Without --ll-fs and
@@ -557,7 +524,10 @@ init_announce_ready(const struct init_options *io, struct init_state *st, char *
 {
 	/* The sandbox is set up: from here on a failure is the command's. */
 	if (io->ready_fd > 2) {
-		if (send_ready(io->ready_fd, st->listener_fd) < 0)
+		/* The byte that says the sandbox is set up, with the filter's
+		 * listener when there is one.  Not sent: omnibox-run then reports
+		 * a failed setup, so nothing may run. */
+		if (fds_send_byte(io->ready_fd, '1', st->listener_fd) < 0)
 			return diag_fail(
 			    err, errlen,
 			    "cannot tell omnibox-run the sandbox is set up: %s; nothing ran",

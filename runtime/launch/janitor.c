@@ -16,35 +16,6 @@
 #include "runtime/launch/fds.h"
 #include "runtime/launch/rlimit.h"
 
-/* One byte from the socket FD into *C, and a descriptor sent with it into
- * *NS (the one before closed): what recvmsg() returned. */
-static ssize_t
-read_byte(int fd, unsigned char *c, int *ns)
-{
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct iovec iov = {.iov_base = c, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl)};
-	ssize_t got;
-
-	do
-		got = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-	while (got < 0 && errno == EINTR);
-	for (struct cmsghdr *h = got > 0 ? CMSG_FIRSTHDR(&msg) : NULL; h; h = CMSG_NXTHDR(&msg, h))
-		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
-		    h->cmsg_len == CMSG_LEN(sizeof(int))) {
-			if (*ns >= 0)
-				close(*ns);
-			memcpy(ns, CMSG_DATA(h), sizeof(int));
-		}
-	return got;
-}
-
 /* In the janitor: wait for the end of the socket READ.  Did the byte saying
  * the check after the run is done come first?  *GROUP: bwrap's process
  * group, if named (0: none); *NS: the sandbox's mount namespace, if sent.
@@ -53,13 +24,19 @@ static bool
 wait_for_end(int read_fd, pid_t *group, int *ns)
 {
 	bool checked = false;
-	unsigned char c;
 	ssize_t got;
+	char c;
+	int fd;
 
 	*group = 0;
-	while ((got = read_byte(read_fd, &c, ns)) != 0) {
+	while ((got = fds_recv_byte(read_fd, &c, &fd, 0)) != 0) {
 		if (got < 0)
 			break;
+		if (fd >= 0) {
+			if (*ns >= 0)
+				close(*ns);
+			*ns = fd;
+		}
 		if (c == 'r')
 			_exit(0);
 		if (c != 'g') {
@@ -190,30 +167,7 @@ janitor_release(int fd)
 void
 janitor_checked(int fd, int mnt_ns)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
-	struct iovec iov = {.iov_base = (char *)"", .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	ssize_t n;
-
-	memset(&ctl, 0, sizeof(ctl));
-	if (mnt_ns >= 0) {
-		struct cmsghdr *h;
-
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
-		h = CMSG_FIRSTHDR(&msg);
-		h->cmsg_level = SOL_SOCKET;
-		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(h), &mnt_ns, sizeof(int));
-	}
-	do
-		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n != 1)
+	if (fds_send_byte(fd, '\0', mnt_ns) < 0)
 		fprintf(stderr, "omnibox-run: warning: cannot tell the cleanup process the run is "
 				"over: %s\n",
 			strerror(errno));

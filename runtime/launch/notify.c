@@ -56,6 +56,7 @@ notify_total(const struct notify *n)
 #include <sys/ioctl.h>
 
 #include "emitters/seccomp.h"
+#include "runtime/launch/fds.h"
 
 /*
  * The caller's PID inside the sandbox (the last of its NSpid), which is
@@ -225,29 +226,12 @@ is_listener(int fd)
 int
 notify_ready(struct notify *n, int sock)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
 	char c = 0;
-	struct iovec iov = {.iov_base = &c, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *h;
-	int fd = -1;
-	ssize_t got;
+	int fd;
+	ssize_t got = fds_recv_byte(sock, &c, &fd, MSG_DONTWAIT);
 
-	do
-		got = recvmsg(sock, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-	while (got < 0 && errno == EINTR);
 	if (got < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -1 : 0;
-	for (h = CMSG_FIRSTHDR(&msg); h; h = CMSG_NXTHDR(&msg, h))
-		if (h->cmsg_level == SOL_SOCKET && h->cmsg_type == SCM_RIGHTS &&
-		    h->cmsg_len == CMSG_LEN(sizeof(int)))
-			memcpy(&fd, CMSG_DATA(h), sizeof(int));
 	if (got != 1 || c != '1') {
 		if (fd >= 0)
 			close(fd);

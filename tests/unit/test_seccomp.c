@@ -50,6 +50,7 @@
 
 #include "compiler/base/arena.h"
 #include "emitters/seccomp.h"
+#include "runtime/launch/fds.h"
 #include "runtime/launch/seccomp_load.h"
 #include "tests/unit/bpf_interp.h"
 
@@ -2031,47 +2032,17 @@ load_listening_filter(void)
 static void
 send_fd(int sock, int fd)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl = {0};
-	struct iovec iov = {.iov_base = (char *)"1", .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-	struct cmsghdr *c;
-
-	if (fd >= 0) {
-		msg.msg_control = ctl.buf;
-		msg.msg_controllen = sizeof(ctl.buf);
-		c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	}
-	if (sendmsg(sock, &msg, 0) != 1)
+	if (fds_send_byte(sock, '1', fd) < 0)
 		_exit(3);
 }
 
 static int
 recv_fd(int sock)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} ctl;
 	char c;
-	struct iovec iov = {.iov_base = &c, .iov_len = 1};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = ctl.buf,
-			     .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *h;
-	int fd = -1;
+	int fd;
 
-	cr_assert_eq(recvmsg(sock, &msg, MSG_CMSG_CLOEXEC), 1, "no ready message");
-	h = CMSG_FIRSTHDR(&msg);
-	if (h && h->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(h), sizeof(int));
+	cr_assert_eq(fds_recv_byte(sock, &c, &fd, 0), 1, "no ready message");
 	return fd;
 }
 
