@@ -24,12 +24,12 @@ cleanup() {
 
 . "$(dirname "$0")/../lib.sh"
 
-# What namespace_hint() in runtime/launch/launch_bwrap.c says when neither
+# What namespace_hint() in runtime/launch/bwrap_run.c says when neither
 # AppArmor nor a sysctl is the cause; checked against the source first, so
 # that a reworded message fails here, not as a refusal gone missing.
 hint='this process cannot create namespaces'
-if ! grep -q "$hint" "$root/runtime/launch/launch_bwrap.c"; then
-	echo "nons: '$hint' is no longer in runtime/launch/launch_bwrap.c; update this suite" >&2
+if ! grep -q "$hint" "$root/runtime/launch/bwrap_run.c"; then
+	echo "nons: '$hint' is no longer in runtime/launch/bwrap_run.c; update this suite" >&2
 	exit 1
 fi
 
