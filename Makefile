@@ -277,7 +277,8 @@ $(B)/runtime/egress/http.c: runtime/egress/http.re
 	$(call say,RE2C,$<)$(RE2C) -W --no-generation-date --no-version -o $@ $<
 
 # The git_ssh broker, in omnibox-run too; its helper is a mode of omnibox-init.
-GITSSH_OBJ := $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/egress/destination.o
+GITSSH_OBJ := $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/gitssh/request.o \
+	$(B)/obj/runtime/egress/destination.o
 # The sandbox's own terminal for interactive launches.
 PTY_OBJ := $(B)/obj/runtime/launch/pty.o
 # write_files copied back while the sandbox runs.
@@ -504,7 +505,8 @@ $(B)/tests/test_credentials: $(B)/obj/runtime/egress/credentials.o
 $(B)/tests/test_scrub: $(B)/obj/runtime/egress/scrub.o $(B)/obj/runtime/egress/credentials.o
 $(B)/tests/test_websocket: $(B)/obj/runtime/egress/websocket.o
 $(B)/tests/test_egress_table: $(TABLE_OBJ) $(B)/obj/runtime/egress/credentials.o
-$(B)/tests/test_gitssh: $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/gitssh/client.o \
+$(B)/tests/test_gitssh: $(B)/obj/runtime/gitssh/broker.o $(B)/obj/runtime/gitssh/request.o \
+	$(B)/obj/runtime/gitssh/client.o \
 	$(B)/obj/runtime/egress/destination.o
 $(B)/tests/test_websocket: LIBS += -lcrypto
 $(B)/tests/test_sigv4: $(B)/obj/runtime/egress/sigv4.o
