@@ -16,30 +16,63 @@
 #include "runtime/launch/landlock.h"
 #include "runtime/launch/launch.h"
 
-/* The probe's child: 0, or the errno of what bwrap could not do either. */
+/* The probe: what its child is asked, and what it found. */
+struct probe {
+	int flags;
+	int found; /* 0, or the errno of what bwrap could not do either; -1: nothing said */
+};
+
+/* The probe's child, which says what it found in this process's memory
+ * (vfork) before it ends, and in its exit status (a fork: sanitizers). */
 static int
 probe_namespaces(void *arg)
 {
-	int flags = *(const int *)arg;
+	struct probe *p = arg;
 
 	/* AppArmor's restriction lets the namespace be made, then refuses what
 	 * bwrap does in it: a mount. */
-	if (unshare(flags) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		return errno ? errno : EPERM;
-	return 0;
+	if (unshare(p->flags) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		p->found = errno ? errno : EPERM;
+	else
+		p->found = 0;
+	return p->found;
+}
+
+/* The last probe's child, ended but maybe not reaped yet. */
+static pid_t probe_child = -1;
+
+void
+launch_probe_reap(void)
+{
+	if (probe_child > 0)
+		while (waitpid(probe_child, NULL, 0) < 0 && errno == EINTR)
+			;
+	probe_child = -1;
 }
 
 int
 launch_namespaces_refused(void)
 {
-	int status = 0, flags = getuid() ? CLONE_NEWUSER | CLONE_NEWNS : CLONE_NEWNS;
-	pid_t pid = launch_vfork(probe_namespaces, &flags);
+	struct probe p = {getuid() ? CLONE_NEWUSER | CLONE_NEWNS : CLONE_NEWNS, -1};
+	int status = 0;
+	pid_t pid;
 
-	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+	launch_probe_reap();
+	pid = launch_vfork(probe_namespaces, &p);
+	if (pid < 0)
 		return errno ? errno : EAGAIN;
-	if (!WIFEXITED(status))
-		return EPERM;
-	return WEXITSTATUS(status);
+	/* Said before it ended: this process goes on while the kernel tears
+	 * its namespace down (a tenth of a millisecond), and reaps it later. */
+	if (p.found >= 0) {
+		probe_child = pid;
+		return p.found;
+	}
+	/* Forked, or killed before it said (a seccomp filter may kill for
+	 * unshare()): its status says. */
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : EPERM;
 }
 
 struct list {

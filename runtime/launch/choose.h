@@ -25,9 +25,15 @@
 /*
  * 0 when this process can make the namespaces bwrap needs (a user and a
  * mount namespace for a user other than root, a mount namespace for root,
- * with a mount in it), else the errno of the first refusal.  Forks.
+ * with a mount in it), else the errno of the first refusal.  Forks a child
+ * that says what it found as it ends, and returns while the kernel still
+ * tears its namespace down: launch_probe_reap() reaps it (any later call
+ * does too).
  */
 int launch_namespaces_refused(void);
+
+/* Reap the last probe's child, if not yet: it has ended, or is ending. */
+void launch_probe_reap(void);
 
 /*
  * The backend for P: *LANDLOCK set when linux_landlock runs it.  Returns 0,

@@ -16,6 +16,7 @@
 #include "compiler/decide/transparent.h"
 #include "runtime/launch/bwrap_run.h"
 #include "runtime/launch/cgroup.h"
+#include "runtime/launch/choose.h"
 #include "runtime/launch/copyback.h"
 #include "runtime/launch/fds.h"
 #include "runtime/launch/janitor.h"
@@ -682,6 +683,8 @@ start_services(struct bwrap_launch *l, char *err, size_t errlen)
 int
 bwrap_launch_start(struct bwrap_launch *l, char *err, size_t errlen)
 {
+	/* The namespace probe's child (launch_choose_linux()) has long ended. */
+	launch_probe_reap();
 	if (!l->landlock)
 		landlock_report(l->p, l->o->quiet);
 	start_cgroup(l);
