@@ -37,6 +37,7 @@ walk(struct arena *a, const char *const *roots, size_t n_roots,
 	    .prune = prune ? (const char *const *)prune->paths : NULL,
 	    .prune_ids = prune ? (const unsigned long long(*)[2])prune->ids : NULL,
 	    .n_prune = prune ? prune->n : 0,
+	    .memo = "repos",
 	};
 	struct scan_result res = {0};
 

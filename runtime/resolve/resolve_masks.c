@@ -221,6 +221,7 @@ run_scan(struct rctx *r)
 	o.recursive = sb->scan_recursive.value;
 	o.max_entries = sb->scan_max_entries.value;
 	o.root_fds = fds;
+	o.memo = "dotfiles";
 	o.overflow = sb->scan_overflow == OVERFLOW_WARN	   ? SCAN_WARN
 		     : sb->scan_overflow == OVERFLOW_ERROR ? SCAN_ERROR
 							   : SCAN_UNLIMITED;

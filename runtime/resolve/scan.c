@@ -32,6 +32,7 @@
  */
 #include "runtime/resolve/scan.h"
 #include "runtime/resolve/scan_ahead.h"
+#include "runtime/resolve/scan_memo.h"
 
 #include "compiler/decide/hidden.h"
 
@@ -54,6 +55,10 @@
 #include <unistd.h>
 
 #define DENTS_BUF_SIZE (128u << 10)
+/* With a memo, the directories it lacks before the second thread starts:
+ * a directory or two changed between launches (the workspace's own, where
+ * the agent writes) cost less read here than a thread does. */
+#define AHEAD_AFTER 4
 #define FD_SLOTS 16
 #define UNFINISHED_SHOWN 10
 #define NO_PARENT SIZE_MAX
@@ -143,6 +148,11 @@ struct scan {
 	char *dents;
 	char *ahead_buf; /* the listing scan_ahead_take() gave for the directory being listed */
 	size_t ahead_len, listed_ahead;
+	struct scan_memo *memo; /* the listings kept from the last scan and for the next, or NULL */
+	bool ahead_later;	/* the thread starts once the memo lacks AHEAD_AFTER directories */
+	size_t memo_misses;
+	char *whole; /* the listing being read, kept whole for the memo */
+	size_t whole_len, whole_cap, memo_hits;
 
 	char *err;
 	size_t errlen;
@@ -699,6 +709,18 @@ mount_root(int fd)
 	       (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
 }
 
+/* N more bytes of the listing being read, for the memo: false when they
+ * cannot be kept (the listing is then not). */
+static bool
+whole_add(struct scan *s, const char *buf, size_t n)
+{
+	if (RESERVE(s->whole, s->whole_len + n, s->whole_cap) < 0)
+		return false;
+	memcpy(s->whole + s->whole_len, buf, n);
+	s->whole_len += n;
+	return true;
+}
+
 /* List dirs[I]: record its hidden entries and queue its subdirectories. */
 static int
 scan_list(struct scan *s, size_t i)
@@ -709,6 +731,10 @@ scan_list(struct scan *s, size_t i)
 	int fd = dir_open(s, i), kept;
 	struct stat st;
 	struct shown b;
+	const char *memo_buf;
+	size_t memo_len;
+	long fs_type;
+	bool whole = s->memo != NULL; /* the listing read here kept whole, for the memo */
 
 	if (fd < 0)
 		return scan_open_failed(s, i, -fd);
@@ -730,7 +756,8 @@ scan_list(struct scan *s, size_t i)
 	{
 		struct statfs sf;
 
-		s->cur_ino_exact = fstatfs(fd, &sf) == 0 && sf.f_type != OVERLAYFS_SUPER_MAGIC;
+		fs_type = fstatfs(fd, &sf) == 0 ? (long)sf.f_type : 0;
+		s->cur_ino_exact = fs_type && sf.f_type != OVERLAYFS_SUPER_MAGIC;
 	}
 	/* Known from here on, for the directories below it. */
 	s->dirs[i].dev = s->cur_dev;
@@ -744,16 +771,31 @@ scan_list(struct scan *s, size_t i)
 				 "another process while it ran, or mounted twice?)",
 				 scan_shown(&b, s->text + s->dirs[i].path));
 	}
-	/* The listing the other thread made of this very directory, if any:
-	 * then its bytes, else this descriptor's, as ever. */
+	/* The listing the last scan kept of this very directory unchanged
+	 * (scan_memo.h), or the one the other thread made of it: then its
+	 * bytes, else this descriptor's, as ever. */
 	free(s->ahead_buf);
 	s->ahead_buf = scan_ahead_take(s->ahead, i, s->cur_dev, s->cur_ino, &s->ahead_len);
+	memo_buf = scan_memo_find(s->memo, s->cur_dev, s->cur_ino, &st.st_ctim, &memo_len);
+	if (memo_buf) {
+		free(s->ahead_buf);
+		s->ahead_buf = NULL;
+		s->memo_hits++;
+	} else if (s->ahead_later && ++s->memo_misses == AHEAD_AFTER) {
+		/* The tree changed since the memo: the rest is listed from both
+		 * ends, as without one. */
+		s->ahead_later = false;
+		s->ahead = scan_ahead_start(s->memo);
+		for (size_t j = i + 1; j < s->n_dirs; j++)
+			scan_offer(s, j);
+	}
 	s->listed_ahead += s->ahead_buf != NULL;
+	s->whole_len = 0;
 	for (int pass = 0;; pass++) {
-		const char *buf = s->ahead_buf ? s->ahead_buf : s->dents;
-		ssize_t n = !s->ahead_buf ? getdents64(fd, s->dents, DENTS_BUF_SIZE)
-			    : pass == 0	  ? (ssize_t)s->ahead_len
-					  : 0;
+		const char *buf = memo_buf ? memo_buf : s->ahead_buf ? s->ahead_buf : s->dents;
+		ssize_t n = memo_buf	   ? (pass == 0 ? (ssize_t)memo_len : 0)
+			    : s->ahead_buf ? (pass == 0 ? (ssize_t)s->ahead_len : 0)
+					   : getdents64(fd, s->dents, DENTS_BUF_SIZE);
 
 		if (n == 0) {
 			/* HEAD, objects and refs: git takes it for a repository
@@ -763,12 +805,23 @@ scan_list(struct scan *s, size_t i)
 			s->dirs[i].listed = true;
 			s->dirs[i].dev = s->cur_dev;
 			s->dirs[i].ino = s->cur_ino;
+			if (whole)
+				scan_memo_keep(s->memo, s->cur_dev, s->cur_ino, &st.st_ctim,
+					       fs_type,
+					       memo_buf	      ? memo_buf
+					       : s->ahead_buf ? s->ahead_buf
+							      : s->whole,
+					       memo_buf	      ? memo_len
+					       : s->ahead_buf ? s->ahead_len
+							      : s->whole_len);
 			break;
 		}
 		if (n < 0)
 			return scan_fail(s, errno, "dotfile scan: cannot list %s: %s",
 					 scan_shown(&b, s->text + s->dirs[i].path),
 					 strerror(errno));
+		if (whole && buf == s->dents)
+			whole = whole_add(s, s->dents, (size_t)n);
 		for (ssize_t off = 0; off < n;) {
 			const struct dent64 *d = (const struct dent64 *)(buf + off);
 			const char *name = d->d_name;
@@ -1103,6 +1156,7 @@ scan_release(struct scan *s)
 	free(s->roots);
 	free(s->dents);
 	free(s->ahead_buf);
+	free(s->whole);
 	free(s->seen);
 }
 
@@ -1128,10 +1182,15 @@ scan_run(const char *const *roots, size_t n_roots, const struct scan_options *o,
 		scan_nomem(&s);
 		goto out;
 	}
+	if (o->memo)
+		s.memo = scan_memo_open(o->memo, roots, n_roots);
 	/* A recursive scan lists from both ends of its queue, where a second
-	 * CPU can; unless asked not to. */
-	if (o->recursive && !o->alone)
-		s.ahead = scan_ahead_start();
+	 * CPU can; unless asked not to; with listings kept, once they lack a
+	 * few directories (AHEAD_AFTER). */
+	if (o->recursive && !o->alone && scan_memo_empty(s.memo))
+		s.ahead = scan_ahead_start(s.memo);
+	else if (o->recursive && !o->alone)
+		s.ahead_later = true;
 	if (scan_add_roots(&s, roots, n_roots) < 0 || scan_walk(&s) < 0) {
 		scan_ahead_stop(s.ahead);
 		goto out;
@@ -1140,6 +1199,7 @@ scan_run(const char *const *roots, size_t n_roots, const struct scan_options *o,
 	s.ahead = NULL;
 	if (scan_finish(&s, out) < 0)
 		goto out;
+	out->memo_hits = s.memo_hits;
 	if (s.overflowed && o->overflow == SCAN_ERROR) {
 		scan_error_overflow(&s, out);
 		goto out;
@@ -1148,6 +1208,7 @@ scan_run(const char *const *roots, size_t n_roots, const struct scan_options *o,
 out:
 	if (rc < 0)
 		scan_result_free(out);
+	scan_memo_close(s.memo, rc == 0);
 	scan_release(&s);
 	if (rc < 0)
 		errno = s.errnum;

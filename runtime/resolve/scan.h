@@ -68,6 +68,11 @@ struct scan_options {
 	 * a second thread (scan_ahead.h); with ALONE, all in this one (the
 	 * same result: tests compare the two). */
 	bool alone;
+	/* Optional: keep the listings of directories that have not changed for
+	 * the next scan of the same roots with the same MEMO (a short name, one
+	 * per kind of scan), and take them from the last one (scan_memo.h):
+	 * the same result, with the unchanged directories not read again. */
+	const char *memo;
 };
 
 enum scan_kind {
@@ -121,6 +126,7 @@ struct scan_result {
 	bool overflowed;	 /* the cap stopped the scan */
 	uint64_t visited;	 /* directory entries read, "." and ".." excluded */
 	size_t listed_ahead;	 /* directories whose listing the second thread read */
+	size_t memo_hits;	 /* directories whose listing the last scan kept */
 	const char **unfinished; /* on overflow: every directory not listed to its end, */
 	size_t n_unfinished;	 /* in the order the scan would have reached them */
 	char *text;		 /* private: the storage behind every path above */

@@ -13,7 +13,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/magic.h>
 #include <linux/openat2.h>
 #include <pthread.h>
 #include <sched.h>
@@ -26,15 +25,12 @@
 #include <unistd.h>
 
 #include "runtime/launch/elsewhere.h"
+#include "runtime/resolve/scan_memo.h"
 
 /* Listings kept for the scan at most, in bytes; one directory at most. */
 #define HELD_MAX (32u << 20)
 #define LISTING_MAX (1u << 20)
 #define SCRATCH_SIZE (128u << 10)
-
-#ifndef XFS_SUPER_MAGIC
-#define XFS_SUPER_MAGIC 0x58465342
-#endif
 
 enum state { UNOFFERED, OFFERED, LISTING, READY, TAKEN };
 
@@ -60,28 +56,19 @@ struct scan_ahead {
 	size_t held;
 	bool stop;
 	pthread_t th;
+	const struct scan_memo *memo; /* listings the scan takes from there, not read here */
 };
 
-/* File systems whose inode numbers name one directory each, for as long
- * as it exists: there a listing of DEV:INO is a listing of the directory
- * the scan opened.  (overlayfs, FUSE and network file systems may give
- * one number to two; their directories the scan lists itself.) */
+/* Does FD's file system give one inode number to one directory, for as
+ * long as it exists?  There a listing of DEV:INO is a listing of the
+ * directory the scan opened.  (overlayfs, FUSE and network file systems
+ * may give one number to two; their directories the scan lists itself.) */
 static bool
 inodes_unique(int fd)
 {
 	struct statfs sf;
 
-	if (fstatfs(fd, &sf) < 0)
-		return false;
-	switch ((unsigned long)sf.f_type) {
-	case EXT4_SUPER_MAGIC:
-	case TMPFS_MAGIC:
-	case XFS_SUPER_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-		return true;
-	default:
-		return false;
-	}
+	return fstatfs(fd, &sf) == 0 && scan_fs_exact((long)sf.f_type);
 }
 
 /* The whole listing of E's directory (malloc'd, *LEN bytes), with its
@@ -91,8 +78,8 @@ inodes_unique(int fd)
  * without the heap being trimmed, and the other CPU interrupted, each
  * time. */
 static char *
-list_dir(const struct entry *e, char *scratch, size_t *len, unsigned long long *dev,
-	 unsigned long long *ino)
+list_dir(const struct entry *e, const struct scan_memo *memo, char *scratch, size_t *len,
+	 unsigned long long *dev, unsigned long long *ino)
 {
 	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
@@ -110,7 +97,10 @@ list_dir(const struct entry *e, char *scratch, size_t *len, unsigned long long *
 	if (fd < 0)
 		return NULL;
 	*len = 0;
-	if (fstat(fd, &st) < 0 || !inodes_unique(fd))
+	/* Nothing to read where the scan will take the memo's listing. */
+	if (fstat(fd, &st) < 0 || !inodes_unique(fd) ||
+	    scan_memo_find(memo, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+			   &st.st_ctim, len))
 		goto fail;
 	for (;;) {
 		ssize_t n = getdents64(fd, scratch, SCRATCH_SIZE);
@@ -163,7 +153,7 @@ run(void *arg)
 		a->v[i].state = LISTING;
 		e = a->v[i]; /* the entries may move meanwhile; the path does not */
 		pthread_mutex_unlock(&a->mu);
-		buf = list_dir(&e, scratch, &len, &dev, &ino);
+		buf = list_dir(&e, a->memo, scratch, &len, &dev, &ino);
 		pthread_mutex_lock(&a->mu);
 		at = &a->v[i];
 		if (buf && at->state == LISTING) {
@@ -185,12 +175,13 @@ run(void *arg)
 }
 
 struct scan_ahead *
-scan_ahead_start(void)
+scan_ahead_start(const struct scan_memo *memo)
 {
 	struct scan_ahead *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return NULL;
+	a->memo = memo;
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv, NULL);
 	if (thread_elsewhere(&a->th, run, a) < 0) {

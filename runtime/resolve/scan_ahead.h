@@ -27,9 +27,13 @@
 
 struct scan_ahead;
 
+struct scan_memo;
+
 /* The thread, started on another CPU than this one; NULL where there is
- * no other CPU to run it or it cannot start (the scan lists alone). */
-struct scan_ahead *scan_ahead_start(void);
+ * no other CPU to run it or it cannot start (the scan lists alone).  It
+ * reads no directory whose listing MEMO keeps (NULL: none), which the
+ * scan takes from there. */
+struct scan_ahead *scan_ahead_start(const struct scan_memo *memo);
 
 /*
  * The scan has queued the directory PATH (absolute) at index I of its

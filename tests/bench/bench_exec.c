@@ -7,7 +7,8 @@
  * from elsewhere on the machine hits all of them alike, with output sent to
  * /dev/null, and prints the median, 10th and 90th percentile wall time of
  * each, and each median as a ratio of the first command's.  Arguments are
- * split on spaces; no shell is involved.  A command that exits non-zero
+ * split on spaces; no shell is involved.  Leading NAME=VALUE words are set
+ * in the command's environment, as a shell would (no process is added).  A command that exits non-zero
  * aborts the benchmark, because timing a failure measures nothing.
  *
  * -g MS sleeps MS milliseconds before each run: the machine idle between
@@ -28,6 +29,7 @@
 
 struct cmd {
 	char *label;
+	char *env[MAX_ARGS]; /* NAME=VALUE, NULL-terminated */
 	char *argv[MAX_ARGS];
 	double *ms;
 };
@@ -65,6 +67,8 @@ run_once(struct cmd *c)
 
 		dup2(null, 1);
 		dup2(null, 2);
+		for (int k = 0; c->env[k]; k++)
+			putenv(c->env[k]);
 		execvp(c->argv[0], c->argv);
 		_exit(127);
 	}
@@ -86,7 +90,7 @@ main(int argc, char **argv)
 		*(!strcmp(argv[i], "-n") ? &runs : &gap_ms) = atoi(argv[i + 1]);
 	for (; i < argc && n < MAX_CMDS; i++, n++) {
 		char *eq = strchr(argv[i], '='), *tok, *save = NULL;
-		int k = 0;
+		int k = 0, e = 0;
 
 		if (!eq || runs < 1 || gap_ms < 0) {
 			fprintf(stderr,
@@ -96,8 +100,16 @@ main(int argc, char **argv)
 		*eq = '\0';
 		cmds[n].label = argv[i];
 		for (tok = strtok_r(eq + 1, " ", &save); tok && k < MAX_ARGS - 1;
-		     tok = strtok_r(NULL, " ", &save))
-			cmds[n].argv[k++] = tok;
+		     tok = strtok_r(NULL, " ", &save)) {
+			size_t name = strspn(tok, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+						  "0123456789_");
+
+			if (k == 0 && e < MAX_ARGS - 1 && name > 0 && tok[name] == '=')
+				cmds[n].env[e++] = tok;
+			else
+				cmds[n].argv[k++] = tok;
+		}
+		cmds[n].env[e] = NULL;
 		cmds[n].argv[k] = NULL;
 		cmds[n].ms = calloc((size_t)runs, sizeof(double));
 	}

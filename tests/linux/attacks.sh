@@ -1342,6 +1342,65 @@ t_scratch_tree_killed() {
 	rm -rf "$S" "$WS/scratch-built"
 }
 
+# The dotfile scan's memo (runtime/resolve/scan_memo.h): what the agent does
+# between two launches, to a workspace whose listings were kept and to the
+# memo file itself (a policy lets it write the user's cache), never keeps a
+# dotfile from being hidden at the next launch.
+t_scan_memo() {
+	name="the scan's memo: dotfiles made behind a reset mtime and a replayed or forged memo are hidden at the next launch"
+	rm -rf "$WS/mm" "$H/.cache"
+	mkdir -m 700 "$H/.cache"
+	[ "$who" = nobody ] && chown nobody:nogroup "$H/.cache"
+	for k in $(seq 20); do
+		mkdir -p "$WS/mm/d$k"
+		: >"$WS/mm/d$k/file"
+	done
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$WS/mm"
+	policy memo <<-EOF
+	os_env:
+	  sandbox:
+	    write_paths: [".", "~/.cache"]
+	    cwd_hidden_scan_recursive: true
+	EOF
+	# A second old: the listings are kept (SCAN_MEMO_SETTLED_NS).
+	sleep 1.2
+	out=$(cd "$WS/mm" && as_user "$TB/omnibox-run" -q "$P/memo.yaml" -- true 2>&1)
+	memo=$(ls "$H/.cache/omnibox/"scan-dotfiles-* 2>/dev/null | head -n 1)
+	tests=$((tests + 1))
+	if [ ! -f "$memo" ]; then
+		fail "no memo was kept in $H/.cache/omnibox"
+		return
+	fi
+	cp "$memo" "$WS/mm/d20/memo.old"
+	[ "$who" = nobody ] && chown nobody:nogroup "$WS/mm/d20/memo.old"
+	sleep 1.2
+	# In the sandbox: secrets made in kept directories, their mtimes set
+	# back; the memo from before put back; the keyring's key asked for.
+	out=$(cd "$WS/mm" && as_user "$TB/omnibox-run" -q "$P/memo.yaml" -- sh -c '
+		echo MEMO_secret_made >d3/.env
+		echo MEMO_secret_renamed >d5/file && mv d5/file d5/.netrc
+		touch -d 2001-01-01 d3 d5
+		cp d20/memo.old "$0"
+		python3 -c "import ctypes; c = ctypes.CDLL(None, use_errno=True); \
+			print(\"KEY_FOUND\" if c.syscall(250, 10, -4, b\"user\", b\"omnibox:scan-memo\", 0) >= 0 \
+			else \"no key: errno %d\" % ctypes.get_errno())"' "$memo" 2>&1)
+	expect_no_out KEY_FOUND
+	expect_out "no key: errno"
+	out=$(cd "$WS/mm" && as_user "$TB/omnibox-run" -q "$P/memo.yaml" -- \
+		sh -c 'cat d3/.env d5/.netrc; ls -a d3 d5' 2>&1)
+	expect_no_out MEMO_secret
+	expect_out ".netrc"
+	# A forged memo: the old one with a listing's bytes changed.
+	out=$(cd "$WS/mm" && as_user "$TB/omnibox-run" -q "$P/memo.yaml" -- sh -c '
+		printf "\\377\\377\\377\\377" | dd of="$0" bs=1 seek=200 conv=notrunc 2>/dev/null
+		echo MEMO_secret_late >d7/.env; touch -d 2001-01-01 d7' "$memo" 2>&1)
+	out=$(cd "$WS/mm" && as_user "$TB/omnibox-run" -q "$P/memo.yaml" -- \
+		sh -c 'cat d3/.env d5/.netrc d7/.env; echo read-done' 2>&1)
+	expect_out read-done
+	expect_no_out MEMO_secret
+	rm -rf "$WS/mm" "$H/.cache"
+}
+
 run_all() {
 	setup_user
 	# ONLY="t_a t_b": just those tests.
@@ -1379,6 +1438,7 @@ run_all() {
 	t_scratch_tree
 	t_scratch_tree_killed
 	t_cow_owner
+	t_scan_memo
 }
 
 if [ "$(id -u)" != 0 ]; then

@@ -821,7 +821,7 @@ Test(scan, a_second_thread_lists_what_one_alone_would)
 
 Test(scan, a_listing_kept_ahead_is_given_for_the_directory_it_listed_alone)
 {
-	struct scan_ahead *a = scan_ahead_start();
+	struct scan_ahead *a = scan_ahead_start(NULL);
 	struct stat was, now;
 	size_t len = 0;
 	char *buf;
@@ -852,7 +852,7 @@ Test(scan, a_listing_kept_ahead_is_given_for_the_directory_it_listed_alone)
 
 Test(scan, the_second_thread_follows_no_symlink_and_stays_below_the_root)
 {
-	struct scan_ahead *a = scan_ahead_start();
+	struct scan_ahead *a = scan_ahead_start(NULL);
 	int root;
 
 	if (!a)

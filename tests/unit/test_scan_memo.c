@@ -1,0 +1,351 @@
+/*
+ * test_scan_memo.c - the listings a dotfile scan keeps for the next one
+ * (runtime/resolve/scan_memo.h), on real trees under /tmp: the same result
+ * as a scan without them, every change seen at once, and nothing taken from
+ * a memo file anyone else wrote or kept from before a change.
+ *
+ * Directories must be a second old for their listings to be kept: the
+ * tests that need a warm memo wait that second once.
+ */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime/resolve/scan.h"
+#include "runtime/resolve/scan_memo.h"
+
+static char tmp[64];
+static char ws[96], cache[96];
+static struct scan_result res;
+static char err[1024];
+static const char *const default_allow[] = {".venv"};
+
+static int
+rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static void
+setup(void)
+{
+	strcpy(tmp, "/tmp/omnibox-memo-XXXXXX");
+	cr_assert_not_null(mkdtemp(tmp), "mkdtemp: %s", strerror(errno));
+	snprintf(ws, sizeof(ws), "%s/ws", tmp);
+	snprintf(cache, sizeof(cache), "%s/cache", tmp);
+	cr_assert_eq(mkdir(ws, 0755), 0);
+	cr_assert_eq(mkdir(cache, 0700), 0);
+	cr_assert_eq(setenv("XDG_CACHE_HOME", cache, 1), 0);
+}
+
+static void
+teardown(void)
+{
+	scan_result_free(&res);
+	nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+TestSuite(scan_memo, .init = setup, .fini = teardown);
+
+static const char *
+at(const char *rel)
+{
+	static char bufs[4][PATH_MAX];
+	static int next;
+	char *p = bufs[next++ % 4];
+
+	snprintf(p, PATH_MAX, "%s/%s", ws, rel);
+	return p;
+}
+
+static void
+touch(const char *rel)
+{
+	int fd = open(at(rel), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	cr_assert_geq(fd, 0, "create %s: %s", rel, strerror(errno));
+	close(fd);
+}
+
+/* 40 directories of 30 files, a .env in every third, a .git at the top,
+ * and hidden directories, one of them with something below it. */
+static void
+wide_tree(void)
+{
+	char p[64];
+
+	for (int d = 0; d < 40; d++) {
+		snprintf(p, sizeof(p), "d%d", d);
+		cr_assert_eq(mkdir(at(p), 0755), 0);
+		for (int f = 0; f < 30; f++) {
+			snprintf(p, sizeof(p), "d%d/f%d", d, f);
+			touch(p);
+		}
+		if (d % 3 == 0) {
+			snprintf(p, sizeof(p), "d%d/.env", d);
+			touch(p);
+		}
+	}
+	cr_assert_eq(mkdir(at("d5/sub"), 0755), 0);
+	touch("d5/sub/.npmrc");
+	cr_assert_eq(mkdir(at(".git"), 0755), 0);
+	touch(".env");
+}
+
+/* The ctime of every directory made so far a second old: kept from here. */
+static void
+settle(void)
+{
+	struct timespec t = {1, 100000000};
+
+	nanosleep(&t, NULL);
+}
+
+static const char *
+hits(const struct scan_result *r)
+{
+	static char bufs[2][8192];
+	static int next;
+	char *buf = bufs[next++ % 2];
+	size_t len = 0, n = strlen(ws);
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < r->n_hits && len < 8192; i++)
+		len += (size_t)snprintf(buf + len, 8192 - len, "%s%s", i ? " " : "",
+					r->hits[i].path + n + 1);
+	return buf;
+}
+
+/* Scan the workspace, recursive, with the memo (or without) and ALONE. */
+static void
+run(bool memo, bool alone)
+{
+	const char *roots[] = {ws};
+	struct scan_options o = {
+	    .allow = default_allow,
+	    .n_allow = 1,
+	    .recursive = true,
+	    .max_entries = 1000000,
+	    .overflow = SCAN_WARN,
+	    .alone = alone,
+	    .memo = memo ? "test" : NULL,
+	};
+
+	scan_result_free(&res);
+	cr_assert_eq(scan_run(roots, 1, &o, &res, err, sizeof(err)), 0, "scan failed: %s", err);
+}
+
+/* The path of the memo file the scans of the workspace keep. */
+static const char *
+memo_file(void)
+{
+	static char path[1024];
+	char dir[512];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/omnibox", cache);
+	path[0] = '\0';
+	d = opendir(dir);
+	cr_assert_not_null(d, "no cache directory %s", dir);
+	while ((e = readdir(d)))
+		if (!strncmp(e->d_name, "scan-test-", 10))
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+	closedir(d);
+	cr_assert(path[0], "no memo file in %s", dir);
+	return path;
+}
+
+static size_t
+read_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	cr_assert_not_null(f);
+	n = fread(buf, 1, size, f);
+	fclose(f);
+	return n;
+}
+
+static void
+write_file(const char *path, const char *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(buf, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+}
+
+Test(scan_memo, an_unchanged_tree_is_taken_from_the_memo_with_the_same_result)
+{
+	char want[8192];
+	uint64_t visited;
+
+	wide_tree();
+	settle();
+	run(false, true);
+	snprintf(want, sizeof(want), "%s", hits(&res));
+	visited = res.visited;
+	cr_assert_eq(res.memo_hits, 0);
+	run(true, true);
+	cr_assert_eq(res.memo_hits, 0, "the first scan found a memo");
+	cr_assert_str_eq(hits(&res), want);
+	for (int alone = 1; alone >= 0; alone--) {
+		run(true, alone);
+		/* The root, d0..d39 and d5/sub; .git is hidden, not listed. */
+		cr_assert_eq(res.memo_hits, 42, "%zu directories were taken from the memo",
+			     res.memo_hits);
+		cr_assert_str_eq(hits(&res), want, "from the memo, the hits differ");
+		cr_assert_eq(res.visited, visited);
+	}
+}
+
+Test(scan_memo, every_change_to_a_directory_is_seen_at_once)
+{
+	struct timespec old[2] = {{1000000000, 0}, {1000000000, 0}};
+
+	wide_tree();
+	settle();
+	run(true, true);
+	run(true, true);
+	cr_assert_eq(res.memo_hits, 42);
+	/* A secret made, one removed, one renamed in, each in a directory
+	 * whose listing is kept; and its mtime set back, as an agent could. */
+	touch("d1/.aws");
+	cr_assert_eq(unlink(at("d3/.env")), 0);
+	cr_assert_eq(rename(at("d7/f1"), at("d7/.netrc")), 0);
+	cr_assert_eq(utimensat(AT_FDCWD, at("d1"), old, 0), 0);
+	cr_assert_eq(utimensat(AT_FDCWD, at("d7"), old, 0), 0);
+	touch("d5/sub/.pypirc");
+	run(true, true);
+	cr_assert_eq(res.memo_hits, 38, "%zu directories were taken from the memo", res.memo_hits);
+	cr_assert(strstr(hits(&res), "d1/.aws"), "a new dotfile was missed: %s", hits(&res));
+	cr_assert(strstr(hits(&res), "d7/.netrc"), "a renamed dotfile was missed");
+	cr_assert(strstr(hits(&res), "d5/sub/.pypirc"), "a dotfile one level down was missed");
+	cr_assert_null(strstr(hits(&res), "d3/.env"), "a removed dotfile is still listed");
+	/* And the same again, from a scan without the memo. */
+	{
+		char want[8192];
+
+		snprintf(want, sizeof(want), "%s", hits(&res));
+		run(false, true);
+		cr_assert_str_eq(hits(&res), want);
+	}
+}
+
+Test(scan_memo, a_directory_changed_within_the_second_is_not_kept)
+{
+	wide_tree();
+	run(true, true);
+	run(true, true);
+	cr_assert_eq(res.memo_hits, 0, "listings of directories a moment old were kept");
+}
+
+Test(scan_memo, a_memo_file_written_by_anyone_else_is_not_read)
+{
+	char *f = malloc(1 << 20), *g = malloc(1 << 20);
+	size_t len;
+
+	cr_assert(f && g);
+	wide_tree();
+	settle();
+	run(true, true);
+	len = read_file(memo_file(), f, 1 << 20);
+	cr_assert_gt(len, 64);
+	/* Each byte of the file is covered: a listing's, an inode's, the MAC's. */
+	for (size_t off = 40; off < len; off += len / 7) {
+		memcpy(g, f, len);
+		g[off] ^= 0x20;
+		write_file(memo_file(), g, len);
+		run(true, true);
+		cr_assert_eq(res.memo_hits, 0, "a file changed at byte %zu was read", off);
+		cr_assert(strstr(hits(&res), "d0/.env"));
+	}
+	/* Cut short, or longer. */
+	write_file(memo_file(), f, len - 8);
+	run(true, true);
+	cr_assert_eq(res.memo_hits, 0);
+	memcpy(g, f, len);
+	memset(g + len, 0, 8);
+	write_file(memo_file(), g, len + 8);
+	run(true, true);
+	cr_assert_eq(res.memo_hits, 0);
+	/* The scan wrote its own again: read at the next. */
+	run(true, true);
+	cr_assert_eq(res.memo_hits, 42);
+	free(f);
+	free(g);
+}
+
+Test(scan_memo, a_memo_from_before_a_change_gives_nothing_for_that_directory)
+{
+	char *f = malloc(1 << 20);
+	size_t len;
+
+	cr_assert(f);
+	wide_tree();
+	settle();
+	run(true, true);
+	len = read_file(memo_file(), f, 1 << 20);
+	touch("d2/.env");
+	settle();
+	run(true, true);
+	cr_assert(strstr(hits(&res), "d2/.env"));
+	/* The old file put back: true once, not for d2 any more. */
+	write_file(memo_file(), f, len);
+	run(true, true);
+	cr_assert_eq(res.memo_hits, 41, "%zu directories were taken from the memo", res.memo_hits);
+	cr_assert(strstr(hits(&res), "d2/.env"), "an old memo hid a new dotfile: %s", hits(&res));
+	free(f);
+}
+
+Test(scan_memo, no_cache_directory_no_memo)
+{
+	char home[256], link[512];
+
+	wide_tree();
+	settle();
+	/* A home whose .cache is a symlink: not followed, nothing written there. */
+	snprintf(home, sizeof(home), "%s/home", tmp);
+	snprintf(link, sizeof(link), "%s/.cache", home);
+	cr_assert_eq(mkdir(home, 0755), 0);
+	cr_assert_eq(symlink(cache, link), 0);
+	cr_assert_eq(unsetenv("XDG_CACHE_HOME"), 0);
+	cr_assert_eq(setenv("HOME", home, 1), 0);
+	run(true, true);
+	run(true, true);
+	cr_assert_eq(res.memo_hits, 0);
+	cr_assert_eq(access(cache, F_OK), 0);
+	{
+		char dir[512];
+
+		snprintf(dir, sizeof(dir), "%s/omnibox", cache);
+		cr_assert_neq(access(dir, F_OK), 0, "a memo was written through a symlink");
+	}
+	/* No home at all. */
+	cr_assert_eq(unsetenv("HOME"), 0);
+	run(true, true);
+	cr_assert(strstr(hits(&res), "d0/.env"));
+}
+
+Test(scan_memo, only_file_systems_that_keep_ctime_and_inodes)
+{
+	cr_assert(scan_fs_exact(0xEF53)); /* ext4 */
+	cr_assert(scan_fs_exact(0x01021994)); /* tmpfs */
+	cr_assert_not(scan_fs_exact(0x794c7630)); /* overlayfs */
+	cr_assert_not(scan_fs_exact(0x65735546)); /* FUSE */
+	cr_assert_not(scan_fs_exact(0x6969)); /* NFS */
+}
