@@ -776,7 +776,7 @@ scan_list(struct scan *s, size_t i)
 	 * bytes, else this descriptor's, as ever. */
 	free(s->ahead_buf);
 	s->ahead_buf = scan_ahead_take(s->ahead, i, s->cur_dev, s->cur_ino, &s->ahead_len);
-	memo_buf = scan_memo_find(s->memo, s->cur_dev, s->cur_ino, &st.st_ctim, &memo_len);
+	memo_buf = scan_memo_find(s->memo, fd, &st, fs_type, &memo_len);
 	if (memo_buf) {
 		free(s->ahead_buf);
 		s->ahead_buf = NULL;
@@ -806,8 +806,7 @@ scan_list(struct scan *s, size_t i)
 			s->dirs[i].dev = s->cur_dev;
 			s->dirs[i].ino = s->cur_ino;
 			if (whole)
-				scan_memo_keep(s->memo, s->cur_dev, s->cur_ino, &st.st_ctim,
-					       fs_type,
+				scan_memo_keep(s->memo, fd, &st, fs_type,
 					       memo_buf	      ? memo_buf
 					       : s->ahead_buf ? s->ahead_buf
 							      : s->whole,
@@ -1160,11 +1159,13 @@ scan_release(struct scan *s)
 	free(s->seen);
 }
 
-int
-scan_run(const char *const *roots, size_t n_roots, const struct scan_options *o,
-	 struct scan_result *out, char *err, size_t errlen)
+/* One scan of ROOTS as O says into OUT, with MEMO (or none): scan_run(). */
+static int
+scan_pass(const char *const *roots, size_t n_roots, const struct scan_options *o,
+	  struct scan_memo *memo, struct scan_result *out, size_t *memo_hits, char *err,
+	  size_t errlen)
 {
-	struct scan s = {.o = o, .err = err, .errlen = errlen};
+	struct scan s = {.o = o, .err = err, .errlen = errlen, .memo = memo};
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -1182,13 +1183,11 @@ scan_run(const char *const *roots, size_t n_roots, const struct scan_options *o,
 		scan_nomem(&s);
 		goto out;
 	}
-	if (o->memo)
-		s.memo = scan_memo_open(o->memo, roots, n_roots);
 	/* A recursive scan lists from both ends of its queue, where a second
 	 * CPU can; unless asked not to; with listings kept, once they lack a
 	 * few directories (AHEAD_AFTER). */
-	if (o->recursive && !o->alone && scan_memo_empty(s.memo))
-		s.ahead = scan_ahead_start(s.memo);
+	if (o->recursive && !o->alone && scan_memo_empty(memo))
+		s.ahead = scan_ahead_start(memo);
 	else if (o->recursive && !o->alone)
 		s.ahead_later = true;
 	if (scan_add_roots(&s, roots, n_roots) < 0 || scan_walk(&s) < 0) {
@@ -1206,12 +1205,30 @@ scan_run(const char *const *roots, size_t n_roots, const struct scan_options *o,
 	}
 	rc = 0;
 out:
+	*memo_hits = s.memo_hits;
 	if (rc < 0)
 		scan_result_free(out);
-	scan_memo_close(s.memo, rc == 0);
 	scan_release(&s);
 	if (rc < 0)
 		errno = s.errnum;
+	return rc;
+}
+
+int
+scan_run(const char *const *roots, size_t n_roots, const struct scan_options *o,
+	 struct scan_result *out, char *err, size_t errlen)
+{
+	struct scan_memo *memo = o->memo ? scan_memo_open(o->memo, roots, n_roots) : NULL;
+	size_t hits = 0;
+	int rc = scan_pass(roots, n_roots, o, memo, out, &hits, err, errlen);
+
+	/* Failed with listings of the memo: whatever it was, it is not left to
+	 * them.  The scan is made again without, and the memo goes. */
+	if (rc < 0 && hits > 0) {
+		scan_memo_drop(memo);
+		return scan_pass(roots, n_roots, o, NULL, out, &hits, err, errlen);
+	}
+	scan_memo_close(memo, rc == 0);
 	return rc;
 }
 

@@ -59,18 +59,6 @@ struct scan_ahead {
 	const struct scan_memo *memo; /* listings the scan takes from there, not read here */
 };
 
-/* Does FD's file system give one inode number to one directory, for as
- * long as it exists?  There a listing of DEV:INO is a listing of the
- * directory the scan opened.  (overlayfs, FUSE and network file systems
- * may give one number to two; their directories the scan lists itself.) */
-static bool
-inodes_unique(int fd)
-{
-	struct statfs sf;
-
-	return fstatfs(fd, &sf) == 0 && scan_fs_exact((long)sf.f_type);
-}
-
 /* The whole listing of E's directory (malloc'd, *LEN bytes), with its
  * device and inode; NULL when it cannot or need not be kept.  SCRATCH
  * (SCRATCH_SIZE bytes) takes each getdents64() in turn: the listing kept
@@ -86,6 +74,7 @@ list_dir(const struct entry *e, const struct scan_memo *memo, char *scratch, siz
 	const char *name = e->path;
 	char *buf = NULL;
 	struct stat st;
+	struct statfs sf;
 	int fd;
 
 	if (e->root_fd >= 0) {
@@ -97,10 +86,12 @@ list_dir(const struct entry *e, const struct scan_memo *memo, char *scratch, siz
 	if (fd < 0)
 		return NULL;
 	*len = 0;
-	/* Nothing to read where the scan will take the memo's listing. */
-	if (fstat(fd, &st) < 0 || !inodes_unique(fd) ||
-	    scan_memo_find(memo, (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
-			   &st.st_ctim, len))
+	/* Only where one inode number is one directory, as long as it exists
+	 * (scan_fs_exact()): there a listing of DEV:INO is a listing of the
+	 * directory the scan opens.  And nothing to read where the scan will
+	 * take the memo's listing. */
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &sf) < 0 || !scan_fs_exact((long)sf.f_type) ||
+	    scan_memo_find(memo, fd, &st, (long)sf.f_type, len))
 		goto fail;
 	for (;;) {
 		ssize_t n = getdents64(fd, scratch, SCRATCH_SIZE);

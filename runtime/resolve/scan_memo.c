@@ -4,14 +4,21 @@
  * The file, written by one scan and read by the next (native byte order,
  * one machine's):
  *
- *   "omnibox scan memo 1\n"                       the magic, 20 bytes
- *   u32 0, u64 N                                  padding, then the count
- *   N times: u64 dev, u64 ino, i64 ctime seconds, u32 ctime nanoseconds,
- *            u32 LEN, LEN bytes of getdents64() records, zero-padded to 8
- *   u64 SipHash-2-4 of everything before, under the keyring's key
+ *   "omnibox scan memo 2\n"                       the magic, 20 bytes
+ *   12 bytes                                      a nonce, new at each write
+ *   the body, encrypted (ChaCha20 under the keyring's first 32 bytes, from
+ *   block 1 of the nonce):
+ *     u64 N                                       the count
+ *     N times: u64 dev, u64 ino, i64 ctime seconds, u32 ctime nanoseconds,
+ *              u32 LEN, LEN bytes of getdents64() records, zero-padded to 8
+ *   u64 SipHash-2-4 of everything before, under the keyring's last 16 bytes
+ *
+ * Encrypted: a sandbox may be granted the user's cache directory, and the
+ * listings name what it is not granted (other workspaces' files).
  */
 #include "runtime/resolve/scan_memo.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
@@ -23,18 +30,25 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef XFS_SUPER_MAGIC
 #define XFS_SUPER_MAGIC 0x58465342
 #endif
 
-#define MAGIC "omnibox scan memo 1\n"
-#define HEAD_SIZE 32u  /* the magic, padding and count */
+#define MAGIC "omnibox scan memo 2\n"
+#define HEAD_SIZE 32u  /* the magic and the nonce */
+#define COUNT_SIZE 8u  /* the body's count */
 #define ENTRY_SIZE 32u /* an entry before its listing */
+#define KEY_SIZE 48u   /* ChaCha20's 32 bytes, then SipHash's 16 */
 /* What is read or kept at most: a larger tree is listed as ever, beyond. */
 #define MEMO_MAX (64u << 20)
+/* Memo files unused this long go, and a write's leftover sooner. */
+#define MEMO_UNUSED_S (30 * 24 * 3600)
+#define TMP_LEFT_S (24 * 3600)
 /* The key's description in the user's keyring. */
 #define KEY_NAME "omnibox:scan-memo"
 
@@ -48,7 +62,7 @@ struct rec {
 };
 
 struct scan_memo {
-	unsigned char key[16];
+	unsigned char key[KEY_SIZE];
 	int dir;	   /* the cache directory */
 	char name[64];	   /* the file's name in it */
 	long long settled; /* ctime (ns since the epoch) a listing must be older than */
@@ -75,6 +89,39 @@ scan_fs_exact(long fs_type)
 	default:
 		return false;
 	}
+}
+
+/*
+ * May the listing of the directory FD (whose status is ST, on a file system
+ * of type FS_TYPE) be kept, and taken back?  Only where every change to its
+ * entries sets a ctime no process can set back, and names a directory no
+ * other has been or will be by device and inode: ext4, XFS and tmpfs
+ * (Btrfs's snapshots copy inodes and ctimes, and its device numbers come
+ * back with a subvolume's; overlayfs, FUSE and network file systems may
+ * not say).  Never an encrypted directory, whose listing changes with its
+ * key, and no inode or ctime changes; never a ctime where the file system's
+ * clamp lies (2038 on ext4's small inodes and XFS without bigtime), where
+ * every change would leave it alike.
+ */
+static bool
+memo_eligible(int fd, const struct stat *st, long fs_type)
+{
+	struct statx sx;
+
+	switch ((unsigned long)fs_type) {
+	case EXT4_SUPER_MAGIC:
+	case TMPFS_MAGIC:
+	case XFS_SUPER_MAGIC:
+		break;
+	default:
+		return false;
+	}
+	if (st->st_ctim.tv_sec < 0 || st->st_ctim.tv_sec >= INT32_MAX - 1 ||
+	    st->st_ctim.tv_nsec < 0 || st->st_ctim.tv_nsec >= 1000000000L)
+		return false;
+	return statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO, &sx) == 0 &&
+	       (sx.stx_attributes_mask & STATX_ATTR_ENCRYPTED) &&
+	       !(sx.stx_attributes & STATX_ATTR_ENCRYPTED);
 }
 
 /* ---- SipHash-2-4 ------------------------------------------------------------ */
@@ -139,20 +186,81 @@ siphash(const unsigned char key[16], const void *in, size_t len)
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
+/* ---- ChaCha20 (RFC 8439) ------------------------------------------------------ */
+
+#define ROTL32(x, b) (uint32_t)(((x) << (b)) | ((x) >> (32 - (b))))
+#define QR(a, b, c, d)                                                                             \
+	do {                                                                                       \
+		a += b;                                                                            \
+		d = ROTL32(d ^ a, 16);                                                             \
+		c += d;                                                                            \
+		b = ROTL32(b ^ c, 12);                                                             \
+		a += b;                                                                            \
+		d = ROTL32(d ^ a, 8);                                                              \
+		c += d;                                                                            \
+		b = ROTL32(b ^ c, 7);                                                              \
+	} while (0)
+
+static uint32_t
+le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* BUF (LEN bytes) XORed with ChaCha20's stream under KEY and NONCE, from block 1. */
+static void
+chacha20(const unsigned char key[32], const unsigned char nonce[12], unsigned char *buf, size_t len)
+{
+	uint32_t in[16] = {0x61707865, 0x3320646e, 0x79622d32, 0x6b206574};
+	uint32_t x[16];
+	unsigned char ks[64];
+
+	for (int i = 0; i < 8; i++)
+		in[4 + i] = le32(key + 4 * i);
+	in[12] = 1;
+	for (int i = 0; i < 3; i++)
+		in[13 + i] = le32(nonce + 4 * i);
+	for (size_t off = 0; off < len; off += 64, in[12]++) {
+		memcpy(x, in, sizeof(x));
+		for (int r = 0; r < 10; r++) {
+			QR(x[0], x[4], x[8], x[12]);
+			QR(x[1], x[5], x[9], x[13]);
+			QR(x[2], x[6], x[10], x[14]);
+			QR(x[3], x[7], x[11], x[15]);
+			QR(x[0], x[5], x[10], x[15]);
+			QR(x[1], x[6], x[11], x[12]);
+			QR(x[2], x[7], x[8], x[13]);
+			QR(x[3], x[4], x[9], x[14]);
+		}
+		for (int i = 0; i < 16; i++) {
+			uint32_t v = x[i] + in[i];
+
+			ks[4 * i] = (unsigned char)v;
+			ks[4 * i + 1] = (unsigned char)(v >> 8);
+			ks[4 * i + 2] = (unsigned char)(v >> 16);
+			ks[4 * i + 3] = (unsigned char)(v >> 24);
+		}
+		for (size_t i = 0; i < 64 && off + i < len; i++)
+			buf[off + i] ^= ks[i];
+	}
+}
+
 /* ---- the key and the file ---------------------------------------------------- */
 
 /* The key, from the user's keyring, made there the first time: 0, or -1. */
 static int
-memo_key(unsigned char key[16])
+memo_key(unsigned char key[KEY_SIZE])
 {
 	long id = syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_USER_KEYRING, "user", KEY_NAME, 0);
 
-	if (id >= 0 && syscall(SYS_keyctl, KEYCTL_READ, id, key, 16) == 16)
+	if (id >= 0 && syscall(SYS_keyctl, KEYCTL_READ, id, key, (size_t)KEY_SIZE) == KEY_SIZE)
 		return 0;
-	/* None (or not ours to read): a new one, which replaces it. */
-	if (getrandom(key, 16, 0) != 16)
+	/* None (or not ours to read, or another size): a new one, which
+	 * replaces it. */
+	if (getrandom(key, KEY_SIZE, 0) != KEY_SIZE)
 		return -1;
-	return syscall(SYS_add_key, "user", KEY_NAME, key, (size_t)16, KEY_SPEC_USER_KEYRING) < 0
+	return syscall(SYS_add_key, "user", KEY_NAME, key, (size_t)KEY_SIZE,
+		       KEY_SPEC_USER_KEYRING) < 0
 		   ? -1
 		   : 0;
 }
@@ -220,23 +328,25 @@ slot_of(unsigned long long dev, unsigned long long ino, size_t cap)
 	return (size_t)((ino * 0x9E3779B97F4A7C15ULL) ^ (dev * 0xC2B2AE3D27D4EB4FULL)) & (cap - 1);
 }
 
-/* M->old from M->file's LEN bytes, verified and checked: true, or false
- * (nothing kept of it). */
+/* M->old from M->file's LEN bytes, verified, decrypted and checked: true,
+ * or false (nothing kept of it). */
 static bool
 memo_parse(struct scan_memo *m, size_t len)
 {
-	const char *f = m->file;
+	char *f = m->file;
 	uint64_t n, mac;
-	size_t off = HEAD_SIZE;
+	size_t off = HEAD_SIZE + COUNT_SIZE;
 
-	if (len < HEAD_SIZE + 8 || memcmp(f, MAGIC, 20))
+	if (len < HEAD_SIZE + COUNT_SIZE + 8 || memcmp(f, MAGIC, 20))
 		return false;
 	memcpy(&mac, f + len - 8, 8);
-	if (siphash(m->key, f, len - 8) != mac)
+	if (siphash(m->key + 32, f, len - 8) != mac)
 		return false;
 	len -= 8;
-	memcpy(&n, f + 24, 8);
-	if (n > (len - HEAD_SIZE) / ENTRY_SIZE)
+	chacha20(m->key, (const unsigned char *)f + 20, (unsigned char *)f + HEAD_SIZE,
+		 len - HEAD_SIZE);
+	memcpy(&n, f + HEAD_SIZE, 8);
+	if (n > (len - off) / ENTRY_SIZE)
 		return false;
 	m->old = calloc((size_t)n + 1, sizeof(*m->old));
 	for (m->table_cap = 16; m->table_cap < 2 * (size_t)n; m->table_cap *= 2)
@@ -249,7 +359,7 @@ memo_parse(struct scan_memo *m, size_t len)
 	for (size_t i = 0; i < n; i++) {
 		struct rec *r = &m->old[i];
 		unsigned nsec, rlen;
-		size_t s;
+		size_t s, padded;
 
 		if (len - off < ENTRY_SIZE)
 			return false;
@@ -262,9 +372,10 @@ memo_parse(struct scan_memo *m, size_t len)
 		r->nsec = nsec;
 		r->len = rlen;
 		r->buf = f + off;
-		if ((rlen + 7u) / 8u * 8u > len - off || !records_whole(r->buf, rlen))
+		padded = ((size_t)rlen + 7) / 8 * 8;
+		if ((size_t)rlen > len - off || padded > len - off || !records_whole(r->buf, rlen))
 			return false;
-		off += (rlen + 7u) / 8u * 8u;
+		off += padded;
 		for (s = slot_of(r->dev, r->ino, m->table_cap); m->table[s] != SIZE_MAX;
 		     s = (s + 1) & (m->table_cap - 1))
 			;
@@ -339,11 +450,14 @@ scan_memo_empty(const struct scan_memo *m)
 }
 
 const char *
-scan_memo_find(const struct scan_memo *m, unsigned long long dev, unsigned long long ino,
-	       const struct timespec *ctime, size_t *len)
+scan_memo_find(const struct scan_memo *m, int fd, const struct stat *st, long fs_type, size_t *len)
 {
+	unsigned long long dev = (unsigned long long)st->st_dev,
+			   ino = (unsigned long long)st->st_ino;
+	const struct timespec *ctime = &st->st_ctim;
+
 	*len = 0;
-	if (!m || !m->n_old)
+	if (!m || !m->n_old || !memo_eligible(fd, st, fs_type))
 		return NULL;
 	for (size_t s = slot_of(dev, ino, m->table_cap); m->table[s] != SIZE_MAX;
 	     s = (s + 1) & (m->table_cap - 1)) {
@@ -360,18 +474,16 @@ scan_memo_find(const struct scan_memo *m, unsigned long long dev, unsigned long 
 }
 
 void
-scan_memo_keep(struct scan_memo *m, unsigned long long dev, unsigned long long ino,
-	       const struct timespec *ctime, long fs_type, const char *buf, size_t len)
+scan_memo_keep(struct scan_memo *m, int fd, const struct stat *st, long fs_type, const char *buf,
+	       size_t len)
 {
-	long long c;
+	const struct timespec *ctime = &st->st_ctim;
 	bool ours;
 	struct rec *r;
 
-	if (!m || !len || !scan_fs_exact(fs_type) || len > UINT32_MAX ||
-	    m->kept_bytes + len + ENTRY_SIZE > MEMO_MAX)
-		return;
-	c = (long long)ctime->tv_sec * 1000000000LL + ctime->tv_nsec;
-	if (c >= m->settled || ctime->tv_nsec < 0 || ctime->tv_nsec >= 1000000000L)
+	if (!m || !len || len > UINT32_MAX || m->kept_bytes + len + ENTRY_SIZE > MEMO_MAX ||
+	    (long long)ctime->tv_sec * 1000000000LL + ctime->tv_nsec >= m->settled ||
+	    !memo_eligible(fd, st, fs_type))
 		return;
 	if (m->n_kept == m->cap_kept) {
 		size_t cap = m->cap_kept ? 2 * m->cap_kept : 256;
@@ -386,7 +498,13 @@ scan_memo_keep(struct scan_memo *m, unsigned long long dev, unsigned long long i
 	ours = m->file && (uintptr_t)buf >= (uintptr_t)m->file &&
 	       (uintptr_t)buf < (uintptr_t)m->file + m->file_len;
 	r = &m->kept[m->n_kept];
-	*r = (struct rec){dev, ino, ctime->tv_sec, (unsigned)ctime->tv_nsec, len, buf, !ours};
+	*r = (struct rec){(unsigned long long)st->st_dev,
+			  (unsigned long long)st->st_ino,
+			  ctime->tv_sec,
+			  (unsigned)ctime->tv_nsec,
+			  len,
+			  buf,
+			  !ours};
 	if (!ours) {
 		char *copy = malloc(len);
 
@@ -404,16 +522,18 @@ scan_memo_keep(struct scan_memo *m, unsigned long long dev, unsigned long long i
 static size_t
 memo_build(const struct scan_memo *m, char **out)
 {
-	size_t size = HEAD_SIZE + 8, off = HEAD_SIZE;
+	size_t size = HEAD_SIZE + COUNT_SIZE + 8, off = HEAD_SIZE + COUNT_SIZE;
 	uint64_t n = m->n_kept, mac;
 	char *f;
 
 	for (size_t i = 0; i < m->n_kept; i++)
 		size += ENTRY_SIZE + (m->kept[i].len + 7) / 8 * 8;
-	if (!(f = calloc(1, size)))
+	if (!(f = calloc(1, size)) || getrandom(f + 20, 12, 0) != 12) {
+		free(f);
 		return 0;
+	}
 	memcpy(f, MAGIC, 20);
-	memcpy(f + 24, &n, 8);
+	memcpy(f + HEAD_SIZE, &n, 8);
 	for (size_t i = 0; i < m->n_kept; i++) {
 		const struct rec *r = &m->kept[i];
 		unsigned nsec = r->nsec, len = (unsigned)r->len;
@@ -426,10 +546,40 @@ memo_build(const struct scan_memo *m, char **out)
 		memcpy(f + off + ENTRY_SIZE, r->buf, r->len);
 		off += ENTRY_SIZE + (r->len + 7) / 8 * 8;
 	}
-	mac = siphash(m->key, f, off);
+	chacha20(m->key, (const unsigned char *)f + 20, (unsigned char *)f + HEAD_SIZE,
+		 off - HEAD_SIZE);
+	mac = siphash(m->key + 32, f, off);
 	memcpy(f + off, &mac, 8);
 	*out = f;
 	return size;
+}
+
+/* The memo files of M's directory that no scan used for MEMO_UNUSED_S (a
+ * scan that reads one keeps it new: it is written at every change), and
+ * what a write that never ended left, removed. */
+static void
+memo_prune(const struct scan_memo *m)
+{
+	int fd = openat(m->dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	time_t now = time(NULL);
+	struct dirent *e;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		bool tmp = !strncmp(e->d_name, ".scan-", 6);
+		struct stat st;
+
+		if ((tmp || !strncmp(e->d_name, "scan-", 5)) &&
+		    fstatat(m->dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && now - st.st_mtime > (tmp ? TMP_LEFT_S : MEMO_UNUSED_S))
+			unlinkat(m->dir, e->d_name, 0);
+	}
+	closedir(d);
 }
 
 /* The file replaced by what M kept, at once (a new file renamed over it). */
@@ -455,8 +605,18 @@ memo_write(const struct scan_memo *m)
 			done += (size_t)w;
 		if (close(fd) < 0 || done != size || renameat(m->dir, tmp, m->dir, m->name) < 0)
 			unlinkat(m->dir, tmp, 0);
+		else
+			memo_prune(m);
 	}
 	free(f);
+}
+
+void
+scan_memo_drop(struct scan_memo *m)
+{
+	if (m && m->dir >= 0)
+		unlinkat(m->dir, m->name, 0);
+	scan_memo_close(m, false);
 }
 
 void

@@ -11,21 +11,24 @@
  * is C again: the scan takes it from here instead of reading the directory.
  *
  * What is kept, and trusted:
- *   - only a listing of a directory on a file system that keeps ctime and
- *     unique inode numbers (scan_fs_exact()), whose ctime was older than
+ *   - only a listing of a directory on ext4, XFS or tmpfs, not encrypted
+ *     (memo_eligible() says why), whose ctime was older than
  *     the scan's start by SCAN_MEMO_SETTLED_NS: a change after the listing
  *     could not have left ctime at C (the clock the kernel stamps with is
  *     coarse, but not by a second);
  *   - found by device, inode and ctime to the nanosecond, all three;
  *   - in a file of the user's cache directory where there is one
  *     ($XDG_CACHE_HOME/omnibox, or ~/.cache/omnibox reached through no
- *     symlink; nothing is made in a home without one), authenticated whole by
- *     a SipHash-2-4 MAC under a key that lives in the user's kernel keyring
- *     only.  A sandbox may be granted that file, but not the key: the
- *     seccomp filter refuses add_key(), keyctl() and request_key(), and a
+ *     symlink; nothing is made in a home without one), encrypted (ChaCha20:
+ *     a sandbox granted the cache directory is not granted the other
+ *     workspaces the listings name) and authenticated whole (SipHash-2-4)
+ *     under a key that lives in the user's kernel keyring only.  A sandbox may be granted that
+ * file, but not the key: the seccomp filter refuses add_key(), keyctl() and request_key(), and a
  *     user namespace has keyrings of its own.  A file that does not verify
  *     is ignored whole; an old one that does holds listings that were true
- *     at their ctimes, which the directories no longer have.
+ *     at their ctimes, which the directories no longer have.  A scan that
+ *     fails with listings from the memo is made again without it, and the
+ *     file goes.
  *
  * Where no key can be had or kept (a seccomp filter of a container refusing
  * keyctl()), or no cache directory exists, there is no memo: the scan reads
@@ -36,7 +39,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <time.h>
+#include <sys/stat.h>
 
 /* How long a directory must have been unchanged, at the scan's start, for
  * its listing to be kept. */
@@ -52,35 +55,41 @@ struct scan_memo;
 struct scan_memo *scan_memo_open(const char *purpose, const char *const *roots, size_t n_roots);
 
 /*
- * The listing kept of the directory DEV:INO whose ctime is CTIME: *LEN
- * bytes of getdents64() records, the whole directory, owned by M; NULL
- * when none.  Safe to call from another thread while the scan runs: what
+ * The listing kept of the directory FD, whose status is ST (its device,
+ * inode and ctime, all three), on a file system of type FS_TYPE (statfs's
+ * f_type): *LEN bytes of getdents64() records, the whole directory, owned
+ * by M; NULL when none, or when such a directory's listing is never taken
+ * from a memo.  Safe to call from another thread while the scan runs: what
  * it reads does not change after scan_memo_open().  M may be NULL.
  */
-const char *scan_memo_find(const struct scan_memo *m, unsigned long long dev,
-			   unsigned long long ino, const struct timespec *ctime, size_t *len);
+const char *scan_memo_find(const struct scan_memo *m, int fd, const struct stat *st, long fs_type,
+			   size_t *len);
 
 /* Does M hold no listing (or is NULL)? */
 bool scan_memo_empty(const struct scan_memo *m);
 
 /*
  * Keep, for the next scan, BUF (LEN bytes of getdents64() records: the
- * whole listing of the directory DEV:INO, read after its ctime was seen to
- * be CTIME, on a file system of type FS_TYPE), when it qualifies (above);
- * BUF may be the one scan_memo_find() gave.  M may be NULL.  Not
- * thread-safe: the scan's own thread only.
+ * whole listing of the directory FD, read after its status was seen to be
+ * ST, on a file system of type FS_TYPE), when it qualifies (above); BUF may
+ * be the one scan_memo_find() gave.  M may be NULL.  Not thread-safe: the
+ * scan's own thread only.
  */
-void scan_memo_keep(struct scan_memo *m, unsigned long long dev, unsigned long long ino,
-		    const struct timespec *ctime, long fs_type, const char *buf, size_t len);
+void scan_memo_keep(struct scan_memo *m, int fd, const struct stat *st, long fs_type,
+		    const char *buf, size_t len);
+
+/* The memo file removed (a scan with it failed), and M freed.  NULL-safe. */
+void scan_memo_drop(struct scan_memo *m);
 
 /* With SAVE (the scan ended well), write what was kept when something new
  * was (replacing the file at once); free M.  NULL-safe. */
 void scan_memo_close(struct scan_memo *m, bool save);
 
 /* Does a file system of type FS_TYPE (statfs's f_type) give each directory
- * an inode number of its own for as long as it exists, and a new ctime at
- * every change of its entries?  ext4, XFS, Btrfs, tmpfs.  (overlayfs,
- * FUSE and network file systems may do neither.) */
+ * an inode number of its own for as long as it exists?  ext4, XFS, Btrfs,
+ * tmpfs (overlayfs, FUSE and network file systems may not): what the
+ * thread that lists ahead of the scan needs (scan_ahead.h); the memo
+ * trusts fewer. */
 bool scan_fs_exact(long fs_type);
 
 #endif

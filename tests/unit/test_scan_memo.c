@@ -349,3 +349,54 @@ Test(scan_memo, only_file_systems_that_keep_ctime_and_inodes)
 	cr_assert_not(scan_fs_exact(0x65735546)); /* FUSE */
 	cr_assert_not(scan_fs_exact(0x6969)); /* NFS */
 }
+
+Test(scan_memo, the_memo_file_names_nothing_of_the_tree_in_the_clear)
+{
+	char *f = malloc(1 << 20);
+	size_t len;
+
+	cr_assert(f);
+	wide_tree();
+	touch("d9/plain_marker_name");
+	touch("d9/.plain_marker_secret");
+	settle();
+	run(true, true);
+	len = read_file(memo_file(), f, 1 << 20);
+	cr_assert_gt(len, 1000);
+	cr_assert_null(memmem(f, len, "plain_marker", 12), "a name is in the memo in the clear");
+	cr_assert_null(memmem(f, len, "f29", 3), "a name is in the memo in the clear");
+	free(f);
+}
+
+Test(scan_memo, memo_files_unused_for_a_month_and_leftovers_go_at_the_next_write)
+{
+	char old[512], tmpf[512], recent[512];
+	struct timespec t[2] = {{0, 0}, {0, 0}};
+	time_t now = time(NULL);
+	int fd;
+
+	wide_tree();
+	settle();
+	run(true, true);
+	snprintf(old, sizeof(old), "%s/omnibox/scan-dotfiles-0000000000000000", cache);
+	snprintf(tmpf, sizeof(tmpf), "%s/omnibox/.scan-test-0000000000000000.abcdef", cache);
+	snprintf(recent, sizeof(recent), "%s/omnibox/scan-repos-0000000000000000", cache);
+	for (int k = 0; k < 3; k++) {
+		const char *p = k == 0 ? old : k == 1 ? tmpf : recent;
+
+		fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		cr_assert_geq(fd, 0);
+		close(fd);
+		t[0].tv_sec = t[1].tv_sec = now - (k == 0 ? 31 : k == 1 ? 2 : 20) * 24 * 3600;
+		cr_assert_eq(utimensat(AT_FDCWD, p, t, 0), 0);
+	}
+	/* A change: the memo is written again, and the directory pruned. */
+	touch("d4/new");
+	cr_assert_eq(utimensat(AT_FDCWD, at("d4"), (struct timespec[2]){{1000000000, 0}, {1000000000, 0}}, 0), 0);
+	settle();
+	run(true, true);
+	cr_assert_neq(access(old, F_OK), 0, "a memo unused for 31 days is still there");
+	cr_assert_neq(access(tmpf, F_OK), 0, "a write's leftover of 2 days ago is still there");
+	cr_assert_eq(access(recent, F_OK), 0, "a memo used 20 days ago was removed");
+	cr_assert_eq(access(memo_file(), F_OK), 0);
+}
