@@ -721,6 +721,39 @@ whole_add(struct scan *s, const char *buf, size_t n)
 	return true;
 }
 
+/*
+ * The whole listing of dirs[I] (descriptor FD, status ST, on a file system
+ * of type FS_TYPE) made elsewhere, *LEN bytes: the one the last scan kept
+ * of this very directory unchanged (scan_memo.h), or the one the other
+ * thread made of it (then in s->ahead_buf).  NULL: it is read here, as ever.
+ */
+static const char *
+listing_kept(struct scan *s, size_t i, int fd, const struct stat *st, long fs_type, size_t *len)
+{
+	const char *memo;
+
+	free(s->ahead_buf);
+	s->ahead_buf = scan_ahead_take(s->ahead, i, s->cur_dev, s->cur_ino, &s->ahead_len);
+	memo = scan_memo_find(s->memo, fd, st, fs_type, len);
+	if (memo) {
+		free(s->ahead_buf);
+		s->ahead_buf = NULL;
+		s->memo_hits++;
+		return memo;
+	}
+	if (s->ahead_later && ++s->memo_misses == AHEAD_AFTER) {
+		/* The tree changed since the memo: the rest is listed from both
+		 * ends, as without one. */
+		s->ahead_later = false;
+		s->ahead = scan_ahead_start(s->memo);
+		for (size_t j = i + 1; j < s->n_dirs; j++)
+			scan_offer(s, j);
+	}
+	s->listed_ahead += s->ahead_buf != NULL;
+	*len = s->ahead_len;
+	return s->ahead_buf;
+}
+
 /* List dirs[I]: record its hidden entries and queue its subdirectories. */
 static int
 scan_list(struct scan *s, size_t i)
@@ -731,8 +764,8 @@ scan_list(struct scan *s, size_t i)
 	int fd = dir_open(s, i), kept;
 	struct stat st;
 	struct shown b;
-	const char *memo_buf;
-	size_t memo_len;
+	const char *listing;
+	size_t listing_len;
 	long fs_type;
 	bool whole = s->memo != NULL; /* the listing read here kept whole, for the memo */
 
@@ -771,31 +804,13 @@ scan_list(struct scan *s, size_t i)
 				 "another process while it ran, or mounted twice?)",
 				 scan_shown(&b, s->text + s->dirs[i].path));
 	}
-	/* The listing the last scan kept of this very directory unchanged
-	 * (scan_memo.h), or the one the other thread made of it: then its
-	 * bytes, else this descriptor's, as ever. */
-	free(s->ahead_buf);
-	s->ahead_buf = scan_ahead_take(s->ahead, i, s->cur_dev, s->cur_ino, &s->ahead_len);
-	memo_buf = scan_memo_find(s->memo, fd, &st, fs_type, &memo_len);
-	if (memo_buf) {
-		free(s->ahead_buf);
-		s->ahead_buf = NULL;
-		s->memo_hits++;
-	} else if (s->ahead_later && ++s->memo_misses == AHEAD_AFTER) {
-		/* The tree changed since the memo: the rest is listed from both
-		 * ends, as without one. */
-		s->ahead_later = false;
-		s->ahead = scan_ahead_start(s->memo);
-		for (size_t j = i + 1; j < s->n_dirs; j++)
-			scan_offer(s, j);
-	}
-	s->listed_ahead += s->ahead_buf != NULL;
+	listing = listing_kept(s, i, fd, &st, fs_type, &listing_len);
 	s->whole_len = 0;
 	for (int pass = 0;; pass++) {
-		const char *buf = memo_buf ? memo_buf : s->ahead_buf ? s->ahead_buf : s->dents;
-		ssize_t n = memo_buf	   ? (pass == 0 ? (ssize_t)memo_len : 0)
-			    : s->ahead_buf ? (pass == 0 ? (ssize_t)s->ahead_len : 0)
-					   : getdents64(fd, s->dents, DENTS_BUF_SIZE);
+		const char *buf = listing ? listing : s->dents;
+		ssize_t n = !listing	? getdents64(fd, s->dents, DENTS_BUF_SIZE)
+			    : pass == 0 ? (ssize_t)listing_len
+					: 0;
 
 		if (n == 0) {
 			/* HEAD, objects and refs: git takes it for a repository
@@ -807,12 +822,8 @@ scan_list(struct scan *s, size_t i)
 			s->dirs[i].ino = s->cur_ino;
 			if (whole)
 				scan_memo_keep(s->memo, fd, &st, fs_type,
-					       memo_buf	      ? memo_buf
-					       : s->ahead_buf ? s->ahead_buf
-							      : s->whole,
-					       memo_buf	      ? memo_len
-					       : s->ahead_buf ? s->ahead_len
-							      : s->whole_len);
+					       listing ? listing : s->whole,
+					       listing ? listing_len : s->whole_len);
 			break;
 		}
 		if (n < 0)
