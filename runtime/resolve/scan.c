@@ -813,9 +813,12 @@ scan_list(struct scan *s, size_t i)
 					: 0;
 
 		if (n == 0) {
-			/* HEAD, objects and refs: git takes it for a repository
-			 * (its config is obeyed), whatever its name. */
-			if (git_parts == 7u && scan_named(s, i, fd, NULL, SCAN_GITDIR) < 0)
+			/* HEAD, and objects and refs, or a commondir file naming
+			 * where they are: git takes it for a repository (its
+			 * config, or the common directory's, is obeyed),
+			 * whatever its name. */
+			if ((git_parts & 1u) && ((git_parts & 6u) == 6u || (git_parts & 8u)) &&
+			    scan_named(s, i, fd, NULL, SCAN_GITDIR) < 0)
 				return -1;
 			s->dirs[i].listed = true;
 			s->dirs[i].dev = s->cur_dev;
@@ -858,10 +861,11 @@ scan_list(struct scan *s, size_t i)
 			}
 			s->visited++;
 			s->dirs[i].n_entries++;
-			if (s->o->report_bare && (name[0] == 'H' || name[0] == 'o' || name[0] == 'r'))
+			if (s->o->report_bare && strchr("Horc", name[0]))
 				git_parts |= !strcmp(name, "HEAD")	  ? 1u
-					     : !strcmp(name, "objects") ? 2u
+					     : !strcmp(name, "objects")	  ? 2u
 					     : !strcmp(name, "refs")	  ? 4u
+					     : !strcmp(name, "commondir") ? 8u
 									  : 0u;
 			/* The common case, a visible file, costs nothing more. */
 			if (!hidden && (!recursive || (type != DT_DIR && type != DT_UNKNOWN)) &&

@@ -45,8 +45,8 @@ struct scan_options {
 	const char *report_name;
 	bool stop_at_named;
 	/* With report_name: a directory git takes for a repository whatever
-	 * its name (it holds HEAD, objects/ and refs/) is listed in named too,
-	 * as kind SCAN_GITDIR. */
+	 * its name (it holds HEAD, and objects/ and refs/ or a commondir file
+	 * naming where they are) is listed in named too, as kind SCAN_GITDIR. */
 	bool report_bare;
 	/* Optional: directories not descended into (absolute, canonical,
 	 * sorted by strcmp): what the sandbox could not reach.  With
@@ -80,7 +80,7 @@ enum scan_kind {
 	SCAN_FILE,
 	SCAN_OTHER, /* socket, fifo, device */
 	SCAN_LINK,  /* in named only: hidden symlinks go to skipped_symlinks */
-	SCAN_GITDIR, /* in named only: a directory holding HEAD, objects/ and refs/ */
+	SCAN_GITDIR, /* in named only: a directory holding HEAD, and objects/ and refs/ or commondir */
 };
 
 struct scan_hit {

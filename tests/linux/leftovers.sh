@@ -273,6 +273,19 @@ t_bare_repository() {
 	no_marks
 }
 
+t_split_repository() {
+	name="a directory git takes for a repository through its commondir is set aside after the run"
+	make_repo split
+	agent "mkdir -p common/objects common/refs s && echo 'ref: refs/heads/main' >s/HEAD &&
+	echo ../common >s/commondir &&
+	printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tworktree = .\n\tfsmonitor = touch $M/split-fsmonitor\n' >common/config && echo planted"
+	expect_out "planted"
+	expect_out "/s/HEAD was made inside the sandbox: git on this machine would take its directory for a repository"
+	(cd "$R/s" && as_user git status) >/dev/null 2>&1
+	host_day
+	no_marks
+}
+
 t_unreadable_directory() {
 	name="a repository in a directory the sandbox made unreadable is found and set aside"
 	make_repo unreadable
@@ -470,6 +483,7 @@ run_all() {
 	t_killed_run
 	t_rebase_exec
 	t_bare_repository
+	t_split_repository
 	t_unreadable_directory
 	t_pruned_swap
 	t_config_through_link

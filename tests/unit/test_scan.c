@@ -938,3 +938,28 @@ Test(elsewhere, on_one_cpu_no_thread_starts)
 	usleep(10000);
 	cr_assert_eq(ran, 0);
 }
+
+Test(scan, a_directory_git_takes_for_a_repository_is_reported_whatever_its_name)
+{
+	static const char *const all[] = {"*"};
+	struct scan_options o = options(true);
+	char got[1024] = "";
+	size_t len = 0;
+
+	/* b: HEAD, objects and refs; s: HEAD and a commondir naming where they
+	 * are (git reads the common directory's config); h: HEAD alone, and o:
+	 * objects and refs alone, which git does not take. */
+	tree("b/HEAD b/objects/ b/refs/ s/HEAD s/commondir c/objects/ c/refs/ c/config h/HEAD "
+	     "o/objects/ o/refs/");
+	o.allow = all;
+	o.n_allow = 1;
+	o.report_name = ".git";
+	o.stop_at_named = true;
+	o.report_bare = true;
+	run(&o);
+	for (size_t i = 0; i < res.n_named; i++)
+		len += (size_t)snprintf(got + len, sizeof(got) - len, "%s%s%s", i ? " " : "",
+					rel(res.named[i].path),
+					res.named[i].kind == SCAN_GITDIR ? "(bare)" : "");
+	cr_assert_str_eq(got, "b(bare) s(bare)");
+}
