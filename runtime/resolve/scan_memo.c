@@ -49,8 +49,9 @@
 /* Memo files unused this long go, and a write's leftover sooner. */
 #define MEMO_UNUSED_S (30 * 24 * 3600)
 #define TMP_LEFT_S (24 * 3600)
-/* The key's description in the user's keyring. */
-#define KEY_NAME "omnibox:scan-memo"
+/* The key's description in the user's keyring, and the files' names, by
+ * version: another version's are not this one's to replace. */
+#define KEY_NAME "omnibox:scan-memo-2"
 
 struct rec {
 	unsigned long long dev, ino;
@@ -395,7 +396,7 @@ memo_name(char *out, size_t size, const char *purpose, const char *const *roots,
 
 	for (size_t i = 0; i < n; i++)
 		h = siphash(zero, roots[i], strlen(roots[i])) ^ (h * 0x100000001B3ULL);
-	snprintf(out, size, "scan-%s-%016llx", purpose, (unsigned long long)h);
+	snprintf(out, size, "scan2-%s-%016llx", purpose, (unsigned long long)h);
 }
 
 struct scan_memo *
@@ -571,10 +572,11 @@ memo_prune(const struct scan_memo *m)
 		return;
 	}
 	while ((e = readdir(d))) {
-		bool tmp = !strncmp(e->d_name, ".scan-", 6);
+		/* Any version's: "scan2-...", ".scan2-....XXXXXX", "scan-...". */
+		bool tmp = !strncmp(e->d_name, ".scan", 5);
 		struct stat st;
 
-		if ((tmp || !strncmp(e->d_name, "scan-", 5)) &&
+		if ((tmp || !strncmp(e->d_name, "scan", 4)) &&
 		    fstatat(m->dir, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    S_ISREG(st.st_mode) && now - st.st_mtime > (tmp ? TMP_LEFT_S : MEMO_UNUSED_S))
 			unlinkat(m->dir, e->d_name, 0);

@@ -1365,7 +1365,7 @@ t_scan_memo() {
 	# A second old: the listings are kept (SCAN_MEMO_SETTLED_NS).
 	sleep 1.2
 	out=$(cd "$WS/mm" && as_user "$TB/omnibox-run" -q "$P/memo.yaml" -- true 2>&1)
-	memo=$(ls "$H/.cache/omnibox/"scan-dotfiles-* 2>/dev/null | head -n 1)
+	memo=$(ls "$H/.cache/omnibox/"scan2-dotfiles-* 2>/dev/null | head -n 1)
 	tests=$((tests + 1))
 	if [ ! -f "$memo" ]; then
 		fail "no memo was kept in $H/.cache/omnibox"

@@ -160,7 +160,7 @@ memo_file(void)
 	d = opendir(dir);
 	cr_assert_not_null(d, "no cache directory %s", dir);
 	while ((e = readdir(d)))
-		if (!strncmp(e->d_name, "scan-test-", 10))
+		if (!strncmp(e->d_name, "scan2-test-", 11))
 			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 	closedir(d);
 	cr_assert(path[0], "no memo file in %s", dir);
@@ -406,8 +406,8 @@ Test(scan_memo, memo_files_unused_for_a_month_and_leftovers_go_at_the_next_write
 	settle();
 	run(true, true);
 	snprintf(old, sizeof(old), "%s/omnibox/scan-dotfiles-0000000000000000", cache);
-	snprintf(tmpf, sizeof(tmpf), "%s/omnibox/.scan-test-0000000000000000.abcdef", cache);
-	snprintf(recent, sizeof(recent), "%s/omnibox/scan-repos-0000000000000000", cache);
+	snprintf(tmpf, sizeof(tmpf), "%s/omnibox/.scan2-test-0000000000000000.abcdef", cache);
+	snprintf(recent, sizeof(recent), "%s/omnibox/scan2-repos-0000000000000000", cache);
 	for (int k = 0; k < 3; k++) {
 		const char *p = k == 0 ? old : k == 1 ? tmpf : recent;
 
