@@ -722,6 +722,28 @@ whole_add(struct scan *s, const char *buf, size_t n)
 }
 
 /*
+ * N entries of dirs[I] the memo left out, counted as the loop in
+ * scan_list() counts entries it only counts: -1 when the cap is reached
+ * before all N are (the scan has overflowed there), else 0.
+ */
+static int
+count_skipped(struct scan *s, size_t i, uint64_t n)
+{
+	uint64_t room = s->visited < s->limit ? s->limit - s->visited : 0;
+
+	if (s->dirs[i].depth > 0 && n > room) {
+		s->visited += room;
+		s->dirs[i].n_entries += room;
+		s->overflowed = true;
+		s->cut = i;
+		return -1;
+	}
+	s->visited += n;
+	s->dirs[i].n_entries += n;
+	return 0;
+}
+
+/*
  * The whole listing of dirs[I] (descriptor FD, status ST, on a file system
  * of type FS_TYPE) made elsewhere, *LEN bytes: the one the last scan kept
  * of this very directory unchanged (scan_memo.h), or the one the other
@@ -734,7 +756,11 @@ listing_kept(struct scan *s, size_t i, int fd, const struct stat *st, long fs_ty
 
 	free(s->ahead_buf);
 	s->ahead_buf = scan_ahead_take(s->ahead, i, s->cur_dev, s->cur_ino, &s->ahead_len);
-	memo = scan_memo_find(s->memo, fd, st, fs_type, len);
+	/* A directory below one kept, and a scan that reports a name not
+	 * starting with '.', see every name: the memo leaves some out. */
+	memo = s->dirs[i].strict || (s->o->report_name && s->o->report_name[0] != '.')
+		   ? NULL
+		   : scan_memo_find(s->memo, fd, st, fs_type, len);
 	if (memo) {
 		free(s->ahead_buf);
 		s->ahead_buf = NULL;
@@ -842,6 +868,12 @@ scan_list(struct scan *s, size_t i)
 			bool hidden = false;
 
 			off += d->d_reclen;
+			/* The memo's: entries a scan only counts (scan_memo.h). */
+			if (type == SCAN_MEMO_SKIPPED && buf == listing) {
+				if (count_skipped(s, i, (uint64_t)d->d_off) < 0)
+					return scan_queue_kids(s);
+				continue;
+			}
 			if (name[0] == '.') {
 				if (name[1] == '\0' || (name[1] == '.' && name[2] == '\0'))
 					continue;

@@ -149,10 +149,12 @@ memo_eligible(int fd, const struct stat *st, long fs_type)
 static uint64_t
 le64(const unsigned char *p)
 {
-	uint64_t v = 0;
+	uint64_t v;
 
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
 	return v;
 }
 
@@ -205,7 +207,13 @@ siphash(const unsigned char key[16], const void *in, size_t len)
 static uint32_t
 le32(const unsigned char *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap32(v);
+#endif
+	return v;
 }
 
 /* BUF (LEN bytes) XORed with ChaCha20's stream under KEY and NONCE, from block 1. */
@@ -236,13 +244,24 @@ chacha20(const unsigned char key[32], const unsigned char nonce[12], unsigned ch
 		for (int i = 0; i < 16; i++) {
 			uint32_t v = x[i] + in[i];
 
-			ks[4 * i] = (unsigned char)v;
-			ks[4 * i + 1] = (unsigned char)(v >> 8);
-			ks[4 * i + 2] = (unsigned char)(v >> 16);
-			ks[4 * i + 3] = (unsigned char)(v >> 24);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+			v = __builtin_bswap32(v);
+#endif
+			memcpy(ks + 4 * i, &v, 4);
 		}
-		for (size_t i = 0; i < 64 && off + i < len; i++)
-			buf[off + i] ^= ks[i];
+		if (len - off >= 64) {
+			for (int i = 0; i < 64; i += 8) {
+				uint64_t a, k;
+
+				memcpy(&a, buf + off + i, 8);
+				memcpy(&k, ks + i, 8);
+				a ^= k;
+				memcpy(buf + off + i, &a, 8);
+			}
+		} else {
+			for (size_t i = 0; off + i < len; i++)
+				buf[off + i] ^= ks[i];
+		}
 	}
 }
 
@@ -474,6 +493,57 @@ scan_memo_find(const struct scan_memo *m, int fd, const struct stat *st, long fs
 	return NULL;
 }
 
+/* Is the record at D an entry a scan only counts (SCAN_MEMO_SKIPPED)? */
+static bool
+only_counted(const char *d)
+{
+	static const char *const named[] = {"HEAD", "objects", "refs", "commondir"};
+	const char *name = d + 19;
+	unsigned char type = (unsigned char)d[18];
+
+	if (name[0] == '.' || (type != DT_REG && type != DT_LNK && type != DT_FIFO &&
+			       type != DT_SOCK && type != DT_CHR && type != DT_BLK))
+		return false;
+	for (size_t i = 0; i < sizeof(named) / sizeof(*named); i++)
+		if (!strcmp(name, named[i]))
+			return false;
+	return true;
+}
+
+/* IN (LEN bytes of getdents64() records) into OUT, each run of entries a
+ * scan only counts one SCAN_MEMO_SKIPPED record: OUT's length (never more
+ * than LEN: a run's record is no longer than its first entry's). */
+static size_t
+compact(const char *in, size_t len, char *out)
+{
+	size_t o = 0, run_at = 0;
+	int64_t run = 0;
+
+	for (size_t off = 0; off < len;) {
+		unsigned short reclen;
+
+		memcpy(&reclen, in + off + 16, sizeof(reclen));
+		if (only_counted(in + off)) {
+			if (!run++) {
+				run_at = o;
+				o += 24;
+			}
+			unsigned short rl = 24;
+
+			memset(out + run_at, 0, 24);
+			memcpy(out + run_at + 8, &run, 8);
+			memcpy(out + run_at + 16, &rl, sizeof(rl));
+			out[run_at + 18] = (char)SCAN_MEMO_SKIPPED;
+		} else {
+			run = 0;
+			memcpy(out + o, in + off, reclen);
+			o += reclen;
+		}
+		off += reclen;
+	}
+	return o;
+}
+
 void
 scan_memo_keep(struct scan_memo *m, int fd, const struct stat *st, long fs_type, const char *buf,
 	       size_t len)
@@ -495,7 +565,8 @@ scan_memo_keep(struct scan_memo *m, int fd, const struct stat *st, long fs_type,
 		m->kept = v;
 		m->cap_kept = cap;
 	}
-	/* The file's own bytes stay where they are; a new listing is copied. */
+	/* The file's own bytes stay where they are; a new listing is copied,
+	 * less what no scan looks at. */
 	ours = m->file && (uintptr_t)buf >= (uintptr_t)m->file &&
 	       (uintptr_t)buf < (uintptr_t)m->file + m->file_len;
 	r = &m->kept[m->n_kept];
@@ -511,7 +582,7 @@ scan_memo_keep(struct scan_memo *m, int fd, const struct stat *st, long fs_type,
 
 		if (!copy)
 			return;
-		memcpy(copy, buf, len);
+		r->len = len = compact(buf, len, copy);
 		r->buf = copy;
 		m->fresh = true;
 	}

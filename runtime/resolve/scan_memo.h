@@ -45,6 +45,17 @@
  * its listing to be kept. */
 #define SCAN_MEMO_SETTLED_NS 1000000000LL
 
+/*
+ * A listing kept is the directory's, less what no scan looks at but to
+ * count it: each run of entries whose name starts with no '.' and is none
+ * of HEAD, objects, refs and commondir, and that the listing says are not
+ * directories (nor of an unknown type), is one record of this d_type, its
+ * d_off the number of entries it stands for, its name empty.  A scan that
+ * must see every name (a directory below one kept, or one that reports a
+ * name not starting with '.') reads the directory itself.
+ */
+#define SCAN_MEMO_SKIPPED 0xff
+
 struct scan_memo;
 
 /*
@@ -71,9 +82,9 @@ bool scan_memo_empty(const struct scan_memo *m);
 /*
  * Keep, for the next scan, BUF (LEN bytes of getdents64() records: the
  * whole listing of the directory FD, read after its status was seen to be
- * ST, on a file system of type FS_TYPE), when it qualifies (above); BUF may
- * be the one scan_memo_find() gave.  M may be NULL.  Not thread-safe: the
- * scan's own thread only.
+ * ST, on a file system of type FS_TYPE), when it qualifies (above), less
+ * what SCAN_MEMO_SKIPPED leaves out; BUF may be the one scan_memo_find()
+ * gave.  M may be NULL.  Not thread-safe: the scan's own thread only.
  */
 void scan_memo_keep(struct scan_memo *m, int fd, const struct stat *st, long fs_type,
 		    const char *buf, size_t len);

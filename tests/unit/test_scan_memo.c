@@ -427,3 +427,86 @@ Test(scan_memo, memo_files_unused_for_a_month_and_leftovers_go_at_the_next_write
 	cr_assert_eq(access(recent, F_OK), 0, "a memo used 20 days ago was removed");
 	cr_assert_eq(access(memo_file(), F_OK), 0);
 }
+
+/* The cap, all-hidden directories and reported repositories: the same with
+ * the memo's counted runs as with every entry read. */
+Test(scan_memo, the_cap_and_every_report_are_the_same_from_the_memo)
+{
+	static const char *const all[] = {"*"};
+	const char *roots[] = {ws};
+	char want[8192];
+	uint64_t visited;
+	size_t unfinished, all_hidden, named;
+
+	wide_tree();
+	cr_assert_eq(mkdir(at("hid"), 0755), 0);
+	touch("hid/.a");
+	touch("hid/.b");
+	cr_assert_eq(mkdir(at("repo"), 0755), 0);
+	cr_assert_eq(mkdir(at("repo/objects"), 0755), 0);
+	cr_assert_eq(mkdir(at("repo/refs"), 0755), 0);
+	touch("repo/HEAD");
+	settle();
+	/* Every directory's listing in the memo first: the cap then falls
+	 * inside listings taken from it. */
+	{
+		struct scan_options full = {.allow = default_allow,
+					    .n_allow = 1,
+					    .recursive = true,
+					    .overflow = SCAN_UNLIMITED,
+					    .alone = true,
+					    .memo = "cap"};
+
+		scan_result_free(&res);
+		cr_assert_eq(scan_run(roots, 1, &full, &res, err, sizeof(err)), 0, "%s", err);
+	}
+	for (uint64_t cap = 37; cap < 1300; cap += 211) {
+		struct scan_options o = {.allow = default_allow,
+					 .n_allow = 1,
+					 .recursive = true,
+					 .max_entries = cap,
+					 .overflow = SCAN_WARN,
+					 .alone = true};
+
+		scan_result_free(&res);
+		cr_assert_eq(scan_run(roots, 1, &o, &res, err, sizeof(err)), 0, "%s", err);
+		snprintf(want, sizeof(want), "%s", hits(&res));
+		visited = res.visited;
+		unfinished = res.n_unfinished;
+		all_hidden = res.n_all_hidden;
+		o.memo = "cap";
+		for (int k = 0; k < 2; k++) {
+			scan_result_free(&res);
+			cr_assert_eq(scan_run(roots, 1, &o, &res, err, sizeof(err)), 0, "%s", err);
+			cr_assert_str_eq(hits(&res), want, "cap %llu", (unsigned long long)cap);
+			cr_assert_eq(res.visited, visited, "cap %llu", (unsigned long long)cap);
+			cr_assert_eq(res.n_unfinished, unfinished);
+			cr_assert_eq(res.n_all_hidden, all_hidden);
+		}
+		cr_assert_gt(res.memo_hits, 0, "cap %llu: nothing from the memo",
+			     (unsigned long long)cap);
+	}
+	/* The walk for repositories, which reports HEAD, objects and refs. */
+	{
+		struct scan_options o = {.allow = all,
+					 .n_allow = 1,
+					 .recursive = true,
+					 .overflow = SCAN_UNLIMITED,
+					 .report_name = ".git",
+					 .stop_at_named = true,
+					 .report_bare = true,
+					 .alone = true};
+
+		scan_result_free(&res);
+		cr_assert_eq(scan_run(roots, 1, &o, &res, err, sizeof(err)), 0, "%s", err);
+		named = res.n_named;
+		cr_assert_eq(named, 2, "%zu reported", named); /* .git and repo */
+		o.memo = "repos-test";
+		for (int k = 0; k < 2; k++) {
+			scan_result_free(&res);
+			cr_assert_eq(scan_run(roots, 1, &o, &res, err, sizeof(err)), 0, "%s", err);
+			cr_assert_eq(res.n_named, named);
+		}
+		cr_assert_gt(res.memo_hits, 0);
+	}
+}
