@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "runtime/resolve/scan.h"
+#include "tests/unit/scratch_tree.h"
 #include "runtime/resolve/scan_ahead.h"
 #include "runtime/launch/elsewhere.h"
 
@@ -62,13 +63,6 @@ getdents64(int fd, void *buf, size_t len)
 	return n;
 }
 
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 static void
 setup(void)
 {
@@ -84,7 +78,7 @@ teardown(void)
 	scan_result_free(&res);
 	if (locked[0])
 		chmod(locked, 0755);
-	nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_remove(tmp);
 }
 
 TestSuite(scan, .init = setup, .fini = teardown);
@@ -92,12 +86,7 @@ TestSuite(scan, .init = setup, .fini = teardown);
 static const char *
 at(const char *rel)
 {
-	static char bufs[4][PATH_MAX];
-	static int next;
-	char *p = bufs[next++ % 4];
-
-	snprintf(p, PATH_MAX, "%s/%s", tmp, rel);
-	return p;
+	return scratch_at(tmp, rel);
 }
 
 static void

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "runtime/resolve/scan.h"
+#include "tests/unit/scratch_tree.h"
 #include "runtime/resolve/scan_memo.h"
 
 static char tmp[64];
@@ -29,13 +30,6 @@ static char ws[96], cache[96];
 static struct scan_result res;
 static char err[1024];
 static const char *const default_allow[] = {".venv"};
-
-static int
-rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
 
 static void
 setup(void)
@@ -53,7 +47,7 @@ static void
 teardown(void)
 {
 	scan_result_free(&res);
-	nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	scratch_remove(tmp);
 }
 
 TestSuite(scan_memo, .init = setup, .fini = teardown);
@@ -61,12 +55,7 @@ TestSuite(scan_memo, .init = setup, .fini = teardown);
 static const char *
 at(const char *rel)
 {
-	static char bufs[4][PATH_MAX];
-	static int next;
-	char *p = bufs[next++ % 4];
-
-	snprintf(p, PATH_MAX, "%s/%s", ws, rel);
-	return p;
+	return scratch_at(ws, rel);
 }
 
 static void
