@@ -37,7 +37,7 @@ write_rt() {
 	NR = {"ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "pidfd_open": 434,
 	      "pidfd_getfd": 438, "io_uring_setup": 425, "open_by_handle_at": 304,
 	      "name_to_handle_at": 303, "prlimit64": 302, "setpriority": 141, "ioprio_set": 251,
-	      "sched_setaffinity": 203, "kcmp": 312}
+	      "sched_setaffinity": 203, "kcmp": 312, "add_key": 248, "keyctl": 250}
 	def sc(name, *a):
 	    r = libc.syscall(ctypes.c_long(NR[name]), *[ctypes.c_long(x) if isinstance(x, int) else x for x in a])
 	    return r, ctypes.get_errno()
@@ -71,6 +71,11 @@ write_rt() {
 	    out(m, res(*sc("kcmp", os.getpid(), int(a[0]), 0, 0, 0)))
 	elif m == "kill":
 	    out(m, oserr(lambda: os.kill(int(a[0]), int(a[1]))))
+	elif m == "key-find":
+	    # KEYCTL_SEARCH of the user's keyring (KEY_SPEC_USER_KEYRING, -4) for A[0]
+	    out(m, res(*sc("keyctl", 10, -4, b"user", a[0].encode(), 0)))
+	elif m == "key-add":
+	    out(m, res(*sc("add_key", b"user", a[0].encode(), b"0123456789abcdef", 16, -4)))
 	elif m == "io_uring":
 	    p = ctypes.create_string_buffer(120)
 	    out(m, res(*sc("io_uring_setup", 4, p)))
@@ -451,6 +456,24 @@ m_io_uring() {
 	expect_eq "$name" "$(printf '%s\n' "$out" | grep '^io_uring=')" "io_uring=EPERM"
 }
 
+# No user namespace here: the sandbox's user is the host user, whose
+# keyring holds the key of the dotfile scan's memo (runtime/resolve/scan_memo.h).
+# The filter refuses every keyring call, so the agent can neither read it
+# nor replace it.
+m_keyring() {
+	name="the user's keyring: a key the host holds is neither found nor replaced"
+	as_user python3 -I "$WS/tools/rt.py" key-add omnibox:landlock-test >/dev/null
+	host=$(as_user python3 -I "$WS/tools/rt.py" key-find omnibox:landlock-test)
+	expect_eq "the host finds its own key" "$host" "key-find=ok"
+	sbx rw sh -c 'rt key-find omnibox:landlock-test; rt key-add omnibox:landlock-test;
+		for p in keyctl i386-keyctl; do echo "$p=$(probe $p)"; done'
+	expect_out "key-find=EPERM"
+	expect_out "key-add=EPERM"
+	expect_out "keyctl=EPERM"
+	expect_out "i386-keyctl=EPERM"
+	expect_no_out "=ok"
+}
+
 # ---- 6. TCP to another host on the proxy's port (documented approximation) ----------------
 
 m_proxy_port() {
@@ -774,6 +797,7 @@ run_all() {
 		m_handles
 		m_ptrace
 		m_io_uring
+		m_keyring
 		m_proxy_port
 		m_sockets
 		m_terminals
