@@ -349,7 +349,7 @@ darwin_launch(const struct launch_request *rq0, struct host_entry *scratch, cons
 		rq.scratch = scratch->path;
 	} else if (dry_run) {
 		rq.scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmpdir);
-	} else if (host_scratch_create(a, tmpdir, &own) < 0) {
+	} else if (host_scratch_create(a, tmpdir, &own, NULL, NULL) < 0) {
 		fprintf(stderr, "omnibox-run: cannot create the scratch dir in %s: %s\n", tmpdir,
 			strerror(errno));
 		arena_free(a);

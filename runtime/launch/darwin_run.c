@@ -61,7 +61,7 @@ darwin_egress(struct arena *a, const struct launch_options *o, const struct sand
 	if (o->dry_run) {
 		dq->scratch = arena_printf(a, "%s/omnibox-XXXXXX", tmpdir);
 	} else {
-		if (host_scratch_create(a, tmpdir, &e->scratch) < 0)
+		if (host_scratch_create(a, tmpdir, &e->scratch, NULL, NULL) < 0)
 			return diag_fail(err, errlen, "cannot create the scratch dir in %s: %s",
 					 tmpdir, strerror(errno));
 		e->own_scratch = true;

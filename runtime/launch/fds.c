@@ -100,8 +100,10 @@ launch_detach(int *fds, size_t n)
 	for (size_t i = 0; i < n; i++)
 		fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, top);
 	for (size_t i = 0; i < n; i++) {
-		if (fds[i] < 0)
+		if (fds[i] < 0) {
+			close(3 + (int)i); /* none to keep there: nothing of the caller's */
 			continue;
+		}
 		dup2(fds[i], 3 + (int)i);
 		fcntl(3 + (int)i, F_SETFD, FD_CLOEXEC);
 		fds[i] = 3 + (int)i;

@@ -11,17 +11,86 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/launch/fds.h"
 #include "runtime/launch/rlimit.h"
 
+/* What the janitor was told of the scratch dir made after it started
+ * (janitor_scratch_name(), janitor_scratch_made()). */
+struct told {
+	int dirfd;		     /* its parent, -1 until named */
+	char name[JANITOR_NAME_MAX]; /* its name there */
+	bool made;		     /* and its device and inode: */
+	dev_t dev;
+	ino_t ino;
+};
+
+/* N bytes of the stream READ_FD into BUF: 0, or -1 (its end, or an error). */
+static int
+read_exact(int read_fd, void *buf, size_t n)
+{
+	for (size_t got = 0; got < n;) {
+		ssize_t r = read(read_fd, (char *)buf + got, n - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+/* One message of omnibox-run's, byte C and descriptor FD come, the rest of
+ * it read from READ_FD into *GROUP, *NS or *TOLD.  The check after the run
+ * done (the byte of janitor_checked())?  Released (janitor_release()), it
+ * exits. */
+static bool
+take_message(int read_fd, char c, int fd, pid_t *group, int *ns, struct told *told)
+{
+	unsigned char len;
+
+	switch (c) {
+	case 'r':
+		_exit(0);
+	case 'g': /* and the pid, written at once (a stream keeps them in order) */
+		if (read_exact(read_fd, group, sizeof(*group)) < 0)
+			*group = 0;
+		return false;
+	case 'n': /* the scratch dir's parent, and then its name's length and name */
+		if (fd < 0 || read_exact(read_fd, &len, 1) < 0 || len >= sizeof(told->name) ||
+		    read_exact(read_fd, told->name, len) < 0) {
+			if (fd >= 0)
+				close(fd);
+			return false;
+		}
+		told->name[len] = '\0';
+		if (told->dirfd >= 0)
+			close(told->dirfd);
+		told->dirfd = fd;
+		told->made = false;
+		return false;
+	case 's': /* made: its device and inode */
+		told->made = read_exact(read_fd, &told->dev, sizeof(told->dev)) == 0 &&
+			     read_exact(read_fd, &told->ino, sizeof(told->ino)) == 0;
+		return false;
+	default: /* the check's byte, with the sandbox's mount namespace */
+		if (fd >= 0) {
+			if (*ns >= 0)
+				close(*ns);
+			*ns = fd;
+		}
+		return true;
+	}
+}
+
 /* In the janitor: wait for the end of the socket READ.  Did the byte saying
  * the check after the run is done come first?  *GROUP: bwrap's process
- * group, if named (0: none); *NS: the sandbox's mount namespace, if sent.
- * Released (janitor_release()), it exits. */
+ * group, if named (0: none); *NS: the sandbox's mount namespace, if sent. */
 static bool
-wait_for_end(int read_fd, pid_t *group, int *ns)
+wait_for_end(int read_fd, pid_t *group, int *ns, struct told *told)
 {
 	bool checked = false;
 	ssize_t got;
@@ -32,25 +101,24 @@ wait_for_end(int read_fd, pid_t *group, int *ns)
 	while ((got = fds_recv_byte(read_fd, &c, &fd, 0)) != 0) {
 		if (got < 0)
 			break;
-		if (fd >= 0) {
-			if (*ns >= 0)
-				close(*ns);
-			*ns = fd;
-		}
-		if (c == 'r')
-			_exit(0);
-		if (c != 'g') {
-			checked = true;
-			continue;
-		}
-		/* 'g' and the pid, written at once (a stream keeps them in order). */
-		do
-			got = read(read_fd, group, sizeof(*group));
-		while (got < 0 && errno == EINTR);
-		if (got != (ssize_t)sizeof(*group))
-			*group = 0;
+		checked |= take_message(read_fd, c, fd, group, ns, told);
 	}
 	return checked;
+}
+
+/*
+ * The scratch dir named before it was made, when omnibox-run went before
+ * it said the directory was made: removed if it is one, ours, and empty
+ * (made a moment ago, nothing can be in it); never followed.
+ */
+static void
+remove_named(const struct told *told)
+{
+	struct stat st;
+
+	if (told->dirfd >= 0 && fstatat(told->dirfd, told->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode) && st.st_uid == geteuid())
+		unlinkat(told->dirfd, told->name, AT_REMOVEDIR);
 }
 
 static void __attribute__((noreturn))
@@ -58,6 +126,7 @@ janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launc
 	     const char *extra_dir)
 {
 	struct host_entry own = *scratch;
+	struct told told = {.dirfd = -1};
 	pid_t group;
 	int ns = -1;
 
@@ -76,7 +145,17 @@ janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launc
 	/* No word from omnibox-run before it went: it was killed before its own
 	 * check after the run, so the repositories the sandbox made are set
 	 * aside here (once the sandbox is gone), silently. */
-	bool checked = wait_for_end(keep[0], &group, &ns);
+	bool checked = wait_for_end(keep[0], &group, &ns, &told);
+
+	/* Made after this process started: the directory it was told of. */
+	if (own.dirfd < 0 && told.made) {
+		own = (struct host_entry){.dirfd = told.dirfd,
+					  .name = told.name,
+					  .dev = told.dev,
+					  .ino = told.ino,
+					  .is_dir = true};
+		told.dirfd = -1;
+	}
 
 	/* The sandbox's mounts, kept from omnibox-run's run: they go here, not
 	 * on the way of the command's caller (see janitor_checked()). */
@@ -108,6 +187,7 @@ janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launc
 			break;
 		usleep(40000);
 	}
+	remove_named(&told);
 	launch_cleanup(plan);
 	_exit(0);
 }
@@ -171,4 +251,29 @@ janitor_checked(int fd, int mnt_ns)
 		fprintf(stderr, "omnibox-run: warning: cannot tell the cleanup process the run is "
 				"over: %s\n",
 			strerror(errno));
+}
+
+int
+janitor_scratch_name(int fd, int dirfd, const char *name)
+{
+	size_t len = strlen(name);
+	unsigned char msg[1 + JANITOR_NAME_MAX];
+
+	if (len >= JANITOR_NAME_MAX)
+		return errno = ENAMETOOLONG, -1;
+	msg[0] = (unsigned char)len;
+	memcpy(msg + 1, name, len);
+	if (fds_send_byte(fd, 'n', dirfd) < 0)
+		return -1;
+	return write(fd, msg, 1 + len) == (ssize_t)(1 + len) ? 0 : -1;
+}
+
+int
+janitor_scratch_made(int fd, const struct host_entry *scratch)
+{
+	unsigned char msg[1 + sizeof(dev_t) + sizeof(ino_t)] = {'s'};
+
+	memcpy(msg + 1, &scratch->dev, sizeof(dev_t));
+	memcpy(msg + 1 + sizeof(dev_t), &scratch->ino, sizeof(ino_t));
+	return write(fd, msg, sizeof(msg)) == (ssize_t)sizeof(msg) ? 0 : -1;
 }

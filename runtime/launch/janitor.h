@@ -25,6 +25,18 @@
 int janitor_start(const struct host_entry *scratch, struct launch_plan *plan,
 		  const char *extra_dir);
 
+/*
+ * A scratch dir made after the janitor started (it was given none, a
+ * dirfd of -1): its NAME in the directory DIRFD, told before it is made,
+ * and then the directory made (SCRATCH, once host_scratch_create() made
+ * it).  Gone before it said the second, omnibox-run leaves an empty
+ * directory of that name, which the janitor removes (only if it is a
+ * directory of its user's, and empty).  0, or -1 with errno.
+ */
+#define JANITOR_NAME_MAX 64
+int janitor_scratch_name(int fd, int dirfd, const char *name);
+int janitor_scratch_made(int fd, const struct host_entry *scratch);
+
 /* Tell the janitor bwrap's process GROUP: if omnibox-run is gone before
  * it says the check is done, what is left in that group is killed first
  * (bwrap's child, which no death signal reaches until let go).  Safe in a

@@ -162,6 +162,13 @@ open_channels(struct bwrap_launch *l)
 	return 0;
 }
 
+/* host_scratch_create()'s BEFORE: the name to the janitor, ARG's. */
+static int
+tell_janitor(void *arg, int dirfd, const char *name)
+{
+	return janitor_scratch_name(((struct bwrap_launch *)arg)->janitor, dirfd, name);
+}
+
 static int
 prepare_host(struct bwrap_launch *l, char *err, size_t errlen)
 {
@@ -187,10 +194,31 @@ prepare_host(struct bwrap_launch *l, char *err, size_t errlen)
 	if (l->o->dry_run) {
 		l->scratch.path = arena_printf(l->a, "%s/omnibox-XXXXXX", tmp);
 	} else {
-		if (host_scratch_create(l->a, tmp, &l->scratch) < 0)
+		/*
+		 * A cleanup process before anything is made on the host
+		 * (janitor.h), as ever before bwrap exists: its group is said
+		 * to it from bwrap's side of the fork.  It gets an empty plan:
+		 * nothing of the agent's runs before omnibox-init is handed its
+		 * arguments, so it has no repository to set aside (with the
+		 * first step's roots and no repository known at launch, it
+		 * would set aside every one of them).  start_services() starts
+		 * the one of the resolved plan and lets this one go.  The
+		 * scratch dir's name is told to it before the directory is
+		 * made: however omnibox-run ends, it is not left behind.
+		 */
+		l->janitor = janitor_start(&(struct host_entry){.dirfd = -1},
+					   &(struct launch_plan){0}, NULL);
+		if (l->janitor < 0)
+			return diag_fail(err, errlen, "cannot start the cleanup process: %s",
+					 strerror(errno));
+		l->janitor_early = true;
+		if (host_scratch_create(l->a, tmp, &l->scratch, tell_janitor, l) < 0)
 			return diag_fail(err, errlen, "cannot create the scratch dir in %s: %s",
 					 tmp, strerror(errno));
 		l->scratch_made = true;
+		if (janitor_scratch_made(l->janitor, &l->scratch) < 0)
+			return diag_fail(err, errlen, "cannot tell the cleanup process of %s: %s",
+					 l->scratch.path, strerror(errno));
 		if (l->p->os_env.sandbox.n_egress && !l->landlock && ca_bundle_hold(l) < 0)
 			return diag_fail(err, errlen, "cannot make %s/%s: %s", l->scratch.path,
 					 ENV_CA_BUNDLE, strerror(errno));
@@ -471,20 +499,6 @@ bwrap_launch_spawn(struct bwrap_launch *l, char *err, size_t errlen)
 	if (l->use_pty && pty_open(&l->pty, why, sizeof(why)) < 0)
 		return diag_fail(err, errlen, "%s; nothing ran (--no-pty runs without one)", why);
 	start_cgroup(l);
-	/*
-	 * A cleanup process before bwrap exists, as ever (janitor.h): its
-	 * group is said to it from bwrap's side of the fork.  It gets the
-	 * scratch dir and an empty plan: nothing of the agent's runs before
-	 * omnibox-init is handed its arguments, so it has no repository to set
-	 * aside (with the first step's roots and no repository known at
-	 * launch, it would set aside every one of them).  start_services()
-	 * starts the one of the resolved plan and lets this one go.
-	 */
-	l->janitor = janitor_start(&l->scratch, &(struct launch_plan){0}, NULL);
-	if (l->janitor < 0)
-		return diag_fail(err, errlen, "cannot start the cleanup process: %s",
-				 strerror(errno));
-	l->janitor_early = true;
 	/* A signal from now on is one "while the sandbox was set up": held
 	 * until the event loop that ends the launch for it takes it. */
 	bwrap_signals_hold(true);
@@ -751,15 +765,16 @@ bwrap_launch_undo(struct bwrap_launch *l)
 	/* Started early, handed nothing: nothing of the agent's ran; what
 	 * the first cleanup process would do is done here. */
 	bwrap_end(l);
-	if (l->janitor_early) {
-		janitor_release(l->janitor);
-		l->janitor = -1;
-		l->janitor_early = false;
-	}
 	/* Its socket and bundle are in the scratch dir. */
 	egress_proxy_stop(l->a, &l->proxy, NULL);
 	if (l->resolved)
 		launch_cleanup(&l->plan);
 	if (l->scratch_made)
 		host_remove(&l->scratch, true, false);
+	/* Last: until the scratch dir is gone it is the janitor's to remove. */
+	if (l->janitor_early) {
+		janitor_release(l->janitor);
+		l->janitor = -1;
+		l->janitor_early = false;
+	}
 }

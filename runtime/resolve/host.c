@@ -35,7 +35,8 @@ entry_stat(struct host_entry *e)
 }
 
 int
-host_scratch_create(struct arena *a, const char *parent, struct host_entry *out)
+host_scratch_create(struct arena *a, const char *parent, struct host_entry *out,
+		    int (*before)(void *arg, int dirfd, const char *name), void *arg)
 {
 	static const char chars[] =
 	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -58,6 +59,8 @@ host_scratch_create(struct arena *a, const char *parent, struct host_entry *out)
 		for (size_t i = 0; i < 6; i++)
 			name[8 + i] = chars[r[i] % (sizeof(chars) - 1)];
 		name[14] = '\0';
+		if (before && before(arg, dirfd, name) < 0)
+			break;
 		if (mkdirat(dirfd, name, 0700) < 0) {
 			if (errno == EEXIST)
 				continue;

@@ -27,9 +27,13 @@ struct host_entry {
 
 /*
  * A new private (0700) directory PARENT/omnibox-XXXXXX, made by mkdirat()
- * under a descriptor on PARENT.  Returns 0, or -1 with errno.
+ * under a descriptor on PARENT.  BEFORE (or NULL) is called with ARG, that
+ * descriptor and each name before a directory of that name is made: it
+ * tells the name to whoever removes what is left (-1 with errno: nothing
+ * is made).  Returns 0, or -1 with errno.
  */
-int host_scratch_create(struct arena *a, const char *parent, struct host_entry *out);
+int host_scratch_create(struct arena *a, const char *parent, struct host_entry *out,
+			int (*before)(void *arg, int dirfd, const char *name), void *arg);
 
 /* An empty placeholder NAME (a directory when IS_DIR) in DIRFD, which it keeps. */
 int host_placeholder_make(struct arena *a, int dirfd, const char *name, const char *path,

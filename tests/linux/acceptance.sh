@@ -738,10 +738,13 @@ t_signal_forwarding() {
 # moment (0 to 7 ms) after it starts; what each printed, read through a
 # pipe as a caller's $(...) reads it, in $T/signal.I; $hung: how many of
 # those outputs never ended.
+# Their scratch dirs are made in $T/sigtmp (sigtmp_empty checks it).
 signal_launches() {
 	hung=0
+	mkdir -p "$T/sigtmp"
+	chmod 1777 "$T/sigtmp"
 	for i in $(seq "$2"); do
-		out=$(cd "$WS" && as_user timeout -s KILL 20 sh -c "{ '$TB/omnibox-run' -q \
+		out=$(cd "$WS" && as_user timeout -s KILL 20 sh -c "{ TMPDIR='$T/sigtmp' '$TB/omnibox-run' -q \
 			'$P/default.yaml' -- sh -c 'echo agent-ran' & p=\$!; sleep 0.00$((i % 8))
 			kill -$1 \$p; wait \$p; } 2>&1 | cat")
 		[ $? = 137 ] && hung=$((hung + 1))
@@ -780,6 +783,36 @@ t_signal_during_setup() {
 	done
 	tests=$((tests + 1))
 	gone "^$TB/omnibox-run -q $P/default.yaml" || fail "a process of the launches outlived them"
+	sigtmp_empty "the launches ended by a signal"
+}
+
+# sigtmp_empty WHAT: $T/sigtmp holds no scratch dir (up to 5 s for the
+# janitors to finish), and is emptied.
+sigtmp_empty() {
+	for _ in $(seq 50); do
+		[ -z "$(ls -A "$T/sigtmp")" ] && break
+		sleep 0.1
+	done
+	expect_eq "scratch dirs $1 left behind" "$(ls -A "$T/sigtmp" | tr '\n' ' ')" ""
+	rm -rf "$T/sigtmp"
+}
+
+# omnibox-run killed just after it made its scratch dir (strace holds it
+# there, at the exit of that mkdirat): the cleanup process, started before
+# and told the name first, removes the directory.
+t_scratch_killed() {
+	name="omnibox-run killed the moment its scratch dir is made: the directory is not left behind"
+	mkdir -p "$T/sigtmp"
+	chmod 1777 "$T/sigtmp"
+	out=$(cd "$WS" && as_user sh -c "TMPDIR='$T/sigtmp' strace -o /dev/null -e trace=mkdirat \
+		-e inject=mkdirat:delay_exit=10000000:when=1 '$TB/omnibox-run' -q '$P/default.yaml' \
+		-- sh -c 'echo agent-ran' & s=\$!
+		for _ in \$(seq 200); do [ -n \"\$(ls -A '$T/sigtmp')\" ] && break; sleep 0.05; done
+		echo made: \$(ls -A '$T/sigtmp')
+		pkill -KILL -P \$s; wait \$s" 2>&1)
+	expect_out "made: omnibox-"
+	expect_no_out "agent-ran"
+	sigtmp_empty "by omnibox-run killed as it made it"
 }
 
 t_missing_bwrap() {
@@ -1650,6 +1683,7 @@ run_all() {
 	t_kill_run
 	t_signal_forwarding
 	t_signal_during_setup
+	t_scratch_killed
 	t_missing_bwrap
 	t_no_namespaces
 	t_escapes

@@ -153,7 +153,7 @@ Test(host, the_scratch_dir_goes_with_a_deep_tree)
 	int dir;
 
 	make_outside(outside, sizeof(outside), keep, sizeof(keep));
-	cr_assert_eq(host_scratch_create(a, root, &e), 0);
+	cr_assert_eq(host_scratch_create(a, root, &e, NULL, NULL), 0);
 	dir = open(e.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	cr_assert_eq(make_deep(dir, 3000, outside), 0);
 	close(dir);
@@ -170,7 +170,7 @@ Test(host, a_scratch_name_that_holds_another_directory_stays)
 	struct host_entry e;
 	char away[128], mine[160];
 
-	cr_assert_eq(host_scratch_create(a, root, &e), 0);
+	cr_assert_eq(host_scratch_create(a, root, &e, NULL, NULL), 0);
 	snprintf(away, sizeof(away), "%s/away", root);
 	cr_assert_eq(rename(e.path, away), 0);
 	cr_assert_eq(mkdir(e.path, 0700), 0);
