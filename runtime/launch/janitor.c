@@ -25,6 +25,7 @@ struct told {
 	bool made;		     /* and its device and inode: */
 	dev_t dev;
 	ino_t ino;
+	char moved[JANITOR_NAME_MAX]; /* the name the scratch dir was given at the end, or "" */
 };
 
 /* N bytes of the stream READ_FD into BUF: 0, or -1 (its end, or an error). */
@@ -71,6 +72,13 @@ take_message(int read_fd, char c, int fd, pid_t *group, int *ns, struct told *to
 			close(told->dirfd);
 		told->dirfd = fd;
 		told->made = false;
+		return false;
+	case 'm': /* its new name, and its length first */
+		if (read_exact(read_fd, &len, 1) == 0 && len < sizeof(told->moved) &&
+		    read_exact(read_fd, told->moved, len) == 0)
+			told->moved[len] = '\0';
+		else
+			told->moved[0] = '\0';
 		return false;
 	case 's': /* made: its device and inode */
 		told->made = read_exact(read_fd, &told->dev, sizeof(told->dev)) == 0 &&
@@ -187,6 +195,14 @@ janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launc
 			break;
 		usleep(40000);
 	}
+	/* Moved out of the way as omnibox-run ended (janitor_scratch_moved()):
+	 * by its new name too (the same directory: device and inode). */
+	for (int i = 0; own.dirfd >= 0 && told.moved[0] && i < 50; i++) {
+		own.name = told.moved;
+		if (host_remove(&own, true, true) == 0)
+			break;
+		usleep(40000);
+	}
 	remove_named(&told);
 	launch_cleanup(plan);
 	_exit(0);
@@ -253,19 +269,35 @@ janitor_checked(int fd, int mnt_ns)
 			strerror(errno));
 }
 
-int
-janitor_scratch_name(int fd, int dirfd, const char *name)
+/* BYTE (with DIRFD, or -1), then NAME's length and NAME, to the janitor. */
+static int
+send_name(int fd, char byte, int dirfd, const char *name)
 {
 	size_t len = strlen(name);
-	unsigned char msg[1 + JANITOR_NAME_MAX];
+	unsigned char msg[2 + JANITOR_NAME_MAX] = {(unsigned char)byte};
 
 	if (len >= JANITOR_NAME_MAX)
 		return errno = ENAMETOOLONG, -1;
-	msg[0] = (unsigned char)len;
-	memcpy(msg + 1, name, len);
-	if (fds_send_byte(fd, 'n', dirfd) < 0)
-		return -1;
-	return write(fd, msg, 1 + len) == (ssize_t)(1 + len) ? 0 : -1;
+	msg[1] = (unsigned char)len;
+	memcpy(msg + 2, name, len);
+	if (dirfd >= 0)
+		return fds_send_byte(fd, byte, dirfd) < 0 ||
+			       write(fd, msg + 1, 1 + len) != (ssize_t)(1 + len)
+			   ? -1
+			   : 0;
+	return write(fd, msg, 2 + len) == (ssize_t)(2 + len) ? 0 : -1;
+}
+
+int
+janitor_scratch_name(int fd, int dirfd, const char *name)
+{
+	return send_name(fd, 'n', dirfd, name);
+}
+
+int
+janitor_scratch_moved(int fd, const char *name)
+{
+	return send_name(fd, 'm', -1, name);
 }
 
 int

@@ -37,6 +37,14 @@ int janitor_start(const struct host_entry *scratch, struct launch_plan *plan,
 int janitor_scratch_name(int fd, int dirfd, const char *name);
 int janitor_scratch_made(int fd, const struct host_entry *scratch);
 
+/*
+ * The scratch dir is about to be renamed NAME in the same directory, at the
+ * end of a launch: the janitor removes it by either name (the same device
+ * and inode) once omnibox-run is gone, off the way of whoever waits for
+ * omnibox-run.  0, or -1 with errno.
+ */
+int janitor_scratch_moved(int fd, const char *name);
+
 /* Tell the janitor bwrap's process GROUP: if omnibox-run is gone before
  * it says the check is done, what is left in that group is killed first
  * (bwrap's child, which no death signal reaches until let go).  Safe in a

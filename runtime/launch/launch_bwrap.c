@@ -733,6 +733,30 @@ bwrap_launch_run(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The scratch dir, at the end of a launch that ran: renamed out of the way
+ * (".omnibox-XXXXXX"), its name gone before omnibox-run returns, and left
+ * to the janitor to remove once omnibox-run is gone.  Its removal (a home
+ * full of caches, the mounts the sandbox had on it) is then on no one's
+ * way.  0, or -1 when it is this process's to remove.
+ */
+static int
+scratch_hand_off(struct bwrap_launch *l)
+{
+	char *gone;
+
+	if (l->janitor < 0 || l->scratch.dirfd < 0 || !l->scratch.name)
+		return -1;
+	gone = arena_printf(l->a, ".%s", l->scratch.name);
+	if (janitor_scratch_moved(l->janitor, gone) < 0 ||
+	    renameat2(l->scratch.dirfd, l->scratch.name, l->scratch.dirfd, gone, RENAME_NOREPLACE) <
+		0)
+		return -1;
+	close(l->scratch.dirfd);
+	l->scratch.dirfd = -1;
+	return 0;
+}
+
 void
 bwrap_launch_report(struct bwrap_launch *l)
 {
@@ -750,7 +774,8 @@ bwrap_launch_report(struct bwrap_launch *l)
 	egress_log_close(&l->egress_log);
 	if (l->cgroup)
 		cgroup_remove(l->cgroup);
-	host_remove(&l->scratch, true, false);
+	if (scratch_hand_off(l) < 0)
+		host_remove(&l->scratch, true, false);
 	launch_cleanup(&l->plan);
 	close(l->janitor);
 	tb_free(&l->text);

@@ -797,6 +797,24 @@ sigtmp_empty() {
 	rm -rf "$T/sigtmp"
 }
 
+# At the end of a launch the scratch dir is renamed out of the way and the
+# cleanup process removes it after omnibox-run has returned: its name is
+# gone at once, and its tree (a home with caches, the mounts the sandbox had
+# on it) soon after.
+t_scratch_handed_off() {
+	name="the scratch dir of a launch that ran: its name gone as omnibox-run returns, its tree soon after"
+	mkdir -p "$T/sigtmp"
+	chmod 1777 "$T/sigtmp"
+	out=$(cd "$WS" && as_user env TMPDIR="$T/sigtmp" "$TB/omnibox-run" -q "$P/default.yaml" -- \
+		sh -c 'mkdir -p "$HOME/.cache/x" && echo c >"$HOME/.cache/x/f" && echo t >"$TMPDIR/t" &&
+		echo "scratch=$TMPDIR"' 2>&1)
+	expect_out "scratch=$T/sigtmp/omnibox-"
+	scratch=$(printf '%s\n' "$out" | sed -n 's/^scratch=//p')
+	tests=$((tests + 1))
+	[ -n "$scratch" ] && [ ! -e "$scratch" ] || fail "scratch dir $scratch still exists"
+	sigtmp_empty "by a launch that ran"
+}
+
 # omnibox-run killed just after it made its scratch dir (strace holds it
 # there, at the exit of that mkdirat): the cleanup process, started before
 # and told the name first, removes the directory.
@@ -1684,6 +1702,7 @@ run_all() {
 	t_signal_forwarding
 	t_signal_during_setup
 	t_scratch_killed
+	t_scratch_handed_off
 	t_missing_bwrap
 	t_no_namespaces
 	t_escapes
