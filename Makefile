@@ -183,7 +183,7 @@ endif
 INIT_OBJ := $(INIT_SRC:%.c=$(INIT_DIR)/%.o)
 UNIT := frontend egress_parse egress_match scan seccomp sbpl resolve host perm winjob winquote \
 	http destination credentials scrub websocket sigv4 gitssh diff textesc env gitindex transparent landlock_plan \
-	landlock_open llbackend egress_table handover scan_memo
+	landlock_open llbackend egress_table handover scan_memo janitor
 UNIT_BIN := $(UNIT:%=$(B)/tests/test_%)
 BENCH_BIN := $(B)/bench/bench_match $(B)/bench/bench_exec $(B)/bench/bench_scan \
 	$(B)/bench/bench_seccomp $(B)/bench/bench_sbpl $(B)/bench/bench_proxy_start \

@@ -26,6 +26,7 @@ struct told {
 	dev_t dev;
 	ino_t ino;
 	char moved[JANITOR_NAME_MAX]; /* the name the scratch dir was given at the end, or "" */
+	bool cleaned;		      /* omnibox-run removed its placeholders itself */
 };
 
 /* N bytes of the stream READ_FD into BUF: 0, or -1 (its end, or an error). */
@@ -79,6 +80,9 @@ take_message(int read_fd, char c, int fd, pid_t *group, int *ns, struct told *to
 			told->moved[len] = '\0';
 		else
 			told->moved[0] = '\0';
+		return false;
+	case 'c':
+		told->cleaned = true;
 		return false;
 	case 's': /* made: its device and inode */
 		told->made = read_exact(read_fd, &told->dev, sizeof(told->dev)) == 0 &&
@@ -204,7 +208,11 @@ janitor_main(int *keep, size_t n, const struct host_entry *scratch, struct launc
 		usleep(40000);
 	}
 	remove_named(&told);
-	launch_cleanup(plan);
+	/* Not again what omnibox-run removed: the next launch may have made
+	 * its own by the same name, and the file system may have given it the
+	 * freed inode's number. */
+	if (!told.cleaned)
+		launch_cleanup(plan);
 	_exit(0);
 }
 
@@ -308,4 +316,10 @@ janitor_scratch_made(int fd, const struct host_entry *scratch)
 	memcpy(msg + 1, &scratch->dev, sizeof(dev_t));
 	memcpy(msg + 1 + sizeof(dev_t), &scratch->ino, sizeof(ino_t));
 	return write(fd, msg, sizeof(msg)) == (ssize_t)sizeof(msg) ? 0 : -1;
+}
+
+void
+janitor_cleaned(int fd)
+{
+	(void)!write(fd, "c", 1);
 }

@@ -51,6 +51,10 @@ int janitor_scratch_moved(int fd, const char *name);
  * child between vfork and exec: it writes, nothing else. */
 void janitor_sandbox(int fd, pid_t group);
 
+/* Tell the janitor omnibox-run removed its placeholders itself: it leaves
+ * them alone (what has their names by then is another launch's). */
+void janitor_cleaned(int fd);
+
 /* Let the janitor go, doing nothing, and close FD: another one, started
  * since, has the launch (omnibox-run's first, started before bwrap while
  * the plan was not resolved yet). */

@@ -777,6 +777,7 @@ bwrap_launch_report(struct bwrap_launch *l)
 	if (scratch_hand_off(l) < 0)
 		host_remove(&l->scratch, true, false);
 	launch_cleanup(&l->plan);
+	janitor_cleaned(l->janitor);
 	close(l->janitor);
 	tb_free(&l->text);
 	tb_free(&l->nul);
