@@ -3,8 +3,12 @@
  */
 #include "runtime/egress/scrub.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+static void index_make(struct scrub_set *s);
+static void index_free(struct scrub_set *s);
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -166,10 +170,13 @@ scrub_set_add_secret(struct scrub_set *s, const char *secret, const char *placeh
 	if (!*secret || strlen(placeholder) > SCRUB_PIECE_MAX)
 		return -1;
 	done = each_pattern(s, secret, placeholder, true, (size_t)-1, &failed);
-	if (!failed)
+	if (!failed) {
+		index_make(s);
 		return 0;
+	}
 	/* Undo the part that went in: the set stays as it was. */
 	each_pattern(s, secret, "", false, done, &failed);
+	index_make(s);
 	return -1;
 }
 
@@ -179,11 +186,13 @@ scrub_set_remove_secret(struct scrub_set *s, const char *secret)
 	bool failed;
 
 	each_pattern(s, secret, "", false, (size_t)-1, &failed);
+	index_make(s);
 }
 
 void
 scrub_set_clear(struct scrub_set *s)
 {
+	index_free(s);
 	for (size_t i = 0; i < s->n; i++) {
 		explicit_bzero(s->p[i].from, s->p[i].from_len);
 		free(s->p[i].from);
@@ -191,6 +200,165 @@ scrub_set_clear(struct scrub_set *s)
 	}
 	free(s->p);
 	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * The index.  A response is looked at once for all the longer patterns, not
+ * once for each: only the 4 bytes (a gram) at every STRIDE-th position of
+ * the text, STRIDE being the shortest such pattern less 3 (at most
+ * STRIDE_MAX).  A pattern of L >= STRIDE + 3 bytes starting at S holds the
+ * text's gram at the first sampled position P at or after S (P - S <
+ * STRIDE, so P + GRAM <= S + L), at its own offset P - S; so the grams at
+ * offsets 0 to STRIDE - 1 of every such pattern are indexed, a bit of
+ * FILTER for each (by hash), and the grams themselves, sorted by hash, to
+ * tell which pattern and offset a hit may be.  Each one is then compared
+ * whole.  Patterns shorter than SAMPLED are looked for on their own.
+ */
+#define GRAM 4
+#define SAMPLED 11 /* a stride of 8 at least */
+#define STRIDE_MAX 32
+#define FILTER_BITS 16
+
+struct scrub_gram {
+	uint32_t gram;
+	uint16_t hash;
+	uint16_t off;	  /* in the pattern */
+	uint32_t pattern; /* its index in the set */
+};
+
+static uint32_t
+gram_at(const char *s)
+{
+	uint32_t g;
+
+	memcpy(&g, s, sizeof(g));
+	return g;
+}
+
+static unsigned
+gram_hash(uint32_t g)
+{
+	return (unsigned)((g * 0x9E3779B1u) >> (32 - FILTER_BITS));
+}
+
+static int
+by_hash(const void *a, const void *b)
+{
+	const struct scrub_gram *x = a, *y = b;
+
+	return (x->hash > y->hash) - (x->hash < y->hash);
+}
+
+static void
+index_free(struct scrub_set *s)
+{
+	if (s->grams)
+		explicit_bzero(s->grams, s->n_grams * sizeof(*s->grams));
+	free(s->grams);
+	free(s->filter);
+	s->grams = NULL;
+	s->filter = NULL;
+	s->n_grams = 0;
+}
+
+/* The index of S's patterns as they are now (none when memory runs out:
+ * every pattern is then looked for on its own, as right, more slowly). */
+static void
+index_make(struct scrub_set *s)
+{
+	size_t n = 0, k = 0, stride = STRIDE_MAX;
+
+	index_free(s);
+	for (size_t i = 0; i < s->n; i++)
+		if (s->p[i].from_len >= SAMPLED) {
+			n++;
+			if (s->p[i].from_len - (GRAM - 1) < stride)
+				stride = s->p[i].from_len - (GRAM - 1);
+		}
+	if (!n)
+		return;
+	n *= stride;
+	s->stride = stride;
+	s->filter = calloc((size_t)1 << FILTER_BITS >> 6, sizeof(*s->filter));
+	s->grams = malloc(n * sizeof(*s->grams));
+	if (!s->filter || !s->grams) {
+		index_free(s);
+		return;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t j = 0; s->p[i].from_len >= SAMPLED && j < stride; j++) {
+			uint32_t g = gram_at(s->p[i].from + j);
+			unsigned h = gram_hash(g);
+
+			s->filter[h >> 6] |= 1ull << (h & 63);
+			s->grams[k++] =
+			    (struct scrub_gram){g, (uint16_t)h, (uint16_t)j, (uint32_t)i};
+		}
+	qsort(s->grams, n, sizeof(*s->grams), by_hash);
+	s->n_grams = n;
+}
+
+/* The first of S's grams with hash H. */
+static size_t
+grams_from(const struct scrub_set *s, unsigned h)
+{
+	size_t lo = 0, hi = s->n_grams;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->grams[mid].hash < h)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Is pattern I at START of BUF/LEN, and earlier (or as early and longer)
+ * than *WHERE and *BEST?  Then it is those. */
+static bool
+take_if_earlier(const struct scrub_set *s, const char *buf, size_t len, size_t start, uint32_t i,
+		size_t *where, int *best)
+{
+	const struct scrub_pattern *p = &s->p[i];
+
+	if (start + p->from_len > len || memcmp(buf + start, p->from, p->from_len))
+		return false;
+	if (start < *where ||
+	    (start == *where && (*best < 0 || p->from_len > s->p[*best].from_len))) {
+		*where = start;
+		*best = (int)i;
+	}
+	return true;
+}
+
+/* The earliest (then longest) indexed pattern in BUF/LEN, if earlier than
+ * *WHERE (or as early and longer than *BEST): into both.  Every match
+ * found at a sampled position starts after the one before it, so the first
+ * position with one has the earliest. */
+static void
+sampled_match(const struct scrub_set *s, const char *buf, size_t len, size_t *where, int *best)
+{
+	size_t stride = s->stride, end = len < GRAM ? 0 : len - GRAM + 1;
+
+	for (size_t pos = 0; pos < end && pos < *where + stride; pos += stride) {
+		uint32_t g = gram_at(buf + pos);
+		unsigned h = gram_hash(g);
+		bool found = false;
+
+		if (!(s->filter[h >> 6] >> (h & 63) & 1))
+			continue;
+		for (size_t k = grams_from(s, h); k < s->n_grams && s->grams[k].hash == h; k++) {
+			const struct scrub_gram *e = &s->grams[k];
+
+			if (e->gram == g && e->off <= pos)
+				found |= take_if_earlier(s, buf, len, pos - e->off, e->pattern,
+							 where, best);
+		}
+		if (found)
+			return;
+	}
 }
 
 /* The earliest (then longest) pattern in BUF/LEN: its index, and *AT; -1 when none. */
@@ -203,8 +371,11 @@ first_match(const struct scrub_set *s, const char *buf, size_t len, size_t *at)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct scrub_pattern *p = &s->p[i];
 		size_t lim = where + p->from_len < len ? where + p->from_len : len;
-		const char *m = memmem(buf, lim, p->from, p->from_len);
+		const char *m;
 
+		if (s->filter && p->from_len >= SAMPLED)
+			continue; /* the index's */
+		m = memmem(buf, lim, p->from, p->from_len);
 		if (!m)
 			continue;
 		if ((size_t)(m - buf) < where ||
@@ -213,6 +384,8 @@ first_match(const struct scrub_set *s, const char *buf, size_t len, size_t *at)
 			best = (int)i;
 		}
 	}
+	if (s->filter)
+		sampled_match(s, buf, len, &where, &best);
 	*at = where;
 	return best;
 }

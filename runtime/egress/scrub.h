@@ -36,10 +36,18 @@ struct scrub_pattern {
 	unsigned refs; /* secrets that gave this pattern */
 };
 
+struct scrub_gram; /* scrub.c */
+
 struct scrub_set {
 	struct scrub_pattern *p; /* grows; a zeroed set is empty */
 	size_t n, cap;
 	size_t longest; /* the longest FROM */
+	/* The index of the longer patterns, made again at each change (scrub.c);
+	 * without one (none made yet, or no memory), every pattern is looked
+	 * for on its own.  Wiped with the set. */
+	unsigned long long *filter;
+	struct scrub_gram *grams;
+	size_t n_grams, stride;
 };
 
 /*

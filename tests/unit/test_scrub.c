@@ -273,3 +273,107 @@ Test(scrub_set, a_full_set_refuses_and_stays_as_it_was)
 	cr_assert_eq(scrub_set_add_secret(&s, "", PLACEHOLDER), -1, "an empty secret");
 	scrub_set_clear(&s);
 }
+
+/*
+ * What the set's patterns give, found the plain way: at each position the
+ * longest pattern that starts there, else the byte.  The scrubber looks for
+ * the longer patterns through an index of sampled grams; it must give the
+ * same, whatever the text.
+ */
+static size_t
+plain_scrub(const struct scrub_set *s, const char *in, size_t len, char *out)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len;) {
+		const struct scrub_pattern *best = NULL;
+
+		for (size_t k = 0; k < s->n; k++) {
+			const struct scrub_pattern *p = &s->p[k];
+
+			if (i + p->from_len <= len && !memcmp(in + i, p->from, p->from_len) &&
+			    (!best || p->from_len > best->from_len))
+				best = p;
+		}
+		if (!best) {
+			out[o++] = in[i++];
+			continue;
+		}
+		memcpy(out + o, best->to, best->to_len);
+		o += best->to_len;
+		i += best->from_len;
+	}
+	return o;
+}
+
+/* SECRETS (N of them, the fourth taken out half way), and a long one in
+ * pieces, over 3,000 texts of their own letters with patterns planted
+ * anywhere, at the ends too, overlapping: what a plain search gives. */
+static void
+same_as_plain_search(const char *const *secrets, size_t n_secrets, bool long_one)
+{
+	struct scrub_set s = {0};
+	char big[700], in[4096], want[16384], got[16384];
+	unsigned seed = 7;
+
+	for (size_t i = 0; i < n_secrets; i++)
+		cr_assert_eq(scrub_set_add_secret(&s, secrets[i], PLACEHOLDER), 0);
+	for (size_t i = 0; i < sizeof(big) - 1; i++)
+		big[i] = (char)('a' + i * 7 % 26);
+	big[sizeof(big) - 1] = '\0';
+	if (long_one)
+		cr_assert_eq(scrub_set_add_secret(&s, big, PLACEHOLDER), 0);
+	for (int round = 0; round < 3000; round++) {
+		size_t len = (size_t)(rand_r(&seed) % sizeof(in));
+
+		if (round == 1500) /* taken out: the index is made again */
+			scrub_set_remove_secret(&s, secrets[3]);
+		for (size_t i = 0; i < len; i++)
+			in[i] = "abcdefghijkl0123456789x-!"[rand_r(&seed) % 25];
+		for (int k = rand_r(&seed) % 6; k > 0 && s.n; k--) {
+			const struct scrub_pattern *p = &s.p[(size_t)rand_r(&seed) % s.n];
+			size_t at;
+
+			if (p->from_len > len)
+				continue;
+			at = k == 1 ? len - p->from_len
+				    : (size_t)rand_r(&seed) % (len - p->from_len + 1);
+			memcpy(in + at, p->from, p->from_len);
+		}
+		size_t n = plain_scrub(&s, in, len, want);
+		long m = scrub_buffer(&s, in, len, got, sizeof(got));
+
+		cr_assert_eq(m, (long)n, "round %d: %ld bytes, the plain search gives %zu", round,
+			     m, n);
+		cr_assert_eq(memcmp(got, want, n), 0, "round %d differs", round);
+	}
+	scrub_set_clear(&s);
+}
+
+/* Short and long, one the start or the end of another, sharing grams: the
+ * index samples every 8th position, and the short ones are its own. */
+Test(scrub_set, the_index_finds_what_a_plain_search_finds_in_any_text)
+{
+	static const char *const secrets[] = {"k3y!x",
+					      "abcdefghij",
+					      "abcdefghijk",
+					      "abcdefghijkl",
+					      "xxabcdefghijkl",
+					      "real-secret-9f8e-0123456789abcdef",
+					      "0123456789abcdef0123",
+					      "aaaaaaaaaaaaaaaaaaaa"};
+
+	same_as_plain_search(secrets, sizeof(secrets) / sizeof(secrets[0]), true);
+}
+
+/* Only long ones: the index samples every 21st to 32nd position. */
+Test(scrub_set, a_longer_stride_finds_what_a_plain_search_finds)
+{
+	static const char *const secrets[] = {
+	    "abcdefghijkl0123456789abc", "0123456789abcdef0123456789abcdef",
+	    "abcdefghijkl0123456789abcdef-!",
+	    "real-secret-9f8e-0123456789abcdef-and-more-of-it-here",
+	    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"};
+
+	same_as_plain_search(secrets, sizeof(secrets) / sizeof(secrets[0]), false);
+}
