@@ -39,6 +39,12 @@ struct run_state {
 	int mnt_ns;	   /* its mount namespace, held (hold_mounts()); -1: none */
 	int status;
 	bool done;
+	/* bwrap said on its status stream that omnibox-init ended, and how:
+	 * the sandbox is over (the kernel ends every process of its PID
+	 * namespace before its first process's end is seen), whether or not
+	 * bwrap has exited yet. */
+	bool ended;
+	int exit_code;
 	int status_fd;
 	struct event *status_ev;
 	char status_buf[4096];
@@ -96,6 +102,11 @@ status_read(struct run_state *st)
 		if (st->sandbox_pid > 0 && st->mnt_ns < 0)
 			hold_mounts(st, st->sandbox_pid);
 	}
+	p = strstr(st->status_buf, "\"exit-code\"");
+	if (p && !st->landlock && (p = strchr(p, ':')) && strchr(p, '}')) {
+		st->exit_code = (int)strtol(p + 1, NULL, 10);
+		st->ended = true;
+	}
 	if (st->status_len > sizeof(st->status_buf) / 2) {
 		st->status_len = 0; /* keep the buffer small; the pid is known by now */
 	}
@@ -112,6 +123,8 @@ on_status(evutil_socket_t fd, short what, void *arg)
 	/* At its end, stop watching, or the loop would spin on it. */
 	if (status_read(st) == 0 && st->status_ev)
 		event_del(st->status_ev);
+	if (st->ended)
+		event_base_loopexit(st->base, NULL);
 }
 
 /*
@@ -719,9 +732,13 @@ bwrap_run(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 			launch_say("omnibox-run: cannot relay the terminal: %s\n", strerror(errno));
 		}
 	}
-	while (!st.done)
+	/* Until the sandbox has ended: bwrap's own exit, a moment later, is no
+	 * one's to wait for (its exit status is the one it said). */
+	while (!st.done && !st.ended)
 		if (event_base_loop(st.base, EVLOOP_ONCE) < 0)
 			break;
+	if (!st.done && waitpid(st.bwrap, &st.status, WNOHANG) == st.bwrap)
+		st.done = true;
 	if (pty)
 		pty_finish(pty);
 	/* Read what is left of the status stream. */
@@ -763,12 +780,12 @@ bwrap_run(struct bwrap_launch *l, int *status, char *err, size_t errlen)
 	if (!st.sandbox_pid) {
 		launch_say("omnibox-run: bwrap could not set up the sandbox (status %d); "
 			   "nothing ran\n",
-			   exit_status_of(st.status));
+			   st.ended ? st.exit_code : exit_status_of(st.status));
 		bwrap_hint(l->bwrap);
 		namespace_hint();
 		*status = LAUNCH_EXIT_SETUP;
 		return 0;
 	}
-	*status = exit_status_of(st.status);
+	*status = st.ended ? st.exit_code : exit_status_of(st.status);
 	return 0;
 }
