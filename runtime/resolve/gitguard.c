@@ -445,7 +445,7 @@ gitguard_quarantine(const char *const *roots, size_t n_roots,
 			fputs("omnibox-run: warning: cannot look for repositories the sandbox made: ",
 			      out);
 			put_path(out, err);
-			fputc('\n', out);
+			fputs("; do not run git in what it could write before you look\n", out);
 			arena_free(a);
 			return -1;
 		}

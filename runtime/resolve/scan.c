@@ -402,6 +402,19 @@ scan_id(struct scan *s, size_t path, unsigned long long dev, unsigned long long 
 }
 
 /*
+ * Is DEV another device than the one of dirs[D]'s parent (known since it
+ * was opened, before its listing gave D)?  Then
+ * dirs[D] is a mount point or the root of a Btrfs subvolume (a device of
+ * its own without a mount), whose inode its parent's listing does not
+ * give; no rename brings a directory in from another device (EXDEV).
+ */
+static bool
+other_device(const struct scan *s, const struct dir_rec *d, unsigned long long dev)
+{
+	return d->parent != NO_PARENT && s->dirs[d->parent].dev && s->dirs[d->parent].dev != dev;
+}
+
+/*
  * D, a directory that was not listed, is what is at its name now (FD, or
  * AT_FDCWD for the whole path: no symlink on the way is followed at the
  * end, and omnibox-init opens none), as long as that is the inode its
@@ -421,8 +434,9 @@ scan_id_unlisted(struct scan *s, const struct dir_rec *d, int fd, const char *na
 		  &sx) < 0 ||
 	    !S_ISDIR(sx.stx_mode))
 		goto raced;
-	mount_point = (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
-		      (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+	mount_point = ((sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+		       (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT)) ||
+		      other_device(s, d, makedev(sx.stx_dev_major, sx.stx_dev_minor));
 	if (!mount_point && sx.stx_ino != d->entry_ino)
 		goto raced;
 	return scan_id(s, d->path, (unsigned long long)makedev(sx.stx_dev_major, sx.stx_dev_minor),
@@ -804,10 +818,11 @@ scan_list(struct scan *s, size_t i)
 				 scan_shown(&b, s->text + s->dirs[i].path), strerror(errno));
 	s->cur_dev = (unsigned long long)st.st_dev;
 	s->cur_ino = (unsigned long long)st.st_ino;
-	/* The one its parent's listing named (a mount point there hides the
-	 * inode the listing gave, and nothing renames a mount point). */
+	/* The one its parent's listing named (a mount point or a subvolume
+	 * there hides the inode the listing gave, and nothing renames one in). */
 	if (s->dirs[i].entry_ino && s->dirs[i].parent != NO_PARENT &&
-	    s->cur_ino != s->dirs[i].entry_ino && !mount_root(fd))
+	    s->cur_ino != s->dirs[i].entry_ino && !other_device(s, &s->dirs[i], s->cur_dev) &&
+	    !mount_root(fd))
 		return scan_fail(s, ESTALE,
 				 "dotfile scan: %s is no longer the directory its parent listed "
 				 "(renamed by another process while it ran?)",

@@ -18,6 +18,7 @@ pids=
 cleanup() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
 	wait 2>/dev/null
+	mountpoint -q "$T/btrfs" 2>/dev/null && umount "$T/btrfs"
 	rm -rf "$T"
 }
 trap cleanup EXIT INT TERM
@@ -469,6 +470,54 @@ t_file_placeholders() {
 	no_marks
 }
 
+# A Btrfs file system of the suite's own on a loop device, where an agent
+# may make subvolumes (directories with a device of their own, no mount):
+# $BT, or empty with $BT_WHY.
+btrfs_setup() {
+	BT=
+	BT_WHY=
+	if ! command -v mkfs.btrfs >/dev/null || ! command -v btrfs >/dev/null; then
+		BT_WHY="no mkfs.btrfs and btrfs here (btrfs-progs)"
+		return
+	fi
+	mkdir -p "$T/btrfs"
+	if ! truncate -s 256M "$T/btrfs.img" || ! mkfs.btrfs -q "$T/btrfs.img" >/dev/null 2>&1 ||
+		! mount -o loop "$T/btrfs.img" "$T/btrfs" 2>/dev/null; then
+		BT_WHY="this machine mounts no Btrfs loop device (no loop devices, or no btrfs module)"
+		return
+	fi
+	chmod 755 "$T/btrfs"
+	BT=$T/btrfs
+}
+
+t_btrfs_subvolume() {
+	name="a repository the agent plants in a Btrfs subvolume it made is found and set aside"
+	if [ -z "$BT" ]; then
+		echo "SKIP [$who] $name: $BT_WHY"
+		skips=$((skips + 1))
+		return
+	fi
+	R=$BT/$who
+	rm -rf "$R"
+	mkdir -p "$R"
+	git init -q "$R"
+	[ "$who" = nobody ] && chown -R nobody:nogroup "$R"
+	rm -f "$M"/*
+	agent "btrfs subvolume create sub >/dev/null && btrfs subvolume create sub/inner >/dev/null &&
+	git init -q sub/evil && git -C sub/evil config core.fsmonitor 'touch $M/subvol-fsmonitor' &&
+	git init -q sub/inner && git -C sub/inner config core.fsmonitor 'touch $M/inner-fsmonitor' &&
+	echo planted"
+	expect_out "planted"
+	expect_no_out "no longer the directory"
+	expect_out "/sub/evil/.git was made inside the sandbox"
+	expect_out "/sub/inner/.git was made inside the sandbox"
+	(cd "$R/sub/evil" && as_user git status) >/dev/null 2>&1
+	(cd "$R/sub/inner" && as_user git status) >/dev/null 2>&1
+	no_marks
+	btrfs subvolume delete "$R/sub/inner" "$R/sub" >/dev/null 2>&1
+	rm -rf "$R"
+}
+
 run_all() {
 	setup_user
 	if [ -n "${ONLY:-}" ]; then
@@ -494,12 +543,14 @@ run_all() {
 	t_shell_startup
 	t_shell_startup_during
 	t_file_placeholders
+	t_btrfs_subvolume
 }
 
 if [ "$(id -u)" != 0 ]; then
 	echo "leftovers: must run as root, to test both as root and as nobody" >&2
 	exit 1
 fi
+btrfs_setup
 for who in root nobody; do
 	run_all
 done
