@@ -514,6 +514,21 @@ t_btrfs_subvolume() {
 	(cd "$R/sub/evil" && as_user git status) >/dev/null 2>&1
 	(cd "$R/sub/inner" && as_user git status) >/dev/null 2>&1
 	no_marks
+	# The next launch's dotfile scan goes into the subvolumes too.
+	name="the dotfile scan of a workspace holding Btrfs subvolumes hides the dotfiles in them"
+	echo subvol-secret >"$R/sub/inner/.env"
+	[ "$who" = nobody ] && chown nobody:nogroup "$R/sub/inner/.env"
+	policy subvol <<-EOF
+	os_env:
+	  sandbox:
+	    cwd_hidden_scan_recursive: true
+	EOF
+	out=$(cd "$R" && as_user "$TB/omnibox-run" -q "$P/subvol.yaml" -- \
+		sh -c 'cat sub/inner/.env; echo scanned' 2>&1)
+	rc=$?
+	expect_rc 0
+	expect_out "scanned"
+	expect_no_out "subvol-secret"
 	btrfs subvolume delete "$R/sub/inner" "$R/sub" >/dev/null 2>&1
 	rm -rf "$R"
 }
