@@ -875,8 +875,7 @@ wipe_secrets(struct proxy *p)
 					       strlen(p->creds[i].aws->token));
 		}
 	}
-	for (size_t i = 0; i < p->scrub.n; i++)
-		explicit_bzero(p->scrub.p[i].from, p->scrub.p[i].from_len);
+	scrub_set_wipe(&p->scrub);
 	for (size_t i = 0; i < p->n_refreshers; i++) {
 		struct refresher *rf = &p->refreshers[i];
 

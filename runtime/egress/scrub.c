@@ -254,6 +254,8 @@ index_free(struct scrub_set *s)
 {
 	if (s->grams)
 		explicit_bzero(s->grams, s->n_grams * sizeof(*s->grams));
+	if (s->filter)
+		explicit_bzero(s->filter, ((size_t)1 << FILTER_BITS >> 6) * sizeof(*s->filter));
 	free(s->grams);
 	free(s->filter);
 	s->grams = NULL;
@@ -296,6 +298,17 @@ index_make(struct scrub_set *s)
 		}
 	qsort(s->grams, n, sizeof(*s->grams), by_hash);
 	s->n_grams = n;
+}
+
+void
+scrub_set_wipe(struct scrub_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		explicit_bzero(s->p[i].from, s->p[i].from_len);
+	if (s->grams)
+		explicit_bzero(s->grams, s->n_grams * sizeof(*s->grams));
+	if (s->filter)
+		explicit_bzero(s->filter, ((size_t)1 << FILTER_BITS >> 6) * sizeof(*s->filter));
 }
 
 /* The first of S's grams with hash H. */

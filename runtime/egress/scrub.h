@@ -63,6 +63,10 @@ int scrub_set_add_secret(struct scrub_set *s, const char *secret, const char *pl
  * another secret gave too stays). */
 void scrub_set_remove_secret(struct scrub_set *s, const char *secret);
 
+/* Zero the secrets S holds where they lie (its patterns, and the pieces of
+ * them its index holds), freeing nothing. */
+void scrub_set_wipe(struct scrub_set *s);
+
 /* Wipe and free what S holds (S itself is the caller's). */
 void scrub_set_clear(struct scrub_set *s);
 

@@ -377,3 +377,22 @@ Test(scrub_set, a_longer_stride_finds_what_a_plain_search_finds)
 
 	same_as_plain_search(secrets, sizeof(secrets) / sizeof(secrets[0]), false);
 }
+
+/* Wiped where they lie (the proxy's end): the patterns, and the index's
+ * pieces of them. */
+Test(scrub_set, a_wiped_set_holds_nothing_of_the_secret)
+{
+	struct scrub_set s = {0};
+
+	cr_assert_eq(scrub_set_add_secret(&s, SECRET, PLACEHOLDER), 0);
+	cr_assert_not_null(s.filter);
+	scrub_set_wipe(&s);
+	for (size_t i = 0; i < s.n; i++)
+		for (size_t k = 0; k < s.p[i].from_len; k++)
+			cr_assert_eq(s.p[i].from[k], 0);
+	for (size_t i = 0; i < ((size_t)1 << 16 >> 6); i++)
+		cr_assert_eq(s.filter[i], 0);
+	for (size_t i = 0; i < s.n_grams * 12; i++)
+		cr_assert_eq(((const unsigned char *)s.grams)[i], 0);
+	scrub_set_clear(&s);
+}
