@@ -256,6 +256,33 @@ t_inherited_fds() {
 	done
 }
 
+# The launch ends when bwrap's status stream says omnibox-init's exit code.
+# No process of the sandbox may hold that stream: the agent writes a forged
+# end to every descriptor it can reach in any of them, then plants a
+# repository whose configuration runs a command.  The launch must still end
+# with the agent (its status), and the check after it find the repository.
+t_forged_end() {
+	name="a forged end of the sandbox does not end the launch: no process in it holds bwrap's status stream"
+	rm -rf "$WS/forged" "$U/forged-ran"
+	out=$(cd "$WS" && as_user "$TB/omnibox-run" "$P/write-ws.yaml" -- sh -c '
+		for f in /proc/[0-9]*/fd/*; do
+			case $f in /proc/$$/*|*/fd/0|*/fd/1|*/fd/2) continue ;; esac
+			echo "held $f"
+			printf "{ \"exit-code\": 0 }\n" >"$f" 2>/dev/null
+		done
+		sleep 1
+		git init -q forged && git -C forged config core.fsmonitor "touch $0" && exit 7' \
+		"$U/forged-ran" 2>&1)
+	rc=$?
+	expect_rc 7
+	expect_no_out "held /proc"
+	expect_out "/forged/.git was made inside the sandbox"
+	(cd "$WS/forged" 2>/dev/null && as_user git status) >/dev/null 2>&1
+	tests=$((tests + 1))
+	[ ! -e "$U/forged-ran" ] || fail "the agent's command ran on the host"
+	rm -rf "$WS/forged" "$U/forged-ran"
+}
+
 # ---- 4. a flood of entries against the dotfile scan ---------------------------
 
 t_flood() {
@@ -1411,6 +1438,7 @@ run_all() {
 	t_planted_grant_link
 	t_race
 	t_inherited_fds
+	t_forged_end
 	t_flood
 	t_placeholder_parent
 	t_abstract_socket
