@@ -164,14 +164,108 @@ body_put_scrubbed(struct body *b, struct evbuffer *out)
 }
 
 /*
+ * A piece of a scrubbed body's input, taken whole from it and kept while
+ * the client's output refers to its bytes: what the scrubber lets through
+ * goes out as it lies, uncopied.  Freed with the last reference.
+ */
+struct kept {
+	struct evbuffer *buf;
+	unsigned refs;
+};
+
+static void
+kept_unref(const void *data, size_t len, void *arg)
+{
+	struct kept *k = arg;
+
+	(void)data;
+	(void)len;
+	if (--k->refs)
+		return;
+	evbuffer_free(k->buf);
+	mem_release(k);
+}
+
+/* What the scrubber emits while it reads a kept piece: a span of it is
+ * referred to (a short one copied: a reference costs more), anything
+ * else (bytes it held from before, a placeholder) copied. */
+struct refer {
+	struct evbuffer *out;
+	struct kept *k;
+	const char *base;
+	size_t len;
+};
+
+#define REFER_MIN 2048
+
+static int
+emit_refer(void *arg, const char *s, size_t n)
+{
+	struct refer *r = arg;
+
+	uintptr_t at = (uintptr_t)s, base = (uintptr_t)r->base;
+
+	if (n < REFER_MIN || at < base || n > r->len || at - base > r->len - n)
+		return evbuffer_add(r->out, s, n);
+	r->k->refs++;
+	if (evbuffer_add_reference(r->out, s, n, kept_unref, r->k) < 0) {
+		r->k->refs--; /* not called back when it fails */
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The first LEN bytes of IN (its first piece, whole) through B's scrubber
+ * without a copy: the piece moves into one kept for it (libevent moves a
+ * whole chain), and the scrubber reads it there.  false when it could not
+ * be kept: IN is as it was.
+ */
+static bool
+scrub_kept(struct body *b, struct evbuffer *in, size_t len)
+{
+	struct kept *k = mem_alloc(sizeof(*k));
+	struct evbuffer_iovec v;
+	struct evbuffer_ptr at;
+
+	if (!k)
+		return false;
+	k->refs = 1;
+	k->buf = evbuffer_new();
+	if (!k->buf || evbuffer_remove_buffer(in, k->buf, len) != (int)len) {
+		if (k->buf) {
+			/* Nothing moved (a frozen buffer), or all of it back. */
+			evbuffer_prepend_buffer(in, k->buf);
+			evbuffer_free(k->buf);
+		}
+		mem_release(k);
+		return false;
+	}
+	/* One piece, unless libevent copied after all (no chain moved whole). */
+	for (size_t done = 0; done < len; done += v.iov_len) {
+		struct refer r = {b->scrubbed, k, NULL, 0};
+
+		if (evbuffer_ptr_set(k->buf, &at, done, EVBUFFER_PTR_SET) < 0 ||
+		    evbuffer_peek(k->buf, (ev_ssize_t)(len - done), &at, &v, 1) < 1 || !v.iov_len)
+			break;
+		r.base = v.iov_base;
+		r.len = v.iov_len;
+		scrub_stream_feed(b->sc, v.iov_base, v.iov_len, emit_refer, &r);
+	}
+	kept_unref(NULL, 0, k);
+	return true;
+}
+
+/*
  * N bytes of body data from IN to OUT, framed as B is written.  Through
  * the scrubber when B has one: the secrets never reach OUT, bytes that may
- * begin one wait for the next data (or the end of the body).
+ * begin one wait for the next data (or the end of the body).  A piece of
+ * IN that is all body goes through uncopied (scrub_kept()); the last,
+ * when the next response begins in it, is read in place and drained.
  */
 static void
 body_data(struct body *b, struct evbuffer *in, struct evbuffer *out, size_t n)
 {
-	struct evbuffer_iovec v[16];
 	size_t left = n;
 
 	if (!b->sc) {
@@ -183,19 +277,17 @@ body_data(struct body *b, struct evbuffer *in, struct evbuffer *out, size_t n)
 		return;
 	}
 	while (left) {
-		int k = evbuffer_peek(in, (ev_ssize_t)left, NULL, v, 16);
-		size_t took = 0;
+		struct evbuffer_iovec v;
+		size_t len;
 
-		if (k > 16)
-			k = 16;
-		for (int i = 0; i < k && took < left; i++) {
-			size_t len = v[i].iov_len < left - took ? v[i].iov_len : left - took;
-
-			scrub_stream_feed(b->sc, v[i].iov_base, len, emit_evbuffer, b->scrubbed);
-			took += len;
+		if (evbuffer_peek(in, -1, NULL, &v, 1) < 1)
+			break;
+		len = v.iov_len < left ? v.iov_len : left;
+		if (len < v.iov_len || !scrub_kept(b, in, len)) {
+			scrub_stream_feed(b->sc, v.iov_base, len, emit_evbuffer, b->scrubbed);
+			evbuffer_drain(in, len);
 		}
-		evbuffer_drain(in, took);
-		left -= took;
+		left -= len;
 	}
 	body_put_scrubbed(b, out);
 }

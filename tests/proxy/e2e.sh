@@ -702,6 +702,27 @@ t_scrub_edges() {
 	expect_no_out "ws-echo"
 	out=$(cat "$T/open.log")
 	expect_out "sent a fragmented message, which cannot be checked for the secret"
+	# A long body goes through the scrubber uncopied where it can: each
+	# piece the proxy reads whole is kept and referred to.  The secret is
+	# put at every offset around the records' end (16384 bytes, the
+	# upstream's), and the body must come back as the short one did, with
+	# every byte of the padding.
+	name="scrubbing a long body: the secret is replaced wherever the records split it, and nothing else changes"
+	ref=$(agent_curl "https://git.test:$SP/lenecho/10000" | tail -c +10001)
+	pre=$(printf '%s' "$ref" | sed -n '1,/^Authorization: /p' | wc -c)
+	out=$ref
+	expect_out "Authorization: Basic eC1hY2Nlc3MtdG9rZW46"
+	expect_no_out "$(printf 'x-access-token:%s' "$GIT_SECRET" | base64)"
+	bad=
+	for k in 0 1 2 3 5 8 13 21 30 40 50 60 70 $((16384 * 3)) 1048576; do
+		n=$((16384 - pre + 14 - k))
+		[ "$k" -gt 1000 ] && n=$((k - pre + 20))
+		body=$(agent_curl "https://git.test:$SP/lenecho/$n" | tail -c +$((n + 1)) |
+			sed "s#/lenecho/$n #/lenecho/10000 #")
+		pad=$(agent_curl "https://git.test:$SP/lenecho/$n" | head -c "$n" | tr -d x | wc -c)
+		[ "$body" = "$ref" ] && [ "$pad" -eq 0 ] || bad="$bad $n"
+	done
+	expect_eq "paddings whose body differs from the short one's" "${bad:-none}" "none"
 	name="scrubbing is no oracle: a reflected prefix of the secret comes back framed like any other guess"
 	a=$($CLIENT tunnel "$PA" "api.test:$SP" "$CA" api.test \
 		"GET /refl?zzzzzzzzzzzz HTTP/1.1\r\nHost: api.test\r\nConnection: close\r\n\r\n" |

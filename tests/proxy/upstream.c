@@ -22,6 +22,7 @@
  *   /reflectname the Authorization value (spaces dropped) as a header's name
  *   /wsfrag      a 101, then the Authorization value in a message of two frames
  *   /padecho/N   the echo below after N bytes of padding, in 1000-byte chunks
+ *   /lenecho/N   the same with Content-Length, in one write (N < 16 MiB)
  *   /git/...     git http-backend as CGI (smart HTTP) for repositories in --git-root
  *   anything else: an echo of the request line, the fields and the body's
  *                size and FNV-1a hash, as text
@@ -661,6 +662,28 @@ serve(struct io *io)
 			len += (size_t)snprintf(
 			    text + len, (1 << 20) - len, "body-bytes: %llu\nbody-fnv: %016llx\n",
 			    (unsigned long long)total, (unsigned long long)hash);
+			if (sscanf(rq.target, "/lenecho/%llu", &v) == 1 && v < (16u << 20)) {
+				/* One write: the records (and the proxy's reads) split
+				 * the body where they will, the secret too. */
+				char *all = malloc((size_t)v + len);
+
+				rc = -1;
+				if (all) {
+					memset(all, 'x', (size_t)v);
+					memcpy(all + v, text, len);
+					rc = io_printf(
+					    io, "HTTP/1.1 200 OK\r\nContent-Length: %llu\r\n\r\n",
+					    (unsigned long long)(v + len));
+				}
+				if (rc == 0)
+					rc = io_send(io, all, (size_t)v + len);
+				free(all);
+				free(text);
+				free(rq.head);
+				if (rc < 0 || close_after)
+					return;
+				continue;
+			}
 			if (sscanf(rq.target, "/padecho/%llu", &v) == 1) {
 				/* The echo V bytes in, in 1000-byte chunks: the secret
 				 * crosses chunk (and read) boundaries. */
