@@ -77,7 +77,7 @@ failures=0
 name=
 
 fail() {
-	echo "FAIL $name: $*"
+	printf 'FAIL %s: %s\n' "$name" "$*"
 	if [ -n "${out:-}" ]; then
 		printf '%s\n' "$out" | head -30 | sed 's/^/    | /'
 	fi
@@ -130,9 +130,20 @@ policy() {
 # capture COMMAND...: run it in $T; output in $out (stdout and stderr), status
 # in $rc.  The output goes through a file, not a pipe: a process that wrongly
 # survives could hold a pipe open and hang the test instead of failing it.
+#
+# Status 1 with no output at all is Wine's loader failing before the program
+# ran (seen once in CI, in a check whose program prints an error and exits
+# 125): neither omnibox-run.exe nor wt_agent.exe ends that way unless told to
+# (`exit 1`, run with silent1=y).  That run is made once more, and said so.
+silent1=
 capture() {
 	(cd "$T" && exec "$@") >"$T/out" 2>&1
 	rc=$?
+	if [ "$rc" = 1 ] && [ ! -s "$T/out" ] && [ -z "$silent1" ]; then
+		printf 'wine.sh: %s: status 1 and no output, Wine'"'"'s own failure; once more\n' "$name"
+		(cd "$T" && exec "$@") >"$T/out" 2>&1
+		rc=$?
+	fi
 	out=$(cat "$T/out")
 }
 
@@ -233,7 +244,9 @@ EOF
 
 for code in 0 1 3 42 124 200 255; do
 	check "the agent's exit status $code comes back"
+	silent1=$([ "$code" = 1 ] && echo y)
 	run plain -q -- "$AGENT" exit $code
+	silent1=
 	[ "$rc" = "$code" ] || fail "exit status $rc"
 done
 
@@ -434,14 +447,14 @@ tmpv=$(printf '%s\n' "$out" | sed -n 's/^TMP=//p')
 case $tempv in *'\omnibox-'????????????????) ;; *) fail "TEMP=$tempv" ;; esac
 [ "$tempv" = "$tmpv" ] || fail "TMP=$tmpv differs from TEMP=$tempv"
 capture "$WINE" "$AGENT" exists "$tempv"
-[ "$rc" = 1 ] || fail "the scratch dir $tempv is still there"
+[ "$rc" = 3 ] || fail "the scratch dir $tempv is still there (status $rc)"
 check "start_in_scratch starts the agent in the scratch dir, removed afterwards"
 run scratch -q -- "$AGENT" cwd
 cwd=$out
 [ "$rc" = 0 ] || fail "status $rc"
 case $cwd in *'\omnibox-'????????????????) ;; *) fail "cwd $cwd" ;; esac
 capture "$WINE" "$AGENT" exists "$cwd"
-[ "$rc" = 1 ] || fail "the scratch dir $cwd is still there"
+[ "$rc" = 3 ] || fail "the scratch dir $cwd is still there (status $rc)"
 scratch_left && fail "a scratch dir was left in $temp_dir"
 
 check "the agent starts in the workspace"

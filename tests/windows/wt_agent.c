@@ -12,9 +12,10 @@
  *   wt_agent.exe detach FILE       start `beat FILE`, wait for its first beat, exit 0
  *   wt_agent.exe hold FILE         start `beat FILE`, wait for its first beat, sleep forever
  *   wt_agent.exe touch FILE        create FILE
- *   wt_agent.exe exists PATH       exit 0 when PATH exists, 1 when not
+ *   wt_agent.exe exists PATH       exit 0 when PATH exists, 3 when not
  *
- * Exit status 99 means the helper itself failed.
+ * Exit status 99 means the helper itself failed.  No mode exits 1 on its own
+ * (only `exit 1` does): that is the status Wine's loader fails with.
  */
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
@@ -258,7 +259,7 @@ wmain(int argc, wchar_t **argv)
 		return 0;
 	}
 	if (!wcscmp(mode, L"exists") && argc == 3)
-		return GetFileAttributesW(argv[2]) == INVALID_FILE_ATTRIBUTES ? 1 : 0;
+		return GetFileAttributesW(argv[2]) == INVALID_FILE_ATTRIBUTES ? 3 : 0;
 	fputs("wt_agent: unknown mode or wrong arguments\n", stderr);
 	return FAIL;
 }
